@@ -1,0 +1,9 @@
+// The ordered list of schema migrations. Append only: a released migration is never edited.
+// Version numbers are reserved per layer so parallel work does not collide:
+//   1 banks (foundation) · 2 features (sift) · 3 index + candidates (lsh-index) · 4 comparability
+//   5 crawler · 6 pairs + exports (export) · 7 daemon · 8 reviews (review)
+import type { Migration } from './types.js';
+import { m001Banks } from './001-banks.js';
+
+export const migrations: Migration[] = [m001Banks].sort((a, b) => a.version - b.version);
+export type { Migration };

@@ -1,0 +1,71 @@
+// What every command gets: the resolved data dir, the validated config, a logger, and the bank (opened on
+// first use). Commands are thin: they parse, call the layers, and print.
+import path from 'node:path';
+import type { Command } from 'commander';
+import { Bank } from '../bank/index.js';
+import { loadConfig } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import { createLogger, type Logger } from '../util/log.js';
+import { UserError, errorMessage } from '../util/errors.js';
+
+export interface GlobalOptions {
+  data?: string;
+  config?: string;
+  logLevel?: string;
+}
+
+export class Context {
+  private bankHandle: Bank | null = null;
+  constructor(
+    readonly dataDir: string,
+    readonly config: Config,
+    readonly logger: Logger,
+    readonly configFiles: string[],
+  ) {}
+
+  get bank(): Bank {
+    if (!this.bankHandle) this.bankHandle = Bank.open(this.dataDir);
+    return this.bankHandle;
+  }
+
+  close(): void {
+    this.bankHandle?.close();
+    this.bankHandle = null;
+  }
+}
+
+export function resolveDataDir(opt: string | undefined, env = process.env): string {
+  return path.resolve(opt ?? env.CAPBRIDGE_DATA ?? './capbridge-data');
+}
+
+export function createContext(opts: GlobalOptions): Context {
+  const { config, files } = loadConfig({ configFile: opts.config });
+  const level = opts.logLevel ?? process.env.CAPBRIDGE_LOG_LEVEL ?? config.log.level;
+  if (!['error', 'warn', 'info', 'debug'].includes(level)) throw new UserError(`--log-level: expected error, warn, info or debug, got "${level}"`);
+  return new Context(resolveDataDir(opts.data), config, createLogger(level), files);
+}
+
+/** Wraps a command action: builds the context, runs, reports errors on stderr with a non-zero exit code. */
+export function action<A extends unknown[]>(fn: (ctx: Context, ...args: A) => Promise<number | void> | number | void) {
+  return async (...args: A): Promise<void> => {
+    const cmd = args[args.length - 1] as Command;
+    let ctx: Context | null = null;
+    try {
+      ctx = createContext(cmd.optsWithGlobals() as GlobalOptions);
+      const code = await fn(ctx, ...args);
+      if (typeof code === 'number' && code !== 0) process.exitCode = code;
+    } catch (err) {
+      const msg = errorMessage(err);
+      process.stderr.write(`capbridge: ${msg}\n`);
+      if (!(err instanceof UserError) && process.env.CAPBRIDGE_DEBUG) process.stderr.write(`${(err as Error).stack}\n`);
+      process.exitCode = err instanceof UserError ? err.exitCode : 1;
+    } finally {
+      ctx?.close();
+    }
+  };
+}
+
+/** Prints one JSON document (or line) on stdout. */
+export function printJson(value: unknown): void {
+  process.stdout.write(JSON.stringify(value) + '\n');
+}

@@ -1,0 +1,143 @@
+// Loading the configuration: the package's config/default.yaml, then --config FILE, then CAPBRIDGE_* variables.
+// Each layer is validated as it is applied, so an error names the file (or variable) that introduced it.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+import { configSchema, type Config } from './schema.js';
+import { UserError } from '../util/errors.js';
+
+export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const DEFAULT_CONFIG_FILE = path.join(PACKAGE_ROOT, 'config', 'default.yaml');
+
+/** Variables with their own meaning that are not config keys. */
+const RESERVED_ENV = new Set(['CAPBRIDGE_DATA', 'CAPBRIDGE_CONFIG', 'CAPBRIDGE_TOKEN', 'CAPBRIDGE_LOG_LEVEL']);
+
+type Tree = { [k: string]: unknown };
+const isTree = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function readYaml(file: string): Tree {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UserError(`${file}: cannot read config file: ${(err as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = YAML.parse(text);
+  } catch (err) {
+    throw new UserError(`${file}: invalid YAML: ${(err as Error).message}`);
+  }
+  if (doc == null) return {};
+  if (!isTree(doc)) throw new UserError(`${file}: the top level must be a mapping of sections`);
+  return doc;
+}
+
+/** Deep merge: mappings merge key by key, everything else (scalars, lists) replaces. */
+export function deepMerge(base: Tree, over: Tree): Tree {
+  const out: Tree = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    out[k] = isTree(v) && isTree(out[k]) ? deepMerge(out[k] as Tree, v) : v;
+  }
+  return out;
+}
+
+function validate(tree: Tree, origin: string): Config {
+  const res = configSchema.safeParse(tree);
+  if (res.success) return res.data;
+  const lines = res.error.issues.map((issue) => {
+    const keyPath = issue.path.map(String).join('.');
+    if (issue.code === 'unrecognized_keys') {
+      const keys = issue.keys.map((k) => (keyPath ? `${keyPath}.${k}` : k));
+      return `unknown key ${keys.map((k) => `"${k}"`).join(', ')}`;
+    }
+    return `"${keyPath}": ${issue.message}`;
+  });
+  throw new UserError(`${origin}: invalid configuration: ${lines.join('; ')}`);
+}
+
+const snake = (k: string) => k.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+
+/** Every leaf key path of a tree, e.g. ['sift', 'maxSide']. */
+function leafPaths(tree: Tree, prefix: string[] = []): string[][] {
+  const out: string[][] = [];
+  for (const [k, v] of Object.entries(tree)) {
+    if (isTree(v)) out.push(...leafPaths(v, [...prefix, k]));
+    else out.push([...prefix, k]);
+  }
+  return out;
+}
+
+export function envNameFor(keyPath: string[]): string {
+  return 'CAPBRIDGE_' + keyPath.map(snake).join('__');
+}
+
+function envOverrides(defaults: Tree, env: NodeJS.ProcessEnv): { tree: Tree; names: string[] } {
+  const byName = new Map(leafPaths(defaults).map((p) => [envNameFor(p), p]));
+  const tree: Tree = {};
+  const names: string[] = [];
+  for (const [name, raw] of Object.entries(env)) {
+    if (!name.startsWith('CAPBRIDGE_') || RESERVED_ENV.has(name) || raw === undefined) continue;
+    const keyPath = byName.get(name);
+    if (!keyPath) {
+      throw new UserError(`environment: unknown key ${name} (config variables look like ${envNameFor(['sift', 'maxSide'])})`);
+    }
+    let value: unknown;
+    try {
+      value = YAML.parse(raw);
+    } catch {
+      value = raw;
+    }
+    // A string key given a YAML-looking value (e.g. a cron "*/5 * * * *") keeps the text as written.
+    let node: Tree = tree;
+    for (const k of keyPath.slice(0, -1)) node = (node[k] = (node[k] as Tree) ?? {}) as Tree;
+    node[keyPath[keyPath.length - 1]!] = value === null ? raw : value;
+    names.push(name);
+  }
+  return { tree, names };
+}
+
+export interface LoadOptions {
+  configFile?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Already-parsed overrides applied last (e.g. from command-line flags). */
+  overrides?: Tree;
+}
+
+export interface LoadedConfig {
+  config: Config;
+  files: string[];
+}
+
+export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
+  const env = opts.env ?? process.env;
+  const defaults = readYaml(DEFAULT_CONFIG_FILE);
+  validate(defaults, DEFAULT_CONFIG_FILE);
+  let tree = defaults;
+  const files = [DEFAULT_CONFIG_FILE];
+  const configFile = opts.configFile ?? env.CAPBRIDGE_CONFIG;
+  if (configFile) {
+    const file = path.resolve(configFile);
+    tree = deepMerge(tree, readYaml(file));
+    validate(tree, file);
+    files.push(file);
+  }
+  const fromEnv = envOverrides(defaults, env);
+  if (fromEnv.names.length) {
+    tree = deepMerge(tree, fromEnv.tree);
+    validate(tree, `environment (${fromEnv.names.join(', ')})`);
+  }
+  if (opts.overrides) tree = deepMerge(tree, opts.overrides);
+  return { config: validate(tree, 'command line'), files };
+}
+
+/** Writes a config override file atomically (used by `calibrate`). Keeps other keys of an existing file. */
+export function writeConfigFile(file: string, patch: Tree): void {
+  const existing = fs.existsSync(file) ? readYaml(file) : {};
+  const merged = deepMerge(existing, patch);
+  validate(deepMerge(readYaml(DEFAULT_CONFIG_FILE), merged), file);
+  const tmp = `${file}.tmp-${process.pid}`;
+  fs.writeFileSync(tmp, YAML.stringify(merged));
+  fs.renameSync(tmp, file);
+}

@@ -1,0 +1,103 @@
+// The configuration schema. Every key of config/default.yaml is declared here, strictly: an unknown key or a
+// wrong type is an error that names the key (see load.ts for how the file is named too).
+import { z } from 'zod';
+
+const int = () => z.number().int();
+const pos = () => z.number().int().positive();
+const nonneg = () => z.number().nonnegative();
+const cronExpr = z.string().min(9, 'expected a cron expression such as "*/30 * * * *"');
+const level = z.enum(['error', 'warn', 'info', 'debug']);
+
+export const configSchema = z
+  .object({
+    log: z.object({ level }).strict(),
+    import: z.object({ batchSize: pos(), maxImageBytes: pos() }).strict(),
+    captions: z
+      .object({
+        checkLanguage: z.boolean(),
+        minLengthForDetection: int().min(0),
+        sourceLanguages: z.array(z.string().length(3)).min(1),
+        targetLanguages: z.array(z.string().length(3)).min(1),
+      })
+      .strict(),
+    sift: z
+      .object({
+        maxSide: pos(),
+        maxPixels: pos(),
+        maxKeypoints: pos(),
+        upsample: z.boolean(),
+        octaveLayers: pos(),
+        sigma: z.number().positive(),
+        contrastThreshold: z.number().positive(),
+        edgeThreshold: z.number().positive(),
+        threads: int().min(0),
+      })
+      .strict(),
+    lsh: z
+      .object({ tables: pos(), bits: pos().max(30), probes: int().min(0), shortlist: pos(), maxBucket: pos() })
+      .strict(),
+    match: z
+      .object({
+        ratio: z.number().gt(0).lte(1),
+        ransacThreshold: z.number().positive(),
+        ransacIterations: pos(),
+        minInliers: int().min(0),
+        minScore: nonneg(),
+        top: pos(),
+      })
+      .strict(),
+    comparability: z
+      .object({
+        weights: z.object({ alpha: nonneg(), beta: nonneg(), gamma: nonneg() }).strict(),
+        hanziPerWord: z.number().positive(),
+        levels: z.object({ par: z.number(), com: z.number(), pse: z.number() }).strict(),
+        a: z.number(),
+        epsilon: z.number(),
+      })
+      .strict(),
+    export: z
+      .object({
+        minLevel: z.enum(['par', 'com', 'pse']),
+        minInliers: int().min(0),
+        minImageScore: nonneg(),
+        folder: z.string().min(1),
+      })
+      .strict(),
+    crawler: z
+      .object({
+        userAgent: z.string().min(3),
+        sitesDir: z.string(),
+        allowPrivateAddresses: z.boolean(),
+        perHostDelayMs: int().min(0),
+        perHostConcurrency: pos(),
+        maxConcurrency: pos(),
+        robotsTtlHours: nonneg(),
+        maxPageBytes: pos(),
+        maxImageBytes: pos(),
+        maxImagePixels: pos(),
+        minImageSide: int().min(0),
+        maxRedirects: int().min(0),
+        maxDepth: int().min(0),
+        requestTimeoutSecs: pos(),
+        maxPagesPerSite: pos(),
+        filters: z
+          .object({ oneSentence: z.boolean(), maxChineseWords: pos(), checkLanguage: z.boolean() })
+          .strict(),
+      })
+      .strict(),
+    daemon: z
+      .object({
+        crawlSchedule: cronExpr,
+        exportSchedule: cronExpr,
+        shutdownTimeoutSecs: pos(),
+        host: z.string().min(1),
+        port: int().min(0).max(65535),
+      })
+      .strict(),
+    review: z
+      .object({ host: z.string().min(1), port: int().min(0).max(65535), token: z.string() })
+      .strict(),
+  })
+  .strict();
+
+export type Config = z.infer<typeof configSchema>;
