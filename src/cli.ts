@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { registerImport } from './commands/import.js';
 import { registerStats } from './commands/stats.js';
+import { registerExport } from './commands/export.js';
 
 const require = createRequire(import.meta.url);
 const pkg = require('../package.json') as { version: string };
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   registerImport(program);
   registerStats(program);
+  registerExport(program);
   return program;
 }
 
