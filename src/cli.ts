@@ -3,6 +3,8 @@ import { Command } from 'commander';
 import { createRequire } from 'node:module';
 import { registerImport } from './commands/import.js';
 import { registerStats } from './commands/stats.js';
+import { registerFeatures } from './commands/features.js';
+import { registerIndex } from './commands/index-cmd.js';
 
 const require = createRequire(import.meta.url);
 const pkg = require('../package.json') as { version: string };
@@ -20,6 +22,8 @@ export function buildProgram(): Command {
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   registerImport(program);
   registerStats(program);
+  registerFeatures(program);
+  registerIndex(program);
   return program;
 }
 

@@ -4,6 +4,7 @@
 //   5 crawler · 6 pairs + exports (export) · 7 daemon · 8 reviews (review)
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
+import { m002Features } from './002-features.js';
 
-export const migrations: Migration[] = [m001Banks].sort((a, b) => a.version - b.version);
+export const migrations: Migration[] = [m001Banks, m002Features].sort((a, b) => a.version - b.version);
 export type { Migration };
