@@ -8,6 +8,7 @@
 // Written by hand because no npm package provides SIFT (opencv-wasm / OpenCV.js builds ship without it), and the
 // rest of capbridge needs OpenCV-compatible descriptors. Hot loops use Float32Array buffers, separable blurs with
 // precomputed kernels and no per-pixel allocation.
+import { kernels, type Kernels } from './wasm.js';
 import { DEFAULT_SIFT_PARAMS, DESC_SIZE, KP_STRIDE, type Features, type SiftParams } from './types.js';
 
 const SIFT_INIT_SIGMA = 0.5;
@@ -107,10 +108,9 @@ function gaussianBlur(src: Float32Array, dst: Float32Array, w: number, h: number
 }
 
 /** OpenCV resize INTER_LINEAR x2 (half-pixel centres, clamped). */
-function upsample2(src: Float32Array, w: number, h: number): Float32Array {
+function upsample2(src: Float32Array, w: number, h: number, dst: Float32Array): void {
   const W = w * 2;
   const H = h * 2;
-  const dst = new Float32Array(W * H);
   const x0s = new Int32Array(W);
   const x1s = new Int32Array(W);
   const fxs = new Float32Array(W);
@@ -141,7 +141,86 @@ function upsample2(src: Float32Array, w: number, h: number): Float32Array {
       dst[out + X] = a * (1 - fy) + b * fy;
     }
   }
-  return dst;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Image operations: WebAssembly SIMD over one arena when available, scalar JavaScript otherwise.
+
+interface Ops {
+  alloc(n: number): Float32Array;
+  blur(src: Float32Array, dst: Float32Array, w: number, h: number, sigma: number): void;
+  sub(a: Float32Array, b: Float32Array, dst: Float32Array): void; // dst = a - b
+}
+
+const jsOps = (): Ops => ({
+  alloc: (n) => new Float32Array(n),
+  blur: gaussianBlur,
+  sub: (a, b, dst) => {
+    for (let j = 0; j < dst.length; j++) dst[j] = a[j] - b[j];
+  },
+});
+
+const K_REGION = 1 << 16; // kernels live at the start of the memory, for the life of the thread
+const kernelAddr = new Map<number, number>();
+let kernelTop = 0;
+
+/** An arena over the wasm memory: every image of one detection, plus the blur's padded temp and row table. */
+function wasmOps(k: Kernels, images: Array<[number, number]>, maxW: number, maxH: number, sigmas: number[]): Ops {
+  let rmax = 0;
+  for (const sg of sigmas) rmax = Math.max(rmax, gaussianHalfKernel(sg).length - 1);
+  const align = (n: number) => (n + 15) & ~15;
+  const pw = maxW + 2 * rmax + 8;
+  const rowsBytes = align((maxH + 2 * rmax + 4) * 4);
+  const tBytes = align(maxH * pw * 4 + 64);
+  let need = K_REGION + rowsBytes + tBytes;
+  for (const [w, h] of images) need += align((w * h + 8) * 4);
+  const have = k.memory.buffer.byteLength;
+  if (need > have) k.memory.grow(Math.ceil((need - have) / 65536));
+  const buf = k.memory.buffer;
+  const rowsAddr = K_REGION;
+  const tAddr = rowsAddr + rowsBytes;
+  let top = tAddr + tBytes;
+  const rows = new Int32Array(buf, rowsAddr, rowsBytes >> 2);
+  const T = new Float32Array(buf, tAddr, tBytes >> 2);
+  const kAddr = (sigma: number): number => {
+    let a = kernelAddr.get(sigma);
+    if (a !== undefined) return a;
+    const half = gaussianHalfKernel(sigma);
+    a = kernelTop;
+    if (a + half.length * 16 > K_REGION) throw new Error('sift: kernel region full');
+    const kv = new Float32Array(buf, a, half.length * 4);
+    for (let t = 0; t < half.length; t++) kv.fill(half[t], t * 4, t * 4 + 4);
+    kernelTop += half.length * 16;
+    kernelAddr.set(sigma, a);
+    return a;
+  };
+  return {
+    alloc(n) {
+      const v = new Float32Array(buf, top, n);
+      top += align((n + 8) * 4);
+      if (top > buf.byteLength) throw new Error('sift: arena overflow');
+      return v;
+    },
+    blur(src, dst, w, h, sigma) {
+      const r = gaussianHalfKernel(sigma).length - 1;
+      const K = kAddr(sigma);
+      for (let yy = -r; yy < h + r; yy++) rows[yy + r] = reflect101(yy, h) * w * 4;
+      const xend = ((w + 3) >> 2) * 16;
+      const stride = w + 2 * r + 8;
+      k.vconv(src.byteOffset, tAddr + r * 4, stride * 4, xend, h, K, r, rowsAddr);
+      for (let y = 0; y < h; y++) {
+        const b = y * stride + r;
+        for (let t = 1; t <= r; t++) {
+          T[b - t] = T[b + reflect101(-t, w)];
+          T[b + w - 1 + t] = T[b + reflect101(w - 1 + t, w)];
+        }
+      }
+      k.hconv(tAddr, stride * 4, dst.byteOffset, w * 4, xend, h, K, r);
+    },
+    sub(a, b, dst) {
+      k.vsub(a.byteOffset, b.byteOffset, dst.byteOffset, ((dst.length + 3) >> 2) * 16);
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -154,7 +233,7 @@ interface Octave {
   dog: Float32Array[]; // octaveLayers + 2
 }
 
-function buildPyramid(base: Float32Array, w: number, h: number, nOctaves: number, p: SiftParams): Octave[] {
+function pyramidSigmas(p: SiftParams): Float64Array {
   const L = p.octaveLayers;
   const sig = new Float64Array(L + 3);
   sig[0] = p.sigma;
@@ -164,6 +243,12 @@ function buildPyramid(base: Float32Array, w: number, h: number, nOctaves: number
     const sigTotal = sigPrev * k;
     sig[i] = Math.sqrt(sigTotal * sigTotal - sigPrev * sigPrev);
   }
+  return sig;
+}
+
+function buildPyramid(base: Float32Array, w: number, h: number, nOctaves: number, p: SiftParams, ops: Ops): Octave[] {
+  const L = p.octaveLayers;
+  const sig = pyramidSigmas(p);
   const octaves: Octave[] = [];
   let ow = w;
   let oh = h;
@@ -175,7 +260,7 @@ function buildPyramid(base: Float32Array, w: number, h: number, nOctaves: number
       const src = prev.gauss[L];
       const nw = prev.w >> 1;
       const nh = prev.h >> 1;
-      const d = new Float32Array(nw * nh);
+      const d = ops.alloc(nw * nh);
       for (let y = 0; y < nh; y++) {
         const so = 2 * y * prev.w;
         const dof = y * nw;
@@ -186,16 +271,14 @@ function buildPyramid(base: Float32Array, w: number, h: number, nOctaves: number
       gauss.push(d);
     }
     for (let i = 1; i < L + 3; i++) {
-      const g = new Float32Array(ow * oh);
-      gaussianBlur(gauss[i - 1], g, ow, oh, sig[i]);
+      const g = ops.alloc(ow * oh);
+      ops.blur(gauss[i - 1], g, ow, oh, sig[i]);
       gauss.push(g);
     }
     const dog: Float32Array[] = [];
     for (let i = 0; i < L + 2; i++) {
-      const a = gauss[i];
-      const b = gauss[i + 1];
-      const d = new Float32Array(ow * oh);
-      for (let j = 0; j < d.length; j++) d[j] = b[j] - a[j];
+      const d = ops.alloc(ow * oh);
+      ops.sub(gauss[i + 1], gauss[i], d);
       dog.push(d);
     }
     octaves.push({ w: ow, h: oh, gauss, dog });
@@ -216,11 +299,38 @@ interface Kp {
   layer: number;
 }
 
-/** fastAtan2-like angle in degrees [0, 360). */
+// OpenCV's fastAtan2 polynomial (degrees, [0, 360), about 0.3 degree accurate): same angles as OpenCV, and much
+// cheaper than Math.atan2 in the orientation and descriptor loops.
+const ATAN_P1 = 0.9997878412794807 * RAD2DEG;
+const ATAN_P3 = -0.3258083974640975 * RAD2DEG;
+const ATAN_P5 = 0.1555786518463281 * RAD2DEG;
+const ATAN_P7 = -0.04432655554792128 * RAD2DEG;
+const DBL_EPSILON = 2.220446049250313e-16;
+
 function atan2deg(y: number, x: number): number {
-  let a = Math.atan2(y, x) * RAD2DEG;
-  if (a < 0) a += 360;
+  const ax = x < 0 ? -x : x;
+  const ay = y < 0 ? -y : y;
+  let a: number;
+  if (ax >= ay) {
+    const c = ay / (ax + DBL_EPSILON);
+    const c2 = c * c;
+    a = (((ATAN_P7 * c2 + ATAN_P5) * c2 + ATAN_P3) * c2 + ATAN_P1) * c;
+  } else {
+    const c = ax / (ay + DBL_EPSILON);
+    const c2 = c * c;
+    a = 90 - (((ATAN_P7 * c2 + ATAN_P5) * c2 + ATAN_P3) * c2 + ATAN_P1) * c;
+  }
+  if (x < 0) a = 180 - a;
+  if (y < 0) a = 360 - a;
   return a;
+}
+
+/** exp(scale * t^2) for t in [-radius, radius], at ex[t + radius]: Gaussian weights are separable in (i, j). */
+let expBuf = new Float64Array(256);
+function expTable(radius: number, scale: number): Float64Array {
+  if (expBuf.length < 2 * radius + 1) expBuf = new Float64Array(2 * radius + 1);
+  for (let t = -radius; t <= radius; t++) expBuf[t + radius] = Math.exp(scale * t * t);
+  return expBuf;
 }
 
 const hist36 = new Float32Array(SIFT_ORI_HIST_BINS + 4);
@@ -231,16 +341,18 @@ function calcOrientationHist(img: Float32Array, w: number, h: number, px: number
   const expfScale = -1 / (2 * sigma * sigma);
   const temp = hist36; // temp[i + 2] = bin i
   temp.fill(0);
+  const ex = expTable(radius, expfScale);
   for (let i = -radius; i <= radius; i++) {
     const y = py + i;
     if (y <= 0 || y >= h - 1) continue;
     const row = y * w;
+    const wi = ex[i + radius];
     for (let j = -radius; j <= radius; j++) {
       const x = px + j;
       if (x <= 0 || x >= w - 1) continue;
       const dx = img[row + x + 1] - img[row + x - 1];
       const dy = img[row - w + x] - img[row + w + x];
-      const wgt = Math.exp((i * i + j * j) * expfScale);
+      const wgt = wi * ex[j + radius];
       const mag = Math.sqrt(dx * dx + dy * dy);
       let bin = Math.round((n / 360) * atan2deg(dy, dx));
       if (bin >= n) bin -= n;
@@ -449,10 +561,13 @@ function calcSIFTDescriptor(img: Float32Array, w: number, h: number, ptx: number
   hist.fill(0);
   const half = D / 2 - 0.5;
   const rowStride = (D + 2) * (NB + 2);
+  // (cRot^2 + rRot^2) = (i^2 + j^2) / histWidth^2: the weight is separable.
+  const ex = expTable(radius, expScale / (histWidth * histWidth));
   for (let i = -radius; i <= radius; i++) {
     const r = py + i;
     if (r <= 0 || r >= h - 1) continue;
     const rowOff = r * w;
+    const wi = ex[i + radius];
     for (let j = -radius; j <= radius; j++) {
       const cRot = j * cosT - i * sinT;
       const rRot = j * sinT + i * cosT;
@@ -463,7 +578,7 @@ function calcSIFTDescriptor(img: Float32Array, w: number, h: number, ptx: number
       const idx = rowOff + c;
       const dx = img[idx + 1] - img[idx - 1];
       const dy = img[idx - w] - img[idx + w];
-      const wgt = Math.exp((cRot * cRot + rRot * rRot) * expScale);
+      const wgt = wi * ex[j + radius];
       const mag = Math.sqrt(dx * dx + dy * dy) * wgt;
       let obin = (atan2deg(dy, dx) - ori) * binsPerRad;
       const r0 = Math.floor(rbin);
@@ -532,7 +647,7 @@ function calcSIFTDescriptor(img: Float32Array, w: number, h: number, ptx: number
  * Detects SIFT keypoints and computes their descriptors on a grey image (values 0..255, row-major w*h).
  * Keypoints are reported in the coordinates of this image (OpenCV's convention: the centre of pixel (0,0) is (0,0)).
  */
-export function detectAndDescribe(grey: Float32Array | Uint8Array, w: number, h: number, params: Partial<SiftParams> = {}): Features {
+export function detectAndDescribe(grey: Float32Array | Uint8Array, w: number, h: number, params: Partial<SiftParams> & { useWasm?: boolean } = {}): Features {
   const p: SiftParams = { ...DEFAULT_SIFT_PARAMS, ...params };
   if (grey.length < w * h) throw new Error(`detectAndDescribe: ${grey.length} pixels for ${w}x${h}`);
   const firstOctave = p.upsample ? -1 : 0;
@@ -540,24 +655,27 @@ export function detectAndDescribe(grey: Float32Array | Uint8Array, w: number, h:
   if (w < 2 * SIFT_IMG_BORDER + 3 || h < 2 * SIFT_IMG_BORDER + 3) return empty();
 
   // Base image: float copy, optional x2 upsample, then blur from the assumed initial blur up to sigma.
-  let base = new Float32Array(w * h);
-  for (let i = 0; i < w * h; i++) base[i] = grey[i];
-  let bw = w;
-  let bh = h;
-  let sigDiff: number;
-  if (p.upsample) {
-    sigDiff = Math.sqrt(Math.max(p.sigma * p.sigma - SIFT_INIT_SIGMA * SIFT_INIT_SIGMA * 4, 0.01));
-    base = upsample2(base, w, h) as Float32Array<ArrayBuffer>;
-    bw = w * 2;
-    bh = h * 2;
-  } else {
-    sigDiff = Math.sqrt(Math.max(p.sigma * p.sigma - SIFT_INIT_SIGMA * SIFT_INIT_SIGMA, 0.01));
-  }
-  const blurred = new Float32Array(bw * bh);
-  gaussianBlur(base, blurred, bw, bh, sigDiff);
-
+  const bw = p.upsample ? w * 2 : w;
+  const bh = p.upsample ? h * 2 : h;
+  const sigDiff = p.upsample
+    ? Math.sqrt(Math.max(p.sigma * p.sigma - SIFT_INIT_SIGMA * SIFT_INIT_SIGMA * 4, 0.01))
+    : Math.sqrt(Math.max(p.sigma * p.sigma - SIFT_INIT_SIGMA * SIFT_INIT_SIGMA, 0.01));
   const nOctaves = Math.max(1, Math.round(Math.log2(Math.min(w, h))) - 2 - firstOctave);
-  const octaves = buildPyramid(blurred, bw, bh, nOctaves, p);
+  const L = p.octaveLayers;
+  const sizes: Array<[number, number]> = [[bw, bh], [bw, bh]];
+  for (let o = 0, ow = bw, oh = bh; o < nOctaves; o++, ow >>= 1, oh >>= 1) for (let i = 0; i < 2 * L + 5; i++) sizes.push([ow, oh]);
+  const k = params.useWasm === false ? null : kernels();
+  const ops = k ? wasmOps(k, sizes, bw, bh, [sigDiff, ...pyramidSigmas(p)]) : jsOps();
+  const grey32 = ops.alloc(w * h);
+  for (let i = 0; i < w * h; i++) grey32[i] = grey[i];
+  let base = grey32;
+  if (p.upsample) {
+    base = ops.alloc(bw * bh);
+    upsample2(grey32, w, h, base);
+  }
+  const blurred = ops.alloc(bw * bh);
+  ops.blur(base, blurred, bw, bh, sigDiff);
+  const octaves = buildPyramid(blurred, bw, bh, nOctaves, p, ops);
   let kps = findScaleSpaceExtrema(octaves, p);
 
   // Remove exact duplicates (OpenCV removeDuplicatedSorted), then keep the strongest by response.
