@@ -150,6 +150,17 @@ interface Ops {
   alloc(n: number): Float32Array;
   blur(src: Float32Array, dst: Float32Array, w: number, h: number, sigma: number): void;
   sub(a: Float32Array, b: Float32Array, dst: Float32Array): void; // dst = a - b
+  /** Gradient magnitude and fastAtan2 orientation (degrees) of every interior pixel (rows 1..h-2). */
+  grad(src: Float32Array, mag: Float32Array, ang: Float32Array, w: number, h: number): void;
+}
+
+function jsGrad(src: Float32Array, mag: Float32Array, ang: Float32Array, w: number, h: number): void {
+  for (let i = w; i < w * (h - 1); i++) {
+    const dx = src[i + 1] - src[i - 1];
+    const dy = src[i - w] - src[i + w];
+    mag[i] = Math.sqrt(dx * dx + dy * dy);
+    ang[i] = atan2deg(dy, dx);
+  }
 }
 
 const jsOps = (): Ops => ({
@@ -158,6 +169,7 @@ const jsOps = (): Ops => ({
   sub: (a, b, dst) => {
     for (let j = 0; j < dst.length; j++) dst[j] = a[j] - b[j];
   },
+  grad: jsGrad,
 });
 
 const K_REGION = 1 << 16; // kernels live at the start of the memory, for the life of the thread
@@ -220,6 +232,12 @@ function wasmOps(k: Kernels, images: Array<[number, number]>, maxW: number, maxH
     sub(a, b, dst) {
       k.vsub(a.byteOffset, b.byteOffset, dst.byteOffset, ((dst.length + 3) >> 2) * 16);
     },
+    grad(src, mag, ang, w, h) {
+      if (h < 3) return;
+      // Chunks of 4 from pixel w up to w*(h-1) (rounded up: the slack after each image absorbs the tail).
+      const n = ((w * (h - 2) + 3) >> 2) * 16;
+      k.grad(src.byteOffset, mag.byteOffset, ang.byteOffset, w * 4, w * 4 + n, w * 4);
+    },
   };
 }
 
@@ -231,6 +249,8 @@ interface Octave {
   h: number;
   gauss: Float32Array[]; // octaveLayers + 3
   dog: Float32Array[]; // octaveLayers + 2
+  mag: Float32Array[]; // [layer] for layers 1..octaveLayers (gradient magnitude of gauss[layer])
+  ang: Float32Array[]; // [layer] orientation in degrees
 }
 
 function pyramidSigmas(p: SiftParams): Float64Array {
@@ -281,7 +301,14 @@ function buildPyramid(base: Float32Array, w: number, h: number, nOctaves: number
       ops.sub(gauss[i + 1], gauss[i], d);
       dog.push(d);
     }
-    octaves.push({ w: ow, h: oh, gauss, dog });
+    const mag: Float32Array[] = [];
+    const ang: Float32Array[] = [];
+    for (let i = 1; i <= L; i++) {
+      mag[i] = ops.alloc(ow * oh);
+      ang[i] = ops.alloc(ow * oh);
+      ops.grad(gauss[i], mag[i], ang[i], ow, oh);
+    }
+    octaves.push({ w: ow, h: oh, gauss, dog, mag, ang });
   }
   return octaves;
 }
@@ -336,7 +363,7 @@ function expTable(radius: number, scale: number): Float64Array {
 const hist36 = new Float32Array(SIFT_ORI_HIST_BINS + 4);
 const histOut = new Float32Array(SIFT_ORI_HIST_BINS);
 
-function calcOrientationHist(img: Float32Array, w: number, h: number, px: number, py: number, radius: number, sigma: number): number {
+function calcOrientationHist(magImg: Float32Array, angImg: Float32Array, w: number, h: number, px: number, py: number, radius: number, sigma: number): number {
   const n = SIFT_ORI_HIST_BINS;
   const expfScale = -1 / (2 * sigma * sigma);
   const temp = hist36; // temp[i + 2] = bin i
@@ -350,11 +377,9 @@ function calcOrientationHist(img: Float32Array, w: number, h: number, px: number
     for (let j = -radius; j <= radius; j++) {
       const x = px + j;
       if (x <= 0 || x >= w - 1) continue;
-      const dx = img[row + x + 1] - img[row + x - 1];
-      const dy = img[row - w + x] - img[row + w + x];
       const wgt = wi * ex[j + radius];
-      const mag = Math.sqrt(dx * dx + dy * dy);
-      let bin = Math.round((n / 360) * atan2deg(dy, dx));
+      const mag = magImg[row + x];
+      let bin = Math.round((n / 360) * angImg[row + x]);
       if (bin >= n) bin -= n;
       if (bin < 0) bin += n;
       temp[bin + 2] += wgt * mag;
@@ -516,7 +541,7 @@ function findScaleSpaceExtrema(octaves: Octave[], p: SiftParams): Kp[] {
           const kp = adjustLocalExtrema(oct, o, i, r, c, p);
           if (!kp) continue;
           const sclOctv = (kp.size * 0.5) / (1 << o);
-          const omax = calcOrientationHist(oct.gauss[kp.layer], w, h, kp.c, kp.r, Math.round(SIFT_ORI_RADIUS * sclOctv), SIFT_ORI_SIG_FCTR * sclOctv);
+          const omax = calcOrientationHist(oct.mag[kp.layer], oct.ang[kp.layer], w, h, kp.c, kp.r, Math.round(SIFT_ORI_RADIUS * sclOctv), SIFT_ORI_SIG_FCTR * sclOctv);
           const magThr = omax * SIFT_ORI_PEAK_RATIO;
           for (let j = 0; j < n; j++) {
             const l = j > 0 ? j - 1 : n - 1;
@@ -542,10 +567,10 @@ function findScaleSpaceExtrema(octaves: Octave[], p: SiftParams): Kp[] {
 
 const D = SIFT_DESCR_WIDTH;
 const NB = SIFT_DESCR_HIST_BINS;
-const descHist = new Float32Array((D + 2) * (D + 2) * (NB + 2));
+const descHist = new Float64Array((D + 2) * (D + 2) * (NB + 2));
 const descVec = new Float32Array(D * D * NB);
 
-function calcSIFTDescriptor(img: Float32Array, w: number, h: number, ptx: number, pty: number, ori: number, scl: number, dst: Uint8Array, dstOff: number): void {
+function calcSIFTDescriptor(magImg: Float32Array, angImg: Float32Array, w: number, h: number, ptx: number, pty: number, ori: number, scl: number, dst: Uint8Array, dstOff: number): void {
   const px = Math.round(ptx);
   const py = Math.round(pty);
   let cosT = Math.cos(ori * (Math.PI / 180));
@@ -568,7 +593,17 @@ function calcSIFTDescriptor(img: Float32Array, w: number, h: number, ptx: number
     if (r <= 0 || r >= h - 1) continue;
     const rowOff = r * w;
     const wi = ex[i + radius];
-    for (let j = -radius; j <= radius; j++) {
+    // Only columns whose rotated position can fall inside the (d+1) x (d+1) bin square: solve both slab
+    // constraints for j (widened by one; the exact test below still decides).
+    let jlo = Math.max(-radius, 1 - px);
+    let jhi = Math.min(radius, w - 2 - px);
+    const lo1 = -1 - half + i * sinT, hi1 = D - half + i * sinT; // lo1 < j*cosT < hi1
+    const lo2 = -1 - half - i * cosT, hi2 = D - half - i * cosT; // lo2 < j*sinT < hi2
+    if (cosT > 1e-12) { jlo = Math.max(jlo, Math.ceil(lo1 / cosT) - 1); jhi = Math.min(jhi, Math.floor(hi1 / cosT) + 1); }
+    else if (cosT < -1e-12) { jlo = Math.max(jlo, Math.ceil(hi1 / cosT) - 1); jhi = Math.min(jhi, Math.floor(lo1 / cosT) + 1); }
+    if (sinT > 1e-12) { jlo = Math.max(jlo, Math.ceil(lo2 / sinT) - 1); jhi = Math.min(jhi, Math.floor(hi2 / sinT) + 1); }
+    else if (sinT < -1e-12) { jlo = Math.max(jlo, Math.ceil(hi2 / sinT) - 1); jhi = Math.min(jhi, Math.floor(lo2 / sinT) + 1); }
+    for (let j = jlo; j <= jhi; j++) {
       const cRot = j * cosT - i * sinT;
       const rRot = j * sinT + i * cosT;
       let rbin = rRot + half;
@@ -576,11 +611,8 @@ function calcSIFTDescriptor(img: Float32Array, w: number, h: number, ptx: number
       const c = px + j;
       if (!(rbin > -1 && rbin < D && cbin > -1 && cbin < D && c > 0 && c < w - 1)) continue;
       const idx = rowOff + c;
-      const dx = img[idx + 1] - img[idx - 1];
-      const dy = img[idx - w] - img[idx + w];
-      const wgt = wi * ex[j + radius];
-      const mag = Math.sqrt(dx * dx + dy * dy) * wgt;
-      let obin = (atan2deg(dy, dx) - ori) * binsPerRad;
+      const mag = magImg[idx] * wi * ex[j + radius];
+      let obin = (angImg[idx] - ori) * binsPerRad;
       const r0 = Math.floor(rbin);
       const c0 = Math.floor(cbin);
       let o0 = Math.floor(obin);
@@ -663,7 +695,7 @@ export function detectAndDescribe(grey: Float32Array | Uint8Array, w: number, h:
   const nOctaves = Math.max(1, Math.round(Math.log2(Math.min(w, h))) - 2 - firstOctave);
   const L = p.octaveLayers;
   const sizes: Array<[number, number]> = [[bw, bh], [bw, bh]];
-  for (let o = 0, ow = bw, oh = bh; o < nOctaves; o++, ow >>= 1, oh >>= 1) for (let i = 0; i < 2 * L + 5; i++) sizes.push([ow, oh]);
+  for (let o = 0, ow = bw, oh = bh; o < nOctaves; o++, ow >>= 1, oh >>= 1) for (let i = 0; i < 4 * L + 5; i++) sizes.push([ow, oh]);
   const k = params.useWasm === false ? null : kernels();
   const ops = k ? wasmOps(k, sizes, bw, bh, [sigDiff, ...pyramidSigmas(p)]) : jsOps();
   const grey32 = ops.alloc(w * h);
@@ -701,7 +733,7 @@ export function detectAndDescribe(grey: Float32Array | Uint8Array, w: number, h:
     const oct = octaves[k.octave];
     let angle = 360 - k.angle;
     if (Math.abs(angle - 360) < FLT_EPSILON) angle = 0;
-    calcSIFTDescriptor(oct.gauss[k.layer], oct.w, oct.h, k.x * s, k.y * s, angle, k.size * s * 0.5, descriptors, n * DESC_SIZE);
+    calcSIFTDescriptor(oct.mag[k.layer], oct.ang[k.layer], oct.w, oct.h, k.x * s, k.y * s, angle, k.size * s * 0.5, descriptors, n * DESC_SIZE);
     const o = n * KP_STRIDE;
     keypoints[o] = k.x * back;
     keypoints[o + 1] = k.y * back;

@@ -66,6 +66,19 @@ const op = {
   fadd: [0xfd, ...uleb(228)],
   fsub: [0xfd, ...uleb(229)],
   fmul: [0xfd, ...uleb(230)],
+  fdiv: [0xfd, ...uleb(231)],
+  fmin: [0xfd, ...uleb(232)],
+  fmax: [0xfd, ...uleb(233)],
+  fabs: [0xfd, ...uleb(224)],
+  fsqrt: [0xfd, ...uleb(227)],
+  flt: [0xfd, ...uleb(67)],
+  fgt: [0xfd, ...uleb(68)],
+  bitselect: [0xfd, ...uleb(82)],
+  fsplat: (v: number) => {
+    const b = Buffer.alloc(4);
+    b.writeFloatLE(v);
+    return [0x43, ...b, 0xfd, ...uleb(19)]; // f32.const v; f32x4.splat
+  },
 };
 const code = (...parts: number[][]): number[] => parts.flat();
 
@@ -152,17 +165,55 @@ function vsub(): number[] {
   return [...locals, ...body, ...op.end];
 }
 
+// grad(src, mag, ang, from, to): for byte offsets i in [from, to) step 16 (pixels of a w-wide image, `w4` = w*4
+// bytes per row): dx = s[i+1] - s[i-1], dy = s[i-w] - s[i+w]; mag = sqrt(dx^2 + dy^2); ang = OpenCV's fastAtan2(dy, dx)
+// in degrees [0, 360]. Pixels in the first and last column get meaningless values; callers never read them.
+const ATAN = [0.9997878412794807, -0.3258083974640975, 0.1555786518463281, -0.04432655554792128].map((v) => v * (180 / Math.PI));
+function grad(): number[] {
+  const [src, mag, ang, from, to, w4] = [0, 1, 2, 3, 4, 5];
+  const i = 6;
+  const [dx, dy, ax, ay, c, c2, a] = [7, 8, 9, 10, 11, 12, 13];
+  const locals = vec([[1, I32], [7, V128]]);
+  const at = (delta: number[]) => code(op.get(src), op.get(i), op.add, delta, op.vload);
+  const body = forLoop(i, op.get(from), to, 16, code(
+    at(code(op.i32(4), op.add)), at(code(op.i32(4), op.sub)), op.fsub, op.set(dx),
+    at(code(op.get(w4), op.sub)), at(code(op.get(w4), op.add)), op.fsub, op.set(dy),
+    // mag
+    op.get(mag), op.get(i), op.add,
+    op.get(dx), op.get(dx), op.fmul, op.get(dy), op.get(dy), op.fmul, op.fadd, op.fsqrt,
+    op.vstore,
+    // c = min(ax, ay) / (max(ax, ay) + eps)
+    op.get(dx), op.fabs, op.set(ax), op.get(dy), op.fabs, op.set(ay),
+    op.get(ax), op.get(ay), op.fmin,
+    op.get(ax), op.get(ay), op.fmax, op.fsplat(2.220446049250313e-16), op.fadd,
+    op.fdiv, op.tee(c), op.get(c), op.fmul, op.set(c2),
+    // a = (((p7*c2 + p5)*c2 + p3)*c2 + p1)*c
+    op.fsplat(ATAN[3]!), op.get(c2), op.fmul, op.fsplat(ATAN[2]!), op.fadd, op.get(c2), op.fmul,
+    op.fsplat(ATAN[1]!), op.fadd, op.get(c2), op.fmul, op.fsplat(ATAN[0]!), op.fadd, op.get(c), op.fmul, op.set(a),
+    // ay > ax: a = 90 - a
+    op.fsplat(90), op.get(a), op.fsub, op.get(a), op.get(ay), op.get(ax), op.fgt, op.bitselect, op.set(a),
+    // dx < 0: a = 180 - a
+    op.fsplat(180), op.get(a), op.fsub, op.get(a), op.get(dx), op.fsplat(0), op.flt, op.bitselect, op.set(a),
+    // dy < 0: a = 360 - a; store
+    op.get(ang), op.get(i), op.add,
+    op.fsplat(360), op.get(a), op.fsub, op.get(a), op.get(dy), op.fsplat(0), op.flt, op.bitselect,
+    op.vstore,
+  ));
+  return [...locals, ...body, ...op.end];
+}
+
 function buildModule(): Uint8Array {
   const fn = (n: number) => [0x60, ...vec(Array.from({ length: n }, () => [I32])), 0x00];
-  const types = section(1, vec([fn(8), fn(4)]));
+  const types = section(1, vec([fn(8), fn(4), fn(6)]));
   const imports = section(2, vec([[...str('env'), ...str('memory'), 0x02, 0x00, ...uleb(1)]]));
-  const funcs = section(3, vec([[0], [0], [1]]));
+  const funcs = section(3, vec([[0], [0], [1], [2]]));
   const exports = section(7, vec([
     [...str('vconv'), 0x00, 0],
     [...str('hconv'), 0x00, 1],
     [...str('vsub'), 0x00, 2],
+    [...str('grad'), 0x00, 3],
   ]));
-  const bodies = [vconv(), hconv(), vsub()].map((b) => [...uleb(b.length), ...b]);
+  const bodies = [vconv(), hconv(), vsub(), grad()].map((b) => [...uleb(b.length), ...b]);
   const codeSec = section(10, vec(bodies));
   return new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, ...types, ...imports, ...funcs, ...exports, ...codeSec]);
 }
@@ -172,6 +223,7 @@ export interface Kernels {
   vconv(src: number, dst: number, dstride: number, xend: number, h: number, K: number, r: number, ROWS: number): void;
   hconv(src: number, sstride: number, dst: number, dstride: number, xend: number, h: number, K: number, r: number): void;
   vsub(a: number, b: number, dst: number, nbytes: number): void;
+  grad(src: number, mag: number, ang: number, from: number, to: number, w4: number): void;
 }
 
 let cached: Kernels | null | undefined;
@@ -184,7 +236,7 @@ export function kernels(): Kernels | null {
     const mod = new WebAssembly.Module(buildModule());
     const inst = new WebAssembly.Instance(mod, { env: { memory } });
     const e = inst.exports as unknown as Omit<Kernels, 'memory'>;
-    cached = { memory, vconv: e.vconv, hconv: e.hconv, vsub: e.vsub };
+    cached = { memory, vconv: e.vconv, hconv: e.hconv, vsub: e.vsub, grad: e.grad };
   } catch {
     cached = null;
   }
