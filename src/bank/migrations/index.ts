@@ -12,4 +12,7 @@ export const migrations: Migration[] = [
   m001Banks,
   m006Pairs,
 ].sort((a, b) => a.version - b.version);
+import { m002Features } from './002-features.js';
+
+export const migrations: Migration[] = [m001Banks, m002Features].sort((a, b) => a.version - b.version);
 export type { Migration };
