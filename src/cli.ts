@@ -8,6 +8,8 @@ import { registerStats } from './commands/stats.js';
 import { registerExport } from './commands/export.js';
 import { registerFeatures } from './commands/features.js';
 import { registerIndex } from './commands/index-cmd.js';
+import { registerSearch } from './commands/search.js';
+import { registerMatch } from './commands/match.js';
 
 const require = createRequire(import.meta.url);
 const pkg = require('../package.json') as { version: string };
@@ -28,6 +30,8 @@ export function buildProgram(): Command {
   registerExport(program);
   registerFeatures(program);
   registerIndex(program);
+  registerSearch(program);
+  registerMatch(program);
   return program;
 }
 
