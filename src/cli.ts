@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { createRequire } from 'node:module';
 import { registerImport } from './commands/import.js';
 import { registerStats } from './commands/stats.js';
+import { registerExtract } from './commands/extract.js';
 
 const require = createRequire(import.meta.url);
 const pkg = require('../package.json') as { version: string };
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   registerImport(program);
   registerStats(program);
+  registerExtract(program);
   return program;
 }
 
