@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { extractPairs } from '../src/crawler/extract/index.js';
 import { normaliseImageUrl } from '../src/crawler/extract/urls.js';
+import { loadSites, profileFor } from '../src/crawler/sites.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = process.env.CAPBRIDGE_SHARED_DATA ?? path.resolve(repoRoot, '..', 'shared', 'data');
@@ -48,6 +49,7 @@ function main(): void {
     en: { pred: 0, truth: 0, matched: 0, pages: 0 },
     zh: { pred: 0, truth: 0, matched: 0, pages: 0 },
   };
+  const sites = loadSites();
   let crashes = 0;
   let slowest = { id: '', ms: 0 };
   const t0 = process.hrtime.bigint();
@@ -57,7 +59,7 @@ function main(): void {
     const s0 = process.hrtime.bigint();
     let pred: { image_url: string; caption: string; credit?: string }[] = [];
     try {
-      pred = extractPairs(buf, { url: t.url }).pairs;
+      pred = extractPairs(buf, { url: t.url, selectors: profileFor(t.url, sites)?.captions }).pairs;
     } catch (err) {
       crashes++;
       process.stderr.write(`${t.id}: CRASH ${(err as Error).stack}\n`);

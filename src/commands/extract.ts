@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { extractPairs } from '../crawler/extract/index.js';
 import { resolveUrl } from '../crawler/extract/urls.js';
 import { UserError } from '../util/errors.js';
+import { loadSites, profileFor } from '../crawler/sites.js';
 import { printJson } from './context.js';
 
 export function registerExtract(program: Command): void {
@@ -13,8 +14,9 @@ export function registerExtract(program: Command): void {
     .argument('<file>', 'the saved HTML page (any charset: decoded by its bytes)')
     .requiredOption('--url <url>', "the page's original URL (base for relative image URLs)")
     .option('--lang <lang>', 'en or zh (default: detected from the page)')
+    .option('--sites <dir>', 'site profiles folder (default: config/sites); the profile whose hosts match --url gives caption selectors')
     .option('--json', 'print {"url","lang","pairs":[{"image_url","caption","credit"?}]}')
-    .action((file: string, opts: { url: string; lang?: string; json?: boolean }) => {
+    .action((file: string, opts: { url: string; lang?: string; json?: boolean; sites?: string }) => {
       try {
         if (!resolveUrl(opts.url, opts.url)) throw new UserError(`--url: not an http(s) URL: "${opts.url}"`);
         if (opts.lang && opts.lang !== 'en' && opts.lang !== 'zh') throw new UserError(`--lang: expected en or zh, got "${opts.lang}"`);
@@ -24,7 +26,8 @@ export function registerExtract(program: Command): void {
         } catch (err) {
           throw new UserError(`${file}: cannot read: ${(err as Error).message}`);
         }
-        const res = extractPairs(buf, { url: opts.url, lang: opts.lang as 'en' | 'zh' | undefined });
+        const site = profileFor(opts.url, loadSites(opts.sites));
+        const res = extractPairs(buf, { url: opts.url, lang: opts.lang as 'en' | 'zh' | undefined, selectors: site?.captions });
         if (opts.json) printJson({ url: res.url, lang: res.lang, pairs: res.pairs });
         else {
           process.stdout.write(`${res.url} (${res.lang}, ${res.charset}): ${res.pairs.length} pairs\n`);

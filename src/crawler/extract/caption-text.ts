@@ -19,6 +19,7 @@ const SUFFIXES = [/\s*(hide|toggle|show) caption\s*$/i, /\s*\d+\s*(of|\/)\s*\d+\
 
 // Trailing credits. Each regex captures the credit in group 1 (the whole match is removed from the caption).
 const EN_CREDIT_TRAILING: RegExp[] = [
+  /\s*(?:Credit){1,2}\.\.\.\s*(.{2,90})$/,
   /[\s;,|–—-]*\(?((?:photo(?:graph)?s?|image|picture|credit|photo credit|illustration|video|source)\s*(?:by|:|courtesy(?: of)?)\s*[^()]{2,90}?)\)?\s*$/i,
   /[\s;,|–—-]*\(((?:xinhua|reuters|ap|afp|epa|getty|ani|pti|ians|efe|dpa|anadolu|upi|kyodo|yonhap|bloomberg|ap photo|reuters photo)(?:\s*\/\s*[^()]{1,70}|\s+photo[^()]{0,60})?)\)\s*$/i,
   /[\s;,|–—-]*((?:[A-Z][\p{L}.'-]+\s){1,3}[A-Z][\p{L}.'-]+\s*\/\s*(?:AP|AFP|Reuters|Getty Images|EPA|Bloomberg|The [A-Z][\w ]+|[A-Z][\w&.-]+(?:\s(?:Images|Photo|Press|News))?)(?:\s*(?:Photo|via|\/)[\w\s/.-]{0,40})?)\s*$/u,

@@ -54,7 +54,7 @@ const CREDIT_CLASS = /credit|byline|copyright|source|photographer|attribution|au
 const ZH_MARKERS = /(?<!拍)摄(?![影像制])|(?<!拍)攝(?![影像製])|供图|供圖|图片来源|圖片來源|新华社记者|新華社記者|◎|图为|圖為|图注|圖註|资料图|資料圖|截图|截圖|图／|圖／|图\/|圖\/|（图|\(图/;
 const EN_PHOTO_CREDIT = /\((?:xinhua|photo|reuters|ap|afp|epa|xinhua\/[^)]+|photo by [^)]+|[^)]*\/(?:xinhua|reuters|ap|afp))\)\s*$/i;
 const ALT_CREDIT = /\((?:[^()]*\/[^()]*|(?:AP |Reuters |AFP )?photo[^()]*|[^()]*(?:file photo|courtesy)[^()]*)\)\s*$/i;
-const RELATED_TEXT = /\b\d+\s+(hours?|minutes?|mins?|days?)\s+ago\b|阅读\s*\d|人参与|\d+\s*评论|跟帖|点击|\bread more\b/i;
+const RELATED_TEXT = /^(相关新闻|相關新聞|相关阅读|相關閱讀|延伸阅读|延伸閱讀|热点推荐|related( stories| articles| coverage)?|more|watch|video)$|\b\d+\s+(hours?|minutes?|mins?|days?)\s+ago\b|阅读\s*\d|人参与|\d+\s*评论|跟帖|点击|\bread more\b/i;
 
 const BLOCK_TAGS = new Set(['p', 'div', 'center', 'section', 'td', 'li', 'figure', 'span', 'a', 'strong', 'b', 'font', 'h2', 'h3', 'h4', 'h5', 'h6', 'dd', 'dt', 'em', 'i', 'picture', 'article']);
 
@@ -174,7 +174,7 @@ function captionFrom($: $T, el: Element, creditSel?: string): { text: string; cr
   const creditEls = creditSel ? $(el).find(creditSel).toArray() : $(el).find('*').toArray().filter((e) => e.type === 'tag' && isCreditEl(e as Element));
   if (creditEls.length) credit = collapse(creditEls.map((e) => textOf($, e)).join(' ')) || undefined;
   const creditSet = new Set(creditEls);
-  const text = textOf($, el, (e) => creditSet.has(e) || (hiddenEl(e) && /caption|hide|toggle/i.test(textOf($, e))));
+  const text = textOf($, el, (e) => creditSet.has(e) || (hiddenEl(e) && /caption|hide|toggle/i.test(textOf($, e))) || /^\s*\d+\s*(of|\/)\s*\d+\.?\s*$/i.test(textOf($, e)));
   return { text, credit };
 }
 
@@ -320,17 +320,6 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
     if (seenUrl.has(c.url)) continue;
     const ancs = ancestors(c.el, 8);
 
-    // Related-story thumbnails: the image links to another page and the "caption" would be that link's headline.
-    const link = ancs.find((a) => a.name === 'a');
-    if (link) {
-      const href = attr(link, 'href') ?? '';
-      const isImageLink = /\.(jpe?g|png|webp)(\?|$)/i.test(href) || href === '' || href.startsWith('#') || href.startsWith('javascript');
-      if (!isImageLink) {
-        const inFigure = ancs.slice(0, 4).some((a) => a.name === 'figure');
-        if (!inFigure) continue;
-      }
-    }
-
     // 1. Site profile selectors.
     if (sel?.caption) {
       const container = sel.container ? ancs.find((a) => $(a).is(sel.container!)) : undefined;
@@ -351,6 +340,18 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
       if (capEl) {
         const { text, credit } = captionFrom($, capEl, sel.credit);
         if (accept(c, text, credit, capEl)) continue;
+      }
+      if (container) continue; // the profile names this photo's container: no guessing beyond it
+    }
+
+    // Related-story thumbnails: the image links to another page and the "caption" would be that link's headline.
+    const link = ancs.find((a) => a.name === 'a');
+    if (link) {
+      const href = attr(link, 'href') ?? '';
+      const isImageLink = /\.(jpe?g|png|webp)(\?|$)/i.test(href) || href === '' || href.startsWith('#') || href.startsWith('javascript');
+      if (!isImageLink) {
+        const inFigure = ancs.slice(0, 4).some((a) => a.name === 'figure');
+        if (!inFigure) continue;
       }
     }
 
