@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { registerImport } from './commands/import.js';
 import { registerStats } from './commands/stats.js';
 import { registerExtract } from './commands/extract.js';
+import { registerCrawl } from './commands/crawl.js';
 
 const require = createRequire(import.meta.url);
 const pkg = require('../package.json') as { version: string };
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
   registerImport(program);
   registerStats(program);
   registerExtract(program);
+  registerCrawl(program);
   return program;
 }
 

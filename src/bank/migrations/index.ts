@@ -4,6 +4,7 @@
 //   5 crawler · 6 pairs + exports (export) · 7 daemon · 8 reviews (review)
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
+import { m005Crawler } from './005-crawler.js';
 
-export const migrations: Migration[] = [m001Banks].sort((a, b) => a.version - b.version);
+export const migrations: Migration[] = [m001Banks, m005Crawler].sort((a, b) => a.version - b.version);
 export type { Migration };
