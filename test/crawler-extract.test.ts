@@ -73,6 +73,8 @@ describe('crawler: caption extraction', () => {
     expect(cleanCaption('Courtesy of Zillow')).to.equal(null);
     expect(cleanCaption('图：123rf')).to.equal(null);
     expect(cleanCaption('AKM-GSI')).to.equal(null);
+    expect(cleanCaption('Photo number 3 shows the river in flood.')).to.deep.equal({ caption: 'Photo number 3 shows the river in flood.' });
+    expect(cleanCaption('Photo: Jane Doe')).to.equal(null);
   });
 
   it('does not use alt text of uncaptioned photos, but does use a profile selector', () => {

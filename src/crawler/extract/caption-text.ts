@@ -34,7 +34,8 @@ const ZH_CREDIT_TRAILING: RegExp[] = [
 const ZH_TAIL_CREDIT = /(?<!拍)[摄攝](?![影像])|供[图圖]|[图圖]\s*[／/:：]|来源|來源|资料图|資料圖|截[图圖]/u;
 
 const CREDIT_ONLY: RegExp[] = [
-  /^\(?(?:photo(?:graph)?s?|image|picture|credit|photo credit|illustration|source|courtesy)\b.{0,80}$/i,
+  /^\(?(?:photo(?:graph)?s?|image|picture|credit|photo credit|illustration|source|file photo)\s*(?:by\b|:|：|courtesy\b|\/).{0,80}$/i,
+  /^\(?(?:credit|source)\s+.{0,60}$/i,
   /^(?:[\p{L}.'-]+\s){0,4}[\p{L}.'-]+\s*\/\s*(?:AP|AFP|Reuters|Getty Images|EPA|Bloomberg|Xinhua|Shutterstock|Getty)\b.{0,40}$/iu,
   /^(?:AP|AFP|Reuters|Getty Images|Getty|EPA|Bloomberg|Xinhua|Shutterstock|iStock|PA|AKM-GSI|USATSI|Handout)(?:\s*(?:photo|images?|\/.*))?$/i,
   /^courtesy\b.*$/i,
