@@ -39,6 +39,7 @@ const CREDIT_ONLY: RegExp[] = [
   /^(?:[\p{L}.'-]+\s){0,4}[\p{L}.'-]+\s*\/\s*(?:AP|AFP|Reuters|Getty Images|EPA|Bloomberg|Xinhua|Shutterstock|Getty)\b.{0,40}$/iu,
   /^(?:AP|AFP|Reuters|Getty Images|Getty|EPA|Bloomberg|Xinhua|Shutterstock|iStock|PA|AKM-GSI|USATSI|Handout)(?:\s*(?:photo|images?|\/.*))?$/i,
   /^courtesy\b.*$/i,
+  /^\([^()]{1,40}\)$/,
   /^[（(]?(?:图|圖|图片|圖片|图源|来源|來源|图片来源|圖片來源)\s*[：:／/].{0,40}$/u,
   /^[（(]?(?:新华社|新華社|中新社|中央社)?(?:记者|記者)?\s*[\p{Script=Han}A-Za-z·\s]{1,16}\s*(?:摄|攝|供图|供圖)[）)]?$/u,
   /^[（(]?(?:资料图|資料圖|视频截图|網絡圖片|网络图片)[^\p{Script=Han}]{0,4}[）)]?$/u,
