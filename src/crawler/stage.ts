@@ -28,6 +28,7 @@ import { HostScheduler, RobotsCache } from './politeness.js';
 import { defaultSitesDir, hostAllowed, isArticle, loadSites, type SiteProfile } from './sites.js';
 
 export interface CrawlOptions {
+  /** One cycle and return (what every call does: the daemon schedules cycles); kept for the stage contract. */
   once?: boolean;
   site?: string;
   signal?: AbortSignal;
@@ -122,7 +123,7 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
   crawleeLog.setLevel(LogLevel.ERROR); // our logger reports; crawlee's own info lines would pollute stderr
   const storage = new MemoryStorage({ localDataDirectory: bank.subdir('crawl'), persistStorage: true, writeMetadata: false });
   const crawleeConfig = new Configuration({ storageClient: storage, purgeOnStart: false, persistStorage: true });
-  const scheduler = new HostScheduler();
+  const scheduler = new HostScheduler(cc.maxConcurrency);
   const baseFetch = {
     userAgent: cc.userAgent,
     timeoutMs: cc.requestTimeoutSecs * 1000,
