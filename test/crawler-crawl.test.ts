@@ -338,3 +338,41 @@ describe('crawler: `capbridge crawl` and SIGTERM', function () {
     await srv.close();
   });
 });
+
+describe('crawler: robots.txt cache', () => {
+  it('caches verdicts in the bank until the TTL expires; 404 allows, 5xx and no answer disallow', async () => {
+    const { RobotsCache } = await import('../src/crawler/politeness.js');
+    const bank = Bank.open(fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-')));
+    const repo = bank.repo(CrawlRepo);
+    const answers: Record<string, { status: number; body: string } | Error> = {
+      'http://a.test': { status: 200, body: 'User-agent: *\nDisallow: /x/\nCrawl-delay: 2\n' },
+      'http://b.test': { status: 404, body: '' },
+      'http://c.test': { status: 503, body: '' },
+      'http://d.test': new Error('ECONNREFUSED'),
+    };
+    let fetches = 0;
+    const fetcher = async (u: string) => {
+      fetches++;
+      const a = answers[new URL(u).origin]!;
+      if (a instanceof Error) throw a;
+      return a;
+    };
+    const cache = new RobotsCache(repo, 3600_000, 'capbridge-test', fetcher);
+    expect(await cache.check('http://a.test/x/1.html')).to.deep.include({ allowed: false });
+    expect(await cache.check('http://a.test/y/1.html')).to.deep.equal({ allowed: true, crawlDelayMs: 2000, reason: undefined });
+    expect((await cache.check('http://b.test/anything')).allowed).to.equal(true);
+    expect((await cache.check('http://c.test/anything')).allowed).to.equal(false);
+    expect((await cache.check('http://d.test/anything')).allowed).to.equal(false);
+    expect(fetches).to.equal(4);
+    // A new cache (a new run) reads the bank instead of fetching again while the TTL lasts...
+    const again = new RobotsCache(repo, 3600_000, 'capbridge-test', fetcher);
+    expect((await again.check('http://a.test/x/2.html')).allowed).to.equal(false);
+    expect(fetches).to.equal(4);
+    // ...and fetches again once it has expired.
+    answers['http://a.test'] = { status: 200, body: 'User-agent: *\nAllow: /\n' };
+    const expired = new RobotsCache(repo, 0, 'capbridge-test', fetcher);
+    expect((await expired.check('http://a.test/x/2.html')).allowed).to.equal(true);
+    expect(fetches).to.equal(5);
+    bank.close();
+  });
+});
