@@ -5,3 +5,4 @@ export { ImageStore, ImageReadError, probeImage, sha256Hex, type ImageRecord } f
 export { MetaRepo } from './meta.js';
 export { StatsRepo, type BankStats, type BankCounts } from './stats.js';
 export { LATEST_SCHEMA_VERSION } from './db.js';
+export { TermStatsRepo } from './term-stats.js';

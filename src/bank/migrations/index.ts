@@ -4,6 +4,7 @@
 //   5 crawler · 6 pairs + exports (export) · 7 daemon · 8 reviews (review)
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
+import { m004Comparability } from './004-comparability.js';
 
-export const migrations: Migration[] = [m001Banks].sort((a, b) => a.version - b.version);
+export const migrations: Migration[] = [m001Banks, m004Comparability].sort((a, b) => a.version - b.version);
 export type { Migration };
