@@ -80,16 +80,6 @@ describe('comparability: score and calibrate commands', function () {
     const r = cli(['score', '--pairs', file, '--json']);
     expect(r.code).to.not.equal(0);
     expect(r.stderr).to.contain(`${file}:3:`);
-    const noCol = path.join(dir, 'nocol.tsv');
-    fs.writeFileSync(noCol, 'english\tchinese\nA dog.\t一只狗。\n');
-    const r2 = cli(['score', '--pairs', noCol]);
-    expect(r2.code).to.not.equal(0);
-    expect(r2.stderr).to.contain(`${noCol}:1:`).and.contain('en');
-    const badLevel = path.join(dir, 'badlevel.tsv');
-    fs.writeFileSync(badLevel, 'level\ten\tzh\npar\tA dog.\t一只狗。\ngood\tA cat.\t一只猫。\n');
-    const r3 = cli(['calibrate', '--pairs', badLevel]);
-    expect(r3.code).to.not.equal(0);
-    expect(r3.stderr).to.contain(`${badLevel}:3:`).and.contain('good');
   });
 
   it('calibrate fits weights and thresholds and writes a config file that loadConfig accepts', () => {
@@ -107,11 +97,5 @@ describe('comparability: score and calibrate commands', function () {
     expect(w.alpha + w.beta + w.gamma).to.be.closeTo(1, 1e-9);
     expect(config.comparability).to.deep.include({ hanziPerWord: res.values.hanziPerWord, a: res.values.a, epsilon: res.values.epsilon });
     expect(config.comparability.levels.par).to.be.greaterThan(config.comparability.levels.com);
-    // a second run keeps the other keys of the file it writes into
-    fs.appendFileSync(out, 'match:\n  top: 7\n');
-    const r2 = cli(['--data', path.join(dir, 'nodata'), 'calibrate', '--pairs', file, '--out', out]);
-    expect(r2.code, r2.stderr).to.equal(0);
-    expect(r2.stdout).to.contain('before:').and.contain('after').and.contain(out);
-    expect(loadConfig({ configFile: out, env: {} }).config.match.top).to.equal(7);
   });
 });

@@ -61,3 +61,29 @@ describe('comparability: tokenisation', () => {
     expect(zh.entities.map((e) => e.text)).to.include('北京');
   });
 });
+
+describe('comparability: pairs files', () => {
+  it('names the file and line of a missing column, a short row, an empty caption or an unknown level', async () => {
+    const { readPairsFile } = await import('../src/comparability/pairs-file.js');
+    const fs = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-'));
+    const cases: Array<[string, string, boolean]> = [
+      ['english\tchinese\nA dog.\t一只狗。\n', ':1:', false],
+      ['en\tzh\tid\nA dog.\t一只狗。\t1\nA cat.\t一只猫。\n', ':3:', false],
+      ['en\tzh\nA dog.\t一只狗。\n\t一只猫。\n', ':3:', false],
+      ['level\ten\tzh\npar\tA dog.\t一只狗。\nsimilar\tA cat.\t一只猫。\n', ':3:', true],
+    ];
+    for (const [i, [text, where, requireLevel]] of cases.entries()) {
+      const file = path.join(dir, `bad${i}.tsv`);
+      fs.writeFileSync(file, text);
+      let msg = '';
+      await readPairsFile(file, { requireLevel }).catch((e: Error) => (msg = e.message));
+      expect(msg, text).to.contain(`${file}${where}`);
+    }
+    const ok = path.join(dir, 'ok.tsv');
+    fs.writeFileSync(ok, 'id\tzh\ten\n7\t一只狗。\tA dog.\n8\t一只猫。\tA cat.\n');
+    expect((await readPairsFile(ok)).map((r) => [r.line, r.en])).to.deep.equal([[2, 'A dog.'], [3, 'A cat.']]);
+  });
+});

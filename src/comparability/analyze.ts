@@ -146,14 +146,11 @@ export class Analyzer {
     const entities: Entity[] = nums.map((e) => ({ kind: e.kind, key: e.key, text: e.text }));
     const length = (simp.match(/\p{Script=Han}/gu) ?? []).length + (simp.match(/[0-9０-９]+|[A-Za-z]+/g) ?? []).length;
     const tokens: string[] = [];
-    for (const piece of rest.split(/\s+/)) {
-      if (!piece) continue;
-      for (const w of getJieba().cut(piece, false)) {
-        if (isPunctOrSpace(w) || ZH_STOPWORDS.has(w)) continue;
-        const p = this.lex.properNoun(w);
-        if (p) entities.push({ kind: p.kind, key: p.name.toLowerCase(), text: w });
-        tokens.push(/^[A-Za-z]+$/.test(w) ? this.lemma(w.toLowerCase()) : w);
-      }
+    for (const w of getJieba().cut(rest, false)) {
+      if (ZH_STOPWORDS.has(w) || isPunctOrSpace(w)) continue;
+      const p = this.lex.properNoun(w);
+      if (p) entities.push({ kind: p.kind, key: p.name.toLowerCase(), text: w });
+      tokens.push(/^[A-Za-z]+$/.test(w) ? this.lemma(w.toLowerCase()) : w);
     }
     for (const e of nums) tokens.push(numTok(e));
     return { tokens, entities, length };

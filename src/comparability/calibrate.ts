@@ -120,7 +120,8 @@ export function calibrate(
   }
   const epsilon = round(n > LEVELS.length ? Math.sqrt(ss / (n - LEVELS.length)) : cfg.epsilon);
   let chosen = { a: 0, recall: -1, precision: -1 };
-  for (let k = 0; k <= 60; k++) {
+  // a < 0 raises the thresholds above the level means (when the levels overlap and precision needs it).
+  for (let k = -60; k <= 60; k++) {
     const a = k * 0.05;
     const f = figures(scored, { levels, a, epsilon }, minLevel);
     const p = Number.isFinite(f.emittedPrecision) ? f.emittedPrecision : 0;

@@ -60,8 +60,8 @@ export function createScorer(config: Config, opts: ScorerOptions = {}): Scorer {
   const t = thresholds(cfg);
   const { alpha, beta, gamma } = cfg.weights;
 
-  const featuresOf = (a: Analysis, b: Analysis) => {
-    const { fc, links } = contentSimilarity(space, a, b, idf);
+  const featuresOf = (a: Analysis, b: Analysis, explain = true) => {
+    const { fc, links } = contentSimilarity(space, a, b, idf, explain);
     const { fe, matches } = entityCooccurrence(a.entities, b.entities);
     const fl = lengthRatio(a, b, cfg.hanziPerWord);
     return { fc, fe, fl, links, matches };
@@ -74,7 +74,7 @@ export function createScorer(config: Config, opts: ScorerOptions = {}): Scorer {
     features(en, zh) {
       const a = analyzer.english(en);
       const b = analyzer.chinese(zh);
-      const { fc, fe, fl } = featuresOf(a, b);
+      const { fc, fe, fl } = featuresOf(a, b, false);
       return { fc, fe, fl, enLength: a.length, zhLength: b.length };
     },
     score(en, zh) {

@@ -9,10 +9,14 @@ export function lemmaCandidates(word: string): string[] {
   let c = memo.get(word);
   if (c) return c;
   const n = wink.noun(word);
-  const v = wink.verb(word);
   const a = wink.adjective(word);
+  const v = wink.verb(word);
+  // "riding" is ride, not rid: a single final consonant after a single vowel would have been doubled (ridding).
+  // The caller keeps the first candidate WordNet knows, so "opening" still gives open.
+  const base = word.endsWith('ing') ? word.slice(0, -3) : '';
+  const eForm = base && v === base && /[^aeiou][aeiou][^aeiouwxy]$/.test(base) ? `${base}e` : '';
   const verbish = /(?:ing|ed)$/.test(word) && v !== word;
-  const order = verbish ? [v, n, a, word] : [n, v, a, word];
+  const order = verbish ? [eForm, v, n, a, word] : [n, eForm, v, a, word];
   c = [...new Set(order.filter(Boolean))];
   if (memo.size > 200_000) memo.clear();
   memo.set(word, c);

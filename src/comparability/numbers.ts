@@ -155,12 +155,16 @@ export function parseChineseNumber(s: string): number | null {
 }
 
 const CN_NUM = '[0-9０-９]+|[零〇一二两三四五六七八九十百千万亿]+';
+/** Grammatical classifiers: blanked with the numeral before them ("一个人" → "人"). */
 const CLASSIFIERS =
-  '个|只|位|名|条|张|辆|座|块|片|件|双|顶|根|头|匹|架|艘|棵|盘|碗|杯|本|支|把|台|部|群|队|层|排|栋|间|家|朵|颗|粒|对|幅|份|道|所|枚|串|束|堆|节|列|面|扇|口|岁|次|号|人|多个|多只|多名|多位|多';
+  '个|只|位|名|条|张|辆|座|块|片|件|双|顶|根|头|匹|架|艘|棵|本|支|把|台|部|栋|间|家|朵|颗|粒|幅|份|道|所|枚|串|节|列|面|扇|口|岁|次|号';
+/** Classifiers that carry content ("一群人" a group, "一碗汤" a bowl): only the numeral is blanked. */
+const CONTENT_CLASSIFIERS = '群|对|堆|盘|碗|杯|瓶|箱|包|袋|排|队|层|束|人|多';
 const RE_ZH_YEAR = new RegExp(`([0-9０-９]{4}|[零〇一二三四五六七八九]{4})年`, 'g');
 const RE_ZH_DATE = new RegExp(`(${CN_NUM})月(?:(${CN_NUM})[日号])?`, 'g');
 const RE_ZH_TIME = new RegExp(`(上午|早上|凌晨|中午|下午|晚上|傍晚)?(${CN_NUM})[点點时](?:(半)|(${CN_NUM})分)?`, 'g');
-const RE_ZH_COUNT = new RegExp(`(${CN_NUM})(?=${CLASSIFIERS})`, 'g');
+const RE_ZH_COUNT = new RegExp(`(${CN_NUM})(?:(${CLASSIFIERS})|(?=${CONTENT_CLASSIFIERS}))`, 'g');
+const RE_ZH_VAGUE = new RegExp(`[几每某](?:${CLASSIFIERS})`, 'g');
 const RE_ZH_DIGITS = /([0-9０-９]+(?:\.[0-9]+)?)/g;
 
 const toAscii = (s: string): string => s.replace(/[０-９]/g, (c) => String.fromCharCode(c.charCodeAt(0) - 0xfee0));
@@ -204,6 +208,8 @@ export function scanChineseNumbers(text: string): NumScan {
     const n = parseChineseNumber(toAscii(m[1]!));
     return n === null ? null : (numberEntity(n, m[1]!) ?? { kind: 'number', key: '', text: m[0] });
   });
+  // 几个 / 一些 style counts without a number: the classifier alone is not content.
+  rest = rest.replace(RE_ZH_VAGUE, (m) => blank(m));
   take(RE_ZH_DIGITS, (m) => {
     const n = Number(toAscii(m[1]!));
     return numberEntity(n, toAscii(m[1]!)) ?? { kind: 'number', key: '', text: m[0] };
