@@ -8,6 +8,8 @@ import { registerStats } from './commands/stats.js';
 import { registerExport } from './commands/export.js';
 import { registerFeatures } from './commands/features.js';
 import { registerIndex } from './commands/index-cmd.js';
+import { registerScore } from './commands/score.js';
+import { registerCalibrate } from './commands/calibrate.js';
 
 const require = createRequire(import.meta.url);
 const pkg = require('../package.json') as { version: string };
@@ -28,6 +30,8 @@ export function buildProgram(): Command {
   registerExport(program);
   registerFeatures(program);
   registerIndex(program);
+  registerScore(program);
+  registerCalibrate(program);
   return program;
 }
 

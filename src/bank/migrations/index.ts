@@ -5,6 +5,7 @@
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
 import { m002Features } from './002-features.js';
+import { m004Comparability } from './004-comparability.js';
 import { m006Pairs } from './006-pairs.js';
 
 // One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
@@ -12,6 +13,7 @@ import { m006Pairs } from './006-pairs.js';
 export const migrations: Migration[] = [
   m001Banks,
   m002Features,
+  m004Comparability,
   m006Pairs,
 ].sort((a, b) => a.version - b.version);
 export type { Migration };
