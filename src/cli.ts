@@ -7,6 +7,7 @@ import { registerImport } from './commands/import.js';
 import { registerStats } from './commands/stats.js';
 import { registerExport } from './commands/export.js';
 import { registerDaemon } from './commands/daemon.js';
+import { registerEval } from './commands/eval.js';
 
 const require = createRequire(import.meta.url);
 const pkg = require('../package.json') as { version: string };
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerStats(program);
   registerExport(program);
   registerDaemon(program);
+  registerEval(program);
   return program;
 }
 

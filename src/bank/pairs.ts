@@ -229,6 +229,16 @@ export class PairsRepo {
     return this.db.prepare(`SELECT ${COLUMNS} FROM pairs p WHERE ${cond.join(' AND ')} ORDER BY ${order} LIMIT ?`).all(...args) as PairRow[];
   }
 
+  /** Every emitted (source, target) pair at or above a level, with its level (evaluation). */
+  emittedPairs(minLevel: PairLevel = 'inc'): { sourceItemId: number; targetItemId: number; level: PairLevel }[] {
+    return this.db
+      .prepare(
+        `SELECT source_item_id AS sourceItemId, target_item_id AS targetItemId, level FROM pairs
+         WHERE emitted = 1 AND level_rank >= ? ORDER BY source_item_id, target_item_id`,
+      )
+      .all(LEVEL_RANK[minLevel]) as never;
+  }
+
   /** Emitted pairs per level (the metrics endpoint and stats). */
   countByLevel(): Record<PairLevel, number> {
     const out: Record<PairLevel, number> = { par: 0, com: 0, pse: 0, inc: 0 };
