@@ -57,7 +57,14 @@ export async function runDemo(argv: string[] = process.argv.slice(2)): Promise<n
         for (const [i, s] of sites.entries()) {
           fs.writeFileSync(
             path.join(override.crawler.sitesDir, `demo-${s.name}.yaml`),
-            YAML.stringify({ name: `demo-${s.name}`, bank: s.name === 'en' ? 'source' : 'target', lang: s.name === 'en' ? 'eng' : 'cmn', start: [`${servers[i]!.url}/`] }),
+            YAML.stringify({
+              name: `demo-${s.name}`,
+              language: s.name,
+              startUrls: [`${servers[i]!.url}/`],
+              allowedHosts: [new URL(servers[i]!.url).host],
+              articlePatterns: ['/news/[^/]+\\.html$'],
+              captions: { container: 'figure', caption: 'figcaption' },
+            }),
           );
         }
         out('\n1. crawl: the daemon crawls both sites');
