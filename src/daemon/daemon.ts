@@ -108,7 +108,13 @@ export class Daemon {
         process.exit(0);
       }
       logger.info(`daemon: ${sig} — stopping (finishing the current batch, at most ${config.daemon.shutdownTimeoutSecs}s)`);
-      void this.stop();
+      void this.stop().then((timedOut) => {
+        if (!timedOut) return;
+        // the stage did not reach a checkpoint in time: committed batches are safe, leave now
+        void this.closeServer?.();
+        this.lock?.release();
+        process.exit(0);
+      });
     };
     if (this.opts.handleSignals !== false) {
       process.on('SIGTERM', onSignal);
@@ -153,15 +159,16 @@ export class Daemon {
   }
 
   /** Graceful stop: no new cycles, abort the current stage, wait for it up to the timeout. */
-  async stop(): Promise<void> {
-    if (this.stopped) return;
+  async stop(): Promise<boolean> {
+    if (this.stopped) return false;
     this.stopped = true;
     for (const t of this.tasks) await t.stop();
     this.controller.abort();
     const { config, logger } = this.opts;
+    let timedOut = false;
     if (this.current) {
       let timer: NodeJS.Timeout | undefined;
-      const timedOut = await Promise.race([
+      timedOut = await Promise.race([
         this.current.then(() => false, () => false),
         new Promise<boolean>((r) => (timer = setTimeout(() => r(true), config.daemon.shutdownTimeoutSecs * 1000))),
       ]);
@@ -169,6 +176,7 @@ export class Daemon {
       if (timedOut) logger.warn(`daemon: the current stage did not stop within ${config.daemon.shutdownTimeoutSecs}s; exiting (committed batches are kept, the rest resumes on restart)`);
     }
     this.stopResolve?.();
+    return timedOut;
   }
 
   private async shutdown(): Promise<void> {
