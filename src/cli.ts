@@ -10,6 +10,8 @@ import { registerFeatures } from './commands/features.js';
 import { registerIndex } from './commands/index-cmd.js';
 import { registerScore } from './commands/score.js';
 import { registerCalibrate } from './commands/calibrate.js';
+import { registerDaemon } from './commands/daemon.js';
+import { registerEval } from './commands/eval.js';
 
 const require = createRequire(import.meta.url);
 const pkg = require('../package.json') as { version: string };
@@ -32,6 +34,8 @@ export function buildProgram(): Command {
   registerIndex(program);
   registerScore(program);
   registerCalibrate(program);
+  registerDaemon(program);
+  registerEval(program);
   return program;
 }
 
