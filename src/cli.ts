@@ -5,6 +5,8 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { registerImport } from './commands/import.js';
 import { registerStats } from './commands/stats.js';
+import { registerExtract } from './commands/extract.js';
+import { registerCrawl } from './commands/crawl.js';
 import { registerExport } from './commands/export.js';
 import { registerFeatures } from './commands/features.js';
 import { registerIndex } from './commands/index-cmd.js';
@@ -29,6 +31,8 @@ export function buildProgram(): Command {
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   registerImport(program);
   registerStats(program);
+  registerExtract(program);
+  registerCrawl(program);
   registerExport(program);
   registerFeatures(program);
   registerIndex(program);

@@ -7,6 +7,7 @@ import { m001Banks } from './001-banks.js';
 import { m002Features } from './002-features.js';
 import { m004Comparability } from './004-comparability.js';
 import { m006Pairs } from './006-pairs.js';
+import { m005Crawler } from './005-crawler.js';
 
 // One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
 // number than one already applied is still applied (db.ts tracks each version, not just the highest).
@@ -15,5 +16,6 @@ export const migrations: Migration[] = [
   m002Features,
   m004Comparability,
   m006Pairs,
+  m005Crawler,
 ].sort((a, b) => a.version - b.version);
 export type { Migration };
