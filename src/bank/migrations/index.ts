@@ -5,6 +5,8 @@
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
 import { m002Features } from './002-features.js';
+import { m004Comparability } from './004-comparability.js';
+import { m003Index } from './003-index.js';
 import { m006Pairs } from './006-pairs.js';
 import { m005Crawler } from './005-crawler.js';
 
@@ -13,6 +15,8 @@ import { m005Crawler } from './005-crawler.js';
 export const migrations: Migration[] = [
   m001Banks,
   m002Features,
+  m004Comparability,
+  m003Index,
   m006Pairs,
   m005Crawler,
 ].sort((a, b) => a.version - b.version);
