@@ -146,7 +146,11 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
    * through the same three checks with its own slot (the target may be another host). */
   const politeFetch = async (site: SiteProfile, url: string, maxBytes: number, headers?: Record<string, string>): Promise<FetchResult> => {
     const slot = async (u: string) => {
-      await checkHost(new URL(u).hostname, cc.allowPrivateAddresses);
+      try {
+        await checkHost(new URL(u).hostname, cc.allowPrivateAddresses);
+      } catch (err) {
+        throw err instanceof FetchRefused ? err : new FetchRefused('network', `${new URL(u).hostname}: ${(err as Error).message}`);
+      }
       const verdict = await robots.check(u);
       if (!verdict.allowed) throw new FetchRefused('robots', `${u}: ${verdict.reason}`);
       const delay = Math.max(cc.perHostDelayMs, site.limits.delayMs ?? 0, verdict.crawlDelayMs);
