@@ -13,7 +13,7 @@ import { MemoryStorage } from '@crawlee/memory-storage';
 import * as cheerio from 'cheerio';
 import { XMLParser } from 'fast-xml-parser';
 import type { Bank, BankName } from '../bank/index.js';
-import { CrawlRepo, probeImage } from '../bank/index.js';
+import { CrawlRepo, probeImage, type Validators } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import { checkCaption } from '../ingest/language.js';
 import type { Logger } from '../util/log.js';
@@ -233,7 +233,9 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
       }
     }
     if (toAdd.length) await queue.addRequests(toAdd);
-    if (res.status === 200) repo.setValidators(url, { etag: res.headers.get('etag'), lastModified: res.headers.get('last-modified') });
+    // Validators are stored only once the queue has written the links to disk (see the end of runCrawl): a 304
+    // next time must not hide links a killed run never persisted.
+    if (res.status === 200) pendingValidators.push([url, { etag: res.headers.get('etag'), lastModified: res.headers.get('last-modified') }]);
   };
 
   const harvestArticle = async (site: SiteProfile, pageUrl: string) => {
@@ -357,6 +359,7 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
   };
 
   const queueCycle = new Map<string, number>();
+  const pendingValidators: [string, Validators][] = [];
 
   const runSite = async (site: SiteProfile) => {
     const queue = await RequestQueueV1.open(`site-${site.name}`, { config: crawleeConfig });
@@ -431,7 +434,14 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
     summary.queued += Math.max(0, (info?.totalRequestCount ?? 0) - (info?.handledRequestCount ?? 0));
   };
 
-  await Promise.all(sites.map(runSite));
+  try {
+    await Promise.all(sites.map(runSite));
+  } finally {
+    await storage.teardown(); // waits for crawlee's background writes of the queues
+    bank.transaction(() => {
+      for (const [u, v] of pendingValidators) repo.setValidators(u, v);
+    });
+  }
   summary.aborted = Boolean(signal?.aborted);
   return summary;
 }
