@@ -11,6 +11,8 @@ const PREFIXES = [
   /^(image caption|caption|photo caption|media caption|imagecaption|enlarge this image|toggle caption|hide caption|show caption|expand)\s*[:：,]?\s*/i,
   /^(图注|圖註|图说|圖說)\s*[:：]\s*/,
   /^[▲▼△▽↑↓◆■●☆★]+\s*/,
+  // Agency datelines: "WASHINGTON - FEBRUARY 26: ...", "LONDON, ENGLAND - MAY 3: ..."
+  /^[A-Z][A-Z .,'-]{2,40}\s[-–—]\s(?:JANUARY|FEBRUARY|MARCH|APRIL|MAY|JUNE|JULY|AUGUST|SEPTEMBER|OCTOBER|NOVEMBER|DECEMBER)\s\d{1,2}(?:,\s\d{4})?:\s*/,
   /^(image|photo|slide|picture|图|圖)\s*\d+\s*(of|\/|／)\s*\d+\s*[:：.]?\s*/i,
   /^\d+\s*(of|\/|／)\s*\d+\s+/i,
   /^(previous|next)\s+(image|slide)\s*/i,
