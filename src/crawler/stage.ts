@@ -175,7 +175,7 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
 
   const robotsRefused = (err: unknown) => err instanceof FetchRefused && err.reason === 'robots';
 
-  const handle = async (site: SiteProfile, queue: RequestQueueV1, req: Request<UserData>, counters: { articles: number }) => {
+  const handle = async (site: SiteProfile, queue: RequestQueueV1, req: Request<UserData>, counters: { articles: number; listings: number }) => {
     const { kind, depth } = req.userData;
     const url = req.url;
     if (kind === 'article') {
@@ -190,7 +190,13 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
       await harvestArticle(site, norm);
       return;
     }
-    // Listing pages, feeds and sitemaps: conditional GET with the stored validators.
+    // Listing pages, feeds and sitemaps: conditional GET with the stored validators. Their number per cycle is
+    // bounded like the articles' (a depth-3 walk of a news site's sections would otherwise have no end).
+    if (kind === 'listing' && depth > 0 && counters.listings >= (site.limits.maxPages ?? cc.maxPagesPerSite)) {
+      bump(summary.refused, 'site-listing-limit');
+      return;
+    }
+    if (kind === 'listing') counters.listings++;
     const v = repo.validators(url);
     const headers: Record<string, string> = {};
     if (v?.etag) headers['if-none-match'] = v.etag;
@@ -385,7 +391,7 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
       summary.resumed.push(site.name);
       log?.info(`crawl ${site.name}: resuming cycle ${cycle}`);
     }
-    const counters = { articles: 0 };
+    const counters = { articles: 0, listings: 0 };
     // Our own end-of-queue test: crawlee's isFinished() waits ~10 s "for consistency" on every empty head, and
     // concurrent fetchNextRequest() calls race on V1's head cache, so heads are taken one at a time.
     let active = 0;
