@@ -54,7 +54,7 @@ const CREDIT_CLASS = /credit|byline|copyright|source|photographer|attribution|au
 const ZH_MARKERS = /(?<!拍)摄(?![影像制])|(?<!拍)攝(?![影像製])|供图|供圖|图片来源|圖片來源|新华社记者|新華社記者|◎|图为|圖為|图注|圖註|资料图|資料圖|截图|截圖|图／|圖／|图\/|圖\/|（图|\(图/;
 const EN_PHOTO_CREDIT = /\((?:xinhua|photo|reuters|ap|afp|epa|xinhua\/[^)]+|photo by [^)]+|[^)]*\/(?:xinhua|reuters|ap|afp))\)\s*$/i;
 const ALT_CREDIT = /\((?:[^()]*\/[^()]*|(?:AP |Reuters |AFP )?photo[^()]*|[^()]*(?:file photo|courtesy)[^()]*)\)\s*$/i;
-const RELATED_TEXT = /^(video|watch|listen|audio|gallery)\s*[:：]|\bEMBED\s*<>|\bMore Videos\b|^(相关新闻|相關新聞|相关阅读|相關閱讀|延伸阅读|延伸閱讀|热点推荐|related( stories| articles| coverage)?|more|watch|video)$|\b\d+\s+(hours?|minutes?|mins?|days?)\s+ago\b|阅读\s*\d|人参与|\d+\s*评论|跟帖|点击|\bread more\b/i;
+const RELATED_TEXT = /^(video|watch|listen|audio|gallery|inside|related|read more|see also|more|recommended|sponsored|advertisement)\s*[:：]|\bEMBED\s*<>|\bMore Videos\b|^(相关新闻|相關新聞|相关阅读|相關閱讀|延伸阅读|延伸閱讀|热点推荐|related( stories| articles| coverage)?|more|watch|video)$|\b\d+\s+(hours?|minutes?|mins?|days?)\s+ago\b|阅读\s*\d|人参与|\d+\s*评论|跟帖|点击|\bread more\b/i;
 
 const BLOCK_TAGS = new Set(['p', 'div', 'center', 'section', 'td', 'li', 'figure', 'span', 'a', 'strong', 'b', 'font', 'h2', 'h3', 'h4', 'h5', 'h6', 'dd', 'dt', 'em', 'i', 'picture', 'article']);
 
