@@ -7,7 +7,7 @@ import type { Prepared } from '../src/lsh-index/verify.js';
 
 const setName = process.argv[2] ?? 'mining-flickr8k';
 const set = readSet(path.join('/work/shared/data', setName));
-const feats = loadCv2Features(path.join('bench/.cache/cv2', setName));
+const feats = loadCv2Features(path.join('bench/.cache', process.env.FEAT ?? 'cv2', setName));
 const env = (k: string, d: number) => (process.env[k] ? Number(process.env[k]) : d);
 const idx = new LshIndex({ tables: env('T', 8), bits: env("B", 16), probes: env("P", 2), maxBucket: env("MB", 300), seed: 1 });
 const slotIds: string[] = [];
@@ -37,7 +37,7 @@ for (const s of set.sources.slice(0, env("Q", 1e9))) {
   t0 = performance.now();
   const r = search(idx, (slot) => prepared[slot], f, params);
   lat.push(performance.now() - t0); tim.p += r.timings.probeMs; tim.v += r.timings.voteMs; tim.x += r.timings.verifyMs;
-  const list = r.hits.filter((h) => h.score > 0).map((h) => slotIds[h.slot]!);
+  const list = r.hits.filter((h) => process.env.ALL || h.score > 0).map((h) => slotIds[h.slot]!);
   ranked.set(s.id, list);
   const rel = set.truth.get(s.id);
   for (const h of r.hits) {
