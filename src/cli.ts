@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { registerImport } from './commands/import.js';
 import { registerStats } from './commands/stats.js';
 import { registerExport } from './commands/export.js';
+import { registerServe } from './commands/serve.js';
 
 const require = createRequire(import.meta.url);
 const pkg = require('../package.json') as { version: string };
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerImport(program);
   registerStats(program);
   registerExport(program);
+  registerServe(program);
   return program;
 }
 

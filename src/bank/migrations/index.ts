@@ -5,6 +5,7 @@
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
 import { m006Pairs } from './006-pairs.js';
+import { m008Reviews } from './008-reviews.js';
 
-export const migrations: Migration[] = [m001Banks, m006Pairs].sort((a, b) => a.version - b.version);
+export const migrations: Migration[] = [m001Banks, m006Pairs, m008Reviews].sort((a, b) => a.version - b.version);
 export type { Migration };
