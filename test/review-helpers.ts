@@ -1,10 +1,11 @@
 // A bank for the review tests: items imported from manifests with real sharp images (the import command's own
 // code path), and pairing decisions stored through PairsRepo.upsert as the pairing stage stores them.
 import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { Bank, PairsRepo, type PairDecision } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { importManifest } from '../src/ingest/manifest.js';
-import { makeImage, tempDir, writeManifest } from './helpers.js';
+import { makeImage, REPO_ROOT, tempDir, writeManifest } from './helpers.js';
 
 export const SCENES: Array<{ en: string; zh: string; explain: PairDecision['explain']; level: 'par' | 'com' | 'pse' | 'inc'; c: number; emitted: boolean; imageScore: number; inliers: number }> = [
   {
@@ -86,3 +87,30 @@ export async function buildReviewBank(opts: { width?: number; height?: number } 
   });
   return { dir, dataDir, bank, pairs };
 }
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync',
+];
+
+/** Starts `capbridge serve --port 0 --json` and resolves with its URL once it listens. */
+export function startServe(dataDir: string, extra: string[] = []): Promise<{ url: string; child: ChildProcess }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src', 'cli.ts'), 'serve', '--data', dataDir, '--port', '0', '--json', ...extra], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, CI: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line) resolve({ url: (JSON.parse(line) as { url: string }).url, child });
+    });
+    child.stderr!.on('data', (d) => (err += d));
+    child.on('exit', (code) => reject(new Error(`serve exited (${code}) before listening: ${err}`)));
+  });
+}
+

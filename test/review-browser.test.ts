@@ -1,0 +1,107 @@
+// End to end in real headless Chromium (Debian `chromium`, driven by playwright-core): `capbridge serve` on a bank
+// built by import + pairing decisions, the list, a pair with its match lines, a judgement by keyboard that survives
+// a reload, j/k navigation, then `capbridge export --reviewed accepted` holds the accepted pair.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { expect } from 'chai';
+import { chromium, type Browser } from 'playwright-core';
+import { Bank, ReviewsRepo } from '../src/bank/index.js';
+import { runCli } from './helpers.js';
+import { buildReviewBank, CHROMIUM, CHROMIUM_ARGS, SCENES, startServe, type ReviewFixture } from './review-helpers.js';
+import { matchPointsOf } from '../src/review/points.js';
+
+describe('review: in headless Chromium', function () {
+  this.timeout(60_000);
+  let fx: ReviewFixture;
+  let browser: Browser | null = null;
+  let serve: ChildProcess | null = null;
+  let base = '';
+
+  before(async function () {
+    if (!fs.existsSync(CHROMIUM)) {
+      console.log(`    skipping the browser test: ${CHROMIUM} is missing (apt-get install -y chromium; .ci/run installs it)`);
+      this.skip();
+    }
+    fx = await buildReviewBank({ width: 320, height: 240 });
+    fx.bank.close();
+    const s = await startServe(fx.dataDir);
+    serve = s.child;
+    base = s.url.replace(/\/$/, '');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  });
+
+  after(async () => {
+    await browser?.close();
+    if (serve && serve.exitCode === null) {
+      const exited = new Promise((r) => serve!.once('exit', r));
+      serve.kill('SIGTERM');
+      await exited;
+    }
+    if (fx) fs.rmSync(fx.dir, { recursive: true, force: true });
+  });
+
+  it('lists pairs, opens one, draws its matches, accepts it by keyboard, keeps it after reload, exports it', async () => {
+    const page = await browser!.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+
+    await page.goto(`${base}/`);
+    const rows = page.locator('table.pairs tbody tr');
+    expect(await rows.count()).to.equal(2);
+    expect(await rows.first().textContent()).to.include(SCENES[0]!.en);
+    // thumbnails really load (served by sharp from the store)
+    await page.waitForFunction(() => Array.from(document.querySelectorAll('table.pairs img')).every((i) => (i as HTMLImageElement).complete && (i as HTMLImageElement).naturalWidth > 0));
+
+    await rows.first().locator('a').first().click();
+    await page.waitForURL(/\/pair\/\d+\/\d+/);
+    const { sourceItemId: s, targetItemId: t } = fx.pairs[0]!;
+    expect(new URL(page.url()).pathname).to.equal(`/pair/${s}/${t}`);
+
+    // match lines: as many as the inlier points stored for the pair (none stored in a build without them, and the page says so)
+    const bank = Bank.open(fx.dataDir);
+    const { points } = matchPointsOf(bank, s, t);
+    bank.close();
+    expect(await page.locator('svg.matches line.inlier').count()).to.equal(points?.inliers.length ?? 0);
+    if (!points) expect(await page.locator('#no-points').count()).to.equal(1);
+    expect(await page.locator('svg.matches image').count()).to.equal(2);
+    // aligned words share a colour across the captions
+    const enColour = await page.locator('#caption-en mark', { hasText: 'earthquake' }).getAttribute('data-c');
+    const zhColour = await page.locator('#caption-zh mark', { hasText: '地震' }).getAttribute('data-c');
+    expect(enColour).to.not.equal(null);
+    expect(enColour).to.equal(zhColour);
+
+    // accept with the keyboard
+    await page.keyboard.press('a');
+    await page.waitForFunction(() => document.getElementById('review-state')?.getAttribute('data-verdict') === 'accepted');
+    await page.keyboard.press('2');
+    await page.waitForFunction(() => document.getElementById('review-state')?.getAttribute('data-level') === 'com');
+    await page.reload();
+    expect(await page.locator('#review-state').getAttribute('data-verdict')).to.equal('accepted');
+    expect(await page.locator('#review-state').getAttribute('data-level')).to.equal('com');
+
+    // j: next pair of the list, k: back
+    await page.keyboard.press('j');
+    await page.waitForURL(new RegExp(`/pair/${fx.pairs[1]!.sourceItemId}/${fx.pairs[1]!.targetItemId}`));
+    await page.keyboard.press('k');
+    await page.waitForURL(new RegExp(`/pair/${s}/${t}`));
+    expect(errors, errors.join('\n')).to.deep.equal([]);
+
+    // the list shows the judgement too
+    await page.goto(`${base}/?review=accepted`);
+    expect(await page.locator('table.pairs tbody tr').count()).to.equal(1);
+
+    const check = Bank.open(fx.dataDir);
+    expect(check.repo(ReviewsRepo).get(s, t)).to.include({ verdict: 'accepted', level: 'com' });
+    check.close();
+
+    const out = path.join(fx.dir, 'accepted.tsv');
+    const res = await runCli(['export', '--data', fx.dataDir, '--format', 'tsv', '--out', out, '--reviewed', 'accepted', '--json']);
+    expect(res.code, res.stderr).to.equal(0);
+    const tsv = fs.readFileSync(out, 'utf8');
+    expect(tsv).to.include(SCENES[0]!.en).and.include(SCENES[0]!.zh);
+    expect(tsv).not.to.include(SCENES[1]!.en);
+    expect(tsv.split('\n').find((l) => l.includes(SCENES[0]!.en))).to.match(/\tcom\t/);
+  });
+});
