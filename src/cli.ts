@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { registerImport } from './commands/import.js';
 import { registerStats } from './commands/stats.js';
 import { registerExport } from './commands/export.js';
+import { registerFeatures } from './commands/features.js';
+import { registerIndex } from './commands/index-cmd.js';
 import { registerServe } from './commands/serve.js';
 
 const require = createRequire(import.meta.url);
@@ -25,6 +27,8 @@ export function buildProgram(): Command {
   registerImport(program);
   registerStats(program);
   registerExport(program);
+  registerFeatures(program);
+  registerIndex(program);
   registerServe(program);
   return program;
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import Database from 'better-sqlite3';
 import { Bank, LATEST_SCHEMA_VERSION, StatsRepo } from '../src/bank/index.js';
+import { applyMigrations } from '../src/bank/db.js';
 import { tempDir, makeImage } from './helpers.js';
 
 describe('bank', () => {
@@ -80,5 +81,24 @@ describe('bank', () => {
     expect(item.imageSha256).to.equal(b.sha256);
     expect(bank.items.listByStatus('source', 'new', 10).map((i) => i.extId)).to.deep.equal(['e1']);
     bank.close();
+  });
+});
+
+describe('migrations', () => {
+  it('applies a migration numbered below one already applied (layers land in any order), once', () => {
+    const file = path.join(tempDir(), 'm.db');
+    const db = new Database(file);
+    const m1 = { version: 1, name: 'one', up: 'CREATE TABLE a (x INTEGER)' };
+    const m2 = { version: 2, name: 'two', up: 'CREATE TABLE b (x INTEGER)' };
+    const m6 = { version: 6, name: 'six', up: 'CREATE TABLE f (x INTEGER)' };
+    applyMigrations(db, file, [m1, m6]);
+    expect(db.pragma('user_version', { simple: true })).to.equal(6);
+    applyMigrations(db, file, [m1, m2, m6]);
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+    expect(tables).to.include.members(['a', 'b', 'f']);
+    expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all()).to.deep.equal([1, 2, 6]);
+    applyMigrations(db, file, [m1, m2, m6]); // nothing left to apply: CREATE TABLE would throw if re-run
+    expect(() => applyMigrations(db, file, [m1])).to.throw(/newer than this capbridge knows \(1\)/);
+    db.close();
   });
 });
