@@ -297,5 +297,20 @@ describe('review: API', function () {
     expect(res.statusCode).to.equal(200);
     expect(res.body).to.include('id="bank-counts"').and.include('2 emitted');
     expect((res.body.match(/<rect [^>]*fill="#1b7f3b"/g) ?? []).length).to.be.greaterThan(0); // a par bar
+    expect(res.body).to.include('No eval run recorded');
+    // the last eval run as the export layer's eval stores it (meta 'eval.last')
+    fx.bank.meta.setJson('eval.last', {
+      set: 'ukrainian-news', at: '2026-11-22T10:00:00.000Z', pAt: { '1': 0.8, '2': 0.65, '3': 0.5, '4': 0.45, '5': 0.4 }, hitAt1: 0.8, hitAt5: 0.9,
+      emittedPrecision: 0.92, coverage: 0.7, falseEmissionRate: 0.05,
+    });
+    try {
+      const body = (await get('/stats')).body;
+      expect(body).to.include('set ukrainian-news');
+      const bars = [...body.matchAll(/<title>(P@\d): ([\d.]+)<\/title>/g)].map((m) => `${m[1]}=${m[2]}`);
+      expect(bars).to.deep.equal(['P@1=0.800', 'P@2=0.650', 'P@3=0.500', 'P@4=0.450', 'P@5=0.400']);
+      expect(body).to.include('emitted precision 0.920');
+    } finally {
+      fx.bank.meta.set('eval.last', 'null');
+    }
   });
 });

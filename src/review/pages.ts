@@ -4,6 +4,7 @@ import { LEVELS } from '../bank/index.js';
 import { fmt, html, page, raw, type Html } from './html.js';
 import { highlight, parseExplain } from './highlight.js';
 import { encodeCursor, listQueryString, MAX_PAGE } from './query.js';
+import type { EvalRun } from './eval.js';
 import { barsChart, matchSvg, perDayChart, type MatchPoints } from './svg.js';
 
 export const pairPath = (r: Pick<ReviewPairRow, 'sourceItemId' | 'targetItemId'>): string => `/pair/${r.sourceItemId}/${r.targetItemId}`;
@@ -121,7 +122,7 @@ export interface StatsData {
   byLevel: Record<string, number>;
   reviews: { accepted: number; rejected: number; levelOnly: number; total: number };
   perDay: Array<{ day: string; level: string | null; n: number }>;
-  evalRun: { at?: string; values: Array<{ label: string; value: number }>; key: string } | null;
+  evalRun: EvalRun | null;
   evalKey: string;
 }
 
@@ -134,7 +135,8 @@ export function statsPage(d: StatsData): string {
     <h2>Pairs</h2><p id="pair-counts">${d.pairs.emitted} emitted (par ${d.byLevel.par ?? 0}, com ${d.byLevel.com ?? 0}, pse ${d.byLevel.pse ?? 0}), ${d.pairs.candidate} candidates not emitted ·
       reviews: ${d.reviews.accepted} accepted, ${d.reviews.rejected} rejected, ${d.reviews.levelOnly} level only</p>
     <h3>Emitted pairs per day (by decision time) and level</h3>${raw(perDayChart(d.perDay))}
-    <h2>Last evaluation</h2>${d.evalRun ? html`<p class="muted">${d.evalRun.at ?? ''} (bank meta "${d.evalRun.key}")</p>${raw(barsChart(d.evalRun.values))}` : html`<p class="muted">No eval run recorded in this bank (meta "${d.evalKey}").</p>`}`;
+    <h2>Last evaluation</h2>${d.evalRun ? html`<p class="muted" id="eval-run">set ${d.evalRun.set ?? '–'}, ${d.evalRun.at ?? ''}</p>${raw(barsChart(d.evalRun.values))}
+      <p>${d.evalRun.extra.map((x) => `${x.label} ${x.value.toFixed(3)}`).join(' · ')}</p>` : html`<p class="muted">No eval run recorded in this bank (meta "${d.evalKey}").</p>`}`;
   return page('Stats', body, { nav: 'stats' });
 }
 
