@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { highlight, parseExplain, isLoopbackAddress, isLoopbackHost } from '../src/review/index.js';
 import { decodeCursor, encodeCursor, parseListQuery } from '../src/review/query.js';
 import { matchSvg } from '../src/review/svg.js';
+import { labelOf } from '../src/review/labelled.js';
 import { runCli, tempDir } from './helpers.js';
 
 describe('review: highlighting, queries, SVG', () => {
@@ -50,6 +51,17 @@ describe('review: highlighting, queries, SVG', () => {
     expect(decodeCursor(encodeCursor({ v: null, id: 7 }), 'image')).to.deep.equal({ v: null, id: 7 });
     expect(() => decodeCursor(encodeCursor({ v: 'x', id: 7 }), 'c')).to.throw(/cursor/);
     expect(() => decodeCursor(encodeCursor({ v: 3, id: 7 }), 'id')).to.throw(/cursor/);
+  });
+
+  it('labels judgements for calibration: the linguist\'s level, else what the verdict implies', () => {
+    const base = { sourceItemId: 1, targetItemId: 2, en: 'e', zh: 'z', c: 0.5, fc: 0.5, fe: 0, fl: 1, reviewedAt: 'x' };
+    expect(labelOf({ ...base, verdict: 'accepted', level: 'pse', machineLevel: 'par' })).to.equal('pse');
+    expect(labelOf({ ...base, verdict: 'rejected', level: null, machineLevel: 'par' })).to.equal('inc');
+    expect(labelOf({ ...base, verdict: 'accepted', level: null, machineLevel: 'par' })).to.equal('par');
+    expect(labelOf({ ...base, verdict: 'accepted', level: null, machineLevel: 'pse' })).to.equal('com');
+    expect(labelOf({ ...base, verdict: 'accepted', level: null, machineLevel: 'pse' }, 'pse')).to.equal('pse');
+    expect(labelOf({ ...base, verdict: 'accepted', level: null, machineLevel: null })).to.equal('com');
+    expect(labelOf({ ...base, verdict: null, level: null, machineLevel: 'par' })).to.equal(null);
   });
 
   it('tells loopback from other addresses', () => {
