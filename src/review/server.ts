@@ -99,7 +99,8 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
   app.get('/', async (req, reply) => {
     const q = parseListQuery(req.query as Query);
     const { rows, next } = reviews.listPairs(q.filter, { after: q.after, limit: q.limit });
-    return sendPage(reply, listPage(q.filter, rows, next ? encodeCursor(next) : null, reviews.sites(), q.limit, !q.after));
+    const noPairs = !rows.length && !q.after && (() => { const c = reviews.pairCounts(); return c.emitted + c.candidate === 0; })();
+    return sendPage(reply, listPage(q.filter, rows, next ? encodeCursor(next) : null, reviews.sites(), q.limit, !q.after, noPairs));
   });
   app.get('/api/pairs', async (req) => {
     const q = parseListQuery(req.query as Query);
