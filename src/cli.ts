@@ -9,6 +9,8 @@ import { registerExport } from './commands/export.js';
 import { registerFeatures } from './commands/features.js';
 import { registerIndex } from './commands/index-cmd.js';
 import { registerServe } from './commands/serve.js';
+import { registerScore } from './commands/score.js';
+import { registerCalibrate } from './commands/calibrate.js';
 
 const require = createRequire(import.meta.url);
 const pkg = require('../package.json') as { version: string };
@@ -30,6 +32,8 @@ export function buildProgram(): Command {
   registerFeatures(program);
   registerIndex(program);
   registerServe(program);
+  registerScore(program);
+  registerCalibrate(program);
   return program;
 }
 

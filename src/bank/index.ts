@@ -8,3 +8,4 @@ export { LATEST_SCHEMA_VERSION } from './db.js';
 export { PairsRepo, LEVELS, LEVEL_RANK, textKey, type PairLevel, type PairDecision, type PairRow, type PairForExport, type PairCandidate } from './pairs.js';
 export { FeaturesRepo, type StoredFeatures } from './features.js';
 export { ReviewsRepo, VERDICTS, type Verdict, type Review, type ReviewState, type PairListFilter, type PairListKind, type PairListSort, type ListCursor, type ReviewPairRow, type LabelledPair } from './reviews.js';
+export { TermStatsRepo } from './term-stats.js';

@@ -5,6 +5,7 @@
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
 import { m002Features } from './002-features.js';
+import { m004Comparability } from './004-comparability.js';
 import { m006Pairs } from './006-pairs.js';
 import { m008Reviews } from './008-reviews.js';
 
@@ -13,6 +14,7 @@ import { m008Reviews } from './008-reviews.js';
 export const migrations: Migration[] = [
   m001Banks,
   m002Features,
+  m004Comparability,
   m006Pairs,
   m008Reviews,
 ].sort((a, b) => a.version - b.version);
