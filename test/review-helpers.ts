@@ -1,10 +1,14 @@
 // A bank for the review tests: items imported from manifests with real sharp images (the import command's own
 // code path), and pairing decisions stored through PairsRepo.upsert as the pairing stage stores them.
+import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Bank, PairsRepo, type PairDecision } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { importManifest } from '../src/ingest/manifest.js';
+import { createScorer } from '../src/comparability/index.js';
+import { decide } from '../src/export/pairing.js';
+import { testLexicon, testLexiconDir } from './helpers/comparability.js';
 import { makeImage, REPO_ROOT, tempDir, writeManifest } from './helpers.js';
 
 export const SCENES: Array<{ en: string; zh: string; explain: PairDecision['explain']; level: 'par' | 'com' | 'pse' | 'inc'; c: number; emitted: boolean; imageScore: number; inliers: number }> = [
@@ -54,7 +58,29 @@ export interface ReviewFixture {
   pairs: Array<{ sourceItemId: number; targetItemId: number }>;
 }
 
-export async function buildReviewBank(opts: { width?: number; height?: number } = {}): Promise<ReviewFixture> {
+/**
+ * A bank whose pairs the export layer's decision rule decided (`decide`) with the real C-measure (the scorer of
+ * the comparability layer, on the test lexicon cache, copied into the data dir for spawned commands).
+ */
+export async function buildScoredReviewBank(opts: { width?: number; height?: number } = {}): Promise<ReviewFixture> {
+  const fx = await buildReviewBank({ ...opts, decisions: false });
+  const { config } = loadConfig();
+  testLexicon();
+  fs.cpSync(testLexiconDir(), path.join(fx.dataDir, 'lexicon'), { recursive: true });
+  const scorer = createScorer(config, { bank: fx.bank, cacheDir: testLexiconDir() });
+  const repo = fx.bank.repo(PairsRepo);
+  const decisions: PairDecision[] = [];
+  for (const [i, s] of SCENES.entries()) {
+    const src = fx.bank.items.get('source', `en-${i}`)!;
+    const tgt = fx.bank.items.get('target', `zh-${i}`)!;
+    const cand = { sourceItemId: src.id, targetItemId: tgt.id, rank: 0, imageScore: s.imageScore, inliers: s.inliers, matchedAt: '2026-11-20T10:00:00.000Z' };
+    decisions.push(await decide(src, tgt, cand, scorer, { minInliers: config.export.minInliers, minImageScore: config.export.minImageScore, minLevel: config.export.minLevel }));
+  }
+  fx.bank.transaction(() => decisions.forEach((d) => repo.upsert(d)));
+  return fx;
+}
+
+export async function buildReviewBank(opts: { width?: number; height?: number; decisions?: boolean } = {}): Promise<ReviewFixture> {
   const dir = tempDir('capbridge-review-');
   const dataDir = path.join(dir, 'data');
   const { config } = loadConfig();
@@ -75,6 +101,10 @@ export async function buildReviewBank(opts: { width?: number; height?: number } 
   const pairs: ReviewFixture['pairs'] = [];
   bank.transaction(() => {
     SCENES.forEach((s, i) => {
+      if (opts.decisions === false) {
+        pairs.push({ sourceItemId: bank.items.get('source', `en-${i}`)!.id, targetItemId: bank.items.get('target', `zh-${i}`)!.id });
+        return;
+      }
       const sourceItemId = bank.items.get('source', `en-${i}`)!.id;
       const targetItemId = bank.items.get('target', `zh-${i}`)!.id;
       repo.upsert({
