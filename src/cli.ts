@@ -5,12 +5,16 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { registerImport } from './commands/import.js';
 import { registerStats } from './commands/stats.js';
+import { registerExtract } from './commands/extract.js';
+import { registerCrawl } from './commands/crawl.js';
 import { registerExport } from './commands/export.js';
 import { registerFeatures } from './commands/features.js';
 import { registerIndex } from './commands/index-cmd.js';
 import { registerServe } from './commands/serve.js';
 import { registerScore } from './commands/score.js';
 import { registerCalibrate } from './commands/calibrate.js';
+import { registerDaemon } from './commands/daemon.js';
+import { registerEval } from './commands/eval.js';
 
 const require = createRequire(import.meta.url);
 const pkg = require('../package.json') as { version: string };
@@ -28,12 +32,16 @@ export function buildProgram(): Command {
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   registerImport(program);
   registerStats(program);
+  registerExtract(program);
+  registerCrawl(program);
   registerExport(program);
   registerFeatures(program);
   registerIndex(program);
   registerServe(program);
   registerScore(program);
   registerCalibrate(program);
+  registerDaemon(program);
+  registerEval(program);
   return program;
 }
 

@@ -61,6 +61,7 @@ export const configSchema = z
         minInliers: int().min(0),
         minImageScore: nonneg(),
         folder: z.string().min(1),
+        nightlyFormats: z.array(z.enum(['tsv', 'jsonl', 'tmx', 'moses'])).min(1),
       })
       .strict(),
     crawler: z

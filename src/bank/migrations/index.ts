@@ -7,6 +7,7 @@ import { m001Banks } from './001-banks.js';
 import { m002Features } from './002-features.js';
 import { m004Comparability } from './004-comparability.js';
 import { m006Pairs } from './006-pairs.js';
+import { m005Crawler } from './005-crawler.js';
 import { m008Reviews } from './008-reviews.js';
 
 // One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
@@ -16,6 +17,7 @@ export const migrations: Migration[] = [
   m002Features,
   m004Comparability,
   m006Pairs,
+  m005Crawler,
   m008Reviews,
 ].sort((a, b) => a.version - b.version);
 export type { Migration };
