@@ -7,8 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import { chromium, type Browser } from 'playwright-core';
 import { Bank, ReviewsRepo } from '../src/bank/index.js';
-import { runCli } from './helpers.js';
-import { buildScoredReviewBank, CHROMIUM, CHROMIUM_ARGS, startServe, type ReviewFixture } from './review-helpers.js';
+import { buildScoredReviewBank, CHROMIUM, CHROMIUM_ARGS, runInProcess, startServe, type ReviewFixture } from './review-helpers.js';
 import { highlight, parseExplain } from '../src/review/index.js';
 import { matchPointsOf } from '../src/review/points.js';
 
@@ -110,7 +109,7 @@ describe('review: in headless Chromium', function () {
     bank.close();
 
     const out = path.join(fx.dir, 'accepted.tsv');
-    const res = await runCli(['export', '--data', fx.dataDir, '--format', 'tsv', '--out', out, '--reviewed', 'accepted', '--json']);
+    const res = await runInProcess(['export', '--data', fx.dataDir, '--format', 'tsv', '--out', out, '--reviewed', 'accepted', '--json']);
     expect(res.code, res.stderr).to.equal(0);
     const lines = fs.readFileSync(out, 'utf8').trim().split('\n');
     expect(lines).to.have.length(2); // header + the accepted pair

@@ -6,8 +6,7 @@ import { ReviewsRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { labelledPairsFromReviews } from '../src/review/index.js';
 import { testLexicon, testLexiconDir } from './helpers/comparability.js';
-import { runCli } from './helpers.js';
-import { buildReviewBank, SCENES, type ReviewFixture } from './review-helpers.js';
+import { buildReviewBank, runInProcess, SCENES, type ReviewFixture } from './review-helpers.js';
 
 describe('review: calibrate --from-reviews', function () {
   this.timeout(90_000);
@@ -24,10 +23,10 @@ describe('review: calibrate --from-reviews', function () {
 
   it('refuses without judgements, then calibrates on them and writes a config that loads', async () => {
     const out = path.join(fx.dir, 'calibrated.yaml');
-    let r = await runCli(['calibrate', '--data', fx.dataDir, '--from-reviews', '--out', out]);
+    let r = await runInProcess(['calibrate', '--data', fx.dataDir, '--from-reviews', '--out', out]);
     expect(r.code).to.not.equal(0);
     expect(r.stderr).to.match(/no judgements/);
-    r = await runCli(['calibrate', '--data', fx.dataDir, '--out', out]);
+    r = await runInProcess(['calibrate', '--data', fx.dataDir, '--out', out]);
     expect(r.code).to.not.equal(0);
     expect(r.stderr).to.match(/--pairs FILE\.tsv, --from-reviews, or both/);
 
@@ -42,7 +41,7 @@ describe('review: calibrate --from-reviews', function () {
     // a labelled file and the judgements together
     const file = path.join(fx.dir, 'labelled.tsv');
     fs.writeFileSync(file, 'level\ten\tzh\npar\tA black dog runs across the green field.\t一只黑狗跑过绿色的田野。\ninc\tA black dog runs across the green field.\t厨房里有一台冰箱和一个微波炉。\n');
-    r = await runCli(['calibrate', '--data', fx.dataDir, '--from-reviews', '--pairs', file, '--out', out, '--json']);
+    r = await runInProcess(['calibrate', '--data', fx.dataDir, '--from-reviews', '--pairs', file, '--out', out, '--json']);
     expect(r.code, r.stderr).to.equal(0);
     const res = JSON.parse(r.stdout.trim());
     expect(res.pairs).to.equal(5);

@@ -5,7 +5,8 @@ import { highlight, parseExplain, isLoopbackAddress, isLoopbackHost } from '../s
 import { decodeCursor, encodeCursor, parseListQuery } from '../src/review/query.js';
 import { matchSvg } from '../src/review/svg.js';
 import { labelOf } from '../src/review/labelled.js';
-import { runCli, tempDir } from './helpers.js';
+import { tempDir } from './helpers.js';
+import { runInProcess } from './review-helpers.js';
 
 describe('review: highlighting, queries, SVG', () => {
   it('finds lemmas in surface words, compounds, entities; same colour index on both sides; escapes text', () => {
@@ -86,12 +87,17 @@ describe('review: highlighting, queries, SVG', () => {
 
   it('serve refuses a non-loopback host without a token, and a bad port', async () => {
     const dir = tempDir();
-    const env = { CAPBRIDGE_TOKEN: '' };
-    let r = await runCli(['serve', '--data', dir, '--host', '0.0.0.0', '--port', '0'], { env });
-    expect(r.code).to.not.equal(0);
-    expect(r.stderr).to.match(/refusing to listen on 0\.0\.0\.0.*token/);
-    r = await runCli(['serve', '--data', dir, '--port', '99999'], { env });
-    expect(r.code).to.not.equal(0);
-    expect(r.stderr).to.include('--port');
+    const saved = process.env.CAPBRIDGE_TOKEN;
+    delete process.env.CAPBRIDGE_TOKEN;
+    try {
+      let r = await runInProcess(['serve', '--data', dir, '--host', '0.0.0.0', '--port', '0']);
+      expect(r.code).to.not.equal(0);
+      expect(r.stderr).to.match(/refusing to listen on 0\.0\.0\.0.*token/);
+      r = await runInProcess(['serve', '--data', dir, '--port', '99999']);
+      expect(r.code).to.not.equal(0);
+      expect(r.stderr).to.include('--port');
+    } finally {
+      if (saved !== undefined) process.env.CAPBRIDGE_TOKEN = saved;
+    }
   });
 });
