@@ -5,7 +5,7 @@
 //   GET  /image/:sha256, /thumb/:sha256   images of the store, by content hash only
 //   GET  /search, POST /api/search?top=N (body: the image bytes)   GET /stats
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { LEVELS, PairsRepo, ReviewsRepo, StatsRepo, VERDICTS, type Bank, type PairLevel, type PairListFilter, type ReviewPairRow, type Verdict } from '../bank/index.js';
+import { LEVELS, PairsRepo, ReviewsRepo, StatsRepo, VERDICTS, type Bank, type Item, type PairLevel, type PairListFilter, type ReviewPairRow, type Verdict } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import { CSS, JS } from './assets.js';
@@ -19,6 +19,8 @@ import { listPage, pairPage, pairPath, searchPage, statsPage } from './pages.js'
 import { encodeCursor, itemId, listQueryString, parseListQuery, sha256Param, type Query } from './query.js';
 import { readEval, EVAL_META_KEY } from './eval.js';
 import { ImageServer } from './thumbs.js';
+import { DecodeError } from '../sift/decode.js';
+import { UserError } from '../util/errors.js';
 
 export interface ReviewServerOptions {
   /** The host the server will listen on (decides whether the Host header is checked). */
@@ -200,23 +202,24 @@ async function runSearch(bank: Bank, config: Config, searchImage: NonNullable<Aw
   try {
     res = await searchImage(bank, config, buf, { top });
   } catch (err) {
-    const msg = (err as Error).message;
-    // an unreadable upload is the user's problem, not the server's
-    if ((err as Error).name === 'UserError' || /image|decode|format|pixels/i.test(msg)) throw badRequest(`search: ${msg}`);
+    // an unreadable or oversized upload is the user's problem, not the server's
+    if (err instanceof DecodeError || err instanceof UserError) throw badRequest(`search: ${(err as Error).message}`);
     throw err;
   }
-  const list = (Array.isArray(res) ? res : ((res as { results?: unknown[] })?.results ?? (res as { candidates?: unknown[] })?.candidates ?? [])) as Array<Record<string, unknown>>;
-  return list.map((h) => {
-    const id = Number(h.targetItemId ?? h.itemId ?? h.id);
-    const it = Number.isSafeInteger(id) ? bank.items.byId(id) : undefined;
-    return {
-      itemId: it?.id ?? null,
-      extId: it?.extId ?? h.extId ?? null,
-      caption: it?.caption ?? '',
-      pageUrl: it?.pageUrl ?? null,
-      imageSha256: it?.imageSha256 ?? h.imageSha256 ?? null,
-      score: Number(h.imageScore ?? h.score ?? 0),
+  const list = (Array.isArray(res) ? res : []) as Array<{ rank?: number; item?: Item; imageScore?: number; inliers?: number; matches?: number; mirrored?: boolean }>;
+  return list
+    .filter((h) => h.item)
+    .map((h) => ({
+      rank: h.rank ?? null,
+      itemId: h.item!.id,
+      extId: h.item!.extId,
+      caption: h.item!.caption,
+      pageUrl: h.item!.pageUrl,
+      site: h.item!.site,
+      imageSha256: h.item!.imageSha256,
+      score: Number(h.imageScore ?? 0),
       inliers: Number(h.inliers ?? 0),
-    };
-  });
+      matches: Number(h.matches ?? 0),
+      mirrored: Boolean(h.mirrored),
+    }));
 }
