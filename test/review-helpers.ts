@@ -146,11 +146,11 @@ export function startServe(dataDir: string, extra: string[] = []): Promise<{ url
 
 
 /**
- * Runs `capbridge ARGS` in this process (buildProgram().parseAsync), capturing stdout/stderr and the exit code:
+ * Runs `capbridge ARGS` in this process (buildProgram(command).parseAsync), capturing stdout/stderr and the exit code:
  * the same command code as the spawned CLI without a second tsx start-up (the machine is shared).
  */
 export async function runInProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { buildProgram } = await import('../src/cli.js');
+  const { buildProgram, commandNameIn } = await import('../src/cli.js');
   let stdout = '';
   let stderr = '';
   const out = process.stdout.write.bind(process.stdout);
@@ -160,7 +160,7 @@ export async function runInProcess(args: string[]): Promise<{ code: number; stdo
   process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += String(chunk)), true)) as typeof process.stdout.write;
   process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += String(chunk)), true)) as typeof process.stderr.write;
   try {
-    await buildProgram().exitOverride().parseAsync(['node', 'capbridge', ...args]);
+    await (await buildProgram(commandNameIn(args))).exitOverride().parseAsync(['node', 'capbridge', ...args]);
   } catch (e) {
     stderr += String((e as Error).message);
     if (!process.exitCode) process.exitCode = 1;
