@@ -245,6 +245,15 @@ describe('review: API', function () {
     // a huge body
     const huge = await app.inject({ method: 'POST', url: `/api/pairs/${s}/${t}/review`, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ verdict: 'x'.repeat(200_000) }) });
     expect(huge.statusCode).to.equal(413);
+    // search uploads: not an image, a bad top, no body, a wrong content type
+    const search = (url: string, payload: Buffer | string, type = 'application/octet-stream') => app.inject({ method: 'POST', url, headers: { 'content-type': type }, payload });
+    const notImage = await search('/api/search', Buffer.from('<?php system($_GET[1]); ?>'));
+    expect(notImage.statusCode).to.equal(400);
+    expect(notImage.json().message).to.match(/not a readable image/);
+    expect((await search('/api/search?top=100000', Buffer.from('x'))).statusCode).to.equal(400);
+    expect((await search('/api/search?top=1;DROP', Buffer.from('x'))).statusCode).to.equal(400);
+    expect((await search('/api/search', Buffer.alloc(0))).statusCode).to.equal(400);
+    expect((await search('/api/search', 'x', 'text/html')).statusCode).to.equal(415);
     expect(counts()).to.deep.equal(before);
     expect(fx.bank.repo(ReviewsRepo).get(s, t)).to.equal(undefined);
     expect(fs.statSync(path.join(fx.dataDir, 'capbridge.db')).mtimeMs).to.equal(dbBefore);

@@ -1,18 +1,18 @@
 // End to end in real headless Chromium (Debian `chromium`, driven by playwright-core): `capbridge serve` on a bank
-// built by import + pairing decisions, the list, a pair with its match lines, a judgement by keyboard that survives
-// a reload, j/k navigation, then `capbridge export --reviewed accepted` holds the accepted pair.
+// built by import → SIFT features → LSH match → pairing with the real C-measure; the list, a pair with one match
+// line per stored inlier, a judgement by keyboard that survives a reload, j/k navigation, an image search by
+// upload, then `capbridge export --reviewed accepted` holds the accepted pair.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import { chromium, type Browser } from 'playwright-core';
-import { Bank, ReviewsRepo } from '../src/bank/index.js';
-import { buildScoredReviewBank, CHROMIUM, CHROMIUM_ARGS, runInProcess, startServe, type ReviewFixture } from './review-helpers.js';
+import { Bank, CandidatesRepo, ReviewsRepo } from '../src/bank/index.js';
+import { buildPipelineReviewBank, CHROMIUM, CHROMIUM_ARGS, runInProcess, startServe, type ReviewFixture } from './review-helpers.js';
 import { highlight, parseExplain } from '../src/review/index.js';
-import { matchPointsOf } from '../src/review/points.js';
 
-describe('review: in headless Chromium', function () {
-  this.timeout(60_000);
+describe('review: in headless Chromium, on pairs from the real pipeline', function () {
+  this.timeout(120_000);
   let fx: ReviewFixture;
   let browser: Browser | null = null;
   let serve: ChildProcess | null = null;
@@ -23,7 +23,7 @@ describe('review: in headless Chromium', function () {
       console.log(`    skipping the browser test: ${CHROMIUM} is missing (apt-get install -y chromium; .ci/run installs it)`);
       this.skip();
     }
-    fx = await buildScoredReviewBank({ width: 320, height: 240 });
+    fx = await buildPipelineReviewBank();
     fx.bank.close();
     const s = await startServe(fx.dataDir);
     serve = s.child;
@@ -66,12 +66,21 @@ describe('review: in headless Chromium', function () {
     const { sourceItemId: s, targetItemId: t } = first;
     expect(new URL(page.url()).pathname).to.equal(`/pair/${s}/${t}`);
 
-    // match lines: as many as the inlier points stored for the pair (none in a build without them, and the page says so)
+    // match lines: one per inlier point pair the lsh-index layer stored for the pair's candidate
     bank = Bank.open(fx.dataDir);
-    const { points } = matchPointsOf(bank, s, t);
+    const stored = bank.repo(CandidatesRepo).listFor(s).find((c) => c.targetItemId === t)!;
     bank.close();
-    expect(await page.locator('svg.matches line.inlier').count()).to.equal(points?.inliers.length ?? 0);
-    if (!points) expect(await page.locator('#no-points').count()).to.equal(1);
+    expect(stored.pairs!.length / 4).to.equal(first.inliers);
+    expect(first.inliers).to.be.greaterThan(10);
+    expect(await page.locator('svg.matches line.inlier').count()).to.equal(first.inliers);
+    expect(await page.locator('#inlier-count').textContent()).to.equal(String(first.inliers));
+    // the first line joins the first stored point pair (scaled to the common display height)
+    const line = page.locator('svg.matches line.inlier').first();
+    const [x1, y1] = [Number(await line.getAttribute('x1')), Number(await line.getAttribute('y1'))];
+    const sImg = await page.locator('svg.matches image').first().getAttribute('height');
+    const scale = Number(sImg) / (await (async () => { const b = Bank.open(fx.dataDir); const h = b.images.get(first.sourceSha)!.height; b.close(); return h; })());
+    expect(x1).to.be.closeTo(stored.pairs![0]! * scale, 0.11);
+    expect(y1).to.be.closeTo(stored.pairs![1]! * scale, 0.11);
     expect(await page.locator('svg.matches image').count()).to.equal(2);
     // every word pair the C-measure aligned and the page found on both sides shares one colour
     const explain = parseExplain(first.explain)!;
@@ -107,6 +116,13 @@ describe('review: in headless Chromium', function () {
     bank = Bank.open(fx.dataDir);
     expect(bank.repo(ReviewsRepo).get(s, t)).to.include({ verdict: 'accepted', level: 'com' });
     bank.close();
+
+    // search: upload the English photo, the Chinese outlet's copy comes first
+    await page.goto(`${base}/search`);
+    await page.setInputFiles('#search-file', path.join(fx.dir, 'set', `${first.sourceExtId}.jpg`));
+    await page.waitForSelector('#search-results table tbody tr');
+    expect(await page.locator('#search-results tbody tr').first().textContent()).to.include(first.zh).and.include(first.targetExtId);
+    expect(errors, errors.join('\n')).to.deep.equal([]);
 
     const out = path.join(fx.dir, 'accepted.tsv');
     const res = await runInProcess(['export', '--data', fx.dataDir, '--format', 'tsv', '--out', out, '--reviewed', 'accepted', '--json']);

@@ -7,7 +7,10 @@ import { Bank, PairsRepo, type PairDecision } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { importManifest } from '../src/ingest/manifest.js';
 import { createScorer } from '../src/comparability/index.js';
-import { decide } from '../src/export/pairing.js';
+import { runPairing } from '../src/export/pairing.js';
+import { computeMissingFeatures } from '../src/sift/stage.js';
+import { runMatch } from '../src/lsh-index/stage.js';
+import { retakeJpeg, sceneJpeg, type Retake } from '../src/demo/scenes.js';
 import { testLexicon, testLexiconDir } from './helpers/comparability.js';
 import { makeImage, REPO_ROOT, tempDir, writeManifest } from './helpers.js';
 
@@ -59,25 +62,37 @@ export interface ReviewFixture {
 }
 
 /**
- * A bank whose pairs the export layer's decision rule decided (`decide`) with the real C-measure (the scorer of
- * the comparability layer, on the test lexicon cache, copied into the data dir for spawned commands).
+ * A bank whose pairs come out of the real pipeline: photos rendered by the demo's scene generator, the Chinese
+ * outlet's copies re-taken (cropped, rescaled, rotated); imported from manifests; SIFT features, the LSH match
+ * (candidates with their inlier points) and the pairing stage with the real C-measure.
  */
-export async function buildScoredReviewBank(opts: { width?: number; height?: number } = {}): Promise<ReviewFixture> {
-  const fx = await buildReviewBank({ ...opts, decisions: false });
+export async function buildPipelineReviewBank(): Promise<ReviewFixture & { summary: Record<string, unknown> }> {
+  const dir = tempDir('capbridge-review-');
+  const dataDir = path.join(dir, 'data');
   const { config } = loadConfig();
-  testLexicon();
-  fs.cpSync(testLexiconDir(), path.join(fx.dataDir, 'lexicon'), { recursive: true });
-  const scorer = createScorer(config, { bank: fx.bank, cacheDir: testLexiconDir() });
-  const repo = fx.bank.repo(PairsRepo);
-  const decisions: PairDecision[] = [];
-  for (const [i, s] of SCENES.entries()) {
-    const src = fx.bank.items.get('source', `en-${i}`)!;
-    const tgt = fx.bank.items.get('target', `zh-${i}`)!;
-    const cand = { sourceItemId: src.id, targetItemId: tgt.id, rank: 0, imageScore: s.imageScore, inliers: s.inliers, matchedAt: '2026-11-20T10:00:00.000Z' };
-    decisions.push(await decide(src, tgt, cand, scorer, { minInliers: config.export.minInliers, minImageScore: config.export.minImageScore, minLevel: config.export.minLevel }));
+  const retakes: Retake[] = ['crop', 'scale', 'rotate'];
+  const src: string[][] = [];
+  const tgt: string[][] = [];
+  fs.mkdirSync(path.join(dir, 'set'), { recursive: true });
+  for (let i = 0; i < SCENES.length; i++) {
+    fs.writeFileSync(path.join(dir, 'set', `en-${i}.jpg`), await sceneJpeg(301 + i));
+    fs.writeFileSync(path.join(dir, 'set', `zh-${i}.jpg`), await retakeJpeg(301 + i, retakes[i % retakes.length]!));
+    src.push([`en-${i}`, `en-${i}.jpg`, SCENES[i]!.en, `https://news.example.org/story/${i}`]);
+    tgt.push([`zh-${i}`, `zh-${i}.jpg`, SCENES[i]!.zh, `https://news.example.cn/story/${i}`]);
   }
-  fx.bank.transaction(() => decisions.forEach((d) => repo.upsert(d)));
-  return fx;
+  writeManifest(path.join(dir, 'set', 'source.tsv'), src);
+  writeManifest(path.join(dir, 'set', 'target.tsv'), tgt);
+  const bank = Bank.open(dataDir);
+  await importManifest(bank, { bank: 'source', manifest: path.join(dir, 'set', 'source.tsv'), config });
+  await importManifest(bank, { bank: 'target', manifest: path.join(dir, 'set', 'target.tsv'), config });
+  testLexicon();
+  fs.cpSync(testLexiconDir(), path.join(dataDir, 'lexicon'), { recursive: true });
+  const features = await computeMissingFeatures(bank, config, { threads: 1 });
+  const match = await runMatch(bank, config, {});
+  const scorer = createScorer(config, { bank, cacheDir: testLexiconDir() });
+  const pairing = await runPairing(bank, config, { scorer });
+  const pairs = SCENES.map((_, i) => ({ sourceItemId: bank.items.get('source', `en-${i}`)!.id, targetItemId: bank.items.get('target', `zh-${i}`)!.id }));
+  return { dir, dataDir, bank, pairs, summary: { features, match, pairing } };
 }
 
 export async function buildReviewBank(opts: { width?: number; height?: number; decisions?: boolean } = {}): Promise<ReviewFixture> {

@@ -203,7 +203,9 @@ async function runSearch(bank: Bank, config: Config, searchImage: NonNullable<Aw
     res = await searchImage(bank, config, buf, { top });
   } catch (err) {
     // an unreadable or oversized upload is the user's problem, not the server's
-    if (err instanceof DecodeError || err instanceof UserError) throw badRequest(`search: ${(err as Error).message}`);
+    // (by name: the lsh-index layer is loaded on demand and, under some loaders, with its own copy of the class)
+    const name = (err as Error).name;
+    if (err instanceof DecodeError || err instanceof UserError || name === 'DecodeError' || name === 'UserError') throw badRequest(`search: ${(err as Error).message}`);
     throw err;
   }
   const list = (Array.isArray(res) ? res : []) as Array<{ rank?: number; item?: Item; imageScore?: number; inliers?: number; matches?: number; mirrored?: boolean }>;
