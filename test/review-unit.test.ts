@@ -34,6 +34,19 @@ describe('review: highlighting, queries, SVG', () => {
     expect(en).to.match(/data-c="3" [^>]*>searched<\/mark>/);
     const child = h.legend.find((l) => l.en === 'child')!;
     expect(child).to.include({ foundEn: false, foundZh: false, colour: 4 });
+    // irregular and -s plurals through the lemmatizer; a link on words an entity already marks shares its mark
+    const h2 = highlight('Children plant trees in the city park on Sunday morning.', '周日上午，孩子们在市公园里植树。', {
+      matches: [
+        { en: 'child', zh: '孩子', gloss: 'child', weight: 0.15 },
+        { en: 'tree', zh: '植树', gloss: 'plant trees', weight: 0.15 },
+        { en: 'sunday', zh: '周日', gloss: 'Sunday', weight: 0.15 },
+      ],
+      entities: [{ en: 'Sunday', zh: '周日', kind: 'date' }],
+    });
+    expect(h2.en.html).to.match(/data-c="1" [^>]*>Children<\/mark>/);
+    expect(h2.en.html).to.match(/data-c="2" [^>]*>trees<\/mark>/);
+    expect(h2.en.html).to.match(/<mark class="hl c0 ent" data-c="0" title="date: Sunday ↔ 周日; sunday ↔ 周日: Sunday \(weight 0.15\)">Sunday<\/mark>/);
+    expect(h2.legend.find((l) => l.en === 'sunday')).to.include({ colour: 0, foundEn: true, foundZh: true });
     expect(highlight('a <i>', '中', null).en.html).to.equal('a &lt;i&gt;');
     expect(parseExplain('{"test":true}')).to.equal(null);
     expect(parseExplain('not json')).to.equal(null);

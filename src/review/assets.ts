@@ -11,7 +11,7 @@ td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
 .lv{display:inline-block;padding:0 6px;border-radius:3px;color:#fff;font-size:12px}.lv-par{background:#1b7f3b}.lv-com{background:#3b6fb6}.lv-pse{background:#c98a1a}.lv-inc{background:#999}
 .verdict-accepted{color:#1b7f3b;font-weight:600}.verdict-rejected{color:#a11;font-weight:600}
 svg.matches{width:100%;max-height:80vh;background:#eee;display:block}svg.matches line{stroke-width:1.5;vector-effect:non-scaling-stroke}
-svg.matches line.inlier{stroke:#18d04a}svg.matches line.rejected{stroke:#e0403a;stroke-dasharray:3 3;opacity:.6}
+svg.matches line.inlier{stroke:#18d04a;opacity:.8}svg.matches line.rejected{stroke:#e0403a;stroke-dasharray:3 3;opacity:.6}
 .captions{display:grid;grid-template-columns:1fr 1fr;gap:16px;margin:12px 0}.caption{background:#fff;border:1px solid #ddd;padding:10px;font-size:17px}
 mark.hl{padding:0 2px;border-radius:2px;cursor:help}mark.ent{outline:1px dashed #333}
 mark.c0{background:#ffd54f}mark.c1{background:#81d4fa}mark.c2{background:#a5d6a7}mark.c3{background:#f48fb1}mark.c4{background:#ce93d8}

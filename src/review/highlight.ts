@@ -1,9 +1,11 @@
 // Captions with the C-measure's alignment shown: each matched (English lemma, Chinese word) link and each shared
 // entity gets one colour, used on both sides, with the gloss in the title (hover). The explanation names lemmas
 // and jieba words, not character offsets, so the surface words are found again here: an English word matches a
-// lemma when equal after a light suffix strip (workers → worker, flooded → flood); a Chinese word or an entity
-// is found as a substring. A link whose words cannot be found in the text (irregular forms, traditional script)
+// lemma when the comparability layer's lemmatizer (wink-lemmatizer candidates) derives that lemma from it
+// (workers → worker, children → child, flooded → flood); a Chinese word or an entity is found as a substring.
+// Words already marked for an entity (Sunday ↔ 周日) count as found for a link on the same words. A link whose words cannot be found in the text (irregular forms, traditional script)
 // is still listed in the table under the captions, in the same colour.
+import { lemmaCandidates } from '../comparability/lemma.js';
 import { html, raw, type Html } from './html.js';
 
 export interface Explain {
@@ -41,8 +43,11 @@ interface Span {
   entity: boolean;
 }
 
-const stem = (w: string): string =>
-  w.toLowerCase().replace(/['’]s$/, '').replace(/(ies|ied)$/, 'y').replace(/(ing|ed|es|s)$/, '').replace(/e$/, '');
+/** The lemmas a surface word may stand for: itself and wink-lemmatizer's candidates, as the analyzer derives them. */
+function lemmasOf(word: string): Set<string> {
+  const w = word.toLowerCase().replace(/['’]s$/, '');
+  return new Set([w, ...lemmaCandidates(w)]);
+}
 
 function overlaps(spans: Span[], start: number, end: number): boolean {
   return spans.some((s) => start < s.end && end > s.start);
@@ -62,10 +67,10 @@ function findSubstring(text: string, needle: string, spans: Span[]): [number, nu
 /** Finds the words of an English lemma (compounds: fire_hydrant → "fire hydrant") in the caption. */
 function findEnglish(text: string, lemma: string, spans: Span[]): [number, number] | null {
   if (lemma.startsWith('#')) return null; // number tokens are shown through their entity
-  const parts = lemma.split('_').map(stem);
-  const words = [...text.matchAll(/[A-Za-z0-9]+(?:['’][A-Za-z]+)?/g)].map((m) => ({ start: m.index!, end: m.index! + m[0].length, s: stem(m[0]) }));
+  const parts = lemma.toLowerCase().split('_');
+  const words = [...text.matchAll(/[A-Za-z0-9]+(?:['’][A-Za-z]+)?/g)].map((m) => ({ start: m.index!, end: m.index! + m[0].length, lemmas: lemmasOf(m[0]) }));
   for (let i = 0; i + parts.length <= words.length; i++) {
-    if (parts.every((p, k) => words[i + k]!.s === p)) {
+    if (parts.every((p, k) => words[i + k]!.lemmas.has(p))) {
       const start = words[i]!.start;
       const end = words[i + parts.length - 1]!.end;
       if (!overlaps(spans, start, end)) return [start, end];
@@ -113,10 +118,19 @@ export function highlight(en: string, zh: string, explain: Explain | null): High
       const title = `${m.en.replace(/_/g, ' ')} ↔ ${m.zh}: ${m.gloss} (weight ${m.weight})`;
       const a = findEnglish(en, m.en, enSpans);
       const b = findSubstring(zh, m.zh, zhSpans);
-      if (a) enSpans.push({ start: a[0], end: a[1], colour, title, entity: false });
-      if (b) zhSpans.push({ start: b[0], end: b[1], colour, title, entity: false });
-      legend.push({ colour, en: m.en.replace(/_/g, ' '), zh: m.zh, note: `${m.gloss} · ${m.weight}`, entity: false, foundEn: Boolean(a), foundZh: Boolean(b) });
-      colour++;
+      // the same words already marked (an entity: Sunday ↔ 周日): the link shares that mark and its colour
+      const sharedEn = a ? undefined : enSpans.find((sp) => lemmasOf(en.slice(sp.start, sp.end)).has(m.en.toLowerCase()));
+      const sharedZh = b ? undefined : zhSpans.find((sp) => zh.slice(sp.start, sp.end) === m.zh);
+      if (sharedEn) sharedEn.title += `; ${title}`;
+      if (sharedZh) sharedZh.title += `; ${title}`;
+      const shared = sharedEn && sharedZh && sharedEn.colour === sharedZh.colour ? sharedEn.colour : null;
+      const c = shared ?? colour++;
+      if (a) enSpans.push({ start: a[0], end: a[1], colour: c, title, entity: false });
+      if (b) zhSpans.push({ start: b[0], end: b[1], colour: c, title, entity: false });
+      legend.push({
+        colour: c, en: m.en.replace(/_/g, ' '), zh: m.zh, note: `${m.gloss} · ${m.weight}${shared !== null ? ' (same words as the entity)' : ''}`,
+        entity: false, foundEn: Boolean(a || sharedEn), foundZh: Boolean(b || sharedZh),
+      });
     }
   }
   return { en: render(en, enSpans), zh: render(zh, zhSpans), legend };
