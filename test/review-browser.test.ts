@@ -112,9 +112,17 @@ describe('review: in headless Chromium, on pairs from the real pipeline', functi
     // the list filtered on the review state shows it
     await page.goto(`${base}/?review=accepted`);
     expect(await page.locator('table.pairs tbody tr').count()).to.equal(1);
+    // keyboard on the list: j j selects the second row, r rejects it
+    await page.goto(`${base}/`);
+    await page.keyboard.press('j');
+    await page.keyboard.press('j');
+    expect(await page.locator('table.pairs tbody tr.sel').getAttribute('data-pair')).to.equal(`${expected[1]!.sourceItemId}-${expected[1]!.targetItemId}`);
+    await page.keyboard.press('r');
+    await page.waitForFunction(() => document.querySelector('tr.sel .review-state')?.getAttribute('data-verdict') === 'rejected');
 
     bank = Bank.open(fx.dataDir);
     expect(bank.repo(ReviewsRepo).get(s, t)).to.include({ verdict: 'accepted', level: 'com' });
+    expect(bank.repo(ReviewsRepo).get(expected[1]!.sourceItemId, expected[1]!.targetItemId)).to.include({ verdict: 'rejected', level: null });
     bank.close();
 
     // search: upload the English photo, the Chinese outlet's copy comes first

@@ -12,9 +12,9 @@ export const reviewApi = (r: Pick<ReviewPairRow, 'sourceItemId' | 'targetItemId'
 
 const levelBadge = (lv: string | null): Html => (lv ? html`<span class="lv lv-${lv}">${lv}</span>` : html`<span class="muted">–</span>`);
 
-function reviewState(r: Pick<ReviewPairRow, 'verdict' | 'reviewLevel' | 'reviewedAt'>): Html {
+function reviewState(r: Pick<ReviewPairRow, 'verdict' | 'reviewLevel' | 'reviewedAt'>, withId = false): Html {
   const text = r.reviewedAt ? [r.verdict ?? '', r.reviewLevel ? `level ${r.reviewLevel}` : ''].filter(Boolean).join(', ') + ` (${r.reviewedAt})` : 'not reviewed';
-  return html`<span id="review-state" class="review-state${raw(r.verdict ? ` verdict-${r.verdict}` : '')}" data-verdict="${r.verdict ?? ''}" data-level="${r.reviewLevel ?? ''}">${text}</span>`;
+  return html`<span${raw(withId ? ' id="review-state"' : '')} class="review-state${raw(r.verdict ? ` verdict-${r.verdict}` : '')}" data-verdict="${r.verdict ?? ''}" data-level="${r.reviewLevel ?? ''}">${text}</span>`;
 }
 
 function select(name: string, value: string | undefined, options: Array<[string, string]>): Html {
@@ -100,7 +100,7 @@ export function pairPage(d: PairViewData): string {
     <div class="scores">level ${levelBadge(r.level)} <span>C <b id="score-c">${fmt(r.c)}</b></span><span>fc <b>${fmt(r.fc)}</b></span><span>fe <b>${fmt(r.fe)}</b></span><span>fl <b>${fmt(r.fl)}</b></span>
       <span>image score <b>${fmt(r.imageScore)}</b></span><span>inliers <b>${r.inliers ?? '–'}</b></span><span>rank <b>${r.candidateRank ?? '–'}</b></span>
       <span>${r.emitted ? 'emitted' : `not emitted (${r.reason ?? ''})`}</span><span class="muted">decided ${r.decidedAt}${r.exportedAt ? `, exported ${r.exportedAt}` : ''}</span></div>
-    <div class="judge">Judgement: ${reviewState(r)}${reviewedOther ? html` <span class="err">(reviewed on other caption texts)</span>` : ''}<br>
+    <div class="judge">Judgement: ${reviewState(r, true)}${reviewedOther ? html` <span class="err">(reviewed on other caption texts)</span>` : ''}<br>
       <button data-key="a">accept <kbd>a</kbd></button><button data-key="r">reject <kbd>r</kbd></button>
       <button data-key="1">par <kbd>1</kbd></button><button data-key="2">com <kbd>2</kbd></button><button data-key="3">pse <kbd>3</kbd></button><button data-key="4">inc <kbd>4</kbd></button>
       <button data-key="u">clear <kbd>u</kbd></button> <span class="muted"><kbd>j</kbd> next, <kbd>k</kbd> previous</span></div>
