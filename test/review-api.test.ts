@@ -296,6 +296,16 @@ describe('review: API', function () {
     try {
       expect((await open.inject({ method: 'GET', url: '/', remoteAddress: '198.51.100.3' })).statusCode).to.equal(401);
       expect((await open.inject({ method: 'GET', url: '/?token=', remoteAddress: '198.51.100.3' })).statusCode).to.equal(401);
+      expect((await open.inject({ method: 'GET', url: '/api/pairs', remoteAddress: '127.0.0.1', headers: { host: 'localhost:8080' } })).statusCode).to.equal(200);
+    } finally {
+      await open.close();
+    }
+    // on a non-loopback binding, a loopback client naming another host (DNS rebinding) needs the token too
+    const shared = createReviewServer(fx.bank, config, { host: '0.0.0.0', token: TOKEN });
+    try {
+      const rebound = { remoteAddress: '127.0.0.1', headers: { host: 'evil.example:8080' } };
+      expect((await shared.inject({ method: 'GET', url: '/api/pairs', ...rebound })).statusCode).to.equal(401);
+      expect((await shared.inject({ method: 'GET', url: '/api/pairs', remoteAddress: '127.0.0.1', headers: { host: 'evil.example:8080', authorization: `Bearer ${TOKEN}` } })).statusCode).to.equal(200);
     } finally {
       await open.close();
     }

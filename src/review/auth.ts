@@ -1,5 +1,6 @@
-// Who may use the review server. Loopback clients always may (and, when the server is bound to loopback, only
-// with a loopback Host header: a DNS-rebinding page cannot reach the API). Any other client must present the
+// Who may use the review server. Loopback clients naming a loopback host (localhost, 127.0.0.1, [::1]) always may;
+// when the server is bound to loopback, any other Host header is refused (403: a DNS-rebinding page cannot reach
+// the API), and on another binding it needs the token. Any other client must present the
 // token: `Authorization: Bearer TOKEN`, or the HttpOnly cookie that `?token=TOKEN` sets once (then redirects to
 // the same URL without the token). Without it: 401. Tokens are compared in constant time on their sha256.
 import crypto from 'node:crypto';
@@ -57,7 +58,9 @@ export function authHook(opts: AuthOptions) {
       reply.code(403).type('text/plain; charset=utf-8').send('capbridge review: this server answers only to localhost / 127.0.0.1 host names\n');
       return reply;
     }
-    if (isLoopbackAddress(req.socket.remoteAddress ?? req.ip)) return;
+    // a loopback client naming a loopback host is this machine's own browser; one naming another host may be a
+    // page that rebound its DNS name to 127.0.0.1, so it needs the token like any other client
+    if (isLoopbackAddress(req.socket.remoteAddress ?? req.ip) && hostAllowed(req.headers.host)) return;
     const deny = (msg: string) => {
       reply.code(401).header('WWW-Authenticate', 'Bearer realm="capbridge review"').type('application/json; charset=utf-8').send({ statusCode: 401, error: 'Unauthorized', message: msg });
       return reply;
