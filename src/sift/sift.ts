@@ -8,7 +8,7 @@
 // Written by hand because no npm package provides SIFT (opencv-wasm / OpenCV.js builds ship without it), and the
 // rest of capbridge needs OpenCV-compatible descriptors. Hot loops use Float32Array buffers, separable blurs with
 // precomputed kernels and no per-pixel allocation.
-import { kernels, type Kernels } from './wasm.js';
+import { blurKernel, kernels, type Kernels } from './wasm.js';
 import { DEFAULT_SIFT_PARAMS, DESC_SIZE, KP_STRIDE, type Features, type SiftParams } from './types.js';
 
 const SIFT_INIT_SIGMA = 0.5;
@@ -107,38 +107,37 @@ function gaussianBlur(src: Float32Array, dst: Float32Array, w: number, h: number
   }
 }
 
-/** OpenCV resize INTER_LINEAR x2 (half-pixel centres, clamped). */
+/**
+ * OpenCV resize INTER_LINEAR x2 (half-pixel centres, clamped at the borders). For an exact x2 the weights are
+ * constant: out[2x] = 0.25 s[x-1] + 0.75 s[x], out[2x+1] = 0.75 s[x] + 0.25 s[x+1], the same in y.
+ */
+let upRow = new Float32Array(0);
 function upsample2(src: Float32Array, w: number, h: number, dst: Float32Array): void {
   const W = w * 2;
-  const H = h * 2;
-  const x0s = new Int32Array(W);
-  const x1s = new Int32Array(W);
-  const fxs = new Float32Array(W);
-  for (let X = 0; X < W; X++) {
-    let fx = (X + 0.5) * 0.5 - 0.5;
-    let x0 = Math.floor(fx);
-    fx -= x0;
-    let x1 = x0 + 1;
-    if (x0 < 0) { x0 = 0; fx = 0; x1 = 0; }
-    if (x1 >= w) x1 = w - 1;
-    if (x0 >= w) x0 = w - 1;
-    x0s[X] = x0; x1s[X] = x1; fxs[X] = fx;
-  }
-  for (let Y = 0; Y < H; Y++) {
-    let fy = (Y + 0.5) * 0.5 - 0.5;
-    let y0 = Math.floor(fy);
-    fy -= y0;
-    let y1 = y0 + 1;
-    if (y0 < 0) { y0 = 0; fy = 0; y1 = 0; }
-    if (y1 >= h) y1 = h - 1;
-    const r0 = y0 * w;
-    const r1 = y1 * w;
-    const out = Y * W;
+  if (upRow.length < 3 * W) upRow = new Float32Array(3 * W);
+  const rows = upRow;
+  const hrow = (y: number, off: number) => {
+    const so = y * w;
+    rows[off] = src[so];
+    for (let x = 1; x < w; x++) rows[off + 2 * x] = 0.25 * src[so + x - 1] + 0.75 * src[so + x];
+    for (let x = 0; x < w - 1; x++) rows[off + 2 * x + 1] = 0.75 * src[so + x] + 0.25 * src[so + x + 1];
+    rows[off + W - 1] = src[so + w - 1];
+  };
+  // Three rolling horizontally upsampled rows: y-1, y, y+1 (clamped).
+  const slot = (y: number) => (((y % 3) + 3) % 3) * W;
+  hrow(0, slot(0));
+  if (h > 1) hrow(1, slot(1));
+  for (let y = 0; y < h; y++) {
+    if (y + 1 < h && y >= 1) hrow(y + 1, slot(y + 1));
+    const cur = slot(y);
+    const prev = y > 0 ? slot(y - 1) : cur;
+    const next = y < h - 1 ? slot(y + 1) : cur;
+    const o0 = 2 * y * W;
+    const o1 = o0 + W;
     for (let X = 0; X < W; X++) {
-      const fx = fxs[X];
-      const a = src[r0 + x0s[X]] * (1 - fx) + src[r0 + x1s[X]] * fx;
-      const b = src[r1 + x0s[X]] * (1 - fx) + src[r1 + x1s[X]] * fx;
-      dst[out + X] = a * (1 - fy) + b * fy;
+      const c = rows[cur + X];
+      dst[o0 + X] = 0.25 * rows[prev + X] + 0.75 * c;
+      dst[o1 + X] = 0.75 * c + 0.25 * rows[next + X];
     }
   }
 }
@@ -219,7 +218,9 @@ function wasmOps(k: Kernels, images: Array<[number, number]>, maxW: number, maxH
       for (let yy = -r; yy < h + r; yy++) rows[yy + r] = reflect101(yy, h) * w * 4;
       const xend = ((w + 3) >> 2) * 16;
       const stride = w + 2 * r + 8;
-      k.vconv(src.byteOffset, tAddr + r * 4, stride * 4, xend, h, K, r, rowsAddr);
+      const bk = blurKernel(gaussianHalfKernel(sigma));
+      if (bk) bk.vconvK(src.byteOffset, tAddr + r * 4, stride * 4, xend, h, rowsAddr);
+      else k.vconv(src.byteOffset, tAddr + r * 4, stride * 4, xend, h, K, r, rowsAddr);
       for (let y = 0; y < h; y++) {
         const b = y * stride + r;
         for (let t = 1; t <= r; t++) {
@@ -227,7 +228,8 @@ function wasmOps(k: Kernels, images: Array<[number, number]>, maxW: number, maxH
           T[b + w - 1 + t] = T[b + reflect101(w - 1 + t, w)];
         }
       }
-      k.hconv(tAddr, stride * 4, dst.byteOffset, w * 4, xend, h, K, r);
+      if (bk) bk.hconvK(tAddr, stride * 4, dst.byteOffset, w * 4, xend, h);
+      else k.hconv(tAddr, stride * 4, dst.byteOffset, w * 4, xend, h, K, r);
     },
     sub(a, b, dst) {
       k.vsub(a.byteOffset, b.byteOffset, dst.byteOffset, ((dst.length + 3) >> 2) * 16);
