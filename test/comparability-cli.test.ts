@@ -1,0 +1,101 @@
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../src/config/load.js';
+import { testCacheRoot, testLexicon } from './helpers/comparability.js';
+
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+
+function cli(args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, XDG_CACHE_HOME: testCacheRoot(), CAPBRIDGE_CONFIG: '', CAPBRIDGE_DATA: '' },
+    timeout: 60_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+// Our own small labelled pairs (not from any data set).
+const LABELLED: Array<[string, string, string]> = [
+  ['par', 'A black dog runs across the green field.', '一只黑狗跑过绿色的田野。'],
+  ['par', 'Two children are eating ice cream on a bench.', '两个孩子坐在长椅上吃冰淇淋。'],
+  ['par', 'A woman is riding a red bicycle down the street.', '一个女人骑着红色自行车沿街而行。'],
+  ['par', 'An old man reads a newspaper in the park.', '一位老人在公园里看报纸。'],
+  ['par', 'Three boats are floating on the calm lake.', '三条船漂浮在平静的湖面上。'],
+  ['par', 'A cat sleeps on the windowsill in the sun.', '一只猫在阳光下的窗台上睡觉。'],
+  ['com', 'A puppy plays with a ball in the garden.', '小狗在院子里玩球。'],
+  ['com', 'Kids enjoy dessert outside.', '孩子们在户外吃冰淇淋。'],
+  ['com', 'A cyclist on a city road.', '一个女人在街上骑车。'],
+  ['com', 'A senior citizen relaxing with the morning paper.', '老人在公园看报。'],
+  ['com', 'Boats on the water at dusk.', '傍晚湖上有几条小船。'],
+  ['inc', 'A black dog runs across the green field.', '厨房里有一台冰箱和一个微波炉。'],
+  ['inc', 'Two children are eating ice cream on a bench.', '一架飞机停在机场跑道上。'],
+  ['inc', 'A woman is riding a red bicycle down the street.', '桌子上放着一盘水果。'],
+  ['inc', 'An old man reads a newspaper in the park.', '海边有一座白色的灯塔。'],
+  ['inc', 'Three boats are floating on the calm lake.', '一个男孩在卧室里玩电脑游戏。'],
+  ['inc', 'A cat sleeps on the windowsill in the sun.', '几个工人在修路。'],
+];
+
+describe('comparability: score and calibrate commands', function () {
+  this.timeout(90_000);
+  let dir: string;
+  before(() => {
+    testLexicon(); // build the shared cache once, in-process, before the spawned commands read it
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-'));
+  });
+
+  it('score --pairs --json prints one line per pair, in input order, with features, level and explanation', () => {
+    const file = path.join(dir, 'pairs.tsv');
+    const rows = LABELLED.slice(0, 4).concat(LABELLED.slice(11, 13));
+    fs.writeFileSync(file, 'id\ten\tzh\tnote\n' + rows.map(([, en, zh], i) => `${i}\t${en}\t${zh}\tx`).join('\n') + '\n');
+    const r = cli(['--data', path.join(dir, 'nodata'), 'score', '--pairs', file, '--json']);
+    expect(r.code, r.stderr).to.equal(0);
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines).to.have.length(rows.length);
+    expect(lines.map((l) => l.line)).to.deep.equal(rows.map((_, i) => i + 2));
+    for (const l of lines) {
+      expect(l).to.include.keys('fc', 'fe', 'fl', 'c', 'level', 'explain');
+      expect(['par', 'com', 'pse', 'inc']).to.include(l.level);
+      expect(l.explain).to.include.keys('matches', 'entities', 'enTokens', 'zhTokens');
+    }
+    expect(lines[0].explain.enTokens).to.include('dog');
+    expect(lines[1].explain.enTokens).to.include('child');
+    expect(lines[0].c).to.be.greaterThan(lines[4].c); // the translation beats the unrelated pair with the same English
+    expect(fs.existsSync(path.join(dir, 'nodata'))).to.equal(false); // scoring creates no data dir
+  });
+
+  it('score --en --zh prints the explanation', () => {
+    const r = cli(['--data', path.join(dir, 'nodata'), 'score', '--en', 'A dog on the beach.', '--zh', '海滩上的一只小狗。']);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.match(/C = 0\.\d+ +level (par|com|pse|inc)/);
+    expect(r.stdout).to.contain('dog ↔ 小狗');
+  });
+
+  it('a malformed pairs file gives FILE:LINE errors', () => {
+    const file = path.join(dir, 'bad.tsv');
+    fs.writeFileSync(file, 'level\ten\tzh\npar\tA dog.\t一只狗。\npar\tonly english\n');
+    const r = cli(['score', '--pairs', file, '--json']);
+    expect(r.code).to.not.equal(0);
+    expect(r.stderr).to.contain(`${file}:3:`);
+  });
+
+  it('calibrate fits weights and thresholds and writes a config file that loadConfig accepts', () => {
+    const file = path.join(dir, 'labelled.tsv');
+    fs.writeFileSync(file, 'level\ten\tzh\n' + LABELLED.map((r) => r.join('\t')).join('\n') + '\n');
+    const out = path.join(dir, 'calibrated.yaml');
+    const r = cli(['--data', path.join(dir, 'nodata'), 'calibrate', '--pairs', file, '--out', out, '--json']);
+    expect(r.code, r.stderr).to.equal(0);
+    const res = JSON.parse(r.stdout.trim());
+    expect(res.pairs).to.equal(LABELLED.length);
+    expect(res.before).to.include.keys('aucParInc', 'aucComInc', 'levelAccuracy', 'emittedPrecision');
+    expect(res.after.aucParInc).to.be.at.least(res.before.aucParInc - 1e-9);
+    const { config } = loadConfig({ configFile: out, env: {} });
+    const w = config.comparability.weights;
+    expect(w.alpha + w.beta + w.gamma).to.be.closeTo(1, 1e-9);
+    expect(config.comparability).to.deep.include({ hanziPerWord: res.values.hanziPerWord, a: res.values.a, epsilon: res.values.epsilon });
+    expect(config.comparability.levels.par).to.be.greaterThan(config.comparability.levels.com);
+  });
+});

@@ -1,0 +1,107 @@
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { loadConfig } from '../src/config/load.js';
+import { createScorer, updateIdf, levelOf, thresholds, BASELINE_MEASURE, DEFAULT_MEASURE } from '../src/comparability/index.js';
+import { ConceptSpace } from '../src/comparability/measure.js';
+import { Bank, TermStatsRepo } from '../src/bank/index.js';
+import { testLexicon, testLexiconDir } from './helpers/comparability.js';
+
+const { config } = loadConfig({ env: {} });
+
+describe('comparability: the C-measure', () => {
+  const scorer = () => createScorer(config, { cacheDir: testLexiconDir() });
+
+  it('scores a translated pair above an unrelated pair, and explains the match', () => {
+    const s = scorer();
+    const en = 'Two children are playing football on the grass in the park.';
+    const good = s.score(en, '两个孩子在公园的草地上踢足球。');
+    const bad = s.score(en, '厨房的桌子上放着一碗热汤。');
+    expect(good.c).to.be.greaterThan(bad.c + 0.2);
+    expect(good.fc).to.be.greaterThan(bad.fc);
+    expect(good.explain.matches.map((m) => `${m.en}|${m.zh}`)).to.include.members(['child|孩子', 'park|公园']);
+    expect(good.explain.entities.map((e) => e.kind)).to.include('number');
+    for (const m of good.explain.matches) expect(m.gloss).to.be.a('string').and.not.equal('');
+    for (const r of [good, bad]) {
+      for (const k of ['fc', 'fe', 'fl', 'c'] as const) expect(r[k]).to.be.within(0, 1);
+    }
+  });
+
+  it('links synonyms and hypernyms through WordNet, which the plain gloss match misses', () => {
+    const lex = testLexicon().lexicon;
+    const full = new ConceptSpace(lex, DEFAULT_MEASURE);
+    const plain = new ConceptSpace(lex, BASELINE_MEASURE);
+    // furniture / 桌子 (table, desk): a hypernym
+    expect(full.sim('furniture', '桌子').sim).to.be.greaterThan(0.3);
+    expect(plain.sim('furniture', '桌子').sim).to.equal(0);
+    // couch / 沙发 (sofa), kid / 孩子 (child): synonyms
+    expect(full.sim('couch', '沙发').sim).to.be.greaterThan(0.5);
+    expect(plain.sim('couch', '沙发').sim).to.equal(0);
+    expect(full.sim('kid', '孩子').sim).to.be.greaterThan(0.5);
+    // puppy / 狗 (dog): the Chinese word is broader
+    expect(full.sim('puppy', '狗').gloss).to.contain('broader');
+    // an exact gloss is the strongest link
+    expect(full.sim('car', '汽车').sim).to.equal(1);
+    // unrelated words stay apart
+    expect(full.sim('banana', '汽车').sim).to.equal(0);
+  });
+
+  it('matches Chinese compounds through their head word (小狗 → 狗 → dog)', () => {
+    const lex = testLexicon().lexicon;
+    const compoundsOnly = new ConceptSpace(lex, { ...DEFAULT_MEASURE, wordnet: false, compounds: true });
+    const none = new ConceptSpace(lex, BASELINE_MEASURE);
+    expect(compoundsOnly.sim('dog', '小狗').sim).to.be.greaterThan(0.5);
+    expect(compoundsOnly.sim('dog', '小狗').gloss).to.contain('狗');
+    expect(none.sim('dog', '小狗').sim).to.equal(0);
+    const s = scorer();
+    expect(s.score('A dog runs on the beach.', '一只小狗在海滩上奔跑。').explain.matches.map((m) => m.zh)).to.include('小狗');
+  });
+
+  it('gives levels from the thresholds ϑ = C̄_level − a·ε', () => {
+    const lv = { levels: { par: 0.6, com: 0.4, pse: 0.2 }, a: 1, epsilon: 0.1 };
+    const t = thresholds(lv);
+    expect(t.par).to.be.closeTo(0.5, 1e-9);
+    expect(levelOf(0.55, t)).to.equal('par');
+    expect(levelOf(0.45, t)).to.equal('com');
+    expect(levelOf(0.2, t)).to.equal('pse');
+    expect(levelOf(0.05, t)).to.equal('inc');
+    const c2 = { ...config, comparability: { ...config.comparability, levels: { par: 0.9, com: 0.8, pse: 0.7 }, a: 0, epsilon: 0 } };
+    const s = createScorer(c2, { cacheDir: testLexiconDir() });
+    const r = s.score('A man rides a horse.', '一个男人在骑马。');
+    expect(r.level).to.equal(levelOf(r.c, thresholds(c2.comparability)));
+  });
+
+  it('keeps IDF in the bank current as captions arrive (incremental, by watermark)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-'));
+    const bank = Bank.open(dir);
+    try {
+      const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: { r: 10, g: 200, b: 30 } } }).png().toBuffer();
+      const img = await bank.images.prepare(png);
+      const add = (b: 'source' | 'target', id: string, caption: string) =>
+        bank.transaction(() => {
+          bank.images.record(img);
+          bank.items.upsert({ bank: b, extId: id, caption, lang: b === 'source' ? 'eng' : 'cmn', captionStatus: 'ok', captionReason: null, imageSha256: img.sha256 });
+        });
+      add('source', 'a', 'A dog runs on the beach.');
+      add('source', 'b', 'A dog sleeps on a sofa.');
+      add('target', 'c', '一只狗在海滩上奔跑。');
+      const first = await updateIdf(bank, config, { cacheDir: testLexiconDir() });
+      expect(first.added).to.deep.equal({ source: 2, target: 1 });
+      const again = await updateIdf(bank, config, { cacheDir: testLexiconDir() });
+      expect(again.added).to.deep.equal({ source: 0, target: 0 });
+      add('source', 'd', 'A cat sleeps on a sofa.');
+      await updateIdf(bank, config, { cacheDir: testLexiconDir() });
+      const stats = bank.repo(TermStatsRepo).load();
+      expect(stats.docs.en).to.equal(3);
+      expect(stats.df.en.get('dog')).to.equal(2);
+      expect(stats.df.en.get('cat')).to.equal(1);
+      expect(stats.df.zh.get('狗')).to.equal(1);
+      const s = createScorer(config, { bank, cacheDir: testLexiconDir() });
+      expect(s.termStats.docs.en).to.equal(3);
+    } finally {
+      bank.close();
+    }
+  });
+});
