@@ -14,9 +14,13 @@ cv_ms = []
 for im in man['images']:
     g = np.fromfile(im['grey'], np.uint8).reshape(im['h'], im['w'])
     sift.detectAndCompute(g, None) if not cv_ms and not feats else None  # warm-up on the first image
-    t = time.perf_counter()
-    kp, d = sift.detectAndCompute(g, None)
-    cv_ms.append((time.perf_counter() - t) * 1000)
+    best = None
+    for _ in range(man['repeat']):  # the machine is shared: best of N, as on our side
+        t = time.perf_counter()
+        kp, d = sift.detectAndCompute(g, None)
+        ms = (time.perf_counter() - t) * 1000
+        best = ms if best is None else min(best, ms)
+    cv_ms.append(best)
     cv_pts = np.float32([k.pt for k in kp]).reshape(-1, 2)
     cv_d = d if d is not None else np.zeros((0, 128), np.float32)
     ours_kp = np.fromfile(im['kp'], np.float32).reshape(-1, 6)

@@ -3,7 +3,7 @@
 //   retrieval-smvs: every phone photo (source) against its reference scan (target), per truth.tsv
 //   image-pairs:    the 7 Oxford pairs; graf 1->3 also gives the share of our matches within 3 px of the truth
 // Env: CAPBRIDGE_SHARED_DATA (default ../shared/data), BENCH_SIFT_LIMIT (first N smvs pairs, for quick runs),
-//      BENCH_SIFT_UPSAMPLE=1 (our x2 upsampling, as OpenCV does by default).
+//      BENCH_SIFT_UPSAMPLE=0|1 (override config sift.upsample), BENCH_SIFT_REPEAT (timing runs per image, best kept; 3).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +20,7 @@ const data = process.env.CAPBRIDGE_SHARED_DATA ?? path.resolve(repoRoot, '..', '
 const out = path.join(repoRoot, 'bench', 'out', 'sift');
 fs.mkdirSync(out, { recursive: true });
 const PY = '/usr/bin/python3';
+const REPEAT = Number(process.env.BENCH_SIFT_REPEAT ?? 3);
 
 function ensureOpenCV(): string {
   const probe = () => spawnSync(PY, ['-c', 'import cv2; print(cv2.__version__)'], { encoding: 'utf8' });
@@ -41,7 +42,7 @@ async function tsv(file: string): Promise<Record<string, string>[]> {
 }
 
 const config = loadConfig({}).config;
-if (process.env.BENCH_SIFT_UPSAMPLE === '1') config.sift.upsample = true;
+if (process.env.BENCH_SIFT_UPSAMPLE) config.sift.upsample = process.env.BENCH_SIFT_UPSAMPLE === '1';
 const params = siftParams(config.sift);
 const cvVersion = ensureOpenCV();
 
@@ -74,8 +75,8 @@ for (const p of rawPairs) {
 }
 
 // Ours: decode, then detect+describe, single-threaded in this thread. Warm the JIT up first.
-const manifest: { ratio: number; ransac: number; maxKeypoints: number; images: unknown[]; pairs: Pair[] } = {
-  ratio: config.match.ratio, ransac: config.match.ransacThreshold, maxKeypoints: config.sift.maxKeypoints, images: [], pairs,
+const manifest: { repeat: number; ratio: number; ransac: number; maxKeypoints: number; images: unknown[]; pairs: Pair[] } = {
+  repeat: REPEAT, ratio: config.match.ratio, ransac: config.match.ransacThreshold, maxKeypoints: config.sift.maxKeypoints, images: [], pairs,
 };
 const scales = new Map<string, number>();
 const oursMs: number[] = [];
@@ -93,8 +94,15 @@ for (const [id, file] of images) {
   const t1 = performance.now();
   const f = detectAndDescribe(d.grey, d.width, d.height, params);
   const t2 = performance.now();
-  oursMs.push(t2 - t1);
-  oursWithDecodeMs.push(t2 - t0);
+  // The machine is shared: take the best of REPEAT runs (OpenCV's side does the same).
+  let best = t2 - t1;
+  for (let k = 1; k < REPEAT; k++) {
+    const a = performance.now();
+    detectAndDescribe(d.grey, d.width, d.height, params);
+    best = Math.min(best, performance.now() - a);
+  }
+  oursMs.push(best);
+  oursWithDecodeMs.push(t1 - t0 + best);
   oursKp.push(f.count);
   scales.set(id, d.scale);
   const base = path.join(out, `img${n++}`);
@@ -134,7 +142,7 @@ const result = {
   date: new Date().toISOString(),
   machine: { nproc: os.cpus().length, cpu, load1: r3(os.loadavg()[0]!) },
   opencv: cvVersion,
-  params: { maxSide: config.sift.maxSide, maxKeypoints: config.sift.maxKeypoints, upsample: params.upsample, opencvUpsample: true, ratio: manifest.ratio, ransacPx: manifest.ransac },
+  params: { repeat: REPEAT, maxSide: config.sift.maxSide, maxKeypoints: config.sift.maxKeypoints, upsample: params.upsample, opencvUpsample: true, ratio: manifest.ratio, ransacPx: manifest.ransac },
   images: images.size,
   pairs: { smvs: pairs.filter((p) => p.set === 'smvs').length, imagePairs: pairs.filter((p) => p.set === 'pairs').length },
   msPerImage: {

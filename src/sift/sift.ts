@@ -605,19 +605,22 @@ function calcSIFTDescriptor(magImg: Float32Array, angImg: Float32Array, w: numbe
     else if (cosT < -1e-12) { jlo = Math.max(jlo, Math.ceil(hi1 / cosT) - 1); jhi = Math.min(jhi, Math.floor(lo1 / cosT) + 1); }
     if (sinT > 1e-12) { jlo = Math.max(jlo, Math.ceil(lo2 / sinT) - 1); jhi = Math.min(jhi, Math.floor(hi2 / sinT) + 1); }
     else if (sinT < -1e-12) { jlo = Math.max(jlo, Math.ceil(hi2 / sinT) - 1); jhi = Math.min(jhi, Math.floor(lo2 / sinT) + 1); }
+    // Bin coordinates move linearly along the row: cbin = j*cosT - i*sinT + half, rbin = j*sinT + i*cosT + half.
+    const cb0 = half - i * sinT;
+    const rb0 = half + i * cosT;
+    const exOff = radius;
+    const rowC = rowOff + px;
     for (let j = jlo; j <= jhi; j++) {
-      const cRot = j * cosT - i * sinT;
-      const rRot = j * sinT + i * cosT;
-      let rbin = rRot + half;
-      let cbin = cRot + half;
-      const c = px + j;
-      if (!(rbin > -1 && rbin < D && cbin > -1 && cbin < D && c > 0 && c < w - 1)) continue;
-      const idx = rowOff + c;
-      const mag = magImg[idx] * wi * ex[j + radius];
+      let rbin = j * sinT + rb0;
+      let cbin = j * cosT + cb0;
+      if (!(rbin > -1 && rbin < D && cbin > -1 && cbin < D)) continue;
+      const idx = rowC + j;
+      const mag = magImg[idx] * wi * ex[j + exOff];
       let obin = (angImg[idx] - ori) * binsPerRad;
-      const r0 = Math.floor(rbin);
-      const c0 = Math.floor(cbin);
-      let o0 = Math.floor(obin);
+      // floor for values > -1 (rbin, cbin) and > -NB (obin), without Math.floor.
+      const r0 = ((rbin + 1) | 0) - 1;
+      const c0 = ((cbin + 1) | 0) - 1;
+      let o0 = ((obin + NB) | 0) - NB;
       rbin -= r0;
       cbin -= c0;
       obin -= o0;
