@@ -7,7 +7,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
 import { decodeGrey } from '../src/sift/decode.js';
@@ -74,14 +75,24 @@ for (const p of rawPairs) {
   pairs.push({ id: p.id!, set: 'pairs', a, b });
 }
 
+// The OpenCV co-process: each image is timed there right after ours (same load on a shared machine).
+const py = spawn(PY, [path.join(repoRoot, 'bench', 'sift-opencv.py')], { stdio: ['pipe', 'pipe', 'inherit'] });
+const pyLines = readline.createInterface({ input: py.stdout! })[Symbol.asyncIterator]();
+async function ask<T>(msg: unknown): Promise<T> {
+  py.stdin!.write(JSON.stringify(msg) + '\n');
+  const next = await pyLines.next();
+  if (next.done) throw new Error('OpenCV co-process ended early');
+  return JSON.parse(next.value) as T;
+}
+await ask({ cmd: 'init', ratio: config.match.ratio, ransac: config.match.ransacThreshold, maxKeypoints: config.sift.maxKeypoints, repeat: REPEAT });
+
 // Ours: decode, then detect+describe, single-threaded in this thread. Warm the JIT up first.
-const manifest: { repeat: number; ratio: number; ransac: number; maxKeypoints: number; images: unknown[]; pairs: Pair[] } = {
-  repeat: REPEAT, ratio: config.match.ratio, ransac: config.match.ransacThreshold, maxKeypoints: config.sift.maxKeypoints, images: [], pairs,
-};
 const scales = new Map<string, number>();
 const oursMs: number[] = [];
 const oursWithDecodeMs: number[] = [];
 const oursKp: number[] = [];
+const cvMs: number[] = [];
+const cvKp: number[] = [];
 {
   const d = await decodeGrey(fs.readFileSync([...images.values()][0]!), config.sift);
   for (let i = 0; i < 3; i++) detectAndDescribe(d.grey, d.width, d.height, params);
@@ -109,7 +120,9 @@ for (const [id, file] of images) {
   fs.writeFileSync(base + '.grey', d.grey);
   fs.writeFileSync(base + '.kp', Buffer.from(f.keypoints.buffer, f.keypoints.byteOffset, f.keypoints.byteLength));
   fs.writeFileSync(base + '.desc', f.descriptors);
-  manifest.images.push({ id, w: d.width, h: d.height, grey: base + '.grey', kp: base + '.kp', desc: base + '.desc' });
+  const cvr = await ask<{ ms: number; kp: number }>({ cmd: 'image', id, w: d.width, h: d.height, grey: base + '.grey', kp: base + '.kp', desc: base + '.desc' });
+  cvMs.push(cvr.ms);
+  cvKp.push(cvr.kp);
   if (n % 25 === 0) process.stderr.write(`bench:sift: ${n}/${images.size} images\n`);
 }
 // Ground-truth homographies in detection coordinates: H' = S_b H S_a^-1.
@@ -120,15 +133,13 @@ for (const p of pairs) {
   const sb = scales.get(p.b)!;
   p.H = H.map((row, i) => row.map((v, j) => v * (i < 2 ? sb : 1) / (j < 2 ? sa : 1)));
 }
-const manFile = path.join(out, 'manifest.json');
-fs.writeFileSync(manFile, JSON.stringify(manifest));
-process.stderr.write('bench:sift: OpenCV side...\n');
-const py = spawnSync(PY, [path.join(repoRoot, 'bench', 'sift-opencv.py'), manFile], { encoding: 'utf8', maxBuffer: 64 << 20 });
-if (py.status !== 0) throw new Error(`OpenCV side failed: ${py.stderr}`);
-const cv = JSON.parse(py.stdout) as {
-  cv_ms: number[]; cv_kp: number[];
-  pairs: Array<{ id: string; set: string; ours: { matches: number; inliers: number; within3px: number | null }; cv: { matches: number; inliers: number; within3px: number | null } }>;
+process.stderr.write('bench:sift: matching...\n');
+const cv = {
+  cv_ms: cvMs,
+  cv_kp: cvKp,
+  pairs: (await ask<{ pairs: Array<{ id: string; set: string; ours: { matches: number; inliers: number; within3px: number | null }; cv: { matches: number; inliers: number; within3px: number | null } }> }>({ cmd: 'pairs', pairs })).pairs,
 };
+py.stdin!.end();
 
 const mean = (a: number[]) => a.reduce((s, v) => s + v, 0) / Math.max(1, a.length);
 const median = (a: number[]) => { const s = [...a].sort((x, y) => x - y); return s.length ? s[s.length >> 1]! : 0; };
@@ -142,7 +153,7 @@ const result = {
   date: new Date().toISOString(),
   machine: { nproc: os.cpus().length, cpu, load1: r3(os.loadavg()[0]!) },
   opencv: cvVersion,
-  params: { repeat: REPEAT, maxSide: config.sift.maxSide, maxKeypoints: config.sift.maxKeypoints, upsample: params.upsample, opencvUpsample: true, ratio: manifest.ratio, ransacPx: manifest.ransac },
+  params: { repeat: REPEAT, maxSide: config.sift.maxSide, maxKeypoints: config.sift.maxKeypoints, upsample: params.upsample, opencvUpsample: true, ratio: config.match.ratio, ransacPx: config.match.ransacThreshold, interleaved: true },
   images: images.size,
   pairs: { smvs: pairs.filter((p) => p.set === 'smvs').length, imagePairs: pairs.filter((p) => p.set === 'pairs').length },
   msPerImage: {

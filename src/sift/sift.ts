@@ -151,6 +151,8 @@ interface Ops {
   sub(a: Float32Array, b: Float32Array, dst: Float32Array): void; // dst = a - b
   /** Gradient magnitude and fastAtan2 orientation (degrees) of every interior pixel (rows 1..h-2). */
   grad(src: Float32Array, mag: Float32Array, ang: Float32Array, w: number, h: number): void;
+  /** Calls found(r, c) for every DoG extremum candidate of cur (OpenCV's 26-neighbour test), in row order. */
+  extrema(prv: Float32Array, cur: Float32Array, nxt: Float32Array, w: number, h: number, threshold: number, found: (r: number, c: number) => void): void;
 }
 
 function jsGrad(src: Float32Array, mag: Float32Array, ang: Float32Array, w: number, h: number): void {
@@ -169,6 +171,7 @@ const jsOps = (): Ops => ({
     for (let j = 0; j < dst.length; j++) dst[j] = a[j] - b[j];
   },
   grad: jsGrad,
+  extrema: jsExtrema,
 });
 
 const K_REGION = 1 << 16; // kernels live at the start of the memory, for the life of the thread
@@ -192,6 +195,7 @@ function wasmOps(k: Kernels, images: Array<[number, number]>, maxW: number, maxH
   const tAddr = rowsAddr + rowsBytes;
   let top = tAddr + tBytes;
   const rows = new Int32Array(buf, rowsAddr, rowsBytes >> 2);
+
   const T = new Float32Array(buf, tAddr, tBytes >> 2);
   const kAddr = (sigma: number): number => {
     let a = kernelAddr.get(sigma);
@@ -234,6 +238,7 @@ function wasmOps(k: Kernels, images: Array<[number, number]>, maxW: number, maxH
     sub(a, b, dst) {
       k.vsub(a.byteOffset, b.byteOffset, dst.byteOffset, ((dst.length + 3) >> 2) * 16);
     },
+    extrema: jsExtrema,
     grad(src, mag, ang, w, h) {
       if (h < 3) return;
       // Chunks of 4 from pixel w up to w*(h-1) (rounded up: the slack after each image absorbs the tail).
@@ -496,68 +501,86 @@ function adjustLocalExtrema(oct: Octave, o: number, layer0: number, r0: number, 
   };
 }
 
-function findScaleSpaceExtrema(octaves: Octave[], p: SiftParams): Kp[] {
+/** The scalar scan: OpenCV's prefilter (|v| > threshold) then the 26-neighbour test. */
+function jsExtrema(prv: Float32Array, img: Float32Array, nxt: Float32Array, w: number, h: number, threshold: number, found: (r: number, c: number) => void): void {
+  for (let r = SIFT_IMG_BORDER; r < h - SIFT_IMG_BORDER; r++) {
+    const rowOff = r * w;
+    for (let c = SIFT_IMG_BORDER; c < w - SIFT_IMG_BORDER; c++) {
+      const idx = rowOff + c;
+      const val = img[idx];
+      if (!(Math.abs(val) > threshold)) continue;
+      let isExt: boolean;
+      if (val > 0) {
+        isExt =
+          val >= img[idx - 1] && val >= img[idx + 1] &&
+          val >= img[idx - w - 1] && val >= img[idx - w] && val >= img[idx - w + 1] &&
+          val >= img[idx + w - 1] && val >= img[idx + w] && val >= img[idx + w + 1] &&
+          val >= nxt[idx] && val >= nxt[idx - 1] && val >= nxt[idx + 1] &&
+          val >= nxt[idx - w - 1] && val >= nxt[idx - w] && val >= nxt[idx - w + 1] &&
+          val >= nxt[idx + w - 1] && val >= nxt[idx + w] && val >= nxt[idx + w + 1] &&
+          val >= prv[idx] && val >= prv[idx - 1] && val >= prv[idx + 1] &&
+          val >= prv[idx - w - 1] && val >= prv[idx - w] && val >= prv[idx - w + 1] &&
+          val >= prv[idx + w - 1] && val >= prv[idx + w] && val >= prv[idx + w + 1];
+      } else {
+        isExt =
+          val <= img[idx - 1] && val <= img[idx + 1] &&
+          val <= img[idx - w - 1] && val <= img[idx - w] && val <= img[idx - w + 1] &&
+          val <= img[idx + w - 1] && val <= img[idx + w] && val <= img[idx + w + 1] &&
+          val <= nxt[idx] && val <= nxt[idx - 1] && val <= nxt[idx + 1] &&
+          val <= nxt[idx - w - 1] && val <= nxt[idx - w] && val <= nxt[idx - w + 1] &&
+          val <= nxt[idx + w - 1] && val <= nxt[idx + w] && val <= nxt[idx + w + 1] &&
+          val <= prv[idx] && val <= prv[idx - 1] && val <= prv[idx + 1] &&
+          val <= prv[idx - w - 1] && val <= prv[idx - w] && val <= prv[idx - w + 1] &&
+          val <= prv[idx + w - 1] && val <= prv[idx + w] && val <= prv[idx + w + 1];
+      }
+      if (isExt) found(r, c);
+    }
+  }
+}
+
+type Extremum = Kp & { r: number; c: number };
+
+function findScaleSpaceExtrema(octaves: Octave[], p: SiftParams, ops: Ops): Kp[] {
   const L = p.octaveLayers;
   const threshold = Math.floor((0.5 * p.contrastThreshold) / L * 255);
   const n = SIFT_ORI_HIST_BINS;
-  const out: Kp[] = [];
+  const extrema: Extremum[] = [];
   for (let o = 0; o < octaves.length; o++) {
     const oct = octaves[o];
-    const w = oct.w;
-    const h = oct.h;
     for (let i = 1; i <= L; i++) {
-      const img = oct.dog[i];
-      const prv = oct.dog[i - 1];
-      const nxt = oct.dog[i + 1];
-      for (let r = SIFT_IMG_BORDER; r < h - SIFT_IMG_BORDER; r++) {
-        const rowOff = r * w;
-        for (let c = SIFT_IMG_BORDER; c < w - SIFT_IMG_BORDER; c++) {
-          const idx = rowOff + c;
-          const val = img[idx];
-          if (!(Math.abs(val) > threshold)) continue;
-          let isExt: boolean;
-          if (val > 0) {
-            isExt =
-              val >= img[idx - 1] && val >= img[idx + 1] &&
-              val >= img[idx - w - 1] && val >= img[idx - w] && val >= img[idx - w + 1] &&
-              val >= img[idx + w - 1] && val >= img[idx + w] && val >= img[idx + w + 1] &&
-              val >= nxt[idx] && val >= nxt[idx - 1] && val >= nxt[idx + 1] &&
-              val >= nxt[idx - w - 1] && val >= nxt[idx - w] && val >= nxt[idx - w + 1] &&
-              val >= nxt[idx + w - 1] && val >= nxt[idx + w] && val >= nxt[idx + w + 1] &&
-              val >= prv[idx] && val >= prv[idx - 1] && val >= prv[idx + 1] &&
-              val >= prv[idx - w - 1] && val >= prv[idx - w] && val >= prv[idx - w + 1] &&
-              val >= prv[idx + w - 1] && val >= prv[idx + w] && val >= prv[idx + w + 1];
-          } else {
-            isExt =
-              val <= img[idx - 1] && val <= img[idx + 1] &&
-              val <= img[idx - w - 1] && val <= img[idx - w] && val <= img[idx - w + 1] &&
-              val <= img[idx + w - 1] && val <= img[idx + w] && val <= img[idx + w + 1] &&
-              val <= nxt[idx] && val <= nxt[idx - 1] && val <= nxt[idx + 1] &&
-              val <= nxt[idx - w - 1] && val <= nxt[idx - w] && val <= nxt[idx - w + 1] &&
-              val <= nxt[idx + w - 1] && val <= nxt[idx + w] && val <= nxt[idx + w + 1] &&
-              val <= prv[idx] && val <= prv[idx - 1] && val <= prv[idx + 1] &&
-              val <= prv[idx - w - 1] && val <= prv[idx - w] && val <= prv[idx - w + 1] &&
-              val <= prv[idx + w - 1] && val <= prv[idx + w] && val <= prv[idx + w + 1];
-          }
-          if (!isExt) continue;
-          const kp = adjustLocalExtrema(oct, o, i, r, c, p);
-          if (!kp) continue;
-          const sclOctv = (kp.size * 0.5) / (1 << o);
-          const omax = calcOrientationHist(oct.mag[kp.layer], oct.ang[kp.layer], w, h, kp.c, kp.r, Math.round(SIFT_ORI_RADIUS * sclOctv), SIFT_ORI_SIG_FCTR * sclOctv);
-          const magThr = omax * SIFT_ORI_PEAK_RATIO;
-          for (let j = 0; j < n; j++) {
-            const l = j > 0 ? j - 1 : n - 1;
-            const r2 = j < n - 1 ? j + 1 : 0;
-            const hj = histOut[j];
-            if (hj > histOut[l] && hj > histOut[r2] && hj >= magThr) {
-              let bin = j + (0.5 * (histOut[l] - histOut[r2])) / (histOut[l] - 2 * hj + histOut[r2]);
-              bin = bin < 0 ? n + bin : bin >= n ? bin - n : bin;
-              let angle = 360 - (360 / n) * bin;
-              if (Math.abs(angle - 360) < FLT_EPSILON) angle = 0;
-              out.push({ x: kp.x, y: kp.y, size: kp.size, angle, response: kp.response, octave: o, layer: kp.layer });
-            }
-          }
-        }
+      ops.extrema(oct.dog[i - 1], oct.dog[i], oct.dog[i + 1], oct.w, oct.h, threshold, (r, c) => {
+        const kp = adjustLocalExtrema(oct, o, i, r, c, p);
+        if (kp) extrema.push(kp);
+      });
+    }
+  }
+  // Orientations for the strongest extrema first: the keypoints kept (the strongest maxKeypoints by response)
+  // can only come from extrema at least as strong as the weakest kept one, so the rest need no histogram.
+  // Exact duplicates (one extremum reached twice by refinement) are dropped here rather than after orientation.
+  extrema.sort((a, b) => b.response - a.response || a.y - b.y || a.x - b.x || a.size - b.size);
+  const out: Kp[] = [];
+  let lastResponse = Infinity;
+  let prev: Extremum | null = null;
+  for (const kp of extrema) {
+    if (prev && prev.x === kp.x && prev.y === kp.y && prev.size === kp.size && prev.response === kp.response) continue;
+    prev = kp;
+    if (p.maxKeypoints > 0 && out.length >= p.maxKeypoints && kp.response < lastResponse) break;
+    lastResponse = kp.response;
+    const o = kp.octave;
+    const oct = octaves[o];
+    const sclOctv = (kp.size * 0.5) / (1 << o);
+    const omax = calcOrientationHist(oct.mag[kp.layer], oct.ang[kp.layer], oct.w, oct.h, kp.c, kp.r, Math.round(SIFT_ORI_RADIUS * sclOctv), SIFT_ORI_SIG_FCTR * sclOctv);
+    const magThr = omax * SIFT_ORI_PEAK_RATIO;
+    for (let j = 0; j < n; j++) {
+      const l = j > 0 ? j - 1 : n - 1;
+      const r2 = j < n - 1 ? j + 1 : 0;
+      const hj = histOut[j];
+      if (hj > histOut[l] && hj > histOut[r2] && hj >= magThr) {
+        let bin = j + (0.5 * (histOut[l] - histOut[r2])) / (histOut[l] - 2 * hj + histOut[r2]);
+        bin = bin < 0 ? n + bin : bin >= n ? bin - n : bin;
+        let angle = 360 - (360 / n) * bin;
+        if (Math.abs(angle - 360) < FLT_EPSILON) angle = 0;
+        out.push({ x: kp.x, y: kp.y, size: kp.size, angle, response: kp.response, octave: o, layer: kp.layer });
       }
     }
   }
@@ -713,7 +736,7 @@ export function detectAndDescribe(grey: Float32Array | Uint8Array, w: number, h:
   const blurred = ops.alloc(bw * bh);
   ops.blur(base, blurred, bw, bh, sigDiff);
   const octaves = buildPyramid(blurred, bw, bh, nOctaves, p, ops);
-  let kps = findScaleSpaceExtrema(octaves, p);
+  let kps = findScaleSpaceExtrema(octaves, p, ops);
 
   // Remove exact duplicates (OpenCV removeDuplicatedSorted), then keep the strongest by response.
   kps.sort((a, b) => a.x - b.x || a.y - b.y || a.size - b.size || a.angle - b.angle || b.response - a.response);
