@@ -5,4 +5,6 @@ export { ImageStore, ImageReadError, probeImage, sha256Hex, type ImageRecord } f
 export { MetaRepo } from './meta.js';
 export { StatsRepo, type BankStats, type BankCounts } from './stats.js';
 export { LATEST_SCHEMA_VERSION } from './db.js';
+export { PairsRepo, LEVELS, LEVEL_RANK, textKey, type PairLevel, type PairDecision, type PairRow, type PairForExport, type PairCandidate } from './pairs.js';
+export { FeaturesRepo, type StoredFeatures } from './features.js';
 export { TermStatsRepo } from './term-stats.js';

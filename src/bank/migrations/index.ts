@@ -4,7 +4,16 @@
 //   5 crawler · 6 pairs + exports (export) · 7 daemon · 8 reviews (review)
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
+import { m002Features } from './002-features.js';
 import { m004Comparability } from './004-comparability.js';
+import { m006Pairs } from './006-pairs.js';
 
-export const migrations: Migration[] = [m001Banks, m004Comparability].sort((a, b) => a.version - b.version);
+// One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
+// number than one already applied is still applied (db.ts tracks each version, not just the highest).
+export const migrations: Migration[] = [
+  m001Banks,
+  m002Features,
+  m004Comparability,
+  m006Pairs,
+].sort((a, b) => a.version - b.version);
 export type { Migration };

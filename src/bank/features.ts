@@ -1,0 +1,106 @@
+// SIFT features per image (migration 2). Stored as compact BLOBs; see migrations/002-features.ts for the layout.
+import type Database from 'better-sqlite3';
+import type { Features } from '../sift/types.js';
+
+export interface StoredFeatures extends Features {
+  ms: number;
+  createdAt: string;
+}
+
+interface Row {
+  width: number;
+  height: number;
+  scale: number;
+  count: number;
+  keypoints: Buffer;
+  descriptors: Buffer;
+  ms: number;
+  created_at: string;
+}
+
+const LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+function kpToBlob(kp: Float32Array): Buffer {
+  if (LE) return Buffer.from(kp.buffer, kp.byteOffset, kp.byteLength);
+  const b = Buffer.alloc(kp.length * 4);
+  for (let i = 0; i < kp.length; i++) b.writeFloatLE(kp[i]!, i * 4);
+  return b;
+}
+
+function blobToKp(b: Buffer): Float32Array {
+  const out = new Float32Array(b.length >> 2);
+  if (LE) new Uint8Array(out.buffer).set(b); // copy: the Buffer may be unaligned
+  else for (let i = 0; i < out.length; i++) out[i] = b.readFloatLE(i * 4);
+  return out;
+}
+
+export class FeaturesRepo {
+  private getStmt: Database.Statement;
+  private hasStmt: Database.Statement;
+  private putStmt: Database.Statement;
+  private delStmt: Database.Statement;
+
+  constructor(private db: Database.Database) {
+    this.getStmt = db.prepare('SELECT width, height, scale, count, keypoints, descriptors, ms, created_at FROM features WHERE sha256 = ?');
+    this.hasStmt = db.prepare('SELECT 1 FROM features WHERE sha256 = ?');
+    this.putStmt = db.prepare(
+      `INSERT INTO features (sha256, width, height, scale, count, keypoints, descriptors, ms, created_at)
+       VALUES (@sha256, @width, @height, @scale, @count, @keypoints, @descriptors, @ms, @createdAt)
+       ON CONFLICT(sha256) DO UPDATE SET width = excluded.width, height = excluded.height, scale = excluded.scale,
+         count = excluded.count, keypoints = excluded.keypoints, descriptors = excluded.descriptors, ms = excluded.ms,
+         created_at = excluded.created_at`,
+    );
+    this.delStmt = db.prepare('DELETE FROM features WHERE sha256 = ?');
+  }
+
+  get(sha256: string): StoredFeatures | undefined {
+    const r = this.getStmt.get(sha256) as Row | undefined;
+    if (!r) return undefined;
+    const d = r.descriptors;
+    return {
+      width: r.width,
+      height: r.height,
+      scale: r.scale,
+      count: r.count,
+      keypoints: blobToKp(r.keypoints),
+      descriptors: new Uint8Array(d.buffer, d.byteOffset, d.byteLength),
+      ms: r.ms,
+      createdAt: r.created_at,
+    };
+  }
+
+  has(sha256: string): boolean {
+    return this.hasStmt.get(sha256) !== undefined;
+  }
+
+  put(sha256: string, f: Features, ms: number): void {
+    if (f.keypoints.length !== f.count * 6 || f.descriptors.length !== f.count * 128) {
+      throw new Error(`features for ${sha256}: ${f.count} keypoints but ${f.keypoints.length} floats / ${f.descriptors.length} descriptor bytes`);
+    }
+    this.putStmt.run({
+      sha256,
+      width: f.width,
+      height: f.height,
+      scale: f.scale,
+      count: f.count,
+      keypoints: kpToBlob(f.keypoints),
+      descriptors: Buffer.from(f.descriptors.buffer, f.descriptors.byteOffset, f.descriptors.byteLength),
+      ms,
+      createdAt: new Date().toISOString(),
+    });
+  }
+
+  delete(sha256: string): boolean {
+    return this.delStmt.run(sha256).changes > 0;
+  }
+
+  /** Bytes stored for one image (both BLOBs), for size checks. */
+  storedBytes(sha256: string): number {
+    const r = this.db.prepare('SELECT length(keypoints) + length(descriptors) AS n FROM features WHERE sha256 = ?').get(sha256) as { n: number } | undefined;
+    return r?.n ?? 0;
+  }
+
+  count(): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM features').get() as { n: number }).n;
+  }
+}

@@ -1,0 +1,283 @@
+// Pairing decisions (the `pairs` table, migration 6) and the export watermark (`exports`).
+// The pairing stage (src/export/pairing.ts) reads candidates through this repository: the candidates table is
+// the lsh-index layer's (migration 3: source_item_id, target_item_id, rank, image_score, inliers, matched_at);
+// only those documented columns are read here, and only when the table exists.
+import crypto from 'node:crypto';
+import type Database from 'better-sqlite3';
+
+export type PairLevel = 'par' | 'com' | 'pse' | 'inc';
+export const LEVEL_RANK: Record<PairLevel, number> = { par: 3, com: 2, pse: 1, inc: 0 };
+export const LEVELS: PairLevel[] = ['par', 'com', 'pse', 'inc'];
+
+/** A candidate as the pairing stage sees it. */
+export interface PairCandidate {
+  sourceItemId: number;
+  targetItemId: number;
+  rank: number;
+  imageScore: number;
+  inliers: number;
+  matchedAt: string | null;
+}
+
+export interface PairDecision {
+  sourceItemId: number;
+  targetItemId: number;
+  emitted: boolean;
+  reason: string | null;
+  en: string;
+  zh: string;
+  level: PairLevel | null;
+  c: number | null;
+  fc: number | null;
+  fe: number | null;
+  fl: number | null;
+  imageScore: number;
+  inliers: number;
+  candidateRank: number;
+  matchedAt: string | null;
+  explain: unknown;
+}
+
+export interface PairRow {
+  id: number;
+  sourceItemId: number;
+  targetItemId: number;
+  emitted: number;
+  reason: string | null;
+  en: string;
+  zh: string;
+  textKey: string;
+  level: PairLevel | null;
+  c: number | null;
+  fc: number | null;
+  fe: number | null;
+  fl: number | null;
+  imageScore: number | null;
+  inliers: number | null;
+  candidateRank: number | null;
+  matchedAt: string | null;
+  explain: string | null;
+  decidedAt: string;
+  exportedAt: string | null;
+  exportId: number | null;
+}
+
+/** A pair joined with the provenance of its two items, as exports read it. */
+export interface PairForExport extends PairRow {
+  sourceExtId: string;
+  targetExtId: string;
+  sourceUrl: string | null;
+  targetUrl: string | null;
+  sourceImage: string | null;
+  targetImage: string | null;
+  sourceHarvestedAt: string | null;
+  targetHarvestedAt: string | null;
+  /** 1 when another pair with the same caption texts was exported before (only set for onlyNew walks). */
+  textExported: number;
+}
+
+export const textKey = (en: string, zh: string): string =>
+  crypto.createHash('sha256').update(en).update('\u0000').update(zh).digest('hex').slice(0, 32);
+
+const COLUMNS = `p.id, p.source_item_id AS sourceItemId, p.target_item_id AS targetItemId, p.emitted, p.reason, p.en, p.zh,
+  p.text_key AS textKey, p.level, p.c, p.fc, p.fe, p.fl, p.image_score AS imageScore, p.inliers, p.candidate_rank AS candidateRank,
+  p.matched_at AS matchedAt, p.explain, p.decided_at AS decidedAt, p.exported_at AS exportedAt, p.export_id AS exportId`;
+
+export type PairOrder = 'score' | 'date' | 'id';
+
+export class PairsRepo {
+  private upsertStmt: Database.Statement;
+
+  constructor(private db: Database.Database) {
+    this.upsertStmt = db.prepare(`
+      INSERT INTO pairs (source_item_id, target_item_id, emitted, reason, en, zh, text_key, level, level_rank, c, fc, fe, fl,
+          image_score, inliers, candidate_rank, matched_at, explain, decided_at)
+        VALUES (@sourceItemId, @targetItemId, @emitted, @reason, @en, @zh, @textKey, @level, @levelRank, @c, @fc, @fe, @fl,
+          @imageScore, @inliers, @candidateRank, @matchedAt, @explain, @now)
+      ON CONFLICT (source_item_id, target_item_id) DO UPDATE SET
+        emitted = excluded.emitted, reason = excluded.reason, en = excluded.en, zh = excluded.zh, text_key = excluded.text_key,
+        level = excluded.level, level_rank = excluded.level_rank, c = excluded.c, fc = excluded.fc, fe = excluded.fe, fl = excluded.fl,
+        image_score = excluded.image_score, inliers = excluded.inliers, candidate_rank = excluded.candidate_rank,
+        matched_at = excluded.matched_at, explain = excluded.explain, decided_at = excluded.decided_at,
+        -- a pair whose caption texts changed is a new pair of the corpus: it will be exported again
+        exported_at = CASE WHEN pairs.text_key = excluded.text_key THEN pairs.exported_at ELSE NULL END,
+        export_id = CASE WHEN pairs.text_key = excluded.text_key THEN pairs.export_id ELSE NULL END`);
+  }
+
+  /** True once the lsh-index layer's candidates table exists (migration 3). */
+  hasCandidates(): boolean {
+    return Boolean(this.db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'candidates'`).get());
+  }
+
+  /**
+   * Source items (id order, after `afterId`) that need a pairing decision: a candidate never decided, or decided on
+   * other caption texts, another candidate run, or a caption status that no longer allows pairing. With `all`, every
+   * source that has candidates (re-decide after a threshold change).
+   */
+  pendingSources(afterId: number, limit: number, all = false): number[] {
+    const where = all
+      ? ''
+      : `AND (p.id IS NULL OR p.en <> s.caption OR p.zh <> t.caption OR p.matched_at IS NOT CAST(c.matched_at AS TEXT)
+           OR p.image_score IS NOT c.image_score OR p.inliers IS NOT c.inliers
+           OR (p.emitted = 1 AND (s.caption_status <> 'ok' OR t.caption_status <> 'ok'))
+           OR (p.emitted = 0 AND p.reason = 'caption-status' AND s.caption_status = 'ok' AND t.caption_status = 'ok'))`;
+    const rows = this.db
+      .prepare(
+        `SELECT DISTINCT c.source_item_id AS id FROM candidates c
+           JOIN items s ON s.id = c.source_item_id JOIN items t ON t.id = c.target_item_id
+           LEFT JOIN pairs p ON p.source_item_id = c.source_item_id AND p.target_item_id = c.target_item_id
+         WHERE c.source_item_id > ? ${where}
+         ORDER BY c.source_item_id LIMIT ?`,
+      )
+      .all(afterId, limit) as { id: number }[];
+    return rows.map((r) => r.id);
+  }
+
+  /** The stored candidates of a source item, best first. */
+  candidatesOf(sourceItemId: number): PairCandidate[] {
+    return this.db
+      .prepare(
+        `SELECT source_item_id AS sourceItemId, target_item_id AS targetItemId, rank, image_score AS imageScore, inliers,
+                CAST(matched_at AS TEXT) AS matchedAt
+         FROM candidates WHERE source_item_id = ? ORDER BY rank, target_item_id`,
+      )
+      .all(sourceItemId) as PairCandidate[];
+  }
+
+  /** Ranked target item ids for every source that has candidates (for evaluation). */
+  rankedTargets(): Map<number, number[]> {
+    const out = new Map<number, number[]>();
+    for (const r of this.db
+      .prepare(`SELECT source_item_id AS s, target_item_id AS t FROM candidates ORDER BY source_item_id, rank, target_item_id`)
+      .iterate() as IterableIterator<{ s: number; t: number }>) {
+      let list = out.get(r.s);
+      if (!list) out.set(r.s, (list = []));
+      list.push(r.t);
+    }
+    return out;
+  }
+
+  upsert(d: PairDecision, now = new Date().toISOString()): void {
+    this.upsertStmt.run({
+      sourceItemId: d.sourceItemId,
+      targetItemId: d.targetItemId,
+      emitted: d.emitted ? 1 : 0,
+      reason: d.reason,
+      en: d.en,
+      zh: d.zh,
+      textKey: textKey(d.en, d.zh),
+      level: d.level,
+      levelRank: d.level ? LEVEL_RANK[d.level] : 0,
+      c: d.c,
+      fc: d.fc,
+      fe: d.fe,
+      fl: d.fl,
+      imageScore: d.imageScore,
+      inliers: d.inliers,
+      candidateRank: d.candidateRank,
+      matchedAt: d.matchedAt,
+      explain: d.explain === undefined || d.explain === null ? null : JSON.stringify(d.explain),
+      now,
+    });
+  }
+
+  /** Drops the decisions of a source whose target is no longer among its candidates; returns how many. */
+  removeOthers(sourceItemId: number, keepTargetIds: number[]): number {
+    const keep = new Set(keepTargetIds);
+    const rows = this.db.prepare('SELECT id, target_item_id AS t FROM pairs WHERE source_item_id = ?').all(sourceItemId) as { id: number; t: number }[];
+    const del = this.db.prepare('DELETE FROM pairs WHERE id = ?');
+    let n = 0;
+    for (const r of rows) if (!keep.has(r.t)) n += del.run(r.id).changes;
+    return n;
+  }
+
+  /** Drops decisions whose candidate vanished (sources re-matched to nothing). */
+  sweepOrphans(): number {
+    if (!this.hasCandidates()) return 0;
+    return this.db
+      .prepare(
+        `DELETE FROM pairs WHERE NOT EXISTS (SELECT 1 FROM candidates c
+           WHERE c.source_item_id = pairs.source_item_id AND c.target_item_id = pairs.target_item_id)`,
+      )
+      .run().changes;
+  }
+
+  get(sourceItemId: number, targetItemId: number): PairRow | undefined {
+    return this.db.prepare(`SELECT ${COLUMNS} FROM pairs p WHERE source_item_id = ? AND target_item_id = ?`).get(sourceItemId, targetItemId) as
+      | PairRow
+      | undefined;
+  }
+
+  /** Emitted pairs, page by page (keyset on id within the chosen order), for listings and the review page. */
+  list(opts: { level?: PairLevel; minLevel?: PairLevel; emitted?: boolean; limit: number; afterId?: number; order?: PairOrder }): PairRow[] {
+    const cond: string[] = ['p.emitted = ?'];
+    const args: unknown[] = [opts.emitted === false ? 0 : 1];
+    if (opts.level) {
+      cond.push('p.level_rank = ?');
+      args.push(LEVEL_RANK[opts.level]);
+    }
+    if (opts.minLevel) {
+      cond.push('p.level_rank >= ?');
+      args.push(LEVEL_RANK[opts.minLevel]);
+    }
+    const order = opts.order === 'score' ? 'p.c DESC, p.id' : opts.order === 'date' ? 'p.decided_at DESC, p.id' : 'p.id';
+    if (opts.afterId && (opts.order ?? 'id') === 'id') {
+      cond.push('p.id > ?');
+      args.push(opts.afterId);
+    }
+    args.push(opts.limit);
+    return this.db.prepare(`SELECT ${COLUMNS} FROM pairs p WHERE ${cond.join(' AND ')} ORDER BY ${order} LIMIT ?`).all(...args) as PairRow[];
+  }
+
+  /** Emitted pairs per level (the metrics endpoint and stats). */
+  countByLevel(): Record<PairLevel, number> {
+    const out: Record<PairLevel, number> = { par: 0, com: 0, pse: 0, inc: 0 };
+    for (const r of this.db.prepare('SELECT level, COUNT(*) AS n FROM pairs WHERE emitted = 1 GROUP BY level').all() as { level: PairLevel; n: number }[]) {
+      if (r.level) out[r.level] = r.n;
+    }
+    return out;
+  }
+
+  count(emitted = true): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM pairs WHERE emitted = ?').get(emitted ? 1 : 0) as { n: number }).n;
+  }
+
+  countCandidates(): number {
+    if (!this.hasCandidates()) return 0;
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM candidates').get() as { n: number }).n;
+  }
+
+  /** Emitted pairs to export (with item provenance), grouped by caption texts (text_key), best score first in a group. */
+  *iterateForExport(opts: { minLevel: PairLevel; onlyNew: boolean }): IterableIterator<PairForExport> {
+    const stmt = this.db.prepare(
+      `SELECT ${COLUMNS}, s.ext_id AS sourceExtId, t.ext_id AS targetExtId, s.page_url AS sourceUrl, t.page_url AS targetUrl,
+              s.image_url AS sourceImage, t.image_url AS targetImage,
+              COALESCE(s.fetched_at, s.imported_at) AS sourceHarvestedAt, COALESCE(t.fetched_at, t.imported_at) AS targetHarvestedAt,
+              ${opts.onlyNew ? `EXISTS (SELECT 1 FROM pairs q WHERE q.text_key = p.text_key AND q.emitted = 1 AND q.exported_at IS NOT NULL)` : '0'} AS textExported
+       FROM pairs p JOIN items s ON s.id = p.source_item_id JOIN items t ON t.id = p.target_item_id
+       WHERE p.emitted = 1 AND p.level_rank >= ? ${opts.onlyNew ? 'AND p.exported_at IS NULL' : ''}
+       ORDER BY p.text_key, p.c DESC, p.id`,
+    );
+    yield* stmt.iterate(LEVEL_RANK[opts.minLevel]) as IterableIterator<PairForExport>;
+  }
+
+  beginExport(e: { formats: string[]; paths: string[]; onlyNew: boolean; minLevel: PairLevel }, now = new Date().toISOString()): number {
+    const info = this.db
+      .prepare('INSERT INTO exports (started_at, formats, paths, only_new, min_level) VALUES (?, ?, ?, ?, ?)')
+      .run(now, JSON.stringify(e.formats), JSON.stringify(e.paths), e.onlyNew ? 1 : 0, e.minLevel);
+    return Number(info.lastInsertRowid);
+  }
+
+  /** Records a finished export and moves the watermark: its pairs are never exported by --new again. */
+  finishExport(exportId: number, pairIds: number[], rows: number, now = new Date().toISOString()): void {
+    const mark = this.db.prepare('UPDATE pairs SET exported_at = ?, export_id = ? WHERE id = ? AND exported_at IS NULL');
+    for (const id of pairIds) mark.run(now, exportId, id);
+    this.db.prepare('UPDATE exports SET finished_at = ?, pairs = ?, members = ? WHERE id = ?').run(now, rows, pairIds.length, exportId);
+  }
+
+  lastExport(): { id: number; startedAt: string; finishedAt: string | null; formats: string; paths: string; pairs: number } | undefined {
+    return this.db
+      .prepare('SELECT id, started_at AS startedAt, finished_at AS finishedAt, formats, paths, pairs FROM exports WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1')
+      .get() as never;
+  }
+}

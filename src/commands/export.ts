@@ -1,0 +1,75 @@
+// `capbridge export --format tsv|jsonl|tmx|moses --out PATH [--min-level par|com|pse] [--new] [--json]`
+// and `capbridge pair [--all] [--json]` (the pairing stage on its own; the daemon runs it after each match).
+import path from 'node:path';
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import type { PairLevel } from '../bank/index.js';
+import { exportPairs } from '../export/export.js';
+import { loadExportCandidates } from '../export/layers.js';
+import { runPairing } from '../export/pairing.js';
+import { EXPORT_FORMATS, type ExportFormat } from '../export/writers/index.js';
+import { UserError } from '../util/errors.js';
+import { createProgress } from '../util/progress.js';
+import { action, printJson } from './context.js';
+
+export function registerExport(program: Command): void {
+  program
+    .command('export')
+    .description('write the emitted pairs as a corpus: TSV, JSONL, TMX 1.4b, or Moses (PATH.en + PATH.zh); atomic writes')
+    .addOption(new Option('--format <format>', 'output format').choices(EXPORT_FORMATS).makeOptionMandatory())
+    .requiredOption('--out <path>', 'output file (Moses: the prefix of PATH.en and PATH.zh)')
+    .addOption(new Option('--min-level <level>', 'lowest comparability level exported (default: config export.minLevel)').choices(['par', 'com', 'pse']))
+    .option('--new', 'only pairs never exported before (the export watermark in the bank)')
+    .option('--candidates', 'with --format jsonl: export the image-matching candidates instead of pairs')
+    .option('--json', 'print the summary as JSON')
+    .action(
+      action(async (ctx, opts: { format: ExportFormat; out: string; minLevel?: PairLevel; new?: boolean; candidates?: boolean; json?: boolean }) => {
+        const out = path.resolve(opts.out);
+        if (opts.candidates) {
+          if (opts.format !== 'jsonl') throw new UserError('export --candidates: only --format jsonl is supported');
+          const exportCandidates = await loadExportCandidates();
+          if (!exportCandidates) throw new UserError('export --candidates: the lsh-index layer (exportCandidatesJsonl) is not in this build');
+          const res = await exportCandidates(ctx.bank, out);
+          if (opts.json) printJson(res ?? { out });
+          else process.stdout.write(`export candidates → ${out}\n`);
+          return 0;
+        }
+        const summary = exportPairs(ctx.bank, ctx.config, {
+          format: opts.format, out, minLevel: opts.minLevel, onlyNew: Boolean(opts.new), logger: ctx.logger,
+        });
+        if (opts.json) printJson(summary);
+        else {
+          const lv = summary.byLevel;
+          process.stdout.write(
+            `export ${summary.formats.join(', ')}: ${summary.records} caption pairs (${summary.pairs} item pairs; par ${lv.par}, com ${lv.com}, pse ${lv.pse})` +
+              `${summary.onlyNew ? ', new only' : ''}, min level ${summary.minLevel}\n` +
+              summary.files.map((f) => `  ${f}\n`).join(''),
+          );
+        }
+        return 0;
+      }),
+    );
+
+  program
+    .command('pair')
+    .description('decide pairs: score the verified image candidates of each source with the C-measure and emit those that pass')
+    .option('--all', 're-decide every source (after changing export thresholds), not only what changed')
+    .option('--json', 'print the summary as JSON')
+    .action(
+      action(async (ctx, opts: { all?: boolean; json?: boolean }) => {
+        const progress = createProgress('pair', 0, { enabled: !opts.json && Boolean(process.stderr.isTTY) });
+        const summary = await runPairing(ctx.bank, ctx.config, { logger: ctx.logger, all: opts.all, progress }).finally(() => progress.stop());
+        if (opts.json) printJson(summary);
+        else if (summary.skipped) process.stdout.write(`pair: skipped — ${summary.skipped}\n`);
+        else {
+          const n = summary.notEmitted;
+          process.stdout.write(
+            `pair: ${summary.sources} sources, ${summary.decided} candidates decided, ${summary.emitted} pairs emitted ` +
+              `(par ${summary.byLevel.par}, com ${summary.byLevel.com}, pse ${summary.byLevel.pse}); not emitted: ` +
+              `${n.caption} caption, ${n.image} image, ${n.level} level; ${summary.removed} stale decisions removed\n`,
+          );
+        }
+        return summary.skipped ? 1 : 0;
+      }),
+    );
+}

@@ -1,0 +1,146 @@
+// exportPairs: emitted pairs → corpus files. Pairs with identical caption texts are collapsed into one record
+// that keeps every provenance. Files are written atomically; only after every file is in place does the export
+// watermark move (pairs.exported_at), so a crash mid-export leaves no partial file and the next `--new` export
+// still holds those pairs.
+import type { Bank, PairForExport, PairLevel } from '../bank/index.js';
+import { PairsRepo } from '../bank/index.js';
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../util/log.js';
+import { UserError } from '../util/errors.js';
+import type { ExportRecord } from './record.js';
+import { createWriter, EXPORT_FORMATS, type CorpusWriter, type ExportFormat } from './writers/index.js';
+
+export interface ExportOutput {
+  format: ExportFormat;
+  out: string;
+}
+
+export interface ExportOptions {
+  /** One format and path... */
+  format?: ExportFormat;
+  out?: string;
+  /** ...or several, written from one walk (the nightly export writes several formats of the same pairs). */
+  outputs?: ExportOutput[];
+  minLevel?: PairLevel;
+  /** Only pairs never exported before (and whose caption texts were never exported). */
+  onlyNew?: boolean;
+  logger?: Logger;
+  signal?: AbortSignal;
+}
+
+export interface ExportSummary {
+  exportId: number;
+  formats: ExportFormat[];
+  files: string[];
+  minLevel: PairLevel;
+  onlyNew: boolean;
+  /** Records written (collapsed caption pairs). */
+  records: number;
+  /** Item pairs those records stand for. */
+  pairs: number;
+  /** With onlyNew: new item pairs whose caption texts had been exported already (marked, not written again). */
+  skippedKnownTexts: number;
+  byLevel: Record<PairLevel, number>;
+}
+
+function harvested(p: PairForExport): string {
+  const a = p.sourceHarvestedAt ?? '';
+  const b = p.targetHarvestedAt ?? '';
+  return a > b ? a : b;
+}
+
+/** Turns one group of pairs with identical caption texts (best score first) into a record. */
+export function collapseGroup(group: PairForExport[]): ExportRecord {
+  const best = group[0]!;
+  const rec: ExportRecord = {
+    en: best.en,
+    zh: best.zh,
+    level: best.level ?? 'inc',
+    c: best.c ?? 0,
+    fc: best.fc ?? 0,
+    fe: best.fe ?? 0,
+    fl: best.fl ?? 0,
+    image_score: best.imageScore ?? 0,
+    inliers: best.inliers ?? 0,
+    source_url: [],
+    target_url: [],
+    source_image: [],
+    target_image: [],
+    source_id: [],
+    target_id: [],
+    harvested_at: harvested(best),
+  };
+  for (const p of group) {
+    rec.source_url.push(p.sourceUrl ?? '');
+    rec.target_url.push(p.targetUrl ?? '');
+    rec.source_image.push(p.sourceImage ?? '');
+    rec.target_image.push(p.targetImage ?? '');
+    rec.source_id.push(p.sourceExtId);
+    rec.target_id.push(p.targetExtId);
+    const h = harvested(p);
+    if (h && (!rec.harvested_at || h < rec.harvested_at)) rec.harvested_at = h;
+  }
+  return rec;
+}
+
+export function exportPairs(bank: Bank, config: Config, opts: ExportOptions): ExportSummary {
+  const outputs: ExportOutput[] = opts.outputs ?? (opts.format && opts.out ? [{ format: opts.format, out: opts.out }] : []);
+  if (!outputs.length) throw new UserError('export: a format and an output path are required');
+  for (const o of outputs) {
+    if (!EXPORT_FORMATS.includes(o.format)) throw new UserError(`export: unknown format "${o.format}" (expected ${EXPORT_FORMATS.join(', ')})`);
+  }
+  const minLevel = opts.minLevel ?? config.export.minLevel;
+  const onlyNew = Boolean(opts.onlyNew);
+  const pairs = bank.repo(PairsRepo);
+
+  const writers: CorpusWriter[] = [];
+  try {
+    for (const o of outputs) writers.push(createWriter(o.format, o.out));
+  } catch (err) {
+    for (const w of writers) w.abort();
+    throw new UserError(`export: cannot write ${outputs[writers.length]?.out}: ${(err as Error).message}`);
+  }
+  const files = writers.flatMap((w) => w.paths);
+  const summary: ExportSummary = {
+    exportId: 0, formats: outputs.map((o) => o.format), files, minLevel, onlyNew, records: 0, pairs: 0, skippedKnownTexts: 0,
+    byLevel: { par: 0, com: 0, pse: 0, inc: 0 },
+  };
+  const marked: number[] = [];
+  try {
+    let group: PairForExport[] = [];
+    const flush = () => {
+      if (!group.length) return;
+      const g = group;
+      group = [];
+      for (const p of g) marked.push(p.id);
+      if (onlyNew && g[0]!.textExported) {
+        summary.skippedKnownTexts += g.length;
+        return;
+      }
+      const rec = collapseGroup(g);
+      for (const w of writers) w.write(rec);
+      summary.records++;
+      summary.pairs += g.length;
+      summary.byLevel[rec.level]++;
+    };
+    for (const p of pairs.iterateForExport({ minLevel, onlyNew })) {
+      if (group.length && group[0]!.textKey !== p.textKey) {
+        flush();
+        if (opts.signal?.aborted) throw new Error('export aborted');
+      }
+      group.push(p);
+    }
+    flush();
+    for (const w of writers) w.commit();
+  } catch (err) {
+    for (const w of writers) w.abort();
+    throw err;
+  }
+  // files are in place: move the watermark
+  bank.transaction(() => {
+    summary.exportId = pairs.beginExport({ formats: summary.formats, paths: files, onlyNew, minLevel });
+    pairs.finishExport(summary.exportId, marked, summary.records);
+  });
+  opts.logger?.info(`export: ${summary.records} caption pairs (${summary.pairs} item pairs) → ${files.join(', ')}`);
+  return summary;
+}

@@ -1,0 +1,30 @@
+// TSV: a header line, then one line per record; no quoting (a cell never holds a tab or newline: they are
+// collapsed to spaces), provenance lists joined with " | ".
+import { AtomicWriter } from '../../util/atomic.js';
+import { EXPORT_FIELDS, LIST_SEPARATOR, fmtScore, oneLine, type ExportRecord } from '../record.js';
+import type { CorpusWriter } from './types.js';
+
+export function tsvCell(v: unknown): string {
+  if (Array.isArray(v)) return v.map((x) => oneLine(String(x ?? ''))).join(LIST_SEPARATOR);
+  if (typeof v === 'number') return fmtScore(v);
+  return oneLine(String(v ?? ''));
+}
+
+export class TsvWriter implements CorpusWriter {
+  private out: AtomicWriter;
+  readonly paths: string[];
+  constructor(path: string) {
+    this.out = new AtomicWriter(path);
+    this.paths = [path];
+    this.out.write(EXPORT_FIELDS.join('\t') + '\n');
+  }
+  write(rec: ExportRecord): void {
+    this.out.write(EXPORT_FIELDS.map((f) => (f === 'inliers' ? String(rec.inliers) : tsvCell(rec[f]))).join('\t') + '\n');
+  }
+  commit(): void {
+    this.out.commit();
+  }
+  abort(): void {
+    this.out.abort();
+  }
+}

@@ -1,0 +1,746 @@
+// SIFT (Lowe 2004) in TypeScript, following OpenCV 4.6's implementation choices (modules/features2d/src/sift.simd.hpp)
+// so that descriptors behave like OpenCV's: pixel values in 0..255, assumed initial blur 0.5, Gaussian blurs with
+// OpenCV's kernel size rule and BORDER_REFLECT_101, nearest-neighbour octave decimation, 26-neighbour DoG extrema
+// (>=) with OpenCV's 0.5*threshold prefilter, up to 5 quadratic refinement steps, contrast and edge tests, a 36-bin
+// smoothed orientation histogram with extra orientations for peaks >= 0.8 of the maximum, and a 4x4x8 descriptor with
+// trilinear interpolation, normalise -> clip 0.2 -> renormalise -> x512 saturated to uint8.
+//
+// Written by hand because no npm package provides SIFT (opencv-wasm / OpenCV.js builds ship without it), and the
+// rest of capbridge needs OpenCV-compatible descriptors. Hot loops use Float32Array buffers, separable blurs with
+// precomputed kernels and no per-pixel allocation.
+import { kernels, type Kernels } from './wasm.js';
+import { DEFAULT_SIFT_PARAMS, DESC_SIZE, KP_STRIDE, type Features, type SiftParams } from './types.js';
+
+const SIFT_INIT_SIGMA = 0.5;
+const SIFT_IMG_BORDER = 5;
+const SIFT_MAX_INTERP_STEPS = 5;
+const SIFT_ORI_HIST_BINS = 36;
+const SIFT_ORI_SIG_FCTR = 1.5;
+const SIFT_ORI_RADIUS = 3 * SIFT_ORI_SIG_FCTR;
+const SIFT_ORI_PEAK_RATIO = 0.8;
+const SIFT_DESCR_WIDTH = 4;
+const SIFT_DESCR_HIST_BINS = 8;
+const SIFT_DESCR_SCL_FCTR = 3;
+const SIFT_DESCR_MAG_THR = 0.2;
+const SIFT_INT_DESCR_FCTR = 512;
+const FLT_EPSILON = 1.1920929e-7;
+const RAD2DEG = 180 / Math.PI;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Gaussian blur (separable, BORDER_REFLECT_101), with kernels cached by sigma.
+
+const kernelCache = new Map<number, Float32Array>();
+
+/** Half kernel k[0..r] of OpenCV's getGaussianKernel for CV_32F: ksize = round(sigma*8+1)|1. */
+function gaussianHalfKernel(sigma: number): Float32Array {
+  let k = kernelCache.get(sigma);
+  if (k) return k;
+  const ksize = Math.round(sigma * 8 + 1) | 1;
+  const r = (ksize - 1) >> 1;
+  const full = new Float64Array(ksize);
+  const scale2X = -0.5 / (sigma * sigma);
+  let sum = 0;
+  for (let i = 0; i < ksize; i++) {
+    const x = i - r;
+    full[i] = Math.exp(scale2X * x * x);
+    sum += full[i];
+  }
+  k = new Float32Array(r + 1);
+  for (let i = 0; i <= r; i++) k[i] = full[r + i] / sum;
+  kernelCache.set(sigma, k);
+  return k;
+}
+
+function reflect101(i: number, n: number): number {
+  if (n === 1) return 0;
+  for (;;) {
+    if (i < 0) i = -i;
+    else if (i >= n) i = 2 * n - 2 - i;
+    else return i;
+  }
+}
+
+/** Scratch buffers reused between calls (one set per thread). */
+class Scratch {
+  tmp = new Float32Array(0);
+  row = new Float32Array(0);
+  ensure(size: number, rowLen: number): void {
+    if (this.tmp.length < size) this.tmp = new Float32Array(size);
+    if (this.row.length < rowLen) this.row = new Float32Array(rowLen);
+  }
+}
+const scratch = new Scratch();
+
+/** dst = src blurred by sigma. src and dst may not alias. */
+function gaussianBlur(src: Float32Array, dst: Float32Array, w: number, h: number, sigma: number): void {
+  const k = gaussianHalfKernel(sigma);
+  const r = k.length - 1;
+  scratch.ensure(w * h, w + 2 * r);
+  const tmp = scratch.tmp;
+  const row = scratch.row;
+  const k0 = k[0];
+  // Horizontal pass into tmp, through a padded copy of each row.
+  for (let y = 0; y < h; y++) {
+    const off = y * w;
+    for (let x = 0; x < w; x++) row[x + r] = src[off + x];
+    for (let t = 1; t <= r; t++) {
+      row[r - t] = src[off + reflect101(-t, w)];
+      row[r + w - 1 + t] = src[off + reflect101(w - 1 + t, w)];
+    }
+    for (let x = 0; x < w; x++) {
+      const c = x + r;
+      let s = k0 * row[c];
+      for (let t = 1; t <= r; t++) s += k[t] * (row[c - t] + row[c + t]);
+      tmp[off + x] = s;
+    }
+  }
+  // Vertical pass, row by row (cache friendly).
+  for (let y = 0; y < h; y++) {
+    const off = y * w;
+    for (let x = 0; x < w; x++) dst[off + x] = k0 * tmp[off + x];
+    for (let t = 1; t <= r; t++) {
+      const kt = k[t];
+      const a = reflect101(y - t, h) * w;
+      const b = reflect101(y + t, h) * w;
+      for (let x = 0; x < w; x++) dst[off + x] += kt * (tmp[a + x] + tmp[b + x]);
+    }
+  }
+}
+
+/** OpenCV resize INTER_LINEAR x2 (half-pixel centres, clamped). */
+function upsample2(src: Float32Array, w: number, h: number, dst: Float32Array): void {
+  const W = w * 2;
+  const H = h * 2;
+  const x0s = new Int32Array(W);
+  const x1s = new Int32Array(W);
+  const fxs = new Float32Array(W);
+  for (let X = 0; X < W; X++) {
+    let fx = (X + 0.5) * 0.5 - 0.5;
+    let x0 = Math.floor(fx);
+    fx -= x0;
+    let x1 = x0 + 1;
+    if (x0 < 0) { x0 = 0; fx = 0; x1 = 0; }
+    if (x1 >= w) x1 = w - 1;
+    if (x0 >= w) x0 = w - 1;
+    x0s[X] = x0; x1s[X] = x1; fxs[X] = fx;
+  }
+  for (let Y = 0; Y < H; Y++) {
+    let fy = (Y + 0.5) * 0.5 - 0.5;
+    let y0 = Math.floor(fy);
+    fy -= y0;
+    let y1 = y0 + 1;
+    if (y0 < 0) { y0 = 0; fy = 0; y1 = 0; }
+    if (y1 >= h) y1 = h - 1;
+    const r0 = y0 * w;
+    const r1 = y1 * w;
+    const out = Y * W;
+    for (let X = 0; X < W; X++) {
+      const fx = fxs[X];
+      const a = src[r0 + x0s[X]] * (1 - fx) + src[r0 + x1s[X]] * fx;
+      const b = src[r1 + x0s[X]] * (1 - fx) + src[r1 + x1s[X]] * fx;
+      dst[out + X] = a * (1 - fy) + b * fy;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Image operations: WebAssembly SIMD over one arena when available, scalar JavaScript otherwise.
+
+interface Ops {
+  alloc(n: number): Float32Array;
+  blur(src: Float32Array, dst: Float32Array, w: number, h: number, sigma: number): void;
+  sub(a: Float32Array, b: Float32Array, dst: Float32Array): void; // dst = a - b
+  /** Gradient magnitude and fastAtan2 orientation (degrees) of every interior pixel (rows 1..h-2). */
+  grad(src: Float32Array, mag: Float32Array, ang: Float32Array, w: number, h: number): void;
+}
+
+function jsGrad(src: Float32Array, mag: Float32Array, ang: Float32Array, w: number, h: number): void {
+  for (let i = w; i < w * (h - 1); i++) {
+    const dx = src[i + 1] - src[i - 1];
+    const dy = src[i - w] - src[i + w];
+    mag[i] = Math.sqrt(dx * dx + dy * dy);
+    ang[i] = atan2deg(dy, dx);
+  }
+}
+
+const jsOps = (): Ops => ({
+  alloc: (n) => new Float32Array(n),
+  blur: gaussianBlur,
+  sub: (a, b, dst) => {
+    for (let j = 0; j < dst.length; j++) dst[j] = a[j] - b[j];
+  },
+  grad: jsGrad,
+});
+
+const K_REGION = 1 << 16; // kernels live at the start of the memory, for the life of the thread
+const kernelAddr = new Map<number, number>();
+let kernelTop = 0;
+
+/** An arena over the wasm memory: every image of one detection, plus the blur's padded temp and row table. */
+function wasmOps(k: Kernels, images: Array<[number, number]>, maxW: number, maxH: number, sigmas: number[]): Ops {
+  let rmax = 0;
+  for (const sg of sigmas) rmax = Math.max(rmax, gaussianHalfKernel(sg).length - 1);
+  const align = (n: number) => (n + 15) & ~15;
+  const pw = maxW + 2 * rmax + 8;
+  const rowsBytes = align((maxH + 2 * rmax + 4) * 4);
+  const tBytes = align(maxH * pw * 4 + 64);
+  let need = K_REGION + rowsBytes + tBytes;
+  for (const [w, h] of images) need += align((w * h + 8) * 4);
+  const have = k.memory.buffer.byteLength;
+  if (need > have) k.memory.grow(Math.ceil((need - have) / 65536));
+  const buf = k.memory.buffer;
+  const rowsAddr = K_REGION;
+  const tAddr = rowsAddr + rowsBytes;
+  let top = tAddr + tBytes;
+  const rows = new Int32Array(buf, rowsAddr, rowsBytes >> 2);
+  const T = new Float32Array(buf, tAddr, tBytes >> 2);
+  const kAddr = (sigma: number): number => {
+    let a = kernelAddr.get(sigma);
+    if (a !== undefined) return a;
+    const half = gaussianHalfKernel(sigma);
+    a = kernelTop;
+    if (a + half.length * 16 > K_REGION) throw new Error('sift: kernel region full');
+    const kv = new Float32Array(buf, a, half.length * 4);
+    for (let t = 0; t < half.length; t++) kv.fill(half[t], t * 4, t * 4 + 4);
+    kernelTop += half.length * 16;
+    kernelAddr.set(sigma, a);
+    return a;
+  };
+  return {
+    alloc(n) {
+      const v = new Float32Array(buf, top, n);
+      top += align((n + 8) * 4);
+      if (top > buf.byteLength) throw new Error('sift: arena overflow');
+      return v;
+    },
+    blur(src, dst, w, h, sigma) {
+      const r = gaussianHalfKernel(sigma).length - 1;
+      const K = kAddr(sigma);
+      for (let yy = -r; yy < h + r; yy++) rows[yy + r] = reflect101(yy, h) * w * 4;
+      const xend = ((w + 3) >> 2) * 16;
+      const stride = w + 2 * r + 8;
+      k.vconv(src.byteOffset, tAddr + r * 4, stride * 4, xend, h, K, r, rowsAddr);
+      for (let y = 0; y < h; y++) {
+        const b = y * stride + r;
+        for (let t = 1; t <= r; t++) {
+          T[b - t] = T[b + reflect101(-t, w)];
+          T[b + w - 1 + t] = T[b + reflect101(w - 1 + t, w)];
+        }
+      }
+      k.hconv(tAddr, stride * 4, dst.byteOffset, w * 4, xend, h, K, r);
+    },
+    sub(a, b, dst) {
+      k.vsub(a.byteOffset, b.byteOffset, dst.byteOffset, ((dst.length + 3) >> 2) * 16);
+    },
+    grad(src, mag, ang, w, h) {
+      if (h < 3) return;
+      // Chunks of 4 from pixel w up to w*(h-1) (rounded up: the slack after each image absorbs the tail).
+      const n = ((w * (h - 2) + 3) >> 2) * 16;
+      k.grad(src.byteOffset, mag.byteOffset, ang.byteOffset, w * 4, w * 4 + n, w * 4);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Pyramid
+
+interface Octave {
+  w: number;
+  h: number;
+  gauss: Float32Array[]; // octaveLayers + 3
+  dog: Float32Array[]; // octaveLayers + 2
+  mag: Float32Array[]; // [layer] for layers 1..octaveLayers (gradient magnitude of gauss[layer])
+  ang: Float32Array[]; // [layer] orientation in degrees
+}
+
+function pyramidSigmas(p: SiftParams): Float64Array {
+  const L = p.octaveLayers;
+  const sig = new Float64Array(L + 3);
+  sig[0] = p.sigma;
+  const k = Math.pow(2, 1 / L);
+  for (let i = 1; i < L + 3; i++) {
+    const sigPrev = Math.pow(k, i - 1) * p.sigma;
+    const sigTotal = sigPrev * k;
+    sig[i] = Math.sqrt(sigTotal * sigTotal - sigPrev * sigPrev);
+  }
+  return sig;
+}
+
+function buildPyramid(base: Float32Array, w: number, h: number, nOctaves: number, p: SiftParams, ops: Ops): Octave[] {
+  const L = p.octaveLayers;
+  const sig = pyramidSigmas(p);
+  const octaves: Octave[] = [];
+  let ow = w;
+  let oh = h;
+  for (let o = 0; o < nOctaves; o++) {
+    const gauss: Float32Array[] = [];
+    if (o === 0) gauss.push(base);
+    else {
+      const prev = octaves[o - 1];
+      const src = prev.gauss[L];
+      const nw = prev.w >> 1;
+      const nh = prev.h >> 1;
+      const d = ops.alloc(nw * nh);
+      for (let y = 0; y < nh; y++) {
+        const so = 2 * y * prev.w;
+        const dof = y * nw;
+        for (let x = 0; x < nw; x++) d[dof + x] = src[so + 2 * x];
+      }
+      ow = nw;
+      oh = nh;
+      gauss.push(d);
+    }
+    for (let i = 1; i < L + 3; i++) {
+      const g = ops.alloc(ow * oh);
+      ops.blur(gauss[i - 1], g, ow, oh, sig[i]);
+      gauss.push(g);
+    }
+    const dog: Float32Array[] = [];
+    for (let i = 0; i < L + 2; i++) {
+      const d = ops.alloc(ow * oh);
+      ops.sub(gauss[i + 1], gauss[i], d);
+      dog.push(d);
+    }
+    const mag: Float32Array[] = [];
+    const ang: Float32Array[] = [];
+    for (let i = 1; i <= L; i++) {
+      mag[i] = ops.alloc(ow * oh);
+      ang[i] = ops.alloc(ow * oh);
+      ops.grad(gauss[i], mag[i], ang[i], ow, oh);
+    }
+    octaves.push({ w: ow, h: oh, gauss, dog, mag, ang });
+  }
+  return octaves;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Keypoints
+
+interface Kp {
+  x: number; // detection-image coordinates (before the internal upsample adjustment is undone: see below)
+  y: number;
+  size: number;
+  angle: number;
+  response: number;
+  octave: number; // pyramid octave index (0 = first pyramid octave, which is the x2 image when upsampling)
+  layer: number;
+}
+
+// OpenCV's fastAtan2 polynomial (degrees, [0, 360), about 0.3 degree accurate): same angles as OpenCV, and much
+// cheaper than Math.atan2 in the orientation and descriptor loops.
+const ATAN_P1 = 0.9997878412794807 * RAD2DEG;
+const ATAN_P3 = -0.3258083974640975 * RAD2DEG;
+const ATAN_P5 = 0.1555786518463281 * RAD2DEG;
+const ATAN_P7 = -0.04432655554792128 * RAD2DEG;
+const DBL_EPSILON = 2.220446049250313e-16;
+
+function atan2deg(y: number, x: number): number {
+  const ax = x < 0 ? -x : x;
+  const ay = y < 0 ? -y : y;
+  let a: number;
+  if (ax >= ay) {
+    const c = ay / (ax + DBL_EPSILON);
+    const c2 = c * c;
+    a = (((ATAN_P7 * c2 + ATAN_P5) * c2 + ATAN_P3) * c2 + ATAN_P1) * c;
+  } else {
+    const c = ax / (ay + DBL_EPSILON);
+    const c2 = c * c;
+    a = 90 - (((ATAN_P7 * c2 + ATAN_P5) * c2 + ATAN_P3) * c2 + ATAN_P1) * c;
+  }
+  if (x < 0) a = 180 - a;
+  if (y < 0) a = 360 - a;
+  return a;
+}
+
+/** exp(scale * t^2) for t in [-radius, radius], at ex[t + radius]: Gaussian weights are separable in (i, j). */
+let expBuf = new Float64Array(256);
+function expTable(radius: number, scale: number): Float64Array {
+  if (expBuf.length < 2 * radius + 1) expBuf = new Float64Array(2 * radius + 1);
+  for (let t = -radius; t <= radius; t++) expBuf[t + radius] = Math.exp(scale * t * t);
+  return expBuf;
+}
+
+const hist36 = new Float32Array(SIFT_ORI_HIST_BINS + 4);
+const histOut = new Float32Array(SIFT_ORI_HIST_BINS);
+
+function calcOrientationHist(magImg: Float32Array, angImg: Float32Array, w: number, h: number, px: number, py: number, radius: number, sigma: number): number {
+  const n = SIFT_ORI_HIST_BINS;
+  const expfScale = -1 / (2 * sigma * sigma);
+  const temp = hist36; // temp[i + 2] = bin i
+  temp.fill(0);
+  const ex = expTable(radius, expfScale);
+  for (let i = -radius; i <= radius; i++) {
+    const y = py + i;
+    if (y <= 0 || y >= h - 1) continue;
+    const row = y * w;
+    const wi = ex[i + radius];
+    for (let j = -radius; j <= radius; j++) {
+      const x = px + j;
+      if (x <= 0 || x >= w - 1) continue;
+      const wgt = wi * ex[j + radius];
+      const mag = magImg[row + x];
+      let bin = Math.round((n / 360) * angImg[row + x]);
+      if (bin >= n) bin -= n;
+      if (bin < 0) bin += n;
+      temp[bin + 2] += wgt * mag;
+    }
+  }
+  temp[1] = temp[n + 1];
+  temp[0] = temp[n];
+  temp[n + 2] = temp[2];
+  temp[n + 3] = temp[3];
+  let maxval = 0;
+  for (let i = 0; i < n; i++) {
+    const v = (temp[i] + temp[i + 4]) * (1 / 16) + (temp[i + 1] + temp[i + 3]) * (4 / 16) + temp[i + 2] * (6 / 16);
+    histOut[i] = v;
+    if (v > maxval) maxval = v;
+  }
+  return maxval;
+}
+
+/**
+ * Sub-pixel / sub-scale refinement and contrast + edge tests (OpenCV adjustLocalExtrema).
+ * Returns null when rejected; otherwise the refined keypoint in octave-0-of-pyramid coordinates.
+ */
+function adjustLocalExtrema(oct: Octave, o: number, layer0: number, r0: number, c0: number, p: SiftParams): (Kp & { r: number; c: number }) | null {
+  const L = p.octaveLayers;
+  const imgScale = 1 / 255;
+  const derivScale = imgScale * 0.5;
+  const secondDerivScale = imgScale;
+  const crossDerivScale = imgScale * 0.25;
+  const w = oct.w;
+  const h = oct.h;
+  let layer = layer0;
+  let r = r0;
+  let c = c0;
+  let xi = 0;
+  let xr = 0;
+  let xc = 0;
+  let i = 0;
+  for (; i < SIFT_MAX_INTERP_STEPS; i++) {
+    const img = oct.dog[layer];
+    const prv = oct.dog[layer - 1];
+    const nxt = oct.dog[layer + 1];
+    const idx = r * w + c;
+    const dx = (img[idx + 1] - img[idx - 1]) * derivScale;
+    const dy = (img[idx + w] - img[idx - w]) * derivScale;
+    const ds = (nxt[idx] - prv[idx]) * derivScale;
+    const v2 = img[idx] * 2;
+    const dxx = (img[idx + 1] + img[idx - 1] - v2) * secondDerivScale;
+    const dyy = (img[idx + w] + img[idx - w] - v2) * secondDerivScale;
+    const dss = (nxt[idx] + prv[idx] - v2) * secondDerivScale;
+    const dxy = (img[idx + w + 1] - img[idx + w - 1] - img[idx - w + 1] + img[idx - w - 1]) * crossDerivScale;
+    const dxs = (nxt[idx + 1] - nxt[idx - 1] - prv[idx + 1] + prv[idx - 1]) * crossDerivScale;
+    const dys = (nxt[idx + w] - nxt[idx - w] - prv[idx + w] + prv[idx - w]) * crossDerivScale;
+    // Solve H X = dD (3x3, symmetric) by Cramer's rule; a singular H gives X = 0 like OpenCV's solve fallback.
+    const a = dxx, b = dxy, cc = dxs, d = dyy, e = dys, f = dss;
+    const A = d * f - e * e;
+    const B = -(b * f - e * cc);
+    const C = b * e - d * cc;
+    const det = a * A + b * B + cc * C;
+    let X0 = 0, X1 = 0, X2 = 0;
+    if (det !== 0 && Number.isFinite(det)) {
+      const inv = 1 / det;
+      const D = -(b * f - cc * e);
+      const E = a * f - cc * cc;
+      const F = -(a * e - b * cc);
+      const G = b * e - cc * d;
+      const Hh = -(a * e - cc * b);
+      const I = a * d - b * b;
+      X0 = (A * dx + D * dy + G * ds) * inv;
+      X1 = (B * dx + E * dy + Hh * ds) * inv;
+      X2 = (C * dx + F * dy + I * ds) * inv;
+    }
+    xi = -X2;
+    xr = -X1;
+    xc = -X0;
+    if (Math.abs(xi) < 0.5 && Math.abs(xr) < 0.5 && Math.abs(xc) < 0.5) break;
+    if (Math.abs(xi) > 1e9 || Math.abs(xr) > 1e9 || Math.abs(xc) > 1e9) return null;
+    c += Math.round(xc);
+    r += Math.round(xr);
+    layer += Math.round(xi);
+    if (layer < 1 || layer > L || c < SIFT_IMG_BORDER || c >= w - SIFT_IMG_BORDER || r < SIFT_IMG_BORDER || r >= h - SIFT_IMG_BORDER) return null;
+  }
+  if (i >= SIFT_MAX_INTERP_STEPS) return null;
+  const img = oct.dog[layer];
+  const prv = oct.dog[layer - 1];
+  const nxt = oct.dog[layer + 1];
+  const idx = r * w + c;
+  const dx = (img[idx + 1] - img[idx - 1]) * derivScale;
+  const dy = (img[idx + w] - img[idx - w]) * derivScale;
+  const ds = (nxt[idx] - prv[idx]) * derivScale;
+  const t = dx * xc + dy * xr + ds * xi;
+  const contr = img[idx] * imgScale + t * 0.5;
+  if (Math.abs(contr) * L < p.contrastThreshold) return null;
+  const v2 = img[idx] * 2;
+  const dxx = (img[idx + 1] + img[idx - 1] - v2) * secondDerivScale;
+  const dyy = (img[idx + w] + img[idx - w] - v2) * secondDerivScale;
+  const dxy = (img[idx + w + 1] - img[idx + w - 1] - img[idx - w + 1] + img[idx - w - 1]) * crossDerivScale;
+  const tr = dxx + dyy;
+  const det = dxx * dyy - dxy * dxy;
+  const et = p.edgeThreshold;
+  if (det <= 0 || tr * tr * et >= (et + 1) * (et + 1) * det) return null;
+  const s = 1 << o;
+  return {
+    x: (c + xc) * s,
+    y: (r + xr) * s,
+    size: p.sigma * Math.pow(2, (layer + xi) / L) * s * 2,
+    angle: 0,
+    response: Math.abs(contr),
+    octave: o,
+    layer,
+    r,
+    c,
+  };
+}
+
+function findScaleSpaceExtrema(octaves: Octave[], p: SiftParams): Kp[] {
+  const L = p.octaveLayers;
+  const threshold = Math.floor((0.5 * p.contrastThreshold) / L * 255);
+  const n = SIFT_ORI_HIST_BINS;
+  const out: Kp[] = [];
+  for (let o = 0; o < octaves.length; o++) {
+    const oct = octaves[o];
+    const w = oct.w;
+    const h = oct.h;
+    for (let i = 1; i <= L; i++) {
+      const img = oct.dog[i];
+      const prv = oct.dog[i - 1];
+      const nxt = oct.dog[i + 1];
+      for (let r = SIFT_IMG_BORDER; r < h - SIFT_IMG_BORDER; r++) {
+        const rowOff = r * w;
+        for (let c = SIFT_IMG_BORDER; c < w - SIFT_IMG_BORDER; c++) {
+          const idx = rowOff + c;
+          const val = img[idx];
+          if (!(Math.abs(val) > threshold)) continue;
+          let isExt: boolean;
+          if (val > 0) {
+            isExt =
+              val >= img[idx - 1] && val >= img[idx + 1] &&
+              val >= img[idx - w - 1] && val >= img[idx - w] && val >= img[idx - w + 1] &&
+              val >= img[idx + w - 1] && val >= img[idx + w] && val >= img[idx + w + 1] &&
+              val >= nxt[idx] && val >= nxt[idx - 1] && val >= nxt[idx + 1] &&
+              val >= nxt[idx - w - 1] && val >= nxt[idx - w] && val >= nxt[idx - w + 1] &&
+              val >= nxt[idx + w - 1] && val >= nxt[idx + w] && val >= nxt[idx + w + 1] &&
+              val >= prv[idx] && val >= prv[idx - 1] && val >= prv[idx + 1] &&
+              val >= prv[idx - w - 1] && val >= prv[idx - w] && val >= prv[idx - w + 1] &&
+              val >= prv[idx + w - 1] && val >= prv[idx + w] && val >= prv[idx + w + 1];
+          } else {
+            isExt =
+              val <= img[idx - 1] && val <= img[idx + 1] &&
+              val <= img[idx - w - 1] && val <= img[idx - w] && val <= img[idx - w + 1] &&
+              val <= img[idx + w - 1] && val <= img[idx + w] && val <= img[idx + w + 1] &&
+              val <= nxt[idx] && val <= nxt[idx - 1] && val <= nxt[idx + 1] &&
+              val <= nxt[idx - w - 1] && val <= nxt[idx - w] && val <= nxt[idx - w + 1] &&
+              val <= nxt[idx + w - 1] && val <= nxt[idx + w] && val <= nxt[idx + w + 1] &&
+              val <= prv[idx] && val <= prv[idx - 1] && val <= prv[idx + 1] &&
+              val <= prv[idx - w - 1] && val <= prv[idx - w] && val <= prv[idx - w + 1] &&
+              val <= prv[idx + w - 1] && val <= prv[idx + w] && val <= prv[idx + w + 1];
+          }
+          if (!isExt) continue;
+          const kp = adjustLocalExtrema(oct, o, i, r, c, p);
+          if (!kp) continue;
+          const sclOctv = (kp.size * 0.5) / (1 << o);
+          const omax = calcOrientationHist(oct.mag[kp.layer], oct.ang[kp.layer], w, h, kp.c, kp.r, Math.round(SIFT_ORI_RADIUS * sclOctv), SIFT_ORI_SIG_FCTR * sclOctv);
+          const magThr = omax * SIFT_ORI_PEAK_RATIO;
+          for (let j = 0; j < n; j++) {
+            const l = j > 0 ? j - 1 : n - 1;
+            const r2 = j < n - 1 ? j + 1 : 0;
+            const hj = histOut[j];
+            if (hj > histOut[l] && hj > histOut[r2] && hj >= magThr) {
+              let bin = j + (0.5 * (histOut[l] - histOut[r2])) / (histOut[l] - 2 * hj + histOut[r2]);
+              bin = bin < 0 ? n + bin : bin >= n ? bin - n : bin;
+              let angle = 360 - (360 / n) * bin;
+              if (Math.abs(angle - 360) < FLT_EPSILON) angle = 0;
+              out.push({ x: kp.x, y: kp.y, size: kp.size, angle, response: kp.response, octave: o, layer: kp.layer });
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Descriptors
+
+const D = SIFT_DESCR_WIDTH;
+const NB = SIFT_DESCR_HIST_BINS;
+const descHist = new Float64Array((D + 2) * (D + 2) * (NB + 2));
+const descVec = new Float32Array(D * D * NB);
+
+function calcSIFTDescriptor(magImg: Float32Array, angImg: Float32Array, w: number, h: number, ptx: number, pty: number, ori: number, scl: number, dst: Uint8Array, dstOff: number): void {
+  const px = Math.round(ptx);
+  const py = Math.round(pty);
+  let cosT = Math.cos(ori * (Math.PI / 180));
+  let sinT = Math.sin(ori * (Math.PI / 180));
+  const binsPerRad = NB / 360;
+  const expScale = -1 / (D * D * 0.5);
+  const histWidth = SIFT_DESCR_SCL_FCTR * scl;
+  let radius = Math.round(histWidth * Math.SQRT2 * (D + 1) * 0.5);
+  radius = Math.min(radius, Math.floor(Math.sqrt(w * w + h * h)));
+  cosT /= histWidth;
+  sinT /= histWidth;
+  const hist = descHist;
+  hist.fill(0);
+  const half = D / 2 - 0.5;
+  const rowStride = (D + 2) * (NB + 2);
+  // (cRot^2 + rRot^2) = (i^2 + j^2) / histWidth^2: the weight is separable.
+  const ex = expTable(radius, expScale / (histWidth * histWidth));
+  for (let i = -radius; i <= radius; i++) {
+    const r = py + i;
+    if (r <= 0 || r >= h - 1) continue;
+    const rowOff = r * w;
+    const wi = ex[i + radius];
+    // Only columns whose rotated position can fall inside the (d+1) x (d+1) bin square: solve both slab
+    // constraints for j (widened by one; the exact test below still decides).
+    let jlo = Math.max(-radius, 1 - px);
+    let jhi = Math.min(radius, w - 2 - px);
+    const lo1 = -1 - half + i * sinT, hi1 = D - half + i * sinT; // lo1 < j*cosT < hi1
+    const lo2 = -1 - half - i * cosT, hi2 = D - half - i * cosT; // lo2 < j*sinT < hi2
+    if (cosT > 1e-12) { jlo = Math.max(jlo, Math.ceil(lo1 / cosT) - 1); jhi = Math.min(jhi, Math.floor(hi1 / cosT) + 1); }
+    else if (cosT < -1e-12) { jlo = Math.max(jlo, Math.ceil(hi1 / cosT) - 1); jhi = Math.min(jhi, Math.floor(lo1 / cosT) + 1); }
+    if (sinT > 1e-12) { jlo = Math.max(jlo, Math.ceil(lo2 / sinT) - 1); jhi = Math.min(jhi, Math.floor(hi2 / sinT) + 1); }
+    else if (sinT < -1e-12) { jlo = Math.max(jlo, Math.ceil(hi2 / sinT) - 1); jhi = Math.min(jhi, Math.floor(lo2 / sinT) + 1); }
+    for (let j = jlo; j <= jhi; j++) {
+      const cRot = j * cosT - i * sinT;
+      const rRot = j * sinT + i * cosT;
+      let rbin = rRot + half;
+      let cbin = cRot + half;
+      const c = px + j;
+      if (!(rbin > -1 && rbin < D && cbin > -1 && cbin < D && c > 0 && c < w - 1)) continue;
+      const idx = rowOff + c;
+      const mag = magImg[idx] * wi * ex[j + radius];
+      let obin = (angImg[idx] - ori) * binsPerRad;
+      const r0 = Math.floor(rbin);
+      const c0 = Math.floor(cbin);
+      let o0 = Math.floor(obin);
+      rbin -= r0;
+      cbin -= c0;
+      obin -= o0;
+      if (o0 < 0) o0 += NB;
+      if (o0 >= NB) o0 -= NB;
+      const vR1 = mag * rbin;
+      const vR0 = mag - vR1;
+      const vRC11 = vR1 * cbin;
+      const vRC10 = vR1 - vRC11;
+      const vRC01 = vR0 * cbin;
+      const vRC00 = vR0 - vRC01;
+      const vRCO111 = vRC11 * obin;
+      const vRCO110 = vRC11 - vRCO111;
+      const vRCO101 = vRC10 * obin;
+      const vRCO100 = vRC10 - vRCO101;
+      const vRCO011 = vRC01 * obin;
+      const vRCO010 = vRC01 - vRCO011;
+      const vRCO001 = vRC00 * obin;
+      const vRCO000 = vRC00 - vRCO001;
+      const base = ((r0 + 1) * (D + 2) + c0 + 1) * (NB + 2) + o0;
+      hist[base] += vRCO000;
+      hist[base + 1] += vRCO001;
+      hist[base + (NB + 2)] += vRCO010;
+      hist[base + (NB + 3)] += vRCO011;
+      hist[base + rowStride] += vRCO100;
+      hist[base + rowStride + 1] += vRCO101;
+      hist[base + rowStride + (NB + 2)] += vRCO110;
+      hist[base + rowStride + (NB + 3)] += vRCO111;
+    }
+  }
+  // Finalise: wrap the circular orientation bins and copy the d*d*n core.
+  const vec = descVec;
+  for (let i = 0; i < D; i++) {
+    for (let j = 0; j < D; j++) {
+      const idx = ((i + 1) * (D + 2) + (j + 1)) * (NB + 2);
+      hist[idx] += hist[idx + NB];
+      hist[idx + 1] += hist[idx + NB + 1];
+      for (let k = 0; k < NB; k++) vec[(i * D + j) * NB + k] = hist[idx + k];
+    }
+  }
+  const len = D * D * NB;
+  let nrm2 = 0;
+  for (let k = 0; k < len; k++) nrm2 += vec[k] * vec[k];
+  const thr = Math.sqrt(nrm2) * SIFT_DESCR_MAG_THR;
+  nrm2 = 0;
+  for (let k = 0; k < len; k++) {
+    const v = Math.min(vec[k], thr);
+    vec[k] = v;
+    nrm2 += v * v;
+  }
+  const f = SIFT_INT_DESCR_FCTR / Math.max(Math.sqrt(nrm2), FLT_EPSILON);
+  for (let k = 0; k < len; k++) {
+    const v = Math.round(vec[k] * f);
+    dst[dstOff + k] = v > 255 ? 255 : v < 0 ? 0 : v;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * Detects SIFT keypoints and computes their descriptors on a grey image (values 0..255, row-major w*h).
+ * Keypoints are reported in the coordinates of this image (OpenCV's convention: the centre of pixel (0,0) is (0,0)).
+ */
+export function detectAndDescribe(grey: Float32Array | Uint8Array, w: number, h: number, params: Partial<SiftParams> & { useWasm?: boolean } = {}): Features {
+  const p: SiftParams = { ...DEFAULT_SIFT_PARAMS, ...params };
+  if (grey.length < w * h) throw new Error(`detectAndDescribe: ${grey.length} pixels for ${w}x${h}`);
+  const firstOctave = p.upsample ? -1 : 0;
+  const empty = (): Features => ({ width: w, height: h, scale: 1, count: 0, keypoints: new Float32Array(0), descriptors: new Uint8Array(0) });
+  if (w < 2 * SIFT_IMG_BORDER + 3 || h < 2 * SIFT_IMG_BORDER + 3) return empty();
+
+  // Base image: float copy, optional x2 upsample, then blur from the assumed initial blur up to sigma.
+  const bw = p.upsample ? w * 2 : w;
+  const bh = p.upsample ? h * 2 : h;
+  const sigDiff = p.upsample
+    ? Math.sqrt(Math.max(p.sigma * p.sigma - SIFT_INIT_SIGMA * SIFT_INIT_SIGMA * 4, 0.01))
+    : Math.sqrt(Math.max(p.sigma * p.sigma - SIFT_INIT_SIGMA * SIFT_INIT_SIGMA, 0.01));
+  const nOctaves = Math.max(1, Math.round(Math.log2(Math.min(w, h))) - 2 - firstOctave);
+  const L = p.octaveLayers;
+  const sizes: Array<[number, number]> = [[bw, bh], [bw, bh]];
+  for (let o = 0, ow = bw, oh = bh; o < nOctaves; o++, ow >>= 1, oh >>= 1) for (let i = 0; i < 4 * L + 5; i++) sizes.push([ow, oh]);
+  const k = params.useWasm === false ? null : kernels();
+  const ops = k ? wasmOps(k, sizes, bw, bh, [sigDiff, ...pyramidSigmas(p)]) : jsOps();
+  const grey32 = ops.alloc(w * h);
+  for (let i = 0; i < w * h; i++) grey32[i] = grey[i];
+  let base = grey32;
+  if (p.upsample) {
+    base = ops.alloc(bw * bh);
+    upsample2(grey32, w, h, base);
+  }
+  const blurred = ops.alloc(bw * bh);
+  ops.blur(base, blurred, bw, bh, sigDiff);
+  const octaves = buildPyramid(blurred, bw, bh, nOctaves, p, ops);
+  let kps = findScaleSpaceExtrema(octaves, p);
+
+  // Remove exact duplicates (OpenCV removeDuplicatedSorted), then keep the strongest by response.
+  kps.sort((a, b) => a.x - b.x || a.y - b.y || a.size - b.size || a.angle - b.angle || b.response - a.response);
+  const dedup: Kp[] = [];
+  for (const k of kps) {
+    const prev = dedup[dedup.length - 1];
+    if (prev && prev.x === k.x && prev.y === k.y && prev.size === k.size && prev.angle === k.angle) continue;
+    dedup.push(k);
+  }
+  kps = dedup;
+  // Stable order: response descending, then position (deterministic output).
+  kps.sort((a, b) => b.response - a.response || a.y - b.y || a.x - b.x || a.angle - b.angle);
+  if (p.maxKeypoints > 0 && kps.length > p.maxKeypoints) kps.length = p.maxKeypoints;
+
+  const count = kps.length;
+  const keypoints = new Float32Array(count * KP_STRIDE);
+  const descriptors = new Uint8Array(count * DESC_SIZE);
+  const back = p.upsample ? 0.5 : 1; // pyramid octave 0 is the x2 image when upsampling
+  for (let n = 0; n < count; n++) {
+    const k = kps[n];
+    const s = 1 / (1 << k.octave);
+    const oct = octaves[k.octave];
+    let angle = 360 - k.angle;
+    if (Math.abs(angle - 360) < FLT_EPSILON) angle = 0;
+    calcSIFTDescriptor(oct.mag[k.layer], oct.ang[k.layer], oct.w, oct.h, k.x * s, k.y * s, angle, k.size * s * 0.5, descriptors, n * DESC_SIZE);
+    const o = n * KP_STRIDE;
+    keypoints[o] = k.x * back;
+    keypoints[o + 1] = k.y * back;
+    keypoints[o + 2] = k.size * back;
+    keypoints[o + 3] = k.angle;
+    keypoints[o + 4] = k.response;
+    keypoints[o + 5] = k.octave + firstOctave;
+  }
+  return { width: w, height: h, scale: 1, count, keypoints, descriptors };
+}
