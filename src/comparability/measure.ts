@@ -211,18 +211,27 @@ export class ConceptSpace {
 
   /** Similarity in [0, 1] of an English lemma and a Chinese word through their best shared concept. */
   simValue(en: string, zh: string): number {
-    let row = this.simMemo.get(en);
-    if (!row) this.simMemo.set(en, (row = new Map()));
-    let r = row.get(zh);
-    if (r !== undefined) return r;
-    r = this.simSets(this.english(en), this.chinese(zh));
-    if (++this.simCount > 1_000_000) {
+    return this.simRow(en)(zh);
+  }
+
+  /** A function giving the similarity of one English lemma to Chinese words (memoised per pair). */
+  simRow(en: string): (zh: string) => number {
+    if (this.simCount > 1_000_000) {
       this.simMemo.clear();
       this.simCount = 0;
-      this.simMemo.set(en, (row = new Map()));
     }
-    row.set(zh, r);
-    return r;
+    let row = this.simMemo.get(en);
+    if (!row) this.simMemo.set(en, (row = new Map()));
+    const memo = row;
+    return (zh: string) => {
+      let r = memo.get(zh);
+      if (r === undefined) {
+        r = this.simSets(this.english(en), this.chinese(zh));
+        memo.set(zh, r);
+        this.simCount++;
+      }
+      return r;
+    };
   }
 
   private glossMemo = new Map<string, string>();
@@ -282,8 +291,9 @@ export function contentSimilarity(space: ConceptSpace, en: Analysis, zh: Analysi
   const cj: number[] = [];
   const cs: number[] = [];
   for (let i = 0; i < eTerms.length; i++) {
+    const row = space.simRow(eTerms[i]!);
     for (let j = 0; j < zTerms.length; j++) {
-      const sim = space.simValue(eTerms[i]!, zTerms[j]!);
+      const sim = row(zTerms[j]!);
       if (sim > 0) {
         ci.push(i);
         cj.push(j);
