@@ -106,3 +106,13 @@ describe('comparability: the C-measure', () => {
     }
   });
 });
+
+describe('comparability: derivations', () => {
+  it('links an agent noun to its activity through WordNet derivations (skier ↔ 滑雪 ski)', () => {
+    const lex = testLexicon().lexicon;
+    const full = new ConceptSpace(lex, DEFAULT_MEASURE);
+    const noDeriv = new ConceptSpace(lex, { ...DEFAULT_MEASURE, derivationWeight: 0 });
+    expect(full.sim('skier', '滑雪').sim).to.be.greaterThan(0.3);
+    expect(noDeriv.sim('skier', '滑雪').sim).to.be.lessThan(full.sim('skier', '滑雪').sim);
+  });
+});

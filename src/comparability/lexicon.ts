@@ -14,7 +14,7 @@ import { lemmaCandidates } from './lemma.js';
 const require = createRequire(import.meta.url);
 
 /** Bump when the cache layout or the build rules change: old caches are rebuilt. */
-export const LEXICON_FORMAT = 9;
+export const LEXICON_FORMAT = 10;
 const NOUN_SENSES = 3;
 const VERB_SENSES = 2;
 const ADJ_SENSES = 1;
@@ -45,6 +45,9 @@ interface CacheFile {
   wnHyperIndex: number[];
   /** synset id → number of direct hyponyms (how general a concept is). */
   wnHypoCount: number[];
+  /** synset id → derivationally related synsets (flattened like wnHyper; index by synset id). */
+  wnDeriv: number[];
+  wnDerivIndex: Record<string, number>;
   maxZhWordLength: number;
   /** zh words, proper nouns, WordNet lemmas */
   counts: [number, number, number];
@@ -70,6 +73,8 @@ export class Lexicon {
   private readonly wnHyper: number[];
   private readonly wnHyperIndex: number[];
   private readonly wnHypoCount: number[];
+  private readonly wnDeriv: number[];
+  private readonly wnDerivIndex: Record<string, number>;
   private readonly sensesMemo = new Map<string, Sense[] | null>();
   private readonly synsetMemo = new Map<string, number[] | null>();
   private enToZhCache: Map<string, string[]> | null = null;
@@ -84,6 +89,8 @@ export class Lexicon {
     this.wnHyper = data.wnHyper;
     this.wnHyperIndex = data.wnHyperIndex;
     this.wnHypoCount = data.wnHypoCount;
+    this.wnDeriv = data.wnDeriv;
+    this.wnDerivIndex = data.wnDerivIndex;
     this.maxZhWordLength = data.maxZhWordLength;
     this.stats = { ...stats, zhWords: data.counts[0], properNouns: data.counts[1], wnLemmas: data.counts[2] };
   }
@@ -126,6 +133,13 @@ export class Lexicon {
   }
   isWordNetLemma(lemma: string): boolean {
     return Object.hasOwn(this.wnLemma, lemma);
+  }
+  /** Derivationally related synsets (skier ↔ ski). */
+  derivations(synset: number): number[] {
+    const at = this.wnDerivIndex[synset];
+    if (at === undefined) return [];
+    const n = this.wnDeriv[at]!;
+    return this.wnDeriv.slice(at + 1, at + 1 + n);
   }
   /** Direct hyponyms of a synset: a measure of how general it is. */
   hyponymCount(synset: number): number {
@@ -209,6 +223,8 @@ interface WordNetTables {
   wnHyper: number[];
   wnHyperIndex: number[];
   wnHypoCount: number[];
+  wnDeriv: number[];
+  wnDerivIndex: Record<string, number>;
 }
 
 function buildWordNet(): WordNetTables {
@@ -256,6 +272,8 @@ function buildWordNet(): WordNetTables {
     wnLemma[lemma] = kept.map(([pos, off]) => idOf(pos, off));
   }
   const hyper = new Map<number, number[]>();
+  const deriv = new Map<number, number[]>();
+  const keptIds = new Set(ids.values());
   for (const [file, pos] of [['noun', 'n'], ['verb', 'v']] as const) {
     const text = fs.readFileSync(path.join(dictDir, `data.${file}`), 'utf8');
     for (const line of text.split('\n')) {
@@ -269,9 +287,18 @@ function buildWordNet(): WordNetTables {
       const pCount = Number(parts[i]);
       i++;
       const hs: string[] = [];
+      const ds: string[] = [];
       for (let k = 0; k < pCount; k++, i += 4) {
         const sym = parts[i]!;
         if (sym === '@' || sym === '@i') hs.push(`${parts[i + 2]}:${parts[i + 1]}`);
+        else if (sym === '+' && (parts[i + 2] === 'n' || parts[i + 2] === 'v')) ds.push(`${parts[i + 2]}:${parts[i + 1]}`);
+      }
+      // Derivationally related senses (skier ↔ ski, rider ↔ ride), for the senses lemmas keep.
+      if (id !== undefined && keptIds.has(id) && ds.length) {
+        deriv.set(id, [...new Set(ds)].map((d) => {
+          const [p, off] = d.split(':') as [string, string];
+          return idOf(p, off);
+        }));
       }
       if (!hs.length) continue;
       // Only synsets reachable from kept senses matter, but hypernym chains need their parents too: give ids lazily.
@@ -290,7 +317,13 @@ function buildWordNet(): WordNetTables {
     wnHyper.push(hs.length, ...hs);
     for (const h of hs) wnHypoCount[h]!++;
   }
-  return { wnLemma, wnHyper, wnHyperIndex, wnHypoCount };
+  const wnDeriv: number[] = [];
+  const wnDerivIndex: Record<string, number> = {};
+  for (const [id, ds] of deriv) {
+    wnDerivIndex[id] = wnDeriv.length;
+    wnDeriv.push(ds.length, ...ds);
+  }
+  return { wnLemma, wnHyper, wnHyperIndex, wnHypoCount, wnDeriv, wnDerivIndex };
 }
 
 // ------------------------------------------------------------------------------------------ build: CC-CEDICT
@@ -434,6 +467,8 @@ export function buildLexiconData(): CacheFile {
     wnHyper: wn.wnHyper,
     wnHyperIndex: wn.wnHyperIndex,
     wnHypoCount: wn.wnHypoCount,
+    wnDeriv: wn.wnDeriv,
+    wnDerivIndex: wn.wnDerivIndex,
     maxZhWordLength,
     counts,
   };

@@ -16,6 +16,8 @@ export interface MeasureOptions {
   /** Chinese compounds also match through their head word (小狗 → 狗 → dog). */
   compounds: boolean;
   synonymWeight: number;
+  /** Derivationally related senses (skier ↔ ski, rider ↔ ride), 0 = off. */
+  derivationWeight: number;
   hypernymWeights: [number, number];
   headWeight: number;
   /** Other parts of a compound (雪地 → 雪 snow), 0 = off. */
@@ -29,6 +31,7 @@ export const DEFAULT_MEASURE: MeasureOptions = {
   wordnet: true,
   compounds: true,
   synonymWeight: 0.9,
+  derivationWeight: 0.6,
   hypernymWeights: [0.6, 0.4],
   headWeight: 0.7,
   partsWeight: 0.5,
@@ -120,6 +123,7 @@ export class ConceptSpace {
       let decay = 1;
       for (const s of synsets) {
         put(own, s, this.opts.synonymWeight * decay);
+        if (this.opts.derivationWeight > 0) for (const d of this.lex.derivations(s)) put(own, d, this.opts.derivationWeight * decay);
         for (const p of this.lex.hypernyms(s)) {
           if (this.lex.hyponymCount(p) <= MAX_HYPONYMS) put(up, p, h1 * decay);
           for (const q of this.lex.hypernyms(p)) if (this.lex.hyponymCount(q) <= MAX_HYPONYMS) put(up, q, h2 * decay);
