@@ -116,3 +116,16 @@ describe('comparability: derivations', () => {
     expect(noDeriv.sim('skier', '滑雪').sim).to.be.lessThan(full.sim('skier', '滑雪').sim);
   });
 });
+
+describe('comparability: compounds linking once per part', () => {
+  it('lets 黑狗 take both "black" (through 黑) and "dog" (through 狗), but only one-to-one in the baseline', () => {
+    const full = createScorer(config, { cacheDir: testLexiconDir() });
+    const base = createScorer(config, { cacheDir: testLexiconDir(), measure: { ...BASELINE_MEASURE, compounds: true } });
+    const en = 'A black dog by the river.';
+    const zh = '河边的黑狗。';
+    const links = full.score(en, zh).explain.matches.filter((m) => m.zh === '黑狗').map((m) => m.en);
+    expect(links).to.have.members(['black', 'dog']);
+    expect(base.score(en, zh).explain.matches.filter((m) => m.zh === '黑狗')).to.have.length(1);
+    expect(full.score(en, zh).fc).to.be.greaterThan(base.score(en, zh).fc);
+  });
+});
