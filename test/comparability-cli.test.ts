@@ -10,7 +10,7 @@ const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 
 /** Runs the CLI in this process (the lexicon is already loaded here), capturing stdout, stderr and the exit code. */
 async function cliHere(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const { buildProgram } = await import('../src/cli.js');
+  const { buildProgram, commandNameIn } = await import('../src/cli.js');
   const out: string[] = [];
   const err: string[] = [];
   const saved = { out: process.stdout.write, err: process.stderr.write, code: process.exitCode, xdg: process.env.XDG_CACHE_HOME };
@@ -20,7 +20,8 @@ async function cliHere(args: string[]): Promise<{ code: number | null; stdout: s
   process.exitCode = 0;
   let code: number | null = 0;
   try {
-    await buildProgram().exitOverride().parseAsync(['node', 'capbridge', ...args]);
+    const program = await buildProgram(commandNameIn(args));
+    await program.exitOverride().parseAsync(['node', 'capbridge', ...args]);
     code = Number(process.exitCode ?? 0);
   } catch {
     code = Number(process.exitCode || 1);

@@ -100,6 +100,30 @@ describe('export: pairs, collapse, watermark', () => {
     expect(all.pairs).to.equal(3);
   });
 
+  it('lists pairs page by page by score and by date, each pair once, in order', async () => {
+    const src: number[] = [];
+    const tgt: number[] = [];
+    for (let i = 0; i < 4; i++) src.push(await addItem(bank, dir, 'source', `s${i}`, `Caption ${i}.`, i + 1));
+    for (let i = 0; i < 5; i++) tgt.push(await addItem(bank, dir, 'target', `t${i}`, `说明${i}。`, i + 11));
+    const ds = [];
+    for (let i = 0; i < 4; i++) for (let j = 0; j < 5; j++) ds.push(decision(src[i]!, tgt[j]!, `Caption ${i}.`, `说明${j}。`, (['par', 'com', 'pse'] as const)[(i + j) % 3], [0.5, 0.7, 0.5, 0.9][i]! - j * 0.01));
+    storeDecisions(bank, ds);
+    const repo = bank.repo(PairsRepo);
+    for (const order of ['score', 'date', 'id'] as const) {
+      const seen: number[] = [];
+      let page = repo.list({ limit: 3, order });
+      while (page.length) {
+        seen.push(...page.map((p) => p.id));
+        page = repo.list({ limit: 3, order, after: page[page.length - 1] });
+      }
+      expect(seen, order).to.have.length(20);
+      expect(new Set(seen).size, order).to.equal(20);
+    }
+    const byScore = repo.list({ limit: 100, order: 'score' }).map((p) => p.c!);
+    expect(byScore).to.deep.equal([...byScore].sort((a, b) => b - a));
+    expect(repo.list({ limit: 100, level: 'par' }).every((p) => p.level === 'par')).to.equal(true);
+  });
+
   it('the CLI writes valid empty files and exits 0 when there are no pairs', async () => {
     const data = path.join(dir, 'cli-data');
     const res = await runCli(['--data', data, 'export', '--format', 'tsv', '--out', path.join(dir, 'e.tsv'), '--json']);

@@ -56,5 +56,8 @@ export const loadCrawl = () => fn<StageFn>(...LAYER_MODULES.crawl);
 export const loadFeatures = () => fn<StageFn>(...LAYER_MODULES.features);
 export const loadMatch = () => fn<StageFn>(...LAYER_MODULES.match);
 export const loadCreateScorer = () => fn<CreateScorer>(...LAYER_MODULES.scorer);
+/** Brings the comparability layer's IDF table up to date with new captions (when the layer exposes it). */
+export const loadUpdateIdf = () =>
+  fn<(bank: Bank, config: Config, opts: { signal?: AbortSignal }) => Promise<unknown>>('../comparability/index.js', 'updateIdf');
 export const loadExportCandidates = () =>
   fn<(bank: Bank, out: string) => Promise<unknown> | unknown>(...LAYER_MODULES.exportCandidates);

@@ -13,7 +13,7 @@ import { LEVEL_RANK, PairsRepo } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
-import { loadCreateScorer, type Scorer } from './layers.js';
+import { loadCreateScorer, loadUpdateIdf, type Scorer } from './layers.js';
 
 export interface PairingOptions {
   logger?: Logger;
@@ -90,6 +90,9 @@ export async function runPairing(bank: Bank, config: Config, opts: PairingOption
       opts.logger?.warn(`pair: skipped — ${summary.skipped}`);
       return summary;
     }
+    // the IDF weights learn from every caption that arrived since the last run, before scoring
+    const updateIdf = await loadUpdateIdf();
+    if (updateIdf) await updateIdf(bank, config, { signal: opts.signal });
     scorer = await createScorer(config, { bank, dataDir: bank.dataDir });
   }
   const t = {

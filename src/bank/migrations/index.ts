@@ -6,7 +6,9 @@ import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
 import { m002Features } from './002-features.js';
 import { m004Comparability } from './004-comparability.js';
+import { m003Index } from './003-index.js';
 import { m006Pairs } from './006-pairs.js';
+import { m005Crawler } from './005-crawler.js';
 
 // One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
 // number than one already applied is still applied (db.ts tracks each version, not just the highest).
@@ -14,6 +16,8 @@ export const migrations: Migration[] = [
   m001Banks,
   m002Features,
   m004Comparability,
+  m003Index,
   m006Pairs,
+  m005Crawler,
 ].sort((a, b) => a.version - b.version);
 export type { Migration };

@@ -1,0 +1,99 @@
+// Site profiles: config/sites/*.yaml, one site each, validated with zod (a bad profile names the file and key).
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+import { z } from 'zod';
+import { UserError } from '../util/errors.js';
+
+const url = z.string().url();
+export const siteSchema = z
+  .object({
+    name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lower-case letters, digits and dashes'),
+    language: z.enum(['en', 'zh']),
+    startUrls: z.array(url).default([]),
+    sitemaps: z.array(url).default([]),
+    feeds: z.array(url).default([]),
+    allowedHosts: z.array(z.string().min(1)).min(1),
+    articlePatterns: z.array(z.string().min(1)).min(1),
+    captions: z
+      .object({ container: z.string().optional(), caption: z.string().optional(), credit: z.string().optional(), altFallback: z.boolean().optional() })
+      .strict()
+      .optional(),
+    limits: z
+      .object({ maxPages: z.number().int().positive().optional(), delayMs: z.number().int().min(0).optional(), maxDepth: z.number().int().min(0).optional() })
+      .strict()
+      .default({}),
+    enabled: z.boolean().default(true),
+  })
+  .strict()
+  .refine((s) => s.startUrls.length + s.sitemaps.length + s.feeds.length > 0, { message: 'needs at least one of startUrls, sitemaps, feeds' })
+  .superRefine((s, ctx) => {
+    for (const p of s.articlePatterns) {
+      try {
+        new RegExp(p);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', path: ['articlePatterns'], message: `bad regular expression "${p}": ${(err as Error).message}` });
+      }
+    }
+  });
+
+export type SiteProfile = z.infer<typeof siteSchema>;
+
+export function defaultSitesDir(): string {
+  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'config', 'sites');
+}
+
+export function parseSite(text: string, file: string): SiteProfile {
+  let raw: unknown;
+  try {
+    raw = YAML.parse(text);
+  } catch (err) {
+    throw new UserError(`${file}: not valid YAML: ${(err as Error).message}`);
+  }
+  const r = siteSchema.safeParse(raw);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    throw new UserError(`${file}: ${issue.path.join('.') || '(profile)'}: ${issue.message}`);
+  }
+  return r.data;
+}
+
+export function loadSites(dir: string = defaultSitesDir()): SiteProfile[] {
+  let files: string[];
+  try {
+    files = fs.readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort();
+  } catch (err) {
+    throw new UserError(`${dir}: cannot read site profiles: ${(err as Error).message}`);
+  }
+  const sites = files.map((f) => parseSite(fs.readFileSync(path.join(dir, f), 'utf8'), path.join(dir, f)));
+  const seen = new Set<string>();
+  for (const s of sites) {
+    if (seen.has(s.name)) throw new UserError(`${dir}: two profiles are named "${s.name}"`);
+    seen.add(s.name);
+  }
+  return sites;
+}
+
+export function hostAllowed(site: SiteProfile, u: string): boolean {
+  let host: string;
+  try {
+    host = new URL(u).host.toLowerCase();
+  } catch {
+    return false;
+  }
+  return site.allowedHosts.some((h) => {
+    const x = h.toLowerCase();
+    return host === x || (x.startsWith('.') && (host.endsWith(x) || host === x.slice(1)));
+  });
+}
+
+export function isArticle(site: SiteProfile, u: string): boolean {
+  return site.articlePatterns.some((p) => new RegExp(p).test(u));
+}
+
+/** The profile a page URL belongs to: an allowed host whose article patterns match, else any allowed host. */
+export function profileFor(u: string, sites: SiteProfile[]): SiteProfile | undefined {
+  const hosted = sites.filter((s) => hostAllowed(s, u));
+  return hosted.find((s) => isArticle(s, u)) ?? hosted[0];
+}

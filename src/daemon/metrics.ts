@@ -1,0 +1,78 @@
+// The daemon's Prometheus metrics (prom-client): bank gauges are read from the bank at scrape time; counters and
+// stage durations are recorded by the pipeline as it runs.
+import client from 'prom-client';
+import { BANKS, PairsRepo, StatsRepo, LEVELS, type Bank } from '../bank/index.js';
+
+export class DaemonMetrics {
+  readonly registry = new client.Registry();
+  readonly stageDuration: client.Histogram<'stage'>;
+  readonly stageRuns: client.Counter<'stage' | 'result'>;
+  readonly errors: client.Counter<'stage'>;
+  readonly pagesFetched: client.Counter;
+  readonly cycles: client.Counter<'result'>;
+  readonly lastSuccess: client.Gauge;
+  readonly stageItems: client.Counter<'stage' | 'key'>;
+
+  constructor(bank: Bank) {
+    const registry = this.registry;
+    client.collectDefaultMetrics({ register: registry, prefix: 'capbridge_process_' });
+    this.stageDuration = new client.Histogram({
+      name: 'capbridge_stage_duration_seconds',
+      help: 'Duration of pipeline stages',
+      labelNames: ['stage'],
+      buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
+      registers: [registry],
+    });
+    this.stageRuns = new client.Counter({ name: 'capbridge_stage_runs_total', help: 'Stage runs by result (ok, error, skipped, aborted)', labelNames: ['stage', 'result'], registers: [registry] });
+    this.errors = new client.Counter({ name: 'capbridge_errors_total', help: 'Errors by stage', labelNames: ['stage'], registers: [registry] });
+    this.pagesFetched = new client.Counter({ name: 'capbridge_pages_fetched_total', help: 'Pages fetched by the crawler (from crawl summaries)', registers: [registry] });
+    this.cycles = new client.Counter({ name: 'capbridge_cycles_total', help: 'Pipeline cycles by result', labelNames: ['result'], registers: [registry] });
+    this.lastSuccess = new client.Gauge({ name: 'capbridge_last_success_timestamp_seconds', help: 'End of the last successful cycle (unix time)', registers: [registry] });
+    this.stageItems = new client.Counter({
+      name: 'capbridge_stage_summary_total',
+      help: 'Numeric counts reported by stage summaries, summed over runs',
+      labelNames: ['stage', 'key'],
+      registers: [registry],
+    });
+    new client.Gauge({
+      name: 'capbridge_items',
+      help: 'Items per bank and pipeline status',
+      labelNames: ['bank', 'status'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        const stats = bank.repo(StatsRepo);
+        for (const b of BANKS) for (const [status, n] of Object.entries(stats.bankCounts(b).byStatus)) this.set({ bank: b, status }, n);
+      },
+    });
+    new client.Gauge({
+      name: 'capbridge_candidates',
+      help: 'Stored image-matching candidates',
+      registers: [registry],
+      collect() {
+        this.set(bank.repo(PairsRepo).countCandidates());
+      },
+    });
+    new client.Gauge({
+      name: 'capbridge_pairs',
+      help: 'Emitted pairs by comparability level',
+      labelNames: ['level'],
+      registers: [registry],
+      collect() {
+        const by = bank.repo(PairsRepo).countByLevel();
+        for (const l of LEVELS) this.set({ level: l }, by[l]);
+      },
+    });
+  }
+
+  /** Adds the numeric fields of a stage summary (one level deep) to the summary counter. */
+  recordSummary(stage: string, summary: Record<string, unknown>): void {
+    for (const [k, v] of Object.entries(summary)) {
+      if (typeof v === 'number' && Number.isFinite(v) && v >= 0) this.stageItems.inc({ stage, key: k }, v);
+    }
+    if (stage === 'crawl') {
+      const pages = summary.pagesFetched ?? summary.pages ?? summary.fetched;
+      if (typeof pages === 'number' && pages > 0) this.pagesFetched.inc(pages);
+    }
+  }
+}

@@ -1,0 +1,137 @@
+// One pipeline cycle: crawl → features → match → pair, each a resumable stage over bank rows (stage contract).
+// A stage whose layer is not in this build is skipped and reported; a stage that fails is logged and counted,
+// and the cycle goes on with what is in the bank. The abort signal is passed to every stage and checked between.
+import path from 'node:path';
+import type { Bank } from '../bank/index.js';
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../util/log.js';
+import { errorMessage } from '../util/errors.js';
+import { exportPairs, type ExportSummary } from '../export/export.js';
+import { loadCrawl, loadFeatures, loadMatch, type StageFn } from '../export/layers.js';
+import { runPairing } from '../export/pairing.js';
+import type { ExportFormat } from '../export/writers/index.js';
+import type { DaemonMetrics } from './metrics.js';
+
+export type StageName = 'crawl' | 'features' | 'match' | 'pair';
+export const STAGES: StageName[] = ['crawl', 'features', 'match', 'pair'];
+
+export interface StageReport {
+  stage: StageName;
+  result: 'ok' | 'error' | 'skipped' | 'aborted';
+  ms: number;
+  summary?: Record<string, unknown>;
+  error?: string;
+  skipped?: string;
+}
+
+export interface CycleReport {
+  startedAt: string;
+  finishedAt: string;
+  ok: boolean;
+  aborted: boolean;
+  stages: StageReport[];
+}
+
+export interface CycleOptions {
+  logger: Logger;
+  signal?: AbortSignal;
+  metrics?: DaemonMetrics;
+  /** Stages to run (default all); the crawl can be left out (import-only data dirs). */
+  stages?: StageName[];
+  /** Extra options for the crawl stage (e.g. { site }). */
+  crawlOptions?: Record<string, unknown>;
+}
+
+const LOADERS: Record<Exclude<StageName, 'pair'>, { load: () => Promise<StageFn | null>; layer: string }> = {
+  crawl: { load: loadCrawl, layer: 'crawler (runCrawl)' },
+  features: { load: loadFeatures, layer: 'sift (computeMissingFeatures)' },
+  match: { load: loadMatch, layer: 'lsh-index (runMatch)' },
+};
+
+async function stageFn(name: StageName): Promise<StageFn | string> {
+  if (name === 'pair') return (bank, config, opts) => runPairing(bank, config, opts) as unknown as Promise<Record<string, unknown>>;
+  const l = LOADERS[name];
+  return (await l.load()) ?? `the ${l.layer} layer is not in this build`;
+}
+
+export async function runCycle(bank: Bank, config: Config, opts: CycleOptions): Promise<CycleReport> {
+  const { logger, signal, metrics } = opts;
+  const report: CycleReport = { startedAt: new Date().toISOString(), finishedAt: '', ok: true, aborted: false, stages: [] };
+  for (const stage of opts.stages ?? STAGES) {
+    if (signal?.aborted) {
+      report.aborted = true;
+      break;
+    }
+    const t0 = performance.now();
+    const rep: StageReport = { stage, result: 'ok', ms: 0 };
+    const fn = await stageFn(stage);
+    if (typeof fn === 'string') {
+      rep.result = 'skipped';
+      rep.skipped = fn;
+      logger.warn(`${stage}: skipped — ${fn}`);
+    } else {
+      logger.info(`${stage}: started`);
+      try {
+        const extra = stage === 'crawl' ? { once: true, ...opts.crawlOptions } : {};
+        const summary = await fn(bank, config, { logger, signal, ...extra });
+        rep.summary = summary;
+        if (typeof summary?.skipped === 'string') {
+          rep.result = 'skipped';
+          rep.skipped = summary.skipped;
+        } else if (signal?.aborted || summary?.aborted === true) rep.result = 'aborted';
+        metrics?.recordSummary(stage, summary ?? {});
+        logger.info(`${stage}: ${rep.result}`, { summary });
+      } catch (err) {
+        if (signal?.aborted) rep.result = 'aborted';
+        else {
+          rep.result = 'error';
+          rep.error = errorMessage(err);
+          report.ok = false;
+          metrics?.errors.inc({ stage });
+          logger.error(`${stage}: failed — ${rep.error}`);
+          if (process.env.CAPBRIDGE_DEBUG) logger.error((err as Error).stack ?? '');
+        }
+      }
+    }
+    rep.ms = Math.round(performance.now() - t0);
+    metrics?.stageDuration.observe({ stage }, rep.ms / 1000);
+    metrics?.stageRuns.inc({ stage, result: rep.result });
+    report.stages.push(rep);
+    if (rep.result === 'aborted') {
+      report.aborted = true;
+      break;
+    }
+  }
+  report.finishedAt = new Date().toISOString();
+  if (report.aborted) report.ok = false;
+  metrics?.cycles.inc({ result: report.aborted ? 'aborted' : report.ok ? 'ok' : 'error' });
+  if (report.ok) {
+    metrics?.lastSuccess.set(Date.parse(report.finishedAt) / 1000);
+    bank.meta.setJson('daemon.lastSuccessfulCycle', report);
+  }
+  bank.meta.setJson('daemon.lastCycle', report);
+  return report;
+}
+
+const EXT: Record<ExportFormat, string> = { tsv: 'tsv', jsonl: 'jsonl', tmx: 'tmx', moses: 'moses' };
+
+/** The scheduled export: pairs never exported before, as dated files in <data>/<export.folder>/. */
+export function runScheduledExport(bank: Bank, config: Config, opts: { logger: Logger; now?: Date; metrics?: DaemonMetrics }): ExportSummary {
+  const now = opts.now ?? new Date();
+  const stamp = now.toISOString().replace(/:/g, '').replace(/\.\d+Z$/, 'Z'); // 2026-11-23T031500Z
+  const folder = path.resolve(bank.dataDir, config.export.folder);
+  const outputs = config.export.nightlyFormats.map((format) => ({ format, out: path.join(folder, `pairs-${stamp}.${EXT[format]}`) }));
+  const t0 = performance.now();
+  try {
+    const summary = exportPairs(bank, config, { outputs, onlyNew: true, logger: opts.logger });
+    opts.metrics?.stageRuns.inc({ stage: 'export', result: 'ok' });
+    bank.meta.setJson('daemon.lastExport', { at: now.toISOString(), files: summary.files, records: summary.records });
+    return summary;
+  } catch (err) {
+    opts.metrics?.errors.inc({ stage: 'export' });
+    opts.metrics?.stageRuns.inc({ stage: 'export', result: 'error' });
+    throw err;
+  } finally {
+    opts.metrics?.stageDuration.observe({ stage: 'export' }, (performance.now() - t0) / 1000);
+  }
+}

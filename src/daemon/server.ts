@@ -1,0 +1,49 @@
+// The daemon's HTTP listener: GET /healthz (JSON: alive, pid, the last cycle and the last successful one) and
+// GET /metrics (Prometheus text exposition). Loopback by default; port 0 picks a free port.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { DaemonMetrics } from './metrics.js';
+
+export interface HealthSource {
+  health(): Record<string, unknown>;
+}
+
+export async function startServer(host: string, port: number, metrics: DaemonMetrics, health: HealthSource): Promise<{ server: http.Server; port: number; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const url = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD' }).end();
+      return;
+    }
+    if (url === '/healthz') {
+      const body = JSON.stringify(health.health());
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(body);
+      return;
+    }
+    if (url === '/metrics') {
+      metrics.registry
+        .metrics()
+        .then((text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text))
+        .catch((err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${err.message}\n`));
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /healthz or /metrics\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const bound = (server.address() as AddressInfo).port;
+  return {
+    server,
+    port: bound,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections?.();
+      }),
+  };
+}

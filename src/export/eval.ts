@@ -1,0 +1,165 @@
+// `capbridge eval --set DIR`: imports a labelled set (layout of ../shared/data/README.md: source.tsv, target.tsv,
+// truth.tsv, images/) into a bank, runs features → match → pair, and measures the ranking (P@1..5, hit@1, hit@5)
+// and the emitted pairs (precision, coverage, false emission rate). Definitions, for a source s with R(s) its
+// correct targets:
+//   P@n        mean over sources with a counterpart of |top-n ∩ R(s)| / min(n, |R(s)|)
+//   hit@k      share of sources with a counterpart whose top k holds a correct target
+//   precision  share of emitted (source, target) pairs that are in truth.tsv
+//   coverage   share of sources with a counterpart that got at least one correct emitted pair
+//   false emission rate  share of sources without a counterpart that got any emitted pair
+// The result is stored in bank.meta ('eval.last', and appended to 'eval.history') for the review page.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Bank, PairLevel } from '../bank/index.js';
+import { PairsRepo } from '../bank/index.js';
+import type { Config } from '../config/schema.js';
+import { importManifest, type ImportSummary } from '../ingest/manifest.js';
+import { UserError } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import { readTsvObjects } from '../util/tsv.js';
+import { loadFeatures, loadMatch } from './layers.js';
+import { runPairing, type PairingSummary } from './pairing.js';
+
+export interface EvalResult {
+  set: string;
+  at: string;
+  sources: number;
+  sourcesWithCounterpart: number;
+  targets: number;
+  truthPairs: number;
+  pAt: Record<'1' | '2' | '3' | '4' | '5', number>;
+  hitAt1: number;
+  hitAt5: number;
+  emitted: number;
+  emittedCorrect: number;
+  emittedPrecision: number | null;
+  coverage: number;
+  falseEmissionRate: number | null;
+  emittedByLevel: Record<PairLevel, number>;
+  thresholds: { minLevel: PairLevel; minInliers: number; minImageScore: number };
+  import: { source: Pick<ImportSummary, 'added' | 'unchanged' | 'updated' | 'failed'>; target: Pick<ImportSummary, 'added' | 'unchanged' | 'updated' | 'failed'> };
+  stages: Record<string, unknown>;
+  seconds: number;
+}
+
+const round = (x: number) => Math.round(x * 10000) / 10000;
+
+async function readTruth(file: string): Promise<Map<string, Set<string>>> {
+  if (!fs.existsSync(file)) throw new UserError(`${file}: missing (an eval set needs source.tsv, target.tsv, truth.tsv)`);
+  const truth = new Map<string, Set<string>>();
+  const rows = await readTsvObjects(file, ['source_id', 'target_id']);
+  for (const r of rows) {
+    const s = (r.source_id ?? '').trim();
+    const t = (r.target_id ?? '').trim();
+    if (!s || !t) continue;
+    let set = truth.get(s);
+    if (!set) truth.set(s, (set = new Set()));
+    set.add(t);
+  }
+  return truth;
+}
+
+export async function runEval(bank: Bank, config: Config, opts: { set: string; logger?: Logger; signal?: AbortSignal }): Promise<EvalResult> {
+  const t0 = performance.now();
+  const dir = path.resolve(opts.set);
+  for (const f of ['source.tsv', 'target.tsv', 'truth.tsv']) {
+    if (!fs.existsSync(path.join(dir, f))) throw new UserError(`${path.join(dir, f)}: missing (an eval set needs source.tsv, target.tsv, truth.tsv and images/)`);
+  }
+  const features = await loadFeatures();
+  const match = await loadMatch();
+  if (!features) throw new UserError('eval: the sift layer (computeMissingFeatures) is not in this build');
+  if (!match) throw new UserError('eval: the lsh-index layer (runMatch) is not in this build');
+  const logger = opts.logger;
+  const imp = async (b: 'source' | 'target') => {
+    const s = await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config, onProblem: (p) => logger?.warn(`${p.file}:${p.line}: ${p.reason}`) });
+    return { added: s.added, unchanged: s.unchanged, updated: s.updated, failed: s.failed };
+  };
+  const importRes = { source: await imp('source'), target: await imp('target') };
+  const stages: Record<string, unknown> = {};
+  stages.features = await features(bank, config, { logger, signal: opts.signal });
+  stages.match = await match(bank, config, { logger, signal: opts.signal });
+  const pairing: PairingSummary = await runPairing(bank, config, { logger, signal: opts.signal });
+  if (pairing.skipped) throw new UserError(`eval: pairing could not run: ${pairing.skipped}`);
+  stages.pair = pairing;
+
+  const truth = await readTruth(path.join(dir, 'truth.tsv'));
+  const sourceIds = (await readTsvObjects(path.join(dir, 'source.tsv'), ['id'])).map((r) => (r.id ?? '').trim()).filter(Boolean);
+  const targetCount = (await readTsvObjects(path.join(dir, 'target.tsv'), ['id'])).length;
+  // item id ↔ ext id, for this set's items
+  const srcItem = new Map<number, string>();
+  for (const ext of sourceIds) {
+    const it = bank.items.get('source', ext);
+    if (it) srcItem.set(it.id, ext);
+  }
+  const tgtExt = (id: number) => {
+    const it = bank.items.byId(id);
+    return it?.bank === 'target' ? it.extId : undefined;
+  };
+  const repo = bank.repo(PairsRepo);
+  const ranked = repo.rankedTargets();
+  const withCp = sourceIds.filter((s) => truth.has(s));
+  const pSum = [0, 0, 0, 0, 0];
+  let hit1 = 0;
+  let hit5 = 0;
+  const rankedByExt = new Map<string, string[]>();
+  for (const [sid, list] of ranked) {
+    const ext = srcItem.get(sid);
+    if (ext) rankedByExt.set(ext, list.map((t) => tgtExt(t) ?? ''));
+  }
+  for (const s of withCp) {
+    const R = truth.get(s)!;
+    const list = rankedByExt.get(s) ?? [];
+    for (let n = 1; n <= 5; n++) {
+      const hits = list.slice(0, n).filter((t) => R.has(t)).length;
+      pSum[n - 1]! += hits / Math.min(n, R.size);
+    }
+    if (list.slice(0, 1).some((t) => R.has(t))) hit1++;
+    if (list.slice(0, 5).some((t) => R.has(t))) hit5++;
+  }
+  const minLevel = config.export.minLevel;
+  const emitted = repo.emittedPairs(minLevel).filter((p) => srcItem.has(p.sourceItemId));
+  let correct = 0;
+  const covered = new Set<string>();
+  const falseSources = new Set<string>();
+  const byLevel: Record<PairLevel, number> = { par: 0, com: 0, pse: 0, inc: 0 };
+  for (const p of emitted) {
+    const s = srcItem.get(p.sourceItemId)!;
+    const t = tgtExt(p.targetItemId) ?? '';
+    byLevel[p.level]++;
+    if (truth.get(s)?.has(t)) {
+      correct++;
+      covered.add(s);
+    }
+    if (!truth.has(s)) falseSources.add(s);
+  }
+  const without = sourceIds.length - withCp.length;
+  const n = Math.max(1, withCp.length);
+  const result: EvalResult = {
+    set: dir,
+    at: new Date().toISOString(),
+    sources: sourceIds.length,
+    sourcesWithCounterpart: withCp.length,
+    targets: targetCount,
+    truthPairs: [...truth.values()].reduce((a, s) => a + s.size, 0),
+    pAt: { '1': round(pSum[0]! / n), '2': round(pSum[1]! / n), '3': round(pSum[2]! / n), '4': round(pSum[3]! / n), '5': round(pSum[4]! / n) },
+    hitAt1: round(hit1 / n),
+    hitAt5: round(hit5 / n),
+    emitted: emitted.length,
+    emittedCorrect: correct,
+    emittedPrecision: emitted.length ? round(correct / emitted.length) : null,
+    coverage: round(covered.size / n),
+    falseEmissionRate: without ? round(falseSources.size / without) : null,
+    emittedByLevel: byLevel,
+    thresholds: { minLevel, minInliers: config.export.minInliers, minImageScore: config.export.minImageScore },
+    import: importRes,
+    stages,
+    seconds: Math.round((performance.now() - t0) / 100) / 10,
+  };
+  const { stages: _omit, ...stored } = result;
+  void _omit;
+  bank.meta.setJson('eval.last', stored);
+  const history = bank.meta.getJson<unknown[]>('eval.history') ?? [];
+  history.push(stored);
+  bank.meta.setJson('eval.history', history.slice(-50));
+  return result;
+}

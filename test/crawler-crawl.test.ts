@@ -1,0 +1,283 @@
+// The crawler against fixture sites served on 127.0.0.1: politeness (robots disallow, robots 500, Crawl-delay),
+// redirects, a slow host, image limits (a huge image, a decompression bomb), conditional GET, content-hash
+// storage, private-address refusal, and resumption after an abort.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import iconv from 'iconv-lite';
+import sharp from 'sharp';
+import { Bank, CrawlRepo } from '../src/bank/index.js';
+import { loadConfig } from '../src/config/load.js';
+import type { Config } from '../src/config/schema.js';
+import { runCrawl, parseFeedOrSitemap } from '../src/crawler/stage.js';
+import { loadSites, parseSite } from '../src/crawler/sites.js';
+import { checkCaptionFilters, sentenceCount } from '../src/crawler/filters.js';
+import { isPrivateAddress } from '../src/crawler/fetch.js';
+
+interface Hit { path: string; at: number; headers: http.IncomingHttpHeaders }
+
+function serve(routes: (req: http.IncomingMessage, res: http.ServerResponse) => void | Promise<void>) {
+  const hits: Hit[] = [];
+  const server = http.createServer((req, res) => {
+    hits.push({ path: req.url ?? '', at: Date.now(), headers: req.headers });
+    Promise.resolve(routes(req, res)).catch(() => res.destroy());
+  });
+  return new Promise<{ base: string; hits: Hit[]; close: () => Promise<void> }>((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({
+        base: `http://127.0.0.1:${port}`,
+        hits,
+        close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+      });
+    }),
+  );
+}
+
+const html = (body: string, charset = 'utf-8') => `<!doctype html><html><head><meta charset="${charset}"><title>t</title></head><body><article>${body}</article></body></html>`;
+const fig = (src: string, caption: string) => `<figure><img src="${src}"><figcaption>${caption}</figcaption></figure>`;
+
+describe('crawler: harvesting fixture sites on loopback', function () {
+  this.timeout(60000);
+  let en: Awaited<ReturnType<typeof serve>>, zh: Awaited<ReturnType<typeof serve>>, down: Awaited<ReturnType<typeof serve>>, slow: Awaited<ReturnType<typeof serve>>;
+  let photo1: Buffer, photo2: Buffer, photo3: Buffer, photoZh1: Buffer, photoZh2: Buffer, huge: Buffer, bomb: Buffer;
+  let sitesDir: string;
+
+  const solid = (w: number, h: number, r: number, g: number, b: number, fmt: 'jpeg' | 'png' = 'jpeg') =>
+    sharp({ create: { width: w, height: h, channels: 3, background: { r, g, b } } }).composite([{ input: Buffer.from(`<svg width="${w}" height="${h}"><circle cx="${w / 3}" cy="${h / 2}" r="${h / 4}" fill="rgb(${255 - r},${g},${b})"/></svg>`) }])[fmt]().toBuffer();
+
+  before(async () => {
+    photo1 = await solid(320, 240, 200, 30, 30);
+    photo2 = await solid(320, 240, 30, 200, 30);
+    photo3 = await solid(300, 200, 30, 30, 200);
+    photoZh1 = await solid(400, 300, 120, 120, 0);
+    photoZh2 = await solid(400, 300, 0, 120, 120);
+    huge = Buffer.concat([await solid(320, 240, 10, 10, 10), Buffer.alloc(300_000)]); // over maxImageBytes
+    bomb = await sharp({ create: { width: 4000, height: 4000, channels: 3, background: { r: 0, g: 0, b: 0 } } }).png({ compressionLevel: 9 }).toBuffer(); // 16 MP in a few KB
+    const images: Record<string, Buffer> = { '/img/photo1.jpg': photo1, '/img/photo2.jpg': photo2, '/img/photo3.jpg': photo3, '/img/huge.jpg': huge, '/img/bomb.png': bomb };
+
+    en = await serve((req, res) => {
+      const p = req.url ?? '';
+      if (p === '/robots.txt') return void res.end('User-agent: *\nDisallow: /private/\nCrawl-delay: 0.3\n');
+      if (p === '/feed.xml') {
+        if (req.headers['if-none-match'] === '"feed-v1"') return void res.writeHead(304).end();
+        res.writeHead(200, { 'content-type': 'application/rss+xml', etag: '"feed-v1"' });
+        return void res.end(`<?xml version="1.0"?><rss version="2.0"><channel><title>f</title><item><title>a1</title><link>${en.base}/news/2024/a1.html</link></item></channel></rss>`);
+      }
+      if (p === '/news/') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        return void res.end(html(['/news/2024/a1.html?utm_source=x', '/news/2024/a2.html', '/private/2024/p1.html', '/news/2024/moved.html', '#top'].map((h) => `<a href="${h}">x</a>`).join(' ')));
+      }
+      if (p === '/news/2024/moved.html') return void res.writeHead(302, { location: '/news/2024/a3.html' }).end();
+      const pages: Record<string, string> = {
+        '/news/2024/a1.html': html(fig('/img/photo1.jpg', 'Rescue workers search the rubble after the earthquake in the north.')),
+        '/news/2024/a2.html': html(
+          fig('/img/photo1.jpg', 'Rescue teams reach the village cut off by the landslide on Monday.') +
+            fig('/img/photo2.jpg', 'Crowds gather at the square. Police closed the road. Shops stayed shut.') +
+            fig('/img/huge.jpg', 'A very large photograph of the harbour seen from the hills above.') +
+            fig('/img/bomb.png', 'A deceptively small file of a very large blank image at night.'),
+        ),
+        '/news/2024/a3.html': html(fig('/img/photo3.jpg', 'Volunteers hand out water to residents in the old town.')),
+        '/private/2024/p1.html': html(fig('/img/photo2.jpg', 'This page is disallowed by robots.txt and never fetched.')),
+      };
+      if (pages[p]) {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        return void res.end(pages[p]);
+      }
+      if (images[p]) {
+        res.writeHead(200, { 'content-type': p.endsWith('.png') ? 'image/png' : 'image/jpeg' });
+        return void res.end(images[p]);
+      }
+      res.writeHead(404).end();
+    });
+
+    const gbkPage = iconv.encode(
+      `<html><head><meta http-equiv="Content-Type" content="text/html; charset=gb2312"></head><body><div class="content"><p>正文第一段。</p><p style="text-align:center"><img src="/pic/z1.jpg"></p><p style="text-align:center">市民在公园里赏花。新华社记者 李明 摄</p></div></body></html>`,
+      'gbk',
+    );
+    const lyingPage = Buffer.from(`<html><head><meta charset="gb2312"></head><body><p align="center"><img src="/pic/z2.jpg"></p><p align="center">图为工人在车间里检查设备。（图／本报记者）</p></body></html>`, 'utf8');
+    zh = await serve((req, res) => {
+      const p = req.url ?? '';
+      if (p === '/robots.txt') return void res.writeHead(404).end('no');
+      if (p === '/list.html') return void res.end(html(`<a href="/zh/2024/b1.html">一</a><a href="/zh/2024/b2.html">二</a>`));
+      if (p === '/zh/2024/b1.html') return void res.writeHead(200, { 'content-type': 'text/html' }).end(gbkPage);
+      if (p === '/zh/2024/b2.html') return void res.writeHead(200, { 'content-type': 'text/html' }).end(lyingPage);
+      if (p === '/pic/z1.jpg') return void res.writeHead(200, { 'content-type': 'image/jpeg' }).end(photoZh1);
+      if (p === '/pic/z2.jpg') return void res.writeHead(200, { 'content-type': 'image/jpeg' }).end(photoZh2);
+      res.writeHead(404).end();
+    });
+
+    down = await serve((req, res) => {
+      if (req.url === '/robots.txt') return void res.writeHead(500).end('oops');
+      res.end(html(`<a href="/news/2024/d1.html">d</a>`));
+    });
+
+    slow = await serve(async (req, res) => {
+      if (req.url === '/robots.txt') return void res.writeHead(404).end();
+      if (req.url === '/list.html') return void res.end(html(`<a href="/news/2024/s1.html">s</a>`));
+      await new Promise((r) => setTimeout(r, 2500)); // longer than requestTimeoutSecs
+      if (!res.destroyed) res.end(html(fig('/img/x.jpg', 'Too slow to matter to anyone at all.')));
+    });
+
+    sitesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-sites-'));
+    const hostOf = (b: string) => new URL(b).host;
+    fs.writeFileSync(path.join(sitesDir, 'en.yaml'), `name: fixture-en\nlanguage: en\nstartUrls: ["${en.base}/news/"]\nfeeds: ["${en.base}/feed.xml"]\nallowedHosts: ["${hostOf(en.base)}"]\narticlePatterns: ['/20\\d\\d/[a-z0-9]+\\.html$']\n`);
+    fs.writeFileSync(path.join(sitesDir, 'zh.yaml'), `name: fixture-zh\nlanguage: zh\nstartUrls: ["${zh.base}/list.html"]\nallowedHosts: ["${hostOf(zh.base)}"]\narticlePatterns: ['/zh/\\d{4}/']\n`);
+    fs.writeFileSync(path.join(sitesDir, 'down.yaml'), `name: fixture-down\nlanguage: en\nstartUrls: ["${down.base}/list.html"]\nallowedHosts: ["${hostOf(down.base)}"]\narticlePatterns: ['/20\\d\\d/']\n`);
+    fs.writeFileSync(path.join(sitesDir, 'slow.yaml'), `name: fixture-slow\nlanguage: en\nstartUrls: ["${slow.base}/list.html"]\nallowedHosts: ["${hostOf(slow.base)}"]\narticlePatterns: ['/20\\d\\d/']\n`);
+  });
+
+  after(async () => {
+    await Promise.all([en, zh, down, slow].filter(Boolean).map((s) => s.close()));
+  });
+
+  const testConfig = (over: Partial<Config['crawler']> = {}): Config => {
+    const { config } = loadConfig();
+    return {
+      ...config,
+      crawler: {
+        ...config.crawler,
+        allowPrivateAddresses: true, // loopback fixtures
+        perHostDelayMs: 0,
+        maxImageBytes: 200_000,
+        maxImagePixels: 4_000_000,
+        minImageSide: 100,
+        requestTimeoutSecs: 1,
+        ...over,
+      },
+    };
+  };
+  const tmpBank = () => Bank.open(fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-')));
+  const resetHits = () => [en, zh, down, slow].forEach((s) => (s.hits.length = 0));
+
+  it('harvests both languages politely, stores photos by content hash, and a second cycle fetches nothing stored', async () => {
+    resetHits();
+    const bank = tmpBank();
+    const s = await runCrawl(bank, testConfig(), { sitesDir });
+    // English: a1 (photo1), a2 (photo1 again with another caption), a3 through the redirect; photo2's caption
+    // is three sentences, huge.jpg is over the byte limit, bomb.png over the pixel limit.
+    const src = bank.items.list('source', 100).map((i) => [new URL(i.pageUrl!).pathname, new URL(i.imageUrl!).pathname, i.caption]);
+    expect(src).to.have.deep.members([
+      ['/news/2024/a1.html', '/img/photo1.jpg', 'Rescue workers search the rubble after the earthquake in the north.'],
+      ['/news/2024/a2.html', '/img/photo1.jpg', 'Rescue teams reach the village cut off by the landslide on Monday.'],
+      ['/news/2024/a3.html', '/img/photo3.jpg', 'Volunteers hand out water to residents in the old town.'],
+    ]);
+    const items = bank.items.list('source', 100);
+    expect(items[0]!.imageSha256).to.equal(items.find((i) => i.pageUrl!.endsWith('a2.html'))!.imageSha256);
+    expect(items.every((i) => i.site === 'fixture-en' && i.fetchedAt && i.status === 'new')).to.equal(true);
+    expect(bank.images.totals().files).to.equal(4); // photo1 once, photo3, two Chinese photos
+    expect(s.rejections).to.deep.include({ 'multi-sentence': 1, 'image-too-large': 1, 'image-pixels': 1 });
+    // Chinese: the GBK page and the UTF-8 page that declares gb2312, credits split off.
+    const tgt = bank.items.list('target', 100).map((i) => i.caption);
+    expect(tgt).to.have.members(['市民在公园里赏花。', '图为工人在车间里检查设备。']);
+    expect(s.itemsAdded).to.deep.equal({ source: 3, target: 2 });
+    // robots.txt: the disallowed path is never requested; the host whose robots.txt answers 500 gets nothing else.
+    expect(en.hits.some((h) => h.path.startsWith('/private/'))).to.equal(false);
+    expect(down.hits.map((h) => h.path)).to.deep.equal(['/robots.txt']);
+    expect(s.refused.robots).to.be.at.least(1);
+    // The slow host: the article timed out and is counted, not hung on.
+    expect(s.refused.timeout).to.equal(1);
+    // Crawl-delay 0.3 s on the English host: requests arrive about 300 ms apart (a rule, not a speed; the margin
+    // absorbs the jitter between the crawler starting a request and the server seeing it). Without the delay
+    // they would arrive a few ms apart.
+    const starts = en.hits.filter((h) => h.path !== '/robots.txt').map((h) => h.at).sort((a, b) => a - b);
+    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!, `gap ${i}`).to.be.at.least(200);
+    // The user agent comes from the config; the query tracking parameter was normalised away.
+    expect(en.hits.every((h) => h.headers['user-agent'] === testConfig().crawler.userAgent)).to.equal(true);
+    expect(en.hits.filter((h) => h.path === '/news/2024/a1.html')).to.have.length(1);
+
+    // Second cycle: the feed answers 304 to its ETag, no article or image is fetched again, nothing is added.
+    resetHits();
+    const s2 = await runCrawl(bank, testConfig(), { sitesDir });
+    expect(s2.notModified).to.be.at.least(1);
+    expect(en.hits.find((h) => h.path === '/feed.xml')!.headers['if-none-match']).to.equal('"feed-v1"');
+    expect(en.hits.filter((h) => /\/20\d\d\/|\/img\//.test(h.path))).to.deep.equal([]);
+    expect(zh.hits.filter((h) => /\/zh\/|\/pic\//.test(h.path))).to.deep.equal([]);
+    expect(s2.itemsAdded).to.deep.equal({ source: 0, target: 0 });
+    expect(bank.items.count('source')).to.equal(3);
+    bank.close();
+  });
+
+  it('resumes after an abort: nothing stored is fetched again or lost', async () => {
+    resetHits();
+    const bank = tmpBank();
+    const ac = new AbortController();
+    // Abort at the first page fetched after an item is stored: midway through the site.
+    const s1 = await runCrawl(bank, testConfig(), {
+      sitesDir,
+      site: 'fixture-en',
+      signal: ac.signal,
+      progress: { tick: () => void (bank.items.count('source') >= 1 && ac.abort()), setTotal() {}, stop() {} },
+    });
+    expect(s1.aborted).to.equal(true);
+    const first = bank.items.list('source', 100);
+    const crawlRepo = bank.repo(CrawlRepo);
+    const storedPages = new Set(['/news/2024/a1.html', '/news/2024/a2.html', '/news/2024/a3.html'].filter((p) => crawlRepo.pageDone(`${en.base}${p}`)));
+    expect(storedPages.size).to.be.at.least(1);
+    const storedImages = new Set(first.map((i) => new URL(i.imageUrl!).pathname));
+    expect(bank.items.count('source')).to.be.within(1, 2);
+    expect(fs.existsSync(path.join(bank.dataDir, 'crawl', 'request_queues', 'site-fixture-en'))).to.equal(true);
+    bank.close();
+
+    resetHits();
+    const bank2 = Bank.open(bank.dataDir);
+    const s2 = await runCrawl(bank2, testConfig(), { sitesDir, site: 'fixture-en' });
+    expect(s2.resumed).to.deep.equal(['fixture-en']);
+    for (const h of en.hits) {
+      expect(storedPages.has(h.path), `page ${h.path} fetched again`).to.equal(false);
+      expect(storedImages.has(h.path), `image ${h.path} fetched again`).to.equal(false);
+    }
+    expect(bank2.items.list('source', 100).map((i) => new URL(i.pageUrl!).pathname).sort()).to.deep.equal(['/news/2024/a1.html', '/news/2024/a2.html', '/news/2024/a3.html']);
+    for (const i of first) expect(bank2.items.get('source', i.extId)).to.deep.equal(i); // nothing lost or touched
+    expect(storedImages.size).to.be.at.least(1);
+    bank2.close();
+  });
+
+  it('refuses loopback addresses unless the config allows them', async () => {
+    resetHits();
+    const bank = tmpBank();
+    const s = await runCrawl(bank, testConfig({ allowPrivateAddresses: false }), { sitesDir, site: 'fixture-zh' });
+    expect(zh.hits).to.deep.equal([]);
+    expect(s.refused['private-address']).to.be.at.least(1);
+    expect(bank.items.count('target')).to.equal(0);
+    bank.close();
+    expect(isPrivateAddress('127.0.0.1')).to.equal(true);
+    expect(isPrivateAddress('169.254.169.254')).to.equal(true);
+    expect(isPrivateAddress('10.1.2.3')).to.equal(true);
+    expect(isPrivateAddress('::ffff:192.168.1.1')).to.equal(true);
+    expect(isPrivateAddress('fe80::1')).to.equal(true);
+    expect(isPrivateAddress('93.184.216.34')).to.equal(false);
+  });
+});
+
+describe('crawler: site profiles, feeds and caption filters', () => {
+  it('loads the shipped profiles and names the file and key of a bad one', () => {
+    const names = loadSites().map((s) => s.name);
+    expect(names).to.include.members(['xinhua-en', 'xinhua-zh', 'chinanews', 'un-news-en', 'un-news-zh', 'bbc-en', 'bbc-zh', 'reuters']);
+    expect(() => parseSite('name: x\nlanguage: fr\nstartUrls: [http://a.b/]\nallowedHosts: [a.b]\narticlePatterns: [x]\n', 'bad.yaml')).to.throw(/bad\.yaml: language/);
+    expect(() => parseSite('name: x\nlanguage: en\nallowedHosts: [a.b]\narticlePatterns: [x]\n', 'empty.yaml')).to.throw(/empty\.yaml: .*startUrls/);
+    expect(() => parseSite('name: x\nlanguage: en\nstartUrls: [http://a.b/]\nallowedHosts: [a.b]\narticlePatterns: ["("]\nextra: 1\n', 'k.yaml')).to.throw(/k\.yaml/);
+  });
+
+  it('reads RSS, Atom and sitemap links', () => {
+    expect(parseFeedOrSitemap('<rss><channel><item><link>http://a/1</link></item><item><link>http://a/2</link></item></channel></rss>').articles).to.deep.equal(['http://a/1', 'http://a/2']);
+    expect(parseFeedOrSitemap('<feed xmlns="http://www.w3.org/2005/Atom"><entry><link rel="alternate" href="http://a/3"/></entry></feed>').articles).to.deep.equal(['http://a/3']);
+    expect(parseFeedOrSitemap('<sitemapindex><sitemap><loc>http://a/s1.xml</loc></sitemap></sitemapindex>').sitemaps).to.deep.equal(['http://a/s1.xml']);
+    expect(parseFeedOrSitemap('<urlset><url><loc>http://a/4</loc></url></urlset>').articles).to.deep.equal(['http://a/4']);
+  });
+
+  it('applies the seed paper filters: one sentence, at most 20 Chinese words, the site language', () => {
+    const { config } = loadConfig();
+    expect(sentenceCount('Mr. Smith arrives in Washington on Jan. 5, 2024.')).to.equal(1);
+    expect(sentenceCount('Crowds gather. Police closed the road.')).to.equal(2);
+    expect(checkCaptionFilters('Crowds gather. Police closed the road.', 'en', config)).to.equal('multi-sentence');
+    expect(checkCaptionFilters('市民在公园里赏花。', 'zh', config)).to.equal(null);
+    expect(checkCaptionFilters('2月17日，在武汉血液中心的中国医学科学院项目组，康复病人、来自汉口医院的护士蔡桃英在献血浆时拍照留念，并向所有医护人员和志愿者表示衷心的感谢', 'zh', config)).to.equal('too-many-words');
+    expect(checkCaptionFilters('Rescue workers search the rubble after the earthquake.', 'zh', config)).to.equal('language');
+    const off = { ...config, crawler: { ...config.crawler, filters: { oneSentence: false, maxChineseWords: 20, checkLanguage: false } } };
+    expect(checkCaptionFilters('Crowds gather. Police closed the road.', 'en', off)).to.equal(null);
+  });
+});

@@ -1,0 +1,102 @@
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import iconv from 'iconv-lite';
+import { extractPairs, cleanCaption, decodeHtml } from '../src/crawler/extract/index.js';
+
+const page = (body: string, head = '<meta charset="utf-8">') => `<!doctype html><html><head>${head}<title>t</title></head><body>${body}</body></html>`;
+
+describe('crawler: caption extraction', () => {
+  it('pairs figure/figcaption, resolves relative URLs against <base>, splits the credit element', () => {
+    const html = page(
+      `<article><figure><img src="img/a.jpg" width="800"><figcaption>Firefighters battle a blaze in the hills above the city. <span class="credit">Jane Doe/Reuters</span></figcaption></figure></article>`,
+      '<meta charset="utf-8"><base href="https://cdn.example.com/news/">',
+    );
+    const r = extractPairs(html, { url: 'https://example.com/story/1' });
+    expect(r.pairs).to.deep.equal([
+      { image_url: 'https://cdn.example.com/news/img/a.jpg', caption: 'Firefighters battle a blaze in the hills above the city.', credit: 'Jane Doe/Reuters' },
+    ]);
+    expect(r.lang).to.equal('en');
+  });
+
+  it('uses lazy attributes instead of placeholder src, srcset and <noscript> fallbacks', () => {
+    const html = page(`
+      <figure><img src="data:image/gif;base64,R0lGOD" data-src="/photos/lazy.jpg"><figcaption>A lazy-loaded photo of the harbour at dawn.</figcaption></figure>
+      <figure><img src="/static/grey-placeholder.png" srcset="/photos/s1.jpg 640w, /photos/s2.jpg 1280w"><figcaption>A responsive photo of the market at noon.</figcaption></figure>
+      <figure><img class="lazy" src="/img/blank.gif"><noscript><img src="/photos/ns.jpg"></noscript><figcaption>A photo only in noscript of the bridge.</figcaption></figure>`);
+    const urls = extractPairs(html, { url: 'https://example.com/a/b.html' }).pairs.map((p) => p.image_url);
+    expect(urls).to.deep.equal(['https://example.com/photos/lazy.jpg', 'https://example.com/photos/s1.jpg', 'https://example.com/photos/ns.jpg']);
+  });
+
+  it('drops logos, icons, tiny images, headshots and related-story thumbnails', () => {
+    const html = page(`
+      <header><img src="/logo.png"><span class="caption">The Daily Example, since 1890 and counting</span></header>
+      <figure><img src="/icons/share.png"><figcaption>Share this story with your friends and family</figcaption></figure>
+      <figure><img src="/photos/x.jpg" width="20" height="20"><figcaption>A tiny pixel that should never be a pair here</figcaption></figure>
+      <div class="author-bio"><figure><img src="/photos/author.jpg"><figcaption>John Smith is our Europe correspondent</figcaption></figure></div>
+      <ul class="related-stories"><li><figure><img src="/photos/rel.jpg"><figcaption>Another story you may like to read now</figcaption></figure></li></ul>
+      <figure><img src="/photos/real.jpg"><figcaption>Protesters gather outside parliament on Tuesday.</figcaption></figure>`);
+    const r = extractPairs(html, { url: 'https://example.com/s' });
+    expect(r.pairs.map((p) => p.image_url)).to.deep.equal(['https://example.com/photos/real.jpg']);
+  });
+
+  it('takes the centred Chinese paragraph after an image-only block and splits "新华社记者 X 摄"', () => {
+    const html = page(`<div class="article"><p>正文第一段，记者报道了当天的情况，内容较长。</p>
+      <p align="center"><img src="/2020/photo1.jpg"></p>
+      <p align="center">2月17日，护士在献血浆时拍照留念。新华社记者 才扬 摄</p>
+      <p>正文第二段。</p></div>`);
+    const r = extractPairs(html, { url: 'http://www.news.cn/a/c_1.htm' });
+    expect(r.lang).to.equal('zh');
+    expect(r.pairs).to.deep.equal([{ image_url: 'http://www.news.cn/2020/photo1.jpg', caption: '2月17日，护士在献血浆时拍照留念。', credit: '新华社记者 才扬 摄' }]);
+  });
+
+  it('decodes GBK bytes, and UTF-8 pages that declare gb2312', () => {
+    const body = `<p style="text-align:center"><img src="/p/1.jpg"></p><p style="text-align:center">图为市民在公园里赏花。（图／本报记者）</p>`;
+    const gbk = iconv.encode(page(body, '<meta http-equiv="Content-Type" content="text/html; charset=gb2312">'), 'gbk');
+    const lying = Buffer.from(page(body, '<meta charset="gb2312">'), 'utf8');
+    for (const buf of [gbk, lying]) {
+      const r = extractPairs(buf, { url: 'http://example.cn/n/1.html' });
+      expect(r.pairs).to.have.length(1);
+      expect(r.pairs[0]!.caption).to.equal('图为市民在公园里赏花。');
+      expect(r.pairs[0]!.credit).to.equal('图／本报记者');
+    }
+    expect(decodeHtml(gbk).charset).to.equal('gb18030');
+    expect(decodeHtml(lying).charset).to.equal('utf-8');
+  });
+
+  it('cleans hidden prefixes, slide counters, "hide caption" and credit-only lines', () => {
+    expect(cleanCaption('图像加注文字，梁振英遭到议员质问。')).to.deep.equal({ caption: '梁振英遭到议员质问。' });
+    expect(cleanCaption('3 of 12 Police officers adjust a barricade. hide caption')).to.deep.equal({ caption: 'Police officers adjust a barricade.' });
+    expect(cleanCaption('Gutted remains of two buildings. Photograph: Eva Manez/Reuters')).to.deep.equal({ caption: 'Gutted remains of two buildings.', credit: 'Photograph: Eva Manez/Reuters' });
+    expect(cleanCaption('Courtesy of Zillow')).to.equal(null);
+    expect(cleanCaption('图：123rf')).to.equal(null);
+    expect(cleanCaption('AKM-GSI')).to.equal(null);
+  });
+
+  it('does not use alt text of uncaptioned photos, but does use a profile selector', () => {
+    const html = page(`<div class="pic"><img src="/p/a.jpg" alt="A man walks his dog in the park on a sunny day"></div><div class="zoom-note">Residents walk along the flooded river bank on Sunday.</div>`);
+    expect(extractPairs(html, { url: 'https://e.com/' }).pairs).to.deep.equal([]);
+    const withSel = extractPairs(html, { url: 'https://e.com/', selectors: { caption: '.zoom-note' } });
+    expect(withSel.pairs.map((p) => p.caption)).to.deep.equal(['Residents walk along the flooded river bank on Sunday.']);
+  });
+
+  it('survives garbage input', () => {
+    expect(extractPairs(Buffer.from([0xff, 0x00, 0x81, 0x40, 0x3c, 0x3c]), { url: 'https://e.com/' }).pairs).to.deep.equal([]);
+    const deep = '<div>'.repeat(5000) + '<img src="/a.jpg">' + '</div>'.repeat(5000);
+    expect(extractPairs(deep, { url: 'https://e.com/' }).pairs).to.deep.equal([]);
+  });
+
+  it('`capbridge extract FILE --url URL --json` prints the pairs', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-'));
+    const file = path.join(dir, 'p.html');
+    fs.writeFileSync(file, page('<figure><img src="/a.jpg"><figcaption>Boats in the harbour at sunrise.</figcaption></figure>'));
+    const out = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'extract', file, '--url', 'https://e.com/x/', '--json'], { encoding: 'utf8' });
+    expect(out.status, out.stderr).to.equal(0);
+    expect(JSON.parse(out.stdout)).to.deep.equal({ url: 'https://e.com/x/', lang: 'en', pairs: [{ image_url: 'https://e.com/a.jpg', caption: 'Boats in the harbour at sunrise.' }] });
+    const bad = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'extract', path.join(dir, 'missing.html'), '--url', 'https://e.com/'], { encoding: 'utf8' });
+    expect(bad.status).to.not.equal(0);
+    expect(bad.stderr).to.match(/missing\.html/);
+  });
+});
