@@ -68,6 +68,8 @@ const numTok = (e: NumEntity): string => (e.kind === 'number' ? `#${e.key.slice(
 
 export class Analyzer {
   private enMemo = new Map<string, string>();
+  private zhMemo = new Map<string, { token: string; entity: Entity | null } | null>();
+  private compoundMemo = new Map<string, Map<string, string | null>>();
   constructor(
     private readonly lex: Lexicon,
     private readonly opts: AnalyzeOptions = { enCompounds: true },
@@ -124,9 +126,16 @@ export class Analyzer {
       }
       const l = this.lemma(w);
       if (this.opts.enCompounds && prevWord !== null) {
-        const compound = `${prevWord}_${l}`;
-        const compound2 = `${prevWord}_${w}`;
-        const hit = this.lex.isWordNetLemma(compound) ? compound : this.lex.isWordNetLemma(compound2) ? compound2 : null;
+        let row = this.compoundMemo.get(prevWord);
+        if (!row) this.compoundMemo.set(prevWord, (row = new Map()));
+        let hit = row.get(w);
+        if (hit === undefined) {
+          const compound = `${prevWord}_${l}`;
+          const compound2 = `${prevWord}_${w}`;
+          hit = this.lex.isWordNetLemma(compound) ? compound : this.lex.isWordNetLemma(compound2) ? compound2 : null;
+          row.set(w, hit);
+          if (this.compoundMemo.size > 100_000) this.compoundMemo.clear();
+        }
         if (hit) {
           tokens[tokens.length - 1] = hit;
           prevWord = null;
@@ -147,10 +156,23 @@ export class Analyzer {
     const length = (simp.match(/\p{Script=Han}/gu) ?? []).length + (simp.match(/[0-9０-９]+|[A-Za-z]+/g) ?? []).length;
     const tokens: string[] = [];
     for (const w of getJieba().cut(rest, false)) {
-      if (ZH_STOPWORDS.has(w) || isPunctOrSpace(w)) continue;
-      const p = this.lex.properNoun(w);
-      if (p) entities.push({ kind: p.kind, key: p.name.toLowerCase(), text: w });
-      tokens.push(/^[A-Za-z]+$/.test(w) ? this.lemma(w.toLowerCase()) : w);
+      // One memo lookup per word instead of the stopword, punctuation, proper-noun and Latin checks.
+      let info = this.zhMemo.get(w);
+      if (info === undefined) {
+        if (ZH_STOPWORDS.has(w) || isPunctOrSpace(w)) info = null;
+        else {
+          const p = this.lex.properNoun(w);
+          info = {
+            token: /^[A-Za-z]+$/.test(w) ? this.lemma(w.toLowerCase()) : w,
+            entity: p ? { kind: p.kind, key: p.name.toLowerCase(), text: w } : null,
+          };
+        }
+        if (this.zhMemo.size > 200_000) this.zhMemo.clear();
+        this.zhMemo.set(w, info);
+      }
+      if (info === null) continue;
+      if (info.entity) entities.push({ ...info.entity });
+      tokens.push(info.token);
     }
     for (const e of nums) tokens.push(numTok(e));
     return { tokens, entities, length };
