@@ -4,7 +4,8 @@ import { buildProgram, COMMANDS, commandNameIn } from '../src/cli.js';
 import { runCli, tempDir } from './helpers.js';
 
 describe('cli', () => {
-  it('every command answers --help with exit 0', async () => {
+  it('every command answers --help with exit 0', async function () {
+    this.timeout(300000); // one process per command; slow on a loaded 2-core machine
     const program = await buildProgram('all');
     const names = program.commands.map((c) => c.name());
     expect(names).to.have.members(COMMANDS.map((c) => c.name));
