@@ -129,3 +129,18 @@ describe('comparability: compounds linking once per part', () => {
     expect(full.score(en, zh).fc).to.be.greaterThan(base.score(en, zh).fc);
   });
 });
+
+describe('comparability: names, dates and numbers in news captions', () => {
+  it('links names through CC-CEDICT proper nouns and shares dates and counts as entities', () => {
+    const s = createScorer(config, { cacheDir: testLexiconDir() });
+    const r = s.score(
+      'Rescue workers carry a survivor in Shanghai on May 5, 2016; fifty-three people were evacuated.',
+      '2016年5月5日，救援人员在上海抬出一名幸存者，五十三人被疏散。',
+    );
+    expect(r.explain.matches.map((m) => `${m.en}|${m.zh}`)).to.include('shanghai|上海');
+    const kinds = r.explain.entities.map((e) => e.kind);
+    expect(kinds).to.include.members(['date', 'year', 'number', 'place']);
+    expect(r.fe).to.be.greaterThan(0.6);
+    expect(r.level).to.be.oneOf(['par', 'com']);
+  });
+});

@@ -14,7 +14,7 @@ import { lemmaCandidates } from './lemma.js';
 const require = createRequire(import.meta.url);
 
 /** Bump when the cache layout or the build rules change: old caches are rebuilt. */
-export const LEXICON_FORMAT = 10;
+export const LEXICON_FORMAT = 11;
 const NOUN_SENSES = 3;
 const VERB_SENSES = 2;
 const ADJ_SENSES = 1;
@@ -404,6 +404,13 @@ function buildCedict(wn: Record<string, number[]>): { zh: Record<string, Array<A
       if (name && !proper[simp]) {
         const kind: EntityKind = PERSON.test(first) ? 'person' : ORG.test(first) ? 'org' : PLACE.test(first) ? 'place' : 'name';
         proper[simp] = [kind, name];
+        // The name itself is a sense too (北京 → beijing), whatever the explanation that follows it in the gloss.
+        const gl = glossLemmas(name, wn);
+        if (gl) {
+          const row: Array<string | number> = [name];
+          gl.lemmas.forEach((l, i) => row.push(l, gl.weights[i]!));
+          (zh[simp] ??= []).push(row);
+        }
       }
     }
     for (const raw of glosses) {
