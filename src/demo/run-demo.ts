@@ -84,6 +84,7 @@ export async function runDemo(argv: string[] = process.argv.slice(2)): Promise<n
         out(`   ${s.stage.padEnd(8)} ${s.result.padEnd(7)} ${(s.ms / 1000).toFixed(1)}s${s.skipped ? ` — ${s.skipped}` : ''}${s.error ? ` — ${s.error}` : ''}`);
       }
 
+      out(`   banks: ${bank.items.count('source')} English items, ${bank.items.count('target')} Chinese items`);
       out('3. export');
       const folder = path.join(dataDir, config.export.folder);
       const tsv = exportPairs(bank, config, { format: 'tsv', out: path.join(folder, 'demo-pairs.tsv') });

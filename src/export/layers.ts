@@ -1,7 +1,11 @@
-// The stages of other layers, as the stage contract (DEVELOPERS.md, helper preamble) names them, loaded on demand.
-// A layer that is not part of this build is reported as unavailable (null) — the daemon logs the stage as skipped
-// and the commands say which layer is missing — never replaced by a stand-in.
+// The stages of other layers, as the stage contract (DEVELOPERS.md) names them. Layers in this build are imported
+// statically (type-checked against their real signatures); a layer not yet in the build is loaded on demand and
+// reported as unavailable (null) — the daemon logs the stage as skipped and the commands say which layer is
+// missing — never replaced by a stand-in.
 import type { Bank } from '../bank/index.js';
+import { createScorer, updateIdf, type ScoreResult } from '../comparability/index.js';
+import { runCrawl } from '../crawler/stage.js';
+import { computeMissingFeatures } from '../sift/stage.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
@@ -14,17 +18,10 @@ export interface StageOptions {
 }
 export type StageFn = (bank: Bank, config: Config, opts: StageOptions) => Promise<Record<string, unknown>>;
 
-export interface ScoreResult {
-  fc: number;
-  fe: number;
-  fl: number;
-  c: number;
-  level: 'par' | 'com' | 'pse' | 'inc';
-  explain: unknown;
-}
+export type { ScoreResult };
+/** What pairing needs of a scorer (the comparability layer's Scorer has more). */
 export interface Scorer {
   score(en: string, zh: string): ScoreResult | Promise<ScoreResult>;
-  [k: string]: unknown;
 }
 export type CreateScorer = (config: Config, opts: { bank?: Bank; dataDir?: string }) => Scorer | Promise<Scorer>;
 
@@ -45,19 +42,16 @@ async function fn<T>(spec: string, name: string): Promise<T | null> {
 }
 
 export const LAYER_MODULES = {
-  crawl: ['../crawler/stage.js', 'runCrawl'],
-  features: ['../sift/stage.js', 'computeMissingFeatures'],
   match: ['../lsh-index/stage.js', 'runMatch'],
-  scorer: ['../comparability/index.js', 'createScorer'],
   exportCandidates: ['../lsh-index/export-candidates.js', 'exportCandidatesJsonl'],
 } as const;
 
-export const loadCrawl = () => fn<StageFn>(...LAYER_MODULES.crawl);
-export const loadFeatures = () => fn<StageFn>(...LAYER_MODULES.features);
+export const loadCrawl = async (): Promise<StageFn> => (bank, config, opts) => runCrawl(bank, config, opts) as unknown as Promise<Record<string, unknown>>;
+export const loadFeatures = async (): Promise<StageFn> => (bank, config, opts) =>
+  computeMissingFeatures(bank, config, opts) as unknown as Promise<Record<string, unknown>>;
 export const loadMatch = () => fn<StageFn>(...LAYER_MODULES.match);
-export const loadCreateScorer = () => fn<CreateScorer>(...LAYER_MODULES.scorer);
+export const loadCreateScorer = async (): Promise<CreateScorer> => (config, opts) => createScorer(config, opts);
 /** Brings the comparability layer's IDF table up to date with new captions (when the layer exposes it). */
-export const loadUpdateIdf = () =>
-  fn<(bank: Bank, config: Config, opts: { signal?: AbortSignal }) => Promise<unknown>>('../comparability/index.js', 'updateIdf');
+export const loadUpdateIdf = async () => (bank: Bank, config: Config, opts: { signal?: AbortSignal }) => updateIdf(bank, config, opts);
 export const loadExportCandidates = () =>
   fn<(bank: Bank, out: string) => Promise<unknown> | unknown>(...LAYER_MODULES.exportCandidates);
