@@ -1,11 +1,10 @@
 // The stages of other layers, as the stage contract (DEVELOPERS.md) names them. Layers in this build are imported
-// statically (type-checked against their real signatures); a layer not yet in the build is loaded on demand and
+// on first use with literal specifiers (type-checked against their real signatures, and a CLI start does not pay
+// for loading crawlee, SIFT or the lexicon); a layer not yet in the build is loaded on demand and
 // reported as unavailable (null) — the daemon logs the stage as skipped and the commands say which layer is
 // missing — never replaced by a stand-in.
 import type { Bank } from '../bank/index.js';
-import { createScorer, updateIdf, type ScoreResult } from '../comparability/index.js';
-import { runCrawl } from '../crawler/stage.js';
-import { computeMissingFeatures } from '../sift/stage.js';
+import type { ScoreResult } from '../comparability/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
@@ -46,12 +45,23 @@ export const LAYER_MODULES = {
   exportCandidates: ['../lsh-index/export-candidates.js', 'exportCandidatesJsonl'],
 } as const;
 
-export const loadCrawl = async (): Promise<StageFn> => (bank, config, opts) => runCrawl(bank, config, opts) as unknown as Promise<Record<string, unknown>>;
-export const loadFeatures = async (): Promise<StageFn> => (bank, config, opts) =>
-  computeMissingFeatures(bank, config, opts) as unknown as Promise<Record<string, unknown>>;
+export const loadCrawl = async (): Promise<StageFn> => {
+  const { runCrawl } = await import('../crawler/stage.js');
+  return (bank, config, opts) => runCrawl(bank, config, opts) as unknown as Promise<Record<string, unknown>>;
+};
+export const loadFeatures = async (): Promise<StageFn> => {
+  const { computeMissingFeatures } = await import('../sift/stage.js');
+  return (bank, config, opts) => computeMissingFeatures(bank, config, opts) as unknown as Promise<Record<string, unknown>>;
+};
 export const loadMatch = () => fn<StageFn>(...LAYER_MODULES.match);
-export const loadCreateScorer = async (): Promise<CreateScorer> => (config, opts) => createScorer(config, opts);
+export const loadCreateScorer = async (): Promise<CreateScorer> => {
+  const { createScorer } = await import('../comparability/index.js');
+  return (config, opts) => createScorer(config, opts);
+};
 /** Brings the comparability layer's IDF table up to date with new captions (when the layer exposes it). */
-export const loadUpdateIdf = async () => (bank: Bank, config: Config, opts: { signal?: AbortSignal }) => updateIdf(bank, config, opts);
+export const loadUpdateIdf = async () => {
+  const { updateIdf } = await import('../comparability/index.js');
+  return (bank: Bank, config: Config, opts: { signal?: AbortSignal }) => updateIdf(bank, config, opts);
+};
 export const loadExportCandidates = () =>
   fn<(bank: Bank, out: string) => Promise<unknown> | unknown>(...LAYER_MODULES.exportCandidates);
