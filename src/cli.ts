@@ -3,22 +3,49 @@ import { Command } from 'commander';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { registerImport } from './commands/import.js';
-import { registerStats } from './commands/stats.js';
-import { registerExtract } from './commands/extract.js';
-import { registerCrawl } from './commands/crawl.js';
-import { registerExport } from './commands/export.js';
-import { registerFeatures } from './commands/features.js';
-import { registerIndex } from './commands/index-cmd.js';
-import { registerScore } from './commands/score.js';
-import { registerCalibrate } from './commands/calibrate.js';
-import { registerDaemon } from './commands/daemon.js';
-import { registerEval } from './commands/eval.js';
-
 const require = createRequire(import.meta.url);
 const pkg = require('../package.json') as { version: string };
 
-export function buildProgram(): Command {
+type Register = (program: Command) => void;
+
+/**
+ * Every command: its name, a one-line summary for the top-level help, and how to load its module. Modules are
+ * loaded only for the command being run: the layers pull in heavy libraries (crawlee alone takes seconds to
+ * import), and `capbridge stats` should not pay for the crawler. One module may register several commands.
+ */
+export const COMMANDS: Array<{ name: string; summary: string; load: () => Promise<Register> }> = [
+  { name: 'import', summary: 'import (image, caption) items from a TSV manifest into a bank', load: async () => (await import('./commands/import.js')).registerImport },
+  { name: 'stats', summary: 'counts per bank and status, failures by reason, database and image-store size', load: async () => (await import('./commands/stats.js')).registerStats },
+  { name: 'crawl', summary: 'one harvest cycle over the site profiles into the banks', load: async () => (await import('./commands/crawl.js')).registerCrawl },
+  { name: 'extract', summary: 'extract (image, caption) pairs from a saved article page', load: async () => (await import('./commands/extract.js')).registerExtract },
+  { name: 'features', summary: 'SIFT keypoints and descriptors of image files, one JSON line each', load: async () => (await import('./commands/features.js')).registerFeatures },
+  { name: 'index', summary: 'compute missing image features for every bank item still new', load: async () => (await import('./commands/index-cmd.js')).registerIndex },
+  { name: 'score', summary: 'C-measure of caption pairs (fc, fe, fl, c, level, and why)', load: async () => (await import('./commands/score.js')).registerScore },
+  { name: 'calibrate', summary: 'fit C-measure weights and level thresholds on labelled pairs', load: async () => (await import('./commands/calibrate.js')).registerCalibrate },
+  { name: 'pair', summary: 'decide pairs: score verified image candidates with the C-measure', load: async () => (await import('./commands/export.js')).registerExport },
+  { name: 'export', summary: 'write the emitted pairs as TSV, JSONL, TMX or Moses', load: async () => (await import('./commands/export.js')).registerExport },
+  { name: 'daemon', summary: 'run the pipeline on schedules, with /healthz and /metrics', load: async () => (await import('./commands/daemon.js')).registerDaemon },
+  { name: 'eval', summary: 'P@n, emitted precision, coverage on a labelled set', load: async () => (await import('./commands/eval.js')).registerEval },
+];
+
+const GLOBAL_WITH_VALUE = new Set(['--data', '--config', '--log-level']);
+
+/** The command named in argv (skipping global options and their values), if any. */
+export function commandNameIn(args: string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (GLOBAL_WITH_VALUE.has(a)) {
+      i++;
+      continue;
+    }
+    if (a.startsWith('-')) continue;
+    return a === 'help' ? args[i + 1] : a;
+  }
+  return undefined;
+}
+
+/** Builds the program with the real definition of `only` (or of every command) and summaries for the rest. */
+export async function buildProgram(only?: string | 'all'): Promise<Command> {
   const program = new Command();
   program
     .name('capbridge')
@@ -29,24 +56,26 @@ export function buildProgram(): Command {
     .option('--log-level <level>', 'error | warn | info | debug')
     .showHelpAfterError()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
-  registerImport(program);
-  registerStats(program);
-  registerExtract(program);
-  registerCrawl(program);
-  registerExport(program);
-  registerFeatures(program);
-  registerIndex(program);
-  registerScore(program);
-  registerCalibrate(program);
-  registerDaemon(program);
-  registerEval(program);
+  const loaded = new Set<Register>();
+  for (const c of COMMANDS) {
+    if (only === 'all' || c.name === only) {
+      const register = await c.load();
+      if (!loaded.has(register)) register(program);
+      loaded.add(register);
+    }
+  }
+  for (const c of COMMANDS) {
+    if (!program.commands.some((cmd) => cmd.name() === c.name)) program.command(c.name).description(c.summary);
+  }
   return program;
 }
 
 /** Parses process.argv and runs the command (bin/capbridge calls this). */
 export async function main(argv = process.argv): Promise<void> {
   try {
-    await buildProgram().parseAsync(argv);
+    const name = commandNameIn(argv.slice(2));
+    const known = COMMANDS.some((c) => c.name === name);
+    await (await buildProgram(known ? name : undefined)).parseAsync(argv);
   } catch (err) {
     process.stderr.write(`capbridge: ${(err as Error).message}\n`);
     process.exitCode = 1;

@@ -1,17 +1,25 @@
 import { expect } from 'chai';
 import path from 'node:path';
-import { buildProgram } from '../src/cli.js';
+import { buildProgram, COMMANDS, commandNameIn } from '../src/cli.js';
 import { runCli, tempDir } from './helpers.js';
 
 describe('cli', () => {
   it('every command answers --help with exit 0', async () => {
-    const names = buildProgram().commands.map((c) => c.name());
-    expect(names).to.include.members(['import', 'stats']);
+    const program = await buildProgram('all');
+    const names = program.commands.map((c) => c.name());
+    expect(names).to.have.members(COMMANDS.map((c) => c.name));
     for (const name of names) {
       const res = await runCli([name, '--help']);
       expect(res.code, `${name} --help: ${res.stderr}`).to.equal(0);
       expect(res.stdout).to.include(`Usage: capbridge ${name}`);
     }
+  });
+
+  it('finds the command name after global options', () => {
+    expect(commandNameIn(['--data', 'x', 'stats', '--json'])).to.equal('stats');
+    expect(commandNameIn(['--log-level', 'debug', '--config', 'c.yaml', 'import', '--bank', 'source'])).to.equal('import');
+    expect(commandNameIn(['help', 'export'])).to.equal('export');
+    expect(commandNameIn(['--version'])).to.equal(undefined);
   });
 
   it('an unknown command or a missing option fails on stderr with a non-zero exit', async () => {
