@@ -1,6 +1,7 @@
 // kill -9 in the middle of a daemon cycle, restart: nothing lost, nothing duplicated — the restarted data dir
 // ends in the same state as an uninterrupted run on the same input.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { expect } from 'chai';
@@ -14,7 +15,11 @@ import { REPO_ROOT, runCli, tempDir } from './helpers.js';
 const config = loadConfig({}).config;
 
 // smaller SIFT work than the defaults: the test is about resuming, not about matching quality
-const FAST = { CAPBRIDGE_SIFT__UPSAMPLE: 'false', CAPBRIDGE_SIFT__MAX_SIDE: '400', CAPBRIDGE_SIFT__MAX_KEYPOINTS: '400' };
+// and no site profiles: the crawl stage fetches nothing (tests use no network)
+const FAST = {
+  CAPBRIDGE_SIFT__UPSAMPLE: 'false', CAPBRIDGE_SIFT__MAX_SIDE: '400', CAPBRIDGE_SIFT__MAX_KEYPOINTS: '400',
+  CAPBRIDGE_CRAWLER__SITES_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-nosites-')),
+};
 
 async function importSites(data: string, sitesDir: string): Promise<void> {
   const sites = await generateSites(sitesDir);
