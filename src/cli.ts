@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
+
 const require = createRequire(import.meta.url);
 const pkg = require('../package.json') as { version: string };
 
@@ -20,6 +21,8 @@ export const COMMANDS: Array<{ name: string; summary: string; load: () => Promis
   { name: 'extract', summary: 'extract (image, caption) pairs from a saved article page', load: async () => (await import('./commands/extract.js')).registerExtract },
   { name: 'features', summary: 'SIFT keypoints and descriptors of image files, one JSON line each', load: async () => (await import('./commands/features.js')).registerFeatures },
   { name: 'index', summary: 'compute missing image features for every bank item still new', load: async () => (await import('./commands/index-cmd.js')).registerIndex },
+  { name: 'search', summary: 'rank the target items that show the same scene as an image', load: async () => (await import('./commands/search.js')).registerSearch },
+  { name: 'match', summary: 'rank target candidates for every source not yet matched', load: async () => (await import('./commands/match.js')).registerMatch },
   { name: 'score', summary: 'C-measure of caption pairs (fc, fe, fl, c, level, and why)', load: async () => (await import('./commands/score.js')).registerScore },
   { name: 'calibrate', summary: 'fit C-measure weights and level thresholds on labelled pairs', load: async () => (await import('./commands/calibrate.js')).registerCalibrate },
   { name: 'pair', summary: 'decide pairs: score verified image candidates with the C-measure', load: async () => (await import('./commands/export.js')).registerExport },

@@ -9,3 +9,5 @@ export { CrawlRepo, type Validators, type RobotsRow } from './crawl.js';
 export { PairsRepo, LEVELS, LEVEL_RANK, textKey, type PairLevel, type PairDecision, type PairRow, type PairForExport, type PairCandidate } from './pairs.js';
 export { FeaturesRepo, type StoredFeatures } from './features.js';
 export { TermStatsRepo } from './term-stats.js';
+export { LshRepo, type LshRow } from './lsh.js';
+export { CandidatesRepo, type CandidateInput, type Candidate, type CandidateJoined } from './candidates.js';

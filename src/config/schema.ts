@@ -34,7 +34,18 @@ export const configSchema = z
       })
       .strict(),
     lsh: z
-      .object({ tables: pos(), bits: pos().max(30), probes: int().min(0), shortlist: pos(), maxBucket: pos() })
+      .object({
+        tables: pos(),
+        bits: pos().max(24),
+        probes: int().min(0),
+        shortlist: pos(),
+        maxBucket: pos(),
+        seed: int(),
+        voteHamming: int().min(0).max(64),
+        matchHamming: int().min(0).max(64),
+        farDistance: z.number().positive(),
+        mirror: z.boolean(),
+      })
       .strict(),
     match: z
       .object({

@@ -6,6 +6,7 @@ import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
 import { m002Features } from './002-features.js';
 import { m004Comparability } from './004-comparability.js';
+import { m003Index } from './003-index.js';
 import { m006Pairs } from './006-pairs.js';
 import { m005Crawler } from './005-crawler.js';
 
@@ -15,6 +16,7 @@ export const migrations: Migration[] = [
   m001Banks,
   m002Features,
   m004Comparability,
+  m003Index,
   m006Pairs,
   m005Crawler,
 ].sort((a, b) => a.version - b.version);

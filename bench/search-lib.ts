@@ -1,0 +1,81 @@
+// Shared pieces of bench/search.ts: reading retrieval sets, the OpenCV feature dumps, and the metrics of
+// ../shared/data/README.md.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Features } from '../src/lsh-index/features.js';
+
+export interface RetrievalSet {
+  name: string;
+  dir: string;
+  sources: { id: string; image: string }[];
+  targets: { id: string; image: string }[];
+  truth: Map<string, Set<string>>;
+}
+
+function readTsv(file: string): Record<string, string>[] {
+  const lines = fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.length);
+  const head = lines[0]!.split('\t');
+  return lines.slice(1).map((l) => {
+    const cells = l.split('\t');
+    return Object.fromEntries(head.map((h, i) => [h, cells[i] ?? '']));
+  });
+}
+
+export function readSet(dir: string): RetrievalSet {
+  const truth = new Map<string, Set<string>>();
+  for (const r of readTsv(path.join(dir, 'truth.tsv'))) {
+    if (!truth.has(r.source_id!)) truth.set(r.source_id!, new Set());
+    truth.get(r.source_id!)!.add(r.target_id!);
+  }
+  const rows = (f: string) => readTsv(path.join(dir, f)).map((r) => ({ id: r.id!, image: r.image! }));
+  return { name: path.basename(dir), dir, sources: rows('source.tsv'), targets: rows('target.tsv'), truth };
+}
+
+/** Features dumped by bench/cv2_features.py. */
+export function loadCv2Features(cacheDir: string): Map<string, Features> {
+  const index = JSON.parse(fs.readFileSync(path.join(cacheDir, 'index.json'), 'utf8')) as Record<
+    string,
+    { width: number; height: number; scale: number; count: number }
+  >;
+  const out = new Map<string, Features>();
+  for (const [id, m] of Object.entries(index)) {
+    const kb = fs.readFileSync(path.join(cacheDir, id + '.kp'));
+    const db = fs.readFileSync(path.join(cacheDir, id + '.desc'));
+    out.set(id, {
+      width: m.width,
+      height: m.height,
+      scale: m.scale,
+      count: m.count,
+      keypoints: new Float32Array(kb.buffer.slice(kb.byteOffset, kb.byteOffset + kb.byteLength)),
+      descriptors: new Uint8Array(db.buffer.slice(db.byteOffset, db.byteOffset + db.byteLength)),
+    });
+  }
+  return out;
+}
+
+/** P@1..5 and hit@1/5 over sources with a counterpart. ranked: source id -> target ids best first. */
+export function metrics(set: RetrievalSet, ranked: Map<string, string[]>): { p: number[]; hit1: number; hit5: number } {
+  const p = [0, 0, 0, 0, 0];
+  let hit1 = 0;
+  let hit5 = 0;
+  let n = 0;
+  for (const [s, rel] of set.truth) {
+    n++;
+    const list = ranked.get(s) ?? [];
+    for (let k = 1; k <= 5; k++) {
+      const top = list.slice(0, k);
+      p[k - 1]! += top.filter((t) => rel.has(t)).length / Math.min(k, rel.size);
+    }
+    if (list.slice(0, 1).some((t) => rel.has(t))) hit1++;
+    if (list.slice(0, 5).some((t) => rel.has(t))) hit5++;
+  }
+  return { p: p.map((x) => round(x / n)), hit1: round(hit1 / n), hit5: round(hit5 / n) };
+}
+
+export const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
+
+export function percentile(xs: number[], q: number): number {
+  if (!xs.length) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+}

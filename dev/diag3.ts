@@ -1,0 +1,11 @@
+import { loadCv2Features } from '../bench/search-lib.js';
+import { LshIndex } from '../src/lsh-index/lsh.js';
+import { prepare, search } from '../src/lsh-index/searcher.js';
+const feats = loadCv2Features('bench/.cache/cv2/mining-flickr8k');
+const idx = new LshIndex({ tables: 8, bits: 14, probes: 4, maxBucket: 2000, seed: 1 });
+const ids = ['t0001', 't0258', 't0002', 't0003'];
+const P = ids.map((id) => prepare(feats.get(id)!));
+for (const p of P) idx.add(idx.codes(p.vecs, p.f.count));
+if (process.argv[2]) idx.merge();
+const r = search(idx, (s) => P[s], feats.get('s0001')!, { ratio: 0.8, ransacThreshold: 8, ransacIterations: 2000, minInliers: 12, farDistance: 0.6, shortlist: 30, mirror: true });
+console.log(r.shortlist, r.hits.map((h) => [h.slot, h.votes, h.matches, h.inliers, h.score, h.reason]));

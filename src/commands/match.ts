@@ -1,0 +1,44 @@
+// `capbridge match [--top N] [--json]`: features, index, then ranked candidates for every source not yet matched
+// (or matched before targets were added). Resumable: Ctrl-C stops after the current batch.
+import type { Command } from 'commander';
+import { runMatch } from '../lsh-index/stage.js';
+import { createProgress } from '../util/progress.js';
+import { action, printJson } from './context.js';
+import { parseTop } from './search.js';
+
+export function registerMatch(program: Command): void {
+  program
+    .command('match')
+    .description('rank the target bank for every source item not yet matched (or stale), and store the verified candidates')
+    .option('--top <n>', 'candidates stored per source (default: config match.top)')
+    .option('--json', 'print the summary as JSON')
+    .action(
+      action(async (ctx, opts: { top?: string; json?: boolean }) => {
+        const top = parseTop(opts.top);
+        const progress = createProgress('match', 0, { enabled: !opts.json && Boolean(process.stderr.isTTY) });
+        const ac = new AbortController();
+        const onSignal = () => {
+          process.stderr.write('capbridge match: stopping after the current batch...\n');
+          ac.abort();
+        };
+        process.once('SIGINT', onSignal);
+        process.once('SIGTERM', onSignal);
+        let s;
+        try {
+          s = await runMatch(ctx.bank, ctx.config, { top, progress, signal: ac.signal, logger: ctx.logger });
+        } finally {
+          progress.stop();
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+        }
+        if (opts.json) printJson(s);
+        else
+          process.stdout.write(
+            `match: ${s.sources} sources ranked, ${s.withCandidates} with candidates, ${s.candidates} candidates stored; ` +
+              `${s.indexed} targets newly indexed (${s.indexedImages} in the index, ${(s.indexMemoryBytes / 1048576).toFixed(1)} MiB)` +
+              `${s.aborted ? ' — stopped early, run again to resume' : ''}\n`,
+          );
+        return s.aborted ? 130 : 0;
+      }),
+    );
+}

@@ -1,0 +1,251 @@
+// Geometric verification: RANSAC over homographies from the normalised DLT (Hartley & Zisserman, alg. 4.2),
+// with a local optimisation step (LO-RANSAC: re-fit on all inliers, re-count) and degeneracy checks.
+// Hand-written: opencv-wasm is a 10 MB dependency for one function, and we need the checks inside the loop.
+import { mulberry32 } from './lsh.js';
+
+export type Mat3 = Float64Array; // row-major 3x3
+
+/** Solves A x = b (n x n, row-major, destroyed) by Gaussian elimination with partial pivoting. */
+function solve(A: Float64Array, b: Float64Array, n: number): Float64Array | null {
+  for (let c = 0; c < n; c++) {
+    let piv = c;
+    let best = Math.abs(A[c * n + c]!);
+    for (let r = c + 1; r < n; r++) {
+      const v = Math.abs(A[r * n + c]!);
+      if (v > best) {
+        best = v;
+        piv = r;
+      }
+    }
+    if (best < 1e-12) return null;
+    if (piv !== c) {
+      for (let k = 0; k < n; k++) {
+        const t = A[c * n + k]!;
+        A[c * n + k] = A[piv * n + k]!;
+        A[piv * n + k] = t;
+      }
+      const t = b[c]!;
+      b[c] = b[piv]!;
+      b[piv] = t;
+    }
+    for (let r = c + 1; r < n; r++) {
+      const f = A[r * n + c]! / A[c * n + c]!;
+      if (f === 0) continue;
+      for (let k = c; k < n; k++) A[r * n + k]! -= f * A[c * n + k]!;
+      b[r]! -= f * b[c]!;
+    }
+  }
+  const x = new Float64Array(n);
+  for (let r = n - 1; r >= 0; r--) {
+    let s = b[r]!;
+    for (let k = r + 1; k < n; k++) s -= A[r * n + k]! * x[k]!;
+    x[r] = s / A[r * n + r]!;
+  }
+  return x;
+}
+
+/** Similarity that moves the centroid to 0 and the mean distance to sqrt(2). */
+function normaliser(pts: Float64Array, idx: ArrayLike<number>, off: number): Mat3 {
+  let cx = 0;
+  let cy = 0;
+  const n = idx.length;
+  for (let i = 0; i < n; i++) {
+    cx += pts[idx[i]! * 4 + off]!;
+    cy += pts[idx[i]! * 4 + off + 1]!;
+  }
+  cx /= n;
+  cy /= n;
+  let d = 0;
+  for (let i = 0; i < n; i++) d += Math.hypot(pts[idx[i]! * 4 + off]! - cx, pts[idx[i]! * 4 + off + 1]! - cy);
+  const s = d > 0 ? (Math.SQRT2 * n) / d : 1;
+  return Float64Array.of(s, 0, -s * cx, 0, s, -s * cy, 0, 0, 1);
+}
+
+function mul(a: Mat3, b: Mat3): Mat3 {
+  const r = new Float64Array(9);
+  for (let i = 0; i < 3; i++)
+    for (let j = 0; j < 3; j++) r[i * 3 + j] = a[i * 3]! * b[j]! + a[i * 3 + 1]! * b[3 + j]! + a[i * 3 + 2]! * b[6 + j]!;
+  return r;
+}
+
+function invSimilarity(t: Mat3): Mat3 {
+  const s = t[0]!;
+  return Float64Array.of(1 / s, 0, -t[2]! / s, 0, 1 / s, -t[5]! / s, 0, 0, 1);
+}
+
+/**
+ * Homography (h33 = 1) mapping points (x1,y1) to (x2,y2) through the normalised DLT, least squares over
+ * all given correspondences (4 = exact). pts: n*4 (x1, y1, x2, y2).
+ */
+export function fitHomography(pts: Float64Array, idx: ArrayLike<number>): Mat3 | null {
+  const n = idx.length;
+  if (n < 4) return null;
+  const T1 = normaliser(pts, idx, 0);
+  const T2 = normaliser(pts, idx, 2);
+  // Normal equations of the 2n x 8 system.
+  const AtA = new Float64Array(64);
+  const Atb = new Float64Array(8);
+  const row = new Float64Array(8);
+  for (let i = 0; i < n; i++) {
+    const k = idx[i]! * 4;
+    const x = T1[0]! * pts[k]! + T1[2]!;
+    const y = T1[4]! * pts[k + 1]! + T1[5]!;
+    const u = T2[0]! * pts[k + 2]! + T2[2]!;
+    const v = T2[4]! * pts[k + 3]! + T2[5]!;
+    for (let e = 0; e < 2; e++) {
+      let rhs: number;
+      if (e === 0) {
+        row.set([x, y, 1, 0, 0, 0, -u * x, -u * y]);
+        rhs = u;
+      } else {
+        row.set([0, 0, 0, x, y, 1, -v * x, -v * y]);
+        rhs = v;
+      }
+      for (let a = 0; a < 8; a++) {
+        const ra = row[a]!;
+        if (ra === 0) continue;
+        Atb[a]! += ra * rhs;
+        for (let b = 0; b < 8; b++) AtA[a * 8 + b]! += ra * row[b]!;
+      }
+    }
+  }
+  const h = solve(AtA, Atb, 8);
+  if (!h) return null;
+  const Hn = Float64Array.of(h[0]!, h[1]!, h[2]!, h[3]!, h[4]!, h[5]!, h[6]!, h[7]!, 1);
+  const H = mul(mul(invSimilarity(T2), Hn), T1);
+  const s = H[8]!;
+  if (!Number.isFinite(s) || Math.abs(s) < 1e-12) return null;
+  for (let i = 0; i < 9; i++) H[i]! /= s;
+  return H;
+}
+
+/** Squared transfer error of correspondence i under H (Infinity when it maps to infinity). */
+export function transferError2(H: Mat3, pts: Float64Array, i: number): number {
+  const x = pts[i * 4]!;
+  const y = pts[i * 4 + 1]!;
+  const w = H[6]! * x + H[7]! * y + H[8]!;
+  if (w <= 1e-9) return Infinity;
+  const u = (H[0]! * x + H[1]! * y + H[2]!) / w;
+  const v = (H[3]! * x + H[4]! * y + H[5]!) / w;
+  const du = u - pts[i * 4 + 2]!;
+  const dv = v - pts[i * 4 + 3]!;
+  return du * du + dv * dv;
+}
+
+function cross(ax: number, ay: number, bx: number, by: number, cx: number, cy: number): number {
+  return (bx - ax) * (cy - ay) - (by - ay) * (cx - ax);
+}
+
+/** A 4-point sample is degenerate when three points are (nearly) collinear in either image, or when the
+ *  quadrilateral's orientation flips between the images (no orientation-preserving homography exists). */
+function degenerate(pts: Float64Array, s: number[]): boolean {
+  for (const off of [0, 2]) {
+    for (let a = 0; a < 4; a++)
+      for (let b = a + 1; b < 4; b++)
+        for (let c = b + 1; c < 4; c++) {
+          const A = s[a]! * 4 + off;
+          const B = s[b]! * 4 + off;
+          const C = s[c]! * 4 + off;
+          if (Math.abs(cross(pts[A]!, pts[A + 1]!, pts[B]!, pts[B + 1]!, pts[C]!, pts[C + 1]!)) < 4) return true;
+        }
+  }
+  // Orientation consistency of each triple.
+  for (let a = 0; a < 4; a++) {
+    const [i, j, k] = [s[a]!, s[(a + 1) % 4]!, s[(a + 2) % 4]!];
+    const c1 = cross(pts[i * 4]!, pts[i * 4 + 1]!, pts[j * 4]!, pts[j * 4 + 1]!, pts[k * 4]!, pts[k * 4 + 1]!);
+    const c2 = cross(pts[i * 4 + 2]!, pts[i * 4 + 3]!, pts[j * 4 + 2]!, pts[j * 4 + 3]!, pts[k * 4 + 2]!, pts[k * 4 + 3]!);
+    if (c1 * c2 < 0) return true;
+  }
+  return false;
+}
+
+export interface RansacResult {
+  H: Mat3;
+  inliers: number[];
+  /** Mean transfer error of the inliers, pixels. */
+  meanError: number;
+}
+
+/** RANSAC homography with LO re-fits; weights (e.g. match quality) bias sampling towards good matches. */
+export function ransacHomography(
+  pts: Float64Array,
+  n: number,
+  opts: { threshold: number; maxIterations: number; confidence?: number; seed?: number },
+): RansacResult | null {
+  if (n < 4) return null;
+  const thr2 = opts.threshold * opts.threshold;
+  const conf = opts.confidence ?? 0.999;
+  const rnd = mulberry32(opts.seed ?? 12345);
+  let best: number[] = [];
+  let bestH: Mat3 | null = null;
+  let maxIt = opts.maxIterations;
+  const all = Array.from({ length: n }, (_, i) => i);
+  const countInliers = (H: Mat3): number[] => {
+    const inl: number[] = [];
+    for (let i = 0; i < n; i++) if (transferError2(H, pts, i) < thr2) inl.push(i);
+    return inl;
+  };
+  const sample = [0, 0, 0, 0];
+  for (let it = 0; it < maxIt; it++) {
+    for (let k = 0; k < 4; k++) {
+      let r: number;
+      do r = Math.floor(rnd() * n);
+      while (sample.slice(0, k).includes(r));
+      sample[k] = r;
+    }
+    if (degenerate(pts, sample)) continue;
+    const H = fitHomography(pts, sample);
+    if (!H) continue;
+    let inl = countInliers(H);
+    if (inl.length > best.length && inl.length >= 4) {
+      // Local optimisation: re-fit on the inliers until the set stops growing.
+      let Hc = H;
+      for (let lo = 0; lo < 3; lo++) {
+        const H2 = fitHomography(pts, inl);
+        if (!H2) break;
+        const inl2 = countInliers(H2);
+        if (inl2.length <= inl.length) break;
+        inl = inl2;
+        Hc = H2;
+      }
+      best = inl;
+      bestH = Hc;
+      const w = best.length / n;
+      const denom = Math.log(1 - Math.pow(w, 4));
+      if (denom < 0) maxIt = Math.min(opts.maxIterations, Math.ceil(Math.log(1 - conf) / denom));
+    }
+  }
+  if (!bestH) return null;
+  void all;
+  let err = 0;
+  for (const i of best) err += Math.sqrt(transferError2(bestH, pts, i));
+  return { H: bestH, inliers: best, meanError: best.length ? err / best.length : 0 };
+}
+
+/** Area of the convex hull of points (x, y pairs), by the monotone chain. */
+export function hullArea(xy: number[]): number {
+  const n = xy.length / 2;
+  if (n < 3) return 0;
+  const idx = Array.from({ length: n }, (_, i) => i).sort((a, b) => xy[2 * a]! - xy[2 * b]! || xy[2 * a + 1]! - xy[2 * b + 1]!);
+  const cr = (o: number, a: number, b: number) =>
+    (xy[2 * a]! - xy[2 * o]!) * (xy[2 * b + 1]! - xy[2 * o + 1]!) - (xy[2 * a + 1]! - xy[2 * o + 1]!) * (xy[2 * b]! - xy[2 * o]!);
+  const lower: number[] = [];
+  for (const i of idx) {
+    while (lower.length >= 2 && cr(lower[lower.length - 2]!, lower[lower.length - 1]!, i) <= 0) lower.pop();
+    lower.push(i);
+  }
+  const upper: number[] = [];
+  for (let k = idx.length - 1; k >= 0; k--) {
+    const i = idx[k]!;
+    while (upper.length >= 2 && cr(upper[upper.length - 2]!, upper[upper.length - 1]!, i) <= 0) upper.pop();
+    upper.push(i);
+  }
+  const hull = lower.slice(0, -1).concat(upper.slice(0, -1));
+  let a = 0;
+  for (let k = 0; k < hull.length; k++) {
+    const i = hull[k]!;
+    const j = hull[(k + 1) % hull.length]!;
+    a += xy[2 * i]! * xy[2 * j + 1]! - xy[2 * j]! * xy[2 * i + 1]!;
+  }
+  return Math.abs(a) / 2;
+}

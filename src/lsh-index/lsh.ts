@@ -1,0 +1,306 @@
+// The keypoint index: random-hyperplane LSH (sign of random projections, Charikar 2002) over RootSIFT
+// vectors, L tables of k bits, with multi-probe queries (Lv et al. 2007: also probe the buckets reached by
+// flipping the least certain bits, so fewer tables reach the same recall). Written by hand because no
+// maintained npm package offers a persistent, incremental LSH over binary-packed codes.
+//
+// Memory: every indexed keypoint costs 4 bytes per table (a uint32 entry = slot * 2048 + keypoint), in a
+// compact CSR array per table (offsets by bucket + entries) plus a small delta for recent additions that
+// is merged when it grows past a quarter of the base. Removed images are tombstoned and dropped at merge.
+import { DESC_SIZE } from './features.js';
+
+export interface LshParams {
+  tables: number;
+  bits: number;
+  probes: number;
+  /** Buckets holding more entries than this are skipped at query time (stop-word buckets). */
+  maxBucket: number;
+  seed: number;
+}
+
+export const MAX_KP_PER_IMAGE = 2048;
+
+/** A deterministic PRNG (mulberry32) so projections are the same in every process for the same seed. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Bits of the per-keypoint sketch kept next to the index entries (a Hamming embedding, Jégou et al.
+ *  2008): a colliding entry only votes when its sketch is close to the query's. */
+export const SKETCH_BITS = 64;
+
+/**
+ * Structured random projections (SRHT): each round multiplies the centred vector by random signs and a
+ * Walsh-Hadamard transform, 128 projections for 7*128 additions instead of 128*128 multiply-adds.
+ * Returns the sign patterns, one Float32Array(128) per round.
+ */
+export function makeProjections(p: LshParams): Float32Array {
+  const rnd = mulberry32(p.seed);
+  const rounds = Math.ceil((p.tables * p.bits + SKETCH_BITS) / DESC_SIZE);
+  const signs = new Float32Array(rounds * DESC_SIZE);
+  for (let i = 0; i < signs.length; i++) signs[i] = rnd() < 0.5 ? -1 : 1;
+  return signs;
+}
+
+function fwht(a: Float32Array, o: number): void {
+  for (let h = 1; h < DESC_SIZE; h <<= 1)
+    for (let i = 0; i < DESC_SIZE; i += h << 1)
+      for (let j = i; j < i + h; j++) {
+        const x = a[o + j]!;
+        const y = a[o + j + h]!;
+        a[o + j] = x + y;
+        a[o + j + h] = x - y;
+      }
+}
+
+/** Projects every vector (centred: its mean is removed, as RootSIFT vectors are all positive):
+ *  count * (rounds*128) floats. */
+export function project(vecs: Float32Array, count: number, signs: Float32Array): Float32Array {
+  const rounds = signs.length / DESC_SIZE;
+  const nproj = rounds * DESC_SIZE;
+  const out = new Float32Array(count * nproj);
+  for (let i = 0; i < count; i++) {
+    const vo = i * DESC_SIZE;
+    let mean = 0;
+    for (let j = 0; j < DESC_SIZE; j++) mean += vecs[vo + j]!;
+    mean /= DESC_SIZE;
+    for (let r = 0; r < rounds; r++) {
+      const o = i * nproj + r * DESC_SIZE;
+      for (let j = 0; j < DESC_SIZE; j++) out[o + j] = (vecs[vo + j]! - mean) * signs[r * DESC_SIZE + j]!;
+      fwht(out, o);
+    }
+  }
+  return out;
+}
+
+/** The sketches (count*2 uint32) from projections. */
+export function sketchesFromProjections(pr: Float32Array, count: number, p: LshParams, nproj: number): Uint32Array {
+  const out = new Uint32Array(count * 2);
+  const base = p.tables * p.bits;
+  for (let i = 0; i < count; i++) {
+    let lo = 0;
+    let hi = 0;
+    for (let b = 0; b < 32; b++) {
+      if (pr[i * nproj + base + b]! > 0) lo |= 1 << b;
+      if (pr[i * nproj + base + 32 + b]! > 0) hi |= 1 << b;
+    }
+    out[i * 2] = lo >>> 0;
+    out[i * 2 + 1] = hi >>> 0;
+  }
+  return out;
+}
+
+export function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  x = (x + (x >>> 4)) & 0x0f0f0f0f;
+  return Math.imul(x, 0x01010101) >>> 24;
+}
+
+/** Base codes (count*tables uint32) from projections. */
+export function codesFromProjections(pr: Float32Array, count: number, p: LshParams, nproj: number): Uint32Array {
+  const codes = new Uint32Array(count * p.tables);
+  for (let i = 0; i < count; i++)
+    for (let t = 0; t < p.tables; t++) {
+      let c = 0;
+      const o = i * nproj + t * p.bits;
+      for (let b = 0; b < p.bits; b++) if (pr[o + b]! > 0) c |= 1 << b;
+      codes[i * p.tables + t] = c >>> 0;
+    }
+  return codes;
+}
+
+/** Probe codes per keypoint and table: base code, then the codes with one of the `probes` least certain bits
+ *  flipped. Layout count*tables*(1+probes). */
+export function probeCodes(pr: Float32Array, count: number, p: LshParams, nproj: number): Uint32Array {
+  const per = 1 + p.probes;
+  const out = new Uint32Array(count * p.tables * per);
+  const order: number[] = [];
+  for (let i = 0; i < count; i++)
+    for (let t = 0; t < p.tables; t++) {
+      const o = i * nproj + t * p.bits;
+      let c = 0;
+      order.length = 0;
+      for (let b = 0; b < p.bits; b++) {
+        if (pr[o + b]! > 0) c |= 1 << b;
+        order.push(b);
+      }
+      order.sort((a, b) => Math.abs(pr[o + a]!) - Math.abs(pr[o + b]!));
+      const base = (i * p.tables + t) * per;
+      out[base] = c >>> 0;
+      for (let k = 0; k < p.probes && k < p.bits; k++) out[base + 1 + k] = (c ^ (1 << order[k]!)) >>> 0;
+    }
+  return out;
+}
+
+class Table {
+  offsets: Uint32Array;
+  entries: Uint32Array;
+  delta = new Map<number, number[]>();
+  deltaCount = 0;
+  constructor(bits: number) {
+    this.offsets = new Uint32Array((1 << bits) + 1);
+    this.entries = new Uint32Array(0);
+  }
+}
+
+/** The in-memory index. Slots are dense image numbers; the caller maps them to item ids. */
+export class LshIndex {
+  readonly params: LshParams;
+  readonly proj: Float32Array;
+  private tables: Table[];
+  private alive: Uint8Array = new Uint8Array(1024);
+  private kpCount: Uint16Array = new Uint16Array(1024);
+  private nSlots = 0;
+  private sketches: Uint32Array[] = [];
+  private deadEntries = 0;
+  private liveEntries = 0;
+  private liveImages = 0;
+
+  constructor(params: LshParams) {
+    if (params.bits > 24) throw new Error('lsh.bits above 24 would need more than 64 MB of offsets per table');
+    this.params = params;
+    this.proj = makeProjections(params);
+    this.tables = Array.from({ length: params.tables }, () => new Table(params.bits));
+  }
+
+  get size(): number {
+    return this.liveImages;
+  }
+  get slots(): number {
+    return this.nSlots;
+  }
+
+  /** What is persisted per image: its keypoints' bucket codes (count*tables) then sketches (count*2),
+   *  one Uint32Array of count*(tables+2). */
+  codes(vecs: Float32Array, count: number): Uint32Array {
+    const n = Math.min(count, MAX_KP_PER_IMAGE);
+    const nproj = this.proj.length;
+    const pr = project(vecs, n, this.proj);
+    const L = this.params.tables;
+    const out = new Uint32Array(n * (L + 2));
+    out.set(codesFromProjections(pr, n, this.params, nproj), 0);
+    out.set(sketchesFromProjections(pr, n, this.params, nproj), n * L);
+    return out;
+  }
+
+  /** The sketches of a slot (count*2 uint32). */
+  sketch(slot: number): Uint32Array {
+    return this.sketches[slot]!;
+  }
+
+  /** Adds an image (the output of codes()) under a new slot, which it returns. */
+  add(packed: Uint32Array): number {
+    const n0 = packed.length / (this.params.tables + 2);
+    const codes = packed.subarray(0, n0 * this.params.tables);
+    this.sketches.push(packed.slice(n0 * this.params.tables));
+    const slot = this.nSlots++;
+    if (slot >= this.alive.length) {
+      const a = new Uint8Array(this.alive.length * 2);
+      a.set(this.alive);
+      this.alive = a;
+      const k = new Uint16Array(this.kpCount.length * 2);
+      k.set(this.kpCount);
+      this.kpCount = k;
+    }
+    const L = this.params.tables;
+    const count = Math.min(codes.length / L, MAX_KP_PER_IMAGE);
+    this.alive[slot] = 1;
+    this.kpCount[slot] = count;
+    this.liveImages++;
+    this.liveEntries += count * L;
+    for (let t = 0; t < L; t++) {
+      const tab = this.tables[t]!;
+      for (let i = 0; i < count; i++) {
+        const c = codes[i * L + t]!;
+        let arr = tab.delta.get(c);
+        if (!arr) tab.delta.set(c, (arr = []));
+        arr.push(slot * MAX_KP_PER_IMAGE + i);
+      }
+      tab.deltaCount += count;
+    }
+    if (this.tables[0]!.deltaCount > Math.max(50_000, this.tables[0]!.entries.length / 4)) this.merge();
+    return slot;
+  }
+
+  remove(slot: number): void {
+    if (slot >= this.nSlots || !this.alive[slot]) return;
+    this.alive[slot] = 0;
+    this.sketches[slot] = new Uint32Array(0);
+    this.liveImages--;
+    const n = this.kpCount[slot]! * this.params.tables;
+    this.liveEntries -= n;
+    this.deadEntries += n;
+    if (this.deadEntries > this.liveEntries / 4 && this.deadEntries > 50_000) this.merge();
+  }
+
+  isAlive(slot: number): boolean {
+    return slot < this.nSlots && this.alive[slot] === 1;
+  }
+
+  keypointCount(slot: number): number {
+    return this.kpCount[slot]!;
+  }
+
+  /** Folds the deltas into the compact arrays and drops removed images. */
+  merge(): void {
+    const nb = 1 << this.params.bits;
+    for (const tab of this.tables) {
+      const counts = new Uint32Array(nb + 1);
+      const { offsets, entries, delta, alive } = { ...tab, alive: this.alive };
+      for (let b = 0; b < nb; b++)
+        for (let k = offsets[b]!; k < offsets[b + 1]!; k++) if (alive[(entries[k]! / MAX_KP_PER_IMAGE) | 0]) counts[b + 1]!++;
+      for (const [c, arr] of delta) for (const e of arr) if (alive[(e / MAX_KP_PER_IMAGE) | 0]) counts[c + 1]!++;
+      for (let b = 0; b < nb; b++) counts[b + 1]! += counts[b]!;
+      const out = new Uint32Array(counts[nb]!);
+      const pos = counts.slice(0, nb);
+      for (let b = 0; b < nb; b++)
+        for (let k = offsets[b]!; k < offsets[b + 1]!; k++) {
+          const e = entries[k]!;
+          if (alive[(e / MAX_KP_PER_IMAGE) | 0]) out[pos[b]!++] = e;
+        }
+      for (const [c, arr] of delta) for (const e of arr) if (alive[(e / MAX_KP_PER_IMAGE) | 0]) out[pos[c]!++] = e;
+      tab.offsets = counts;
+      tab.entries = out;
+      tab.delta = new Map();
+      tab.deltaCount = 0;
+    }
+    this.deadEntries = 0;
+  }
+
+  /** Calls fn(entry) for every live entry in bucket `code` of table t (skipping over-full buckets). */
+  forBucket(t: number, code: number, fn: (entry: number) => void): void {
+    const tab = this.tables[t]!;
+    const a = tab.offsets[code]!;
+    const b = tab.offsets[code + 1]!;
+    const d = tab.delta.get(code);
+    if (b - a + (d ? d.length : 0) > this.params.maxBucket) return;
+    const alive = this.alive;
+    for (let k = a; k < b; k++) {
+      const e = tab.entries[k]!;
+      if (alive[(e / MAX_KP_PER_IMAGE) | 0]) fn(e);
+    }
+    if (d) for (const e of d) if (alive[(e / MAX_KP_PER_IMAGE) | 0]) fn(e);
+  }
+
+  /** Query side: probe codes (count*tables*(1+probes)) and sketches (count*2) of RootSIFT vectors. */
+  probe(vecs: Float32Array, count: number): { probes: Uint32Array; sketches: Uint32Array } {
+    const pr = project(vecs, count, this.proj);
+    const nproj = this.proj.length;
+    return { probes: probeCodes(pr, count, this.params, nproj), sketches: sketchesFromProjections(pr, count, this.params, nproj) };
+  }
+
+  /** Bytes held by the index arrays (offsets, entries, deltas at ~8 bytes per entry plus per-bucket overhead). */
+  memoryBytes(): number {
+    let b = this.alive.byteLength + this.kpCount.byteLength;
+    for (const s of this.sketches) b += s.byteLength + 64;
+    for (const t of this.tables) b += t.offsets.byteLength + t.entries.byteLength + t.deltaCount * 8 + t.delta.size * 64;
+    return b;
+  }
+}

@@ -1,0 +1,132 @@
+// A query against the index: keypoint votes through the LSH (the query and its mirror image), a shortlist
+// of the most-voted images, then verification of each (ratio test on the pairs the index brought together,
+// RANSAC, image score). The mirror pass finds left-right flipped copies, which SIFT alone does not match.
+import { DESC_SIZE, type Features } from './features.js';
+import { MIRROR, mirrorFeatures, rootSift } from './descriptors.js';
+import { LshIndex, MAX_KP_PER_IMAGE, popcount } from './lsh.js';
+import { verifyCandidate, type Prepared, type Verification, type VerifyParams } from './verify.js';
+
+export interface SearchParams extends VerifyParams {
+  shortlist: number;
+  /** Also search the mirror image of the query. */
+  mirror: boolean;
+  /** Largest sketch Hamming distance (of 64 bits) for a colliding keypoint to vote for its image. */
+  voteHamming: number;
+  /** Largest sketch Hamming distance for a colliding keypoint pair to go to the ratio test. */
+  matchHamming: number;
+}
+
+export interface Hit extends Verification {
+  slot: number;
+  votes: number;
+  mirrored: boolean;
+}
+
+export interface SearchResult {
+  hits: Hit[]; // verified shortlist, best first
+  shortlist: number[]; // slots in vote order
+  timings: { probeMs: number; voteMs: number; verifyMs: number };
+}
+
+export function prepare(f: Features): Prepared {
+  return { f, vecs: rootSift(f.descriptors, f.count) };
+}
+
+/** Loads the prepared features of an indexed image (slot) for verification. */
+export type SlotLoader = (slot: number) => Prepared | undefined;
+
+export function search(index: LshIndex, load: SlotLoader, query: Features, p: SearchParams): SearchResult {
+  const t0 = performance.now();
+  const n = Math.min(query.count, MAX_KP_PER_IMAGE);
+  const variants: Prepared[] = [prepare(query)];
+  if (p.mirror) variants.push(prepare(mirrorFeatures(query)));
+  const L = index.params.tables;
+  const per = 1 + index.params.probes;
+  const probes = variants.map((v) => index.probe(v.vecs, n));
+  const sketches: Uint32Array[] = [];
+  for (let s = 0; s < index.slots; s++) sketches.push(index.sketch(s));
+  const t1 = performance.now();
+  const slots = index.slots;
+  const votes = variants.map(() => new Uint32Array(slots));
+  const lastSeen = new Int32Array(slots).fill(-1);
+  variants.forEach((_, vi) => {
+    lastSeen.fill(-1);
+    const pc = probes[vi]!.probes;
+    const qs = probes[vi]!.sketches;
+    const vv = votes[vi]!;
+    const maxH = p.voteHamming;
+    for (let q = 0; q < n; q++) {
+      const q0 = qs[2 * q]!;
+      const q1 = qs[2 * q + 1]!;
+      for (let t = 0; t < L; t++)
+        for (let k = 0; k < per; k++)
+          index.forBucket(t, pc[(q * L + t) * per + k]!, (e) => {
+            const s = (e / MAX_KP_PER_IMAGE) | 0;
+            if (lastSeen[s] === q) return;
+            const kp = e - s * MAX_KP_PER_IMAGE;
+            const sk = sketches[s]!;
+            if (popcount(q0 ^ sk[2 * kp]!) + popcount(q1 ^ sk[2 * kp + 1]!) <= maxH) {
+              lastSeen[s] = q;
+              vv[s]!++;
+            }
+          });
+    }
+  });
+  const best = new Uint32Array(slots);
+  for (let s = 0; s < slots; s++) best[s] = Math.max(...votes.map((v) => v[s]!));
+  const shortlist = topK(best, p.shortlist);
+  const t2 = performance.now();
+  // Collisions of the shortlisted images, per variant.
+  const pos = new Int32Array(slots).fill(-1);
+  shortlist.forEach((s, i) => (pos[s] = i));
+  const coll: number[][][] = variants.map(() => shortlist.map(() => []));
+  variants.forEach((_, vi) => {
+    const pc = probes[vi]!.probes;
+    const qs = probes[vi]!.sketches;
+    const cv = coll[vi]!;
+    const maxH = p.matchHamming;
+    for (let q = 0; q < n; q++) {
+      const q0 = qs[2 * q]!;
+      const q1 = qs[2 * q + 1]!;
+      for (let t = 0; t < L; t++)
+        for (let k = 0; k < per; k++)
+          index.forBucket(t, pc[(q * L + t) * per + k]!, (e) => {
+            const s = (e / MAX_KP_PER_IMAGE) | 0;
+            const i = pos[s]!;
+            if (i < 0) return;
+            const kp = e - s * MAX_KP_PER_IMAGE;
+            const sk = sketches[s]!;
+            if (popcount(q0 ^ sk[2 * kp]!) + popcount(q1 ^ sk[2 * kp + 1]!) <= maxH) cv[i]!.push(q, kp);
+          });
+    }
+  });
+  const hits: Hit[] = [];
+  shortlist.forEach((slot, i) => {
+    const target = load(slot);
+    if (!target) return;
+    let bestHit: Hit | null = null;
+    variants.forEach((v, vi) => {
+      const c = coll[vi]![i]!;
+      if (c.length / 2 < Math.max(4, p.minInliers)) return;
+      const r = verifyCandidate(v, target, c, p);
+      const h: Hit = { ...r, slot, votes: votes[vi]![slot]!, mirrored: vi === 1 };
+      if (!bestHit || h.score > bestHit.score || (h.score === bestHit.score && h.inliers > bestHit.inliers)) bestHit = h;
+    });
+    hits.push(
+      bestHit ?? { matches: 0, inliers: 0, score: 0, H: null, pairs: new Float32Array(0), meanError: 0, spread: 0, slot, votes: best[slot]!, mirrored: false },
+    );
+  });
+  hits.sort((a, b) => b.score - a.score || b.inliers - a.inliers || b.votes - a.votes);
+  const t3 = performance.now();
+  void DESC_SIZE;
+  void MIRROR;
+  return { hits, shortlist, timings: { probeMs: t1 - t0, voteMs: t2 - t1, verifyMs: t3 - t2 } };
+}
+
+/** Indexes of the k largest values with a positive count, largest first. */
+export function topK(v: Uint32Array, k: number): number[] {
+  const idx: number[] = [];
+  for (let i = 0; i < v.length; i++) if (v[i]! > 0) idx.push(i);
+  idx.sort((a, b) => v[b]! - v[a]! || a - b);
+  return idx.slice(0, k);
+}

@@ -1,0 +1,170 @@
+// The match stage and image search (stage contract): features first (sift stage), then the index is brought in
+// step with the target bank, then every source item not yet matched, or matched before targets were added, is
+// ranked against the index; its verified candidates are stored (committed per batch, so a killed run resumes).
+import type { Bank, Item } from '../bank/index.js';
+import { CandidatesRepo, FeaturesRepo, LshRepo, type CandidateInput } from '../bank/index.js';
+import type { Config } from '../config/schema.js';
+import { computeMissingFeatures } from '../sift/stage.js';
+import { extractFeatures } from '../sift/extract.js';
+import type { Logger } from '../util/log.js';
+import type { Progress } from '../util/progress.js';
+import type { Features } from './features.js';
+import { search, type Hit } from './searcher.js';
+import { searchParams, syncIndex, type IndexHandle } from './store.js';
+
+export interface MatchOptions {
+  top?: number;
+  signal?: AbortSignal;
+  progress?: Progress;
+  logger?: Logger;
+  /** Sources per committed batch. */
+  batchSize?: number;
+}
+
+export interface MatchSummary {
+  featured: number;
+  featureFailures: number;
+  indexed: number;
+  indexedImages: number;
+  indexMemoryBytes: number;
+  sources: number;
+  withCandidates: number;
+  candidates: number;
+  aborted: boolean;
+  ms: number;
+}
+
+/** A hit in original pixels of both images: homography (source px -> target px) and inlier pairs. */
+export function toOriginal(h: Hit, q: Features, t: Features): { homography: number[] | null; pairs: Float32Array } {
+  const pairs = new Float32Array(h.pairs.length);
+  for (let i = 0; i < h.pairs.length; i += 4) {
+    const qx = h.mirrored ? q.width - 1 - h.pairs[i]! : h.pairs[i]!;
+    pairs[i] = qx / q.scale;
+    pairs[i + 1] = h.pairs[i + 1]! / q.scale;
+    pairs[i + 2] = h.pairs[i + 2]! / t.scale;
+    pairs[i + 3] = h.pairs[i + 3]! / t.scale;
+  }
+  if (!h.H) return { homography: null, pairs };
+  const H = Array.from(h.H);
+  // H_orig = St^-1 * H * M * Sq, with M the mirror in detection pixels (identity when not mirrored).
+  const M = h.mirrored ? [-1, 0, q.width - 1, 0, 1, 0, 0, 0, 1] : [1, 0, 0, 0, 1, 0, 0, 0, 1];
+  const Sq = [q.scale, 0, 0, 0, q.scale, 0, 0, 0, 1];
+  const St = [1 / t.scale, 0, 0, 0, 1 / t.scale, 0, 0, 0, 1];
+  const mul = (a: number[], b: number[]) =>
+    Array.from({ length: 9 }, (_, k) => {
+      const i = Math.floor(k / 3);
+      const j = k % 3;
+      return a[i * 3]! * b[j]! + a[i * 3 + 1]! * b[3 + j]! + a[i * 3 + 2]! * b[6 + j]!;
+    });
+  const R = mul(mul(mul(St, H), M), Sq);
+  const s = R[8]!;
+  return { homography: R.map((v) => Number((v / s).toPrecision(8))), pairs };
+}
+
+/** Ranked candidates for query features: verified hits with a score above the threshold, best first. */
+export function rankAgainstIndex(handle: IndexHandle, config: Config, q: Features, top: number): { cand: CandidateInput[]; hits: Hit[] } {
+  const r = search(handle.index, (s) => handle.load(s), q, searchParams(config));
+  const minScore = config.match.minScore;
+  const cand: CandidateInput[] = [];
+  for (const h of r.hits) {
+    if (cand.length >= top) break;
+    if (h.score <= 0 || h.score < minScore || h.inliers < config.match.minInliers) continue;
+    const info = handle.slot(h.slot);
+    const t = handle.load(h.slot);
+    if (!info || !t) continue;
+    const o = toOriginal(h, q, t.f);
+    cand.push({
+      targetItemId: info.itemId,
+      rank: cand.length + 1,
+      imageScore: Number(h.score.toFixed(4)),
+      matches: h.matches,
+      inliers: h.inliers,
+      homography: o.homography,
+      mirrored: h.mirrored,
+      pairs: o.pairs,
+    });
+  }
+  return { cand, hits: r.hits };
+}
+
+export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = {}): Promise<MatchSummary> {
+  const t0 = performance.now();
+  const top = opts.top ?? config.match.top;
+  const fs = await computeMissingFeatures(bank, config, { signal: opts.signal, logger: opts.logger });
+  const summary: MatchSummary = {
+    featured: fs.featured + fs.skipped, featureFailures: fs.failed, indexed: 0, indexedImages: 0, indexMemoryBytes: 0,
+    sources: 0, withCandidates: 0, candidates: 0, aborted: fs.aborted, ms: 0,
+  };
+  if (opts.signal?.aborted) return { ...summary, aborted: true, ms: performance.now() - t0 };
+  const { handle, summary: is } = syncIndex(bank, config, { signal: opts.signal, logger: opts.logger });
+  summary.indexed = is.indexed;
+  summary.indexedImages = is.images;
+  summary.indexMemoryBytes = is.memoryBytes;
+  const cands = bank.repo(CandidatesRepo);
+  const feats = bank.repo(FeaturesRepo);
+  const seq = bank.repo(LshRepo).sequence();
+  const total = cands.countPending(seq);
+  opts.progress?.setTotal(total);
+  opts.logger?.info(`match: ${total} source items against ${handle.index.size} indexed target images`);
+  const batchSize = opts.batchSize ?? 20;
+  let afterId = 0;
+  for (;;) {
+    if (opts.signal?.aborted) {
+      summary.aborted = true;
+      break;
+    }
+    const batch = cands.pendingSources(seq, afterId, batchSize);
+    if (!batch.length) break;
+    afterId = batch[batch.length - 1]!.id;
+    const results: { id: number; sha: string; cand: CandidateInput[] }[] = [];
+    for (const s of batch) {
+      const q = feats.get(s.imageSha256);
+      const cand = q && handle.index.size ? rankAgainstIndex(handle, config, q, top).cand : [];
+      results.push({ id: s.id, sha: s.imageSha256, cand });
+    }
+    const now = new Date().toISOString();
+    bank.transaction(() => {
+      for (const r of results) {
+        cands.replaceFor(r.id, r.cand, now);
+        cands.markMatched(r.id, r.sha, seq, now);
+      }
+    });
+    for (const r of results) {
+      summary.sources++;
+      if (r.cand.length) summary.withCandidates++;
+      summary.candidates += r.cand.length;
+    }
+    opts.progress?.tick(batch.length);
+  }
+  summary.ms = Math.round(performance.now() - t0);
+  opts.logger?.info(
+    `match: ${summary.sources} sources ranked, ${summary.withCandidates} with candidates (${summary.candidates} stored)` +
+      (summary.aborted ? ' — stopped early, run again to resume' : ''),
+  );
+  return summary;
+}
+
+export interface SearchHit {
+  rank: number;
+  item: Item;
+  imageScore: number;
+  matches: number;
+  inliers: number;
+  mirrored: boolean;
+  homography: number[] | null;
+}
+
+/** Ranks the target bank for one image (bytes of any format sharp reads). Indexes pending targets first. */
+export async function searchImage(bank: Bank, config: Config, buf: Uint8Array, opts: { top?: number; logger?: Logger } = {}): Promise<SearchHit[]> {
+  const q = await extractFeatures(buf, config);
+  const { handle } = syncIndex(bank, config, { logger: opts.logger });
+  if (!handle.index.size) return [];
+  const { cand } = rankAgainstIndex(handle, config, q, opts.top ?? config.match.top);
+  const out: SearchHit[] = [];
+  for (const c of cand) {
+    const item = bank.items.byId(c.targetItemId);
+    if (!item) continue;
+    out.push({ rank: c.rank, item, imageScore: c.imageScore, matches: c.matches, inliers: c.inliers, mirrored: c.mirrored, homography: c.homography });
+  }
+  return out;
+}
