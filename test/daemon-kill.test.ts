@@ -25,10 +25,10 @@ async function importSites(data: string, sitesDir: string): Promise<void> {
   const bank = Bank.open(data);
   try {
     for (const s of sites) {
-      // a subset of the demo's stories: 5 shared scenes on each side plus one unshared on each
+      // a subset of the demo's stories: 3 shared scenes plus one unshared photo on each side
       const file = writeManifest(s, `https://${s.name}.example`);
       const lines = fs.readFileSync(file, 'utf8').trim().split('\n');
-      const keep = lines.filter((l, i) => i === 0 || /images\/(harbour-fire|tree-planting|flood-rescue|summit|bridge|museum|gangkou-huozai|zhishu|hongshui|huiwu|liugan|gaotie)\.jpg/.test(l));
+      const keep = lines.filter((l, i) => i === 0 || /images\/(harbour-fire|flood-rescue|bridge|museum|gangkou-huozai|hongshui|liugan|gaotie)\.jpg/.test(l));
       fs.writeFileSync(file, keep.join('\n') + '\n');
       await importManifest(bank, { bank: s.name === 'en' ? 'source' : 'target', manifest: file, config });
     }
@@ -56,7 +56,7 @@ function snapshot(data: string) {
 }
 
 describe('daemon: SIGKILL mid-cycle, then restart', function () {
-  this.timeout(110000);
+  this.timeout(180000);
 
   it('resumes with nothing lost and no pair duplicated', async () => {
     const dir = tempDir();
@@ -100,7 +100,11 @@ describe('daemon: SIGKILL mid-cycle, then restart', function () {
     if (fs.existsSync(path.join(killed, 'lexicon'))) fs.cpSync(path.join(killed, 'lexicon'), path.join(reference, 'lexicon'), { recursive: true });
     const ref = await runCli(['--data', reference, 'daemon', '--once', '--json'], { env: FAST });
     expect(ref.code, ref.stderr).to.equal(0);
-    expect(snapshot(killed)).to.deep.equal(snapshot(reference));
+    const refSnap = snapshot(reference);
+    // the input is made so that the cycle has real work: shared photos are matched and some pairs emitted
+    expect(refSnap.candidates).to.be.greaterThan(0);
+    expect(refSnap.emitted).to.be.greaterThan(0);
+    expect(snapshot(killed)).to.deep.equal(refSnap);
 
     // a further cycle changes nothing and duplicates nothing; an export holds each pair once
     const again = await runCli(['--data', killed, 'daemon', '--once'], { env: FAST });
