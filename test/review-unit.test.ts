@@ -1,5 +1,6 @@
 // Pure parts of the review layer: caption highlighting from the C-measure's explanation, strict query parsing,
 // loopback detection, the match-lines SVG; and `capbridge serve` refusing a non-loopback host without a token.
+import fs from 'node:fs';
 import { expect } from 'chai';
 import { highlight, parseExplain, isLoopbackAddress, isLoopbackHost } from '../src/review/index.js';
 import { decodeCursor, encodeCursor, parseListQuery } from '../src/review/query.js';
@@ -123,6 +124,7 @@ describe('review: highlighting, queries, SVG', () => {
       expect(r.stderr).to.include('--port');
     } finally {
       if (saved !== undefined) process.env.CAPBRIDGE_TOKEN = saved;
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });
