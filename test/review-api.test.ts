@@ -9,6 +9,7 @@ import { PairsRepo, ReviewsRepo, type PairListFilter } from '../src/bank/index.j
 import { loadConfig } from '../src/config/load.js';
 import { createReviewServer } from '../src/review/index.js';
 import { labelledPairsFromReviews } from '../src/review/labelled.js';
+import { exportPairs } from '../src/export/export.js';
 import { buildReviewBank, SCENES, type ReviewFixture } from './review-helpers.js';
 
 const TOKEN = 'test-token-0123456789';
@@ -177,6 +178,29 @@ describe('review: API', function () {
     expect(labelledPairsFromReviews(fx.bank).find((l) => l.sourceItemId === q.sourceItemId)!.label).to.equal('inc');
     expect((await review(q.sourceItemId, q.targetItemId, { verdict: null, level: null })).json().review).to.equal(null);
     expect(fx.bank.repo(ReviewsRepo).get(q.sourceItemId, q.targetItemId)).to.equal(undefined);
+  });
+
+  it('exports the judged pairs (--reviewed): accepted / rejected / all, emitted or not, at the linguist\'s level', async () => {
+    const reviews = fx.bank.repo(ReviewsRepo);
+    const [p0, p1, p2] = fx.pairs;
+    fx.bank.transaction(() => {
+      reviews.set({ ...p0!, verdict: 'accepted', level: 'com', en: SCENES[0]!.en, zh: SCENES[0]!.zh });
+      reviews.set({ ...p1!, verdict: 'rejected', en: SCENES[1]!.en, zh: SCENES[1]!.zh });
+      reviews.set({ ...p2!, verdict: 'accepted', level: 'pse', en: SCENES[2]!.en, zh: SCENES[2]!.zh }); // not emitted by the machine
+    });
+    const rows = (reviewed: 'accepted' | 'rejected' | 'all', minLevel: 'par' | 'com' | 'pse') => {
+      const out = path.join(fx.dir, `export-${reviewed}-${minLevel}.tsv`);
+      exportPairs(fx.bank, config, { format: 'tsv', out, reviewed, minLevel });
+      return fs.readFileSync(out, 'utf8').trim().split('\n').slice(1).map((l) => { const f = l.split('\t'); return `${f[0]}|${f[2]}`; });
+    };
+    try {
+      expect(rows('accepted', 'com')).to.deep.equal([`${SCENES[0]!.en}|com`]);
+      expect(rows('accepted', 'pse').sort()).to.deep.equal([`${SCENES[0]!.en}|com`, `${SCENES[2]!.en}|pse`].sort());
+      expect(rows('rejected', 'pse')).to.deep.equal([`${SCENES[1]!.en}|com`]);
+      expect(rows('all', 'pse')).to.have.length(3);
+    } finally {
+      fx.bank.transaction(() => [p0, p1, p2].forEach((p) => reviews.clear(p!.sourceItemId, p!.targetItemId)));
+    }
   });
 
   it('serves thumbnails resized and cached on disk, and full images, by sha256 only', async () => {
