@@ -79,6 +79,15 @@ describe('review: API', function () {
       const all = ((await get(`/api/pairs?${q}`)).json().rows as Array<{ sourceExtId: string }>).map((r) => r.sourceExtId);
       expect(seen, q).to.deep.equal(all);
       expect(all, q).to.have.length(3);
+      // and back: from the last page, "previous" walks to the first
+      const back: string[] = [];
+      let j = (await get(url)).json();
+      back.unshift(...j.rows.map((r: { sourceExtId: string }) => r.sourceExtId));
+      for (let i = 0; i < 10 && j.prev; i++) {
+        j = (await get(`/api/pairs?${q}&limit=1&before=${j.prev}`)).json();
+        back.unshift(...j.rows.map((r: { sourceExtId: string }) => r.sourceExtId));
+      }
+      expect(back, `${q} backwards`).to.deep.equal(all);
     }
   });
 
@@ -238,6 +247,8 @@ describe('review: API', function () {
       ['/api/pairs?sort=c%20DESC;--', 400],
       ['/api/pairs?after=eyJ4IjoxfQ', 400],
       ['/api/pairs?after=%27%20OR%201=1', 400],
+      ['/api/pairs?before=%27%20OR%201=1', 400],
+      ['/api/pairs?after=WzAuNSwxXQ&before=WzAuNSwxXQ', 400],
       ['/api/pairs?kind=emitted&kind=all', 400],
       ['/api/pairs?from=2026-13-45', 400],
       ['/api/pairs?evil=1', 400],
