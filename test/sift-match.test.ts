@@ -6,6 +6,8 @@ import { detectAndDescribe } from '../src/sift/sift.js';
 import type { Features } from '../src/sift/types.js';
 import { agreeing, ratioMatches, rotationAbout, sceneGrey, warp, type Affine } from './sift-helpers.js';
 
+// No x2 upsampling in most cases here, to keep the suite fast; one case covers it.
+const P = { maxKeypoints: 600, upsample: false };
 const W = 360;
 const H = 280;
 
@@ -15,7 +17,7 @@ describe('sift: matching under known transforms', function () {
 
   before(async () => {
     grey = await sceneGrey(W, H, 7);
-    base = detectAndDescribe(grey, W, H, { maxKeypoints: 600 });
+    base = detectAndDescribe(grey, W, H, P);
   });
 
   it('finds keypoints with descriptors in the OpenCV layout', () => {
@@ -32,12 +34,12 @@ describe('sift: matching under known transforms', function () {
   });
 
   it('is deterministic', () => {
-    const again = detectAndDescribe(grey, W, H, { maxKeypoints: 600 });
+    const again = detectAndDescribe(grey, W, H, P);
     expect(Buffer.from(again.descriptors).equals(Buffer.from(base.descriptors))).to.equal(true);
   });
 
   it('keeps at most maxKeypoints, the strongest', () => {
-    const few = detectAndDescribe(grey, W, H, { maxKeypoints: 50 });
+    const few = detectAndDescribe(grey, W, H, { ...P, maxKeypoints: 50 });
     expect(few.count).to.equal(50);
     expect(few.keypoints[49 * 6 + 4]).to.equal(base.keypoints[49 * 6 + 4]);
   });
@@ -52,7 +54,7 @@ describe('sift: matching under known transforms', function () {
   for (const c of cases) {
     it(`matches under ${c.name}`, () => {
       const img = warp(grey, W, H, c.m, c.w, c.h);
-      const f = detectAndDescribe(img, c.w, c.h, { maxKeypoints: 600 });
+      const f = detectAndDescribe(img, c.w, c.h, P);
       const matches = ratioMatches(base, f);
       const good = agreeing(base, f, matches, c.m, 3);
       expect(matches.length, 'ratio-test matches').to.be.greaterThan(40);
@@ -63,7 +65,7 @@ describe('sift: matching under known transforms', function () {
   it('matches under blur and brightness changes', async () => {
     for (const op of [(s: sharp.Sharp) => s.blur(1.2), (s: sharp.Sharp) => s.linear(1.3, 20), (s: sharp.Sharp) => s.linear(0.6, 0)]) {
       const { data } = await op(sharp(Buffer.from(grey), { raw: { width: W, height: H, channels: 1 } })).toColourspace('b-w').raw().toBuffer({ resolveWithObject: true });
-      const f = detectAndDescribe(new Uint8Array(data), W, H, { maxKeypoints: 600 });
+      const f = detectAndDescribe(new Uint8Array(data), W, H, P);
       const matches = ratioMatches(base, f);
       const good = agreeing(base, f, matches, [1, 0, 0, 0, 1, 0], 2);
       expect(matches.length).to.be.greaterThan(40);
@@ -73,8 +75,8 @@ describe('sift: matching under known transforms', function () {
 
   it('does not match an unrelated scene', async () => {
     const other = await sceneGrey(W, H, 99);
-    const f = detectAndDescribe(other, W, H, { maxKeypoints: 600 });
-    const related = ratioMatches(base, detectAndDescribe(warp(grey, W, H, rotationAbout(30, W / 2, H / 2), W, H), W, H, { maxKeypoints: 600 }));
+    const f = detectAndDescribe(other, W, H, P);
+    const related = ratioMatches(base, detectAndDescribe(warp(grey, W, H, rotationAbout(30, W / 2, H / 2), W, H), W, H, P));
     expect(ratioMatches(base, f).length).to.be.lessThan(related.length / 4);
   });
 
@@ -84,6 +86,17 @@ describe('sift: matching under known transforms', function () {
     const matches = ratioMatches(base, up);
     expect(matches.length).to.be.greaterThan(40);
     expect(agreeing(base, up, matches, [1, 0, 0, 0, 1, 0], 1.5) / matches.length).to.be.greaterThan(0.9);
+  });
+
+  it('the scalar JavaScript fallback gives the same features as the WebAssembly path', () => {
+    const js = detectAndDescribe(grey, W, H, { ...P, useWasm: false });
+    expect(js.count).to.equal(base.count);
+    let maxd = 0;
+    for (let i = 0; i < js.count * 6; i++) if (i % 6 !== 3) maxd = Math.max(maxd, Math.abs(js.keypoints[i]! - base.keypoints[i]!));
+    expect(maxd).to.be.lessThan(0.01);
+    let diff = 0;
+    for (let i = 0; i < js.descriptors.length; i++) diff += Math.abs(js.descriptors[i]! - base.descriptors[i]!);
+    expect(diff / js.descriptors.length).to.be.lessThan(0.05);
   });
 
   it('returns no keypoints on a flat or tiny image', () => {

@@ -8,7 +8,7 @@
 // Written by hand because no npm package provides SIFT (opencv-wasm / OpenCV.js builds ship without it), and the
 // rest of capbridge needs OpenCV-compatible descriptors. Hot loops use Float32Array buffers, separable blurs with
 // precomputed kernels and no per-pixel allocation.
-import { kernels, type Kernels } from './wasm.js';
+import { blurKernel, kernels, type Kernels } from './wasm.js';
 import { DEFAULT_SIFT_PARAMS, DESC_SIZE, KP_STRIDE, type Features, type SiftParams } from './types.js';
 
 const SIFT_INIT_SIGMA = 0.5;
@@ -107,38 +107,37 @@ function gaussianBlur(src: Float32Array, dst: Float32Array, w: number, h: number
   }
 }
 
-/** OpenCV resize INTER_LINEAR x2 (half-pixel centres, clamped). */
+/**
+ * OpenCV resize INTER_LINEAR x2 (half-pixel centres, clamped at the borders). For an exact x2 the weights are
+ * constant: out[2x] = 0.25 s[x-1] + 0.75 s[x], out[2x+1] = 0.75 s[x] + 0.25 s[x+1], the same in y.
+ */
+let upRow = new Float32Array(0);
 function upsample2(src: Float32Array, w: number, h: number, dst: Float32Array): void {
   const W = w * 2;
-  const H = h * 2;
-  const x0s = new Int32Array(W);
-  const x1s = new Int32Array(W);
-  const fxs = new Float32Array(W);
-  for (let X = 0; X < W; X++) {
-    let fx = (X + 0.5) * 0.5 - 0.5;
-    let x0 = Math.floor(fx);
-    fx -= x0;
-    let x1 = x0 + 1;
-    if (x0 < 0) { x0 = 0; fx = 0; x1 = 0; }
-    if (x1 >= w) x1 = w - 1;
-    if (x0 >= w) x0 = w - 1;
-    x0s[X] = x0; x1s[X] = x1; fxs[X] = fx;
-  }
-  for (let Y = 0; Y < H; Y++) {
-    let fy = (Y + 0.5) * 0.5 - 0.5;
-    let y0 = Math.floor(fy);
-    fy -= y0;
-    let y1 = y0 + 1;
-    if (y0 < 0) { y0 = 0; fy = 0; y1 = 0; }
-    if (y1 >= h) y1 = h - 1;
-    const r0 = y0 * w;
-    const r1 = y1 * w;
-    const out = Y * W;
+  if (upRow.length < 3 * W) upRow = new Float32Array(3 * W);
+  const rows = upRow;
+  const hrow = (y: number, off: number) => {
+    const so = y * w;
+    rows[off] = src[so];
+    for (let x = 1; x < w; x++) rows[off + 2 * x] = 0.25 * src[so + x - 1] + 0.75 * src[so + x];
+    for (let x = 0; x < w - 1; x++) rows[off + 2 * x + 1] = 0.75 * src[so + x] + 0.25 * src[so + x + 1];
+    rows[off + W - 1] = src[so + w - 1];
+  };
+  // Three rolling horizontally upsampled rows: y-1, y, y+1 (clamped).
+  const slot = (y: number) => (((y % 3) + 3) % 3) * W;
+  hrow(0, slot(0));
+  if (h > 1) hrow(1, slot(1));
+  for (let y = 0; y < h; y++) {
+    if (y + 1 < h && y >= 1) hrow(y + 1, slot(y + 1));
+    const cur = slot(y);
+    const prev = y > 0 ? slot(y - 1) : cur;
+    const next = y < h - 1 ? slot(y + 1) : cur;
+    const o0 = 2 * y * W;
+    const o1 = o0 + W;
     for (let X = 0; X < W; X++) {
-      const fx = fxs[X];
-      const a = src[r0 + x0s[X]] * (1 - fx) + src[r0 + x1s[X]] * fx;
-      const b = src[r1 + x0s[X]] * (1 - fx) + src[r1 + x1s[X]] * fx;
-      dst[out + X] = a * (1 - fy) + b * fy;
+      const c = rows[cur + X];
+      dst[o0 + X] = 0.25 * rows[prev + X] + 0.75 * c;
+      dst[o1 + X] = 0.75 * c + 0.25 * rows[next + X];
     }
   }
 }
@@ -152,6 +151,8 @@ interface Ops {
   sub(a: Float32Array, b: Float32Array, dst: Float32Array): void; // dst = a - b
   /** Gradient magnitude and fastAtan2 orientation (degrees) of every interior pixel (rows 1..h-2). */
   grad(src: Float32Array, mag: Float32Array, ang: Float32Array, w: number, h: number): void;
+  /** Calls found(r, c) for every DoG extremum candidate of cur (OpenCV's 26-neighbour test), in row order. */
+  extrema(prv: Float32Array, cur: Float32Array, nxt: Float32Array, w: number, h: number, threshold: number, found: (r: number, c: number) => void): void;
 }
 
 function jsGrad(src: Float32Array, mag: Float32Array, ang: Float32Array, w: number, h: number): void {
@@ -170,6 +171,7 @@ const jsOps = (): Ops => ({
     for (let j = 0; j < dst.length; j++) dst[j] = a[j] - b[j];
   },
   grad: jsGrad,
+  extrema: jsExtrema,
 });
 
 const K_REGION = 1 << 16; // kernels live at the start of the memory, for the life of the thread
@@ -193,6 +195,7 @@ function wasmOps(k: Kernels, images: Array<[number, number]>, maxW: number, maxH
   const tAddr = rowsAddr + rowsBytes;
   let top = tAddr + tBytes;
   const rows = new Int32Array(buf, rowsAddr, rowsBytes >> 2);
+
   const T = new Float32Array(buf, tAddr, tBytes >> 2);
   const kAddr = (sigma: number): number => {
     let a = kernelAddr.get(sigma);
@@ -219,7 +222,9 @@ function wasmOps(k: Kernels, images: Array<[number, number]>, maxW: number, maxH
       for (let yy = -r; yy < h + r; yy++) rows[yy + r] = reflect101(yy, h) * w * 4;
       const xend = ((w + 3) >> 2) * 16;
       const stride = w + 2 * r + 8;
-      k.vconv(src.byteOffset, tAddr + r * 4, stride * 4, xend, h, K, r, rowsAddr);
+      const bk = blurKernel(gaussianHalfKernel(sigma));
+      if (bk) bk.vconvK(src.byteOffset, tAddr + r * 4, stride * 4, xend, h, rowsAddr);
+      else k.vconv(src.byteOffset, tAddr + r * 4, stride * 4, xend, h, K, r, rowsAddr);
       for (let y = 0; y < h; y++) {
         const b = y * stride + r;
         for (let t = 1; t <= r; t++) {
@@ -227,11 +232,13 @@ function wasmOps(k: Kernels, images: Array<[number, number]>, maxW: number, maxH
           T[b + w - 1 + t] = T[b + reflect101(w - 1 + t, w)];
         }
       }
-      k.hconv(tAddr, stride * 4, dst.byteOffset, w * 4, xend, h, K, r);
+      if (bk) bk.hconvK(tAddr, stride * 4, dst.byteOffset, w * 4, xend, h);
+      else k.hconv(tAddr, stride * 4, dst.byteOffset, w * 4, xend, h, K, r);
     },
     sub(a, b, dst) {
       k.vsub(a.byteOffset, b.byteOffset, dst.byteOffset, ((dst.length + 3) >> 2) * 16);
     },
+    extrema: jsExtrema,
     grad(src, mag, ang, w, h) {
       if (h < 3) return;
       // Chunks of 4 from pixel w up to w*(h-1) (rounded up: the slack after each image absorbs the tail).
@@ -494,68 +501,86 @@ function adjustLocalExtrema(oct: Octave, o: number, layer0: number, r0: number, 
   };
 }
 
-function findScaleSpaceExtrema(octaves: Octave[], p: SiftParams): Kp[] {
+/** The scalar scan: OpenCV's prefilter (|v| > threshold) then the 26-neighbour test. */
+function jsExtrema(prv: Float32Array, img: Float32Array, nxt: Float32Array, w: number, h: number, threshold: number, found: (r: number, c: number) => void): void {
+  for (let r = SIFT_IMG_BORDER; r < h - SIFT_IMG_BORDER; r++) {
+    const rowOff = r * w;
+    for (let c = SIFT_IMG_BORDER; c < w - SIFT_IMG_BORDER; c++) {
+      const idx = rowOff + c;
+      const val = img[idx];
+      if (!(Math.abs(val) > threshold)) continue;
+      let isExt: boolean;
+      if (val > 0) {
+        isExt =
+          val >= img[idx - 1] && val >= img[idx + 1] &&
+          val >= img[idx - w - 1] && val >= img[idx - w] && val >= img[idx - w + 1] &&
+          val >= img[idx + w - 1] && val >= img[idx + w] && val >= img[idx + w + 1] &&
+          val >= nxt[idx] && val >= nxt[idx - 1] && val >= nxt[idx + 1] &&
+          val >= nxt[idx - w - 1] && val >= nxt[idx - w] && val >= nxt[idx - w + 1] &&
+          val >= nxt[idx + w - 1] && val >= nxt[idx + w] && val >= nxt[idx + w + 1] &&
+          val >= prv[idx] && val >= prv[idx - 1] && val >= prv[idx + 1] &&
+          val >= prv[idx - w - 1] && val >= prv[idx - w] && val >= prv[idx - w + 1] &&
+          val >= prv[idx + w - 1] && val >= prv[idx + w] && val >= prv[idx + w + 1];
+      } else {
+        isExt =
+          val <= img[idx - 1] && val <= img[idx + 1] &&
+          val <= img[idx - w - 1] && val <= img[idx - w] && val <= img[idx - w + 1] &&
+          val <= img[idx + w - 1] && val <= img[idx + w] && val <= img[idx + w + 1] &&
+          val <= nxt[idx] && val <= nxt[idx - 1] && val <= nxt[idx + 1] &&
+          val <= nxt[idx - w - 1] && val <= nxt[idx - w] && val <= nxt[idx - w + 1] &&
+          val <= nxt[idx + w - 1] && val <= nxt[idx + w] && val <= nxt[idx + w + 1] &&
+          val <= prv[idx] && val <= prv[idx - 1] && val <= prv[idx + 1] &&
+          val <= prv[idx - w - 1] && val <= prv[idx - w] && val <= prv[idx - w + 1] &&
+          val <= prv[idx + w - 1] && val <= prv[idx + w] && val <= prv[idx + w + 1];
+      }
+      if (isExt) found(r, c);
+    }
+  }
+}
+
+type Extremum = Kp & { r: number; c: number };
+
+function findScaleSpaceExtrema(octaves: Octave[], p: SiftParams, ops: Ops): Kp[] {
   const L = p.octaveLayers;
   const threshold = Math.floor((0.5 * p.contrastThreshold) / L * 255);
   const n = SIFT_ORI_HIST_BINS;
-  const out: Kp[] = [];
+  const extrema: Extremum[] = [];
   for (let o = 0; o < octaves.length; o++) {
     const oct = octaves[o];
-    const w = oct.w;
-    const h = oct.h;
     for (let i = 1; i <= L; i++) {
-      const img = oct.dog[i];
-      const prv = oct.dog[i - 1];
-      const nxt = oct.dog[i + 1];
-      for (let r = SIFT_IMG_BORDER; r < h - SIFT_IMG_BORDER; r++) {
-        const rowOff = r * w;
-        for (let c = SIFT_IMG_BORDER; c < w - SIFT_IMG_BORDER; c++) {
-          const idx = rowOff + c;
-          const val = img[idx];
-          if (!(Math.abs(val) > threshold)) continue;
-          let isExt: boolean;
-          if (val > 0) {
-            isExt =
-              val >= img[idx - 1] && val >= img[idx + 1] &&
-              val >= img[idx - w - 1] && val >= img[idx - w] && val >= img[idx - w + 1] &&
-              val >= img[idx + w - 1] && val >= img[idx + w] && val >= img[idx + w + 1] &&
-              val >= nxt[idx] && val >= nxt[idx - 1] && val >= nxt[idx + 1] &&
-              val >= nxt[idx - w - 1] && val >= nxt[idx - w] && val >= nxt[idx - w + 1] &&
-              val >= nxt[idx + w - 1] && val >= nxt[idx + w] && val >= nxt[idx + w + 1] &&
-              val >= prv[idx] && val >= prv[idx - 1] && val >= prv[idx + 1] &&
-              val >= prv[idx - w - 1] && val >= prv[idx - w] && val >= prv[idx - w + 1] &&
-              val >= prv[idx + w - 1] && val >= prv[idx + w] && val >= prv[idx + w + 1];
-          } else {
-            isExt =
-              val <= img[idx - 1] && val <= img[idx + 1] &&
-              val <= img[idx - w - 1] && val <= img[idx - w] && val <= img[idx - w + 1] &&
-              val <= img[idx + w - 1] && val <= img[idx + w] && val <= img[idx + w + 1] &&
-              val <= nxt[idx] && val <= nxt[idx - 1] && val <= nxt[idx + 1] &&
-              val <= nxt[idx - w - 1] && val <= nxt[idx - w] && val <= nxt[idx - w + 1] &&
-              val <= nxt[idx + w - 1] && val <= nxt[idx + w] && val <= nxt[idx + w + 1] &&
-              val <= prv[idx] && val <= prv[idx - 1] && val <= prv[idx + 1] &&
-              val <= prv[idx - w - 1] && val <= prv[idx - w] && val <= prv[idx - w + 1] &&
-              val <= prv[idx + w - 1] && val <= prv[idx + w] && val <= prv[idx + w + 1];
-          }
-          if (!isExt) continue;
-          const kp = adjustLocalExtrema(oct, o, i, r, c, p);
-          if (!kp) continue;
-          const sclOctv = (kp.size * 0.5) / (1 << o);
-          const omax = calcOrientationHist(oct.mag[kp.layer], oct.ang[kp.layer], w, h, kp.c, kp.r, Math.round(SIFT_ORI_RADIUS * sclOctv), SIFT_ORI_SIG_FCTR * sclOctv);
-          const magThr = omax * SIFT_ORI_PEAK_RATIO;
-          for (let j = 0; j < n; j++) {
-            const l = j > 0 ? j - 1 : n - 1;
-            const r2 = j < n - 1 ? j + 1 : 0;
-            const hj = histOut[j];
-            if (hj > histOut[l] && hj > histOut[r2] && hj >= magThr) {
-              let bin = j + (0.5 * (histOut[l] - histOut[r2])) / (histOut[l] - 2 * hj + histOut[r2]);
-              bin = bin < 0 ? n + bin : bin >= n ? bin - n : bin;
-              let angle = 360 - (360 / n) * bin;
-              if (Math.abs(angle - 360) < FLT_EPSILON) angle = 0;
-              out.push({ x: kp.x, y: kp.y, size: kp.size, angle, response: kp.response, octave: o, layer: kp.layer });
-            }
-          }
-        }
+      ops.extrema(oct.dog[i - 1], oct.dog[i], oct.dog[i + 1], oct.w, oct.h, threshold, (r, c) => {
+        const kp = adjustLocalExtrema(oct, o, i, r, c, p);
+        if (kp) extrema.push(kp);
+      });
+    }
+  }
+  // Orientations for the strongest extrema first: the keypoints kept (the strongest maxKeypoints by response)
+  // can only come from extrema at least as strong as the weakest kept one, so the rest need no histogram.
+  // Exact duplicates (one extremum reached twice by refinement) are dropped here rather than after orientation.
+  extrema.sort((a, b) => b.response - a.response || a.y - b.y || a.x - b.x || a.size - b.size);
+  const out: Kp[] = [];
+  let lastResponse = Infinity;
+  let prev: Extremum | null = null;
+  for (const kp of extrema) {
+    if (prev && prev.x === kp.x && prev.y === kp.y && prev.size === kp.size && prev.response === kp.response) continue;
+    prev = kp;
+    if (p.maxKeypoints > 0 && out.length >= p.maxKeypoints && kp.response < lastResponse) break;
+    lastResponse = kp.response;
+    const o = kp.octave;
+    const oct = octaves[o];
+    const sclOctv = (kp.size * 0.5) / (1 << o);
+    const omax = calcOrientationHist(oct.mag[kp.layer], oct.ang[kp.layer], oct.w, oct.h, kp.c, kp.r, Math.round(SIFT_ORI_RADIUS * sclOctv), SIFT_ORI_SIG_FCTR * sclOctv);
+    const magThr = omax * SIFT_ORI_PEAK_RATIO;
+    for (let j = 0; j < n; j++) {
+      const l = j > 0 ? j - 1 : n - 1;
+      const r2 = j < n - 1 ? j + 1 : 0;
+      const hj = histOut[j];
+      if (hj > histOut[l] && hj > histOut[r2] && hj >= magThr) {
+        let bin = j + (0.5 * (histOut[l] - histOut[r2])) / (histOut[l] - 2 * hj + histOut[r2]);
+        bin = bin < 0 ? n + bin : bin >= n ? bin - n : bin;
+        let angle = 360 - (360 / n) * bin;
+        if (Math.abs(angle - 360) < FLT_EPSILON) angle = 0;
+        out.push({ x: kp.x, y: kp.y, size: kp.size, angle, response: kp.response, octave: o, layer: kp.layer });
       }
     }
   }
@@ -603,19 +628,22 @@ function calcSIFTDescriptor(magImg: Float32Array, angImg: Float32Array, w: numbe
     else if (cosT < -1e-12) { jlo = Math.max(jlo, Math.ceil(hi1 / cosT) - 1); jhi = Math.min(jhi, Math.floor(lo1 / cosT) + 1); }
     if (sinT > 1e-12) { jlo = Math.max(jlo, Math.ceil(lo2 / sinT) - 1); jhi = Math.min(jhi, Math.floor(hi2 / sinT) + 1); }
     else if (sinT < -1e-12) { jlo = Math.max(jlo, Math.ceil(hi2 / sinT) - 1); jhi = Math.min(jhi, Math.floor(lo2 / sinT) + 1); }
+    // Bin coordinates move linearly along the row: cbin = j*cosT - i*sinT + half, rbin = j*sinT + i*cosT + half.
+    const cb0 = half - i * sinT;
+    const rb0 = half + i * cosT;
+    const exOff = radius;
+    const rowC = rowOff + px;
     for (let j = jlo; j <= jhi; j++) {
-      const cRot = j * cosT - i * sinT;
-      const rRot = j * sinT + i * cosT;
-      let rbin = rRot + half;
-      let cbin = cRot + half;
-      const c = px + j;
-      if (!(rbin > -1 && rbin < D && cbin > -1 && cbin < D && c > 0 && c < w - 1)) continue;
-      const idx = rowOff + c;
-      const mag = magImg[idx] * wi * ex[j + radius];
+      let rbin = j * sinT + rb0;
+      let cbin = j * cosT + cb0;
+      if (!(rbin > -1 && rbin < D && cbin > -1 && cbin < D)) continue;
+      const idx = rowC + j;
+      const mag = magImg[idx] * wi * ex[j + exOff];
       let obin = (angImg[idx] - ori) * binsPerRad;
-      const r0 = Math.floor(rbin);
-      const c0 = Math.floor(cbin);
-      let o0 = Math.floor(obin);
+      // floor for values > -1 (rbin, cbin) and > -NB (obin), without Math.floor.
+      const r0 = ((rbin + 1) | 0) - 1;
+      const c0 = ((cbin + 1) | 0) - 1;
+      let o0 = ((obin + NB) | 0) - NB;
       rbin -= r0;
       cbin -= c0;
       obin -= o0;
@@ -708,7 +736,7 @@ export function detectAndDescribe(grey: Float32Array | Uint8Array, w: number, h:
   const blurred = ops.alloc(bw * bh);
   ops.blur(base, blurred, bw, bh, sigDiff);
   const octaves = buildPyramid(blurred, bw, bh, nOctaves, p, ops);
-  let kps = findScaleSpaceExtrema(octaves, p);
+  let kps = findScaleSpaceExtrema(octaves, p, ops);
 
   // Remove exact duplicates (OpenCV removeDuplicatedSorted), then keep the strongest by response.
   kps.sort((a, b) => a.x - b.x || a.y - b.y || a.size - b.size || a.angle - b.angle || b.response - a.response);

@@ -31,7 +31,7 @@ export interface SiftParams {
 
 export const DEFAULT_SIFT_PARAMS: SiftParams = {
   maxKeypoints: 1000,
-  upsample: false,
+  upsample: true, // OpenCV's default (firstOctave = -1)
   octaveLayers: 3,
   sigma: 1.6,
   contrastThreshold: 0.04,

@@ -62,6 +62,13 @@ const op = {
   brIf: (d: number) => [0x0d, ...uleb(d)],
   end: [0x0b],
   vload: [0xfd, ...uleb(0), 0, 0],
+  vloadAt: (offset: number) => [0xfd, ...uleb(0), 0, ...uleb(offset)],
+  load32At: (offset: number) => [0x28, 2, ...uleb(offset)],
+  vconst: (v: number) => {
+    const b = Buffer.alloc(16);
+    for (let i = 0; i < 4; i++) b.writeFloatLE(v, i * 4);
+    return [0xfd, ...uleb(12), ...b];
+  },
   vstore: [0xfd, ...uleb(11), 0, 0],
   fadd: [0xfd, ...uleb(228)],
   fsub: [0xfd, ...uleb(229)],
@@ -200,6 +207,100 @@ function grad(): number[] {
     op.vstore,
   ));
   return [...locals, ...body, ...op.end];
+}
+
+// Blur passes specialised for one kernel: taps unrolled, kernel values as constants (about twice as fast as the
+// generic loops above, which remain the fallback).
+// vconvK(src, dst, dstride, xend, h, ROWS); hconvK(src, sstride, dst, dstride, xend, h) — same meaning as above.
+function vconvK(k: Float32Array): number[] {
+  const r = k.length - 1;
+  const [src, dst, dstride, xend, h, ROWS] = [0, 1, 2, 3, 4, 5];
+  const [y, x, dp, rowp] = [6, 7, 8, 9];
+  const o = (t: number) => 10 + t + r; // o(t) = src + byte offset of row y + t, for t in [-r, r]
+  const acc = 10 + 2 * r + 1;
+  const locals = vec([[4 + 2 * r + 1, I32], [1, V128]]);
+  const loadRows: number[][] = [];
+  for (let t = -r; t <= r; t++) loadRows.push(code(op.get(src), op.get(rowp), op.load32At((t + r) * 4), op.add, op.set(o(t))));
+  const taps: number[][] = [];
+  for (let t = 1; t <= r; t++) {
+    taps.push(code(
+      op.get(acc), op.vconst(k[t]!),
+      op.get(o(-t)), op.get(x), op.add, op.vload, op.get(o(t)), op.get(x), op.add, op.vload, op.fadd,
+      op.fmul, op.fadd, op.set(acc),
+    ));
+  }
+  const body = forLoop(y, op.i32(0), h, 1, code(
+    op.get(ROWS), op.get(y), op.i32(4), op.mul, op.add, op.set(rowp),
+    ...loadRows,
+    op.get(dst), op.get(y), op.get(dstride), op.mul, op.add, op.set(dp),
+    forLoop(x, op.i32(0), xend, 16, code(
+      op.vconst(k[0]!), op.get(o(0)), op.get(x), op.add, op.vload, op.fmul, op.set(acc),
+      ...taps,
+      op.get(dp), op.get(x), op.add, op.get(acc), op.vstore,
+    )),
+  ));
+  return [...locals, ...body, ...op.end];
+}
+
+function hconvK(k: Float32Array): number[] {
+  const r = k.length - 1;
+  const [src, sstride, dst, dstride, xend, h] = [0, 1, 2, 3, 4, 5];
+  const [y, x, c, dp, sp, acc] = [6, 7, 8, 9, 10, 11];
+  const locals = vec([[5, I32], [1, V128]]);
+  const taps: number[][] = [];
+  for (let t = 1; t <= r; t++) {
+    taps.push(code(
+      op.get(acc), op.vconst(k[t]!),
+      op.get(c), op.vloadAt((r - t) * 4), op.get(c), op.vloadAt((r + t) * 4), op.fadd,
+      op.fmul, op.fadd, op.set(acc),
+    ));
+  }
+  const body = forLoop(y, op.i32(0), h, 1, code(
+    op.get(src), op.get(y), op.get(sstride), op.mul, op.add, op.set(sp),
+    op.get(dst), op.get(y), op.get(dstride), op.mul, op.add, op.set(dp),
+    forLoop(x, op.i32(0), xend, 16, code(
+      op.get(sp), op.get(x), op.add, op.set(c),
+      op.vconst(k[0]!), op.get(c), op.vloadAt(r * 4), op.fmul, op.set(acc),
+      ...taps,
+      op.get(dp), op.get(x), op.add, op.get(acc), op.vstore,
+    )),
+  ));
+  return [...locals, ...body, ...op.end];
+}
+
+function buildKernelModule(k: Float32Array): Uint8Array {
+  const fn = (n: number) => [0x60, ...vec(Array.from({ length: n }, () => [I32])), 0x00];
+  const types = section(1, vec([fn(6)]));
+  const imports = section(2, vec([[...str('env'), ...str('memory'), 0x02, 0x00, ...uleb(1)]]));
+  const funcs = section(3, vec([[0], [0]]));
+  const exports = section(7, vec([[...str('vconvK'), 0x00, 0], [...str('hconvK'), 0x00, 1]]));
+  const bodies = [vconvK(k), hconvK(k)].map((b) => [...uleb(b.length), ...b]);
+  const codeSec = section(10, vec(bodies));
+  return new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, ...types, ...imports, ...funcs, ...exports, ...codeSec]);
+}
+
+export interface BlurKernel {
+  vconvK(src: number, dst: number, dstride: number, xend: number, h: number, ROWS: number): void;
+  hconvK(src: number, sstride: number, dst: number, dstride: number, xend: number, h: number): void;
+}
+
+const blurCache = new Map<string, BlurKernel | null>();
+
+/** Unrolled blur passes for one half kernel (k[0..r]), compiled once per thread; null if that fails. */
+export function blurKernel(k: Float32Array): BlurKernel | null {
+  const key = Array.from(k).join(',');
+  let b = blurCache.get(key);
+  if (b !== undefined) return b;
+  try {
+    const base = kernels();
+    if (!base) throw new Error('no wasm');
+    const inst = new WebAssembly.Instance(new WebAssembly.Module(buildKernelModule(k)), { env: { memory: base.memory } });
+    b = inst.exports as unknown as BlurKernel;
+  } catch {
+    b = null;
+  }
+  blurCache.set(key, b);
+  return b;
 }
 
 function buildModule(): Uint8Array {
