@@ -1,3 +1,5 @@
+// Dev loop (not part of the product): index one set from cached features (bench/.cache/{cv2,ours}), query every
+// source, print metrics, timings and score statistics. Env knobs: T B P MB VH MH R TH MI FD S M Q ALL FEAT V.
 // Dev loop: index a set's OpenCV features, query every source, print metrics and score statistics.
 import path from 'node:path';
 import { readSet, loadCv2Features, metrics, percentile, round } from '../bench/search-lib.js';
