@@ -5,6 +5,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
+import { mulberry32 } from '../src/util/random.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -12,17 +13,8 @@ export function tempDir(prefix = 'capbridge-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-/** A deterministic pseudo-random generator (mulberry32), so generated images are the same on every run. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A deterministic pseudo-random generator, so generated images are the same on every run. */
+export const rng = mulberry32;
 
 /** A small textured RGB image (random blocks), different for every seed. */
 export async function makeImage(file: string, seed: number, opts: { width?: number; height?: number; format?: 'png' | 'jpeg' } = {}): Promise<string> {

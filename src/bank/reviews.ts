@@ -2,7 +2,7 @@
 // (filters + keyset pagination over an index, in both directions), one pair with both items, per-day counts.
 // Judgements are keyed by (source item, target item) so they outlive re-matching and re-export.
 import type Database from 'better-sqlite3';
-import { LEVEL_RANK, type PairLevel } from './pairs.js';
+import { LEVEL_RANK, type PairLevel, type PairRow } from './pairs.js';
 
 export type Verdict = 'accepted' | 'rejected';
 export const VERDICTS: Verdict[] = ['accepted', 'rejected'];
@@ -43,26 +43,8 @@ export interface ListCursor {
   id: number;
 }
 
-export interface ReviewPairRow {
-  id: number;
-  sourceItemId: number;
-  targetItemId: number;
-  emitted: number;
-  reason: string | null;
-  en: string;
-  zh: string;
-  level: PairLevel | null;
-  c: number | null;
-  fc: number | null;
-  fe: number | null;
-  fl: number | null;
-  imageScore: number | null;
-  inliers: number | null;
-  candidateRank: number | null;
-  matchedAt: string | null;
-  explain: string | null;
-  decidedAt: string;
-  exportedAt: string | null;
+/** A pair row (without the export bookkeeping) joined with both items and its judgement, as the review list reads it. */
+export interface ReviewPairRow extends Omit<PairRow, 'textKey' | 'exportId'> {
   sourceExtId: string;
   targetExtId: string;
   sourceCaption: string;

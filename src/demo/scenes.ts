@@ -3,17 +3,9 @@
 // noise), rich in corners and blobs as real photos are. The Chinese outlet's copy of a scene is the same
 // picture "taken differently": cropped, rescaled, rotated, warped in perspective, recompressed.
 import sharp from 'sharp';
+import { mulberry32 } from '../util/random.js';
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 const hsl = (h: number, s: number, l: number) => `hsl(${Math.round(h)},${Math.round(s)}%,${Math.round(l)}%)`;
 

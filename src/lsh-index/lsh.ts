@@ -7,6 +7,7 @@
 // compact CSR array per table (offsets by bucket + entries) plus a small delta for recent additions that
 // is merged when it grows past a quarter of the base. Removed images are tombstoned and dropped at merge.
 import { DESC_SIZE } from './features.js';
+import { mulberry32 } from '../util/random.js';
 
 export interface LshParams {
   tables: number;
@@ -19,17 +20,8 @@ export interface LshParams {
 
 export const MAX_KP_PER_IMAGE = 2048;
 
-/** A deterministic PRNG (mulberry32) so projections are the same in every process for the same seed. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// The seeded PRNG lives in src/util/random.ts (re-exported for the index's users).
+export { mulberry32 };
 
 /** Bits of the per-keypoint sketch kept next to the index entries (a Hamming embedding, Jégou et al.
  *  2008): a colliding entry only votes when its sketch is close to the query's. */
