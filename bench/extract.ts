@@ -4,6 +4,7 @@
 // punctuation (P*) removed and whitespace collapsed; one-to-one matching. Precision/recall/F1 per language,
 // pages per second. Prints ONE JSON line on stdout; `--errors` lists per-page misses on stderr.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { extractPairs } from '../src/crawler/extract/index.js';
@@ -108,6 +109,7 @@ function main(): void {
   }
   const pages = stats.en!.pages + stats.zh!.pages;
   Object.assign(out, { pages, crashes, seconds: +secs.toFixed(2), pagesPerSecond: +(pages / secs).toFixed(1), slowestPage: slowest });
+  Object.assign(out, { date: new Date().toISOString(), cpu: os.cpus()[0]?.model.trim() ?? 'unknown', cores: os.cpus().length });
   process.stdout.write(JSON.stringify(out) + '\n');
 }
 

@@ -281,3 +281,98 @@ describe('crawler: site profiles, feeds and caption filters', () => {
     expect(checkCaptionFilters('Crowds gather. Police closed the road.', 'en', off)).to.equal(null);
   });
 });
+
+describe('crawler: `capbridge crawl` and SIGTERM', function () {
+  this.timeout(60000);
+  it('stops cleanly on SIGTERM, and the next run finishes the cycle', async () => {
+    const { spawn } = await import('node:child_process');
+    const photo = (i: number) => sharp({ create: { width: 200, height: 150, channels: 3, background: { r: 20 * i, g: 100, b: 255 - 20 * i } } }).jpeg().toBuffer();
+    const photos = await Promise.all([1, 2, 3, 4, 5, 6].map(photo));
+    const srv = await serve(async (req, res) => {
+      const p = req.url ?? '';
+      if (p === '/robots.txt') return void res.writeHead(404).end();
+      if (p === '/') return void res.end(html(photos.map((_, i) => `<a href="/2024/p${i + 1}.html">${i}</a>`).join('')));
+      const m = /^\/2024\/p(\d)\.html$/.exec(p);
+      if (m) {
+        await new Promise((r) => setTimeout(r, 300));
+        return void res.end(html(fig(`/img/${m[1]}.jpg`, `Photo number ${m[1]} shows the river in flood after the storm.`)));
+      }
+      const im = /^\/img\/(\d)\.jpg$/.exec(p);
+      if (im) return void res.writeHead(200, { 'content-type': 'image/jpeg' }).end(photos[Number(im[1]) - 1]);
+      res.writeHead(404).end();
+    });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-'));
+    const sites = path.join(dir, 'sites');
+    fs.mkdirSync(sites);
+    fs.writeFileSync(path.join(sites, 'one.yaml'), `name: one\nlanguage: en\nstartUrls: ["${srv.base}/"]\nallowedHosts: ["${new URL(srv.base).host}"]\narticlePatterns: ['/2024/']\n`);
+    const cfg = path.join(dir, 'cfg.yaml');
+    fs.writeFileSync(cfg, 'crawler:\n  allowPrivateAddresses: true\n  perHostDelayMs: 0\n  minImageSide: 50\n');
+    const run = (onHit?: (child: ReturnType<typeof spawn>) => void) =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--data', path.join(dir, 'data'), '--config', cfg, 'crawl', '--json', '--sites', sites], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        child.stdout!.on('data', (d) => (out += d));
+        child.stderr!.on('data', () => {});
+        if (onHit) {
+          const t = setInterval(() => {
+            if (srv.hits.some((h) => h.path.startsWith('/img/'))) {
+              clearInterval(t);
+              child.kill('SIGTERM');
+            }
+          }, 20);
+        }
+        child.on('close', (code) => resolve({ code, out }));
+      });
+    const first = await run(() => {});
+    expect(first.code, first.out).to.equal(130);
+    const s1 = JSON.parse(first.out);
+    expect(s1.aborted).to.equal(true);
+    const second = await run();
+    expect(second.code).to.equal(0);
+    const s2 = JSON.parse(second.out);
+    expect(s2.resumed).to.deep.equal(['one']);
+    expect(s1.itemsAdded.source + s2.itemsAdded.source).to.equal(6);
+    const bank = Bank.open(path.join(dir, 'data'));
+    expect(bank.items.count('source')).to.equal(6);
+    bank.close();
+    await srv.close();
+  });
+});
+
+describe('crawler: robots.txt cache', () => {
+  it('caches verdicts in the bank until the TTL expires; 404 allows, 5xx and no answer disallow', async () => {
+    const { RobotsCache } = await import('../src/crawler/politeness.js');
+    const bank = Bank.open(fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-')));
+    const repo = bank.repo(CrawlRepo);
+    const answers: Record<string, { status: number; body: string } | Error> = {
+      'http://a.test': { status: 200, body: 'User-agent: *\nDisallow: /x/\nCrawl-delay: 2\n' },
+      'http://b.test': { status: 404, body: '' },
+      'http://c.test': { status: 503, body: '' },
+      'http://d.test': new Error('ECONNREFUSED'),
+    };
+    let fetches = 0;
+    const fetcher = async (u: string) => {
+      fetches++;
+      const a = answers[new URL(u).origin]!;
+      if (a instanceof Error) throw a;
+      return a;
+    };
+    const cache = new RobotsCache(repo, 3600_000, 'capbridge-test', fetcher);
+    expect(await cache.check('http://a.test/x/1.html')).to.deep.include({ allowed: false });
+    expect(await cache.check('http://a.test/y/1.html')).to.deep.equal({ allowed: true, crawlDelayMs: 2000, reason: undefined });
+    expect((await cache.check('http://b.test/anything')).allowed).to.equal(true);
+    expect((await cache.check('http://c.test/anything')).allowed).to.equal(false);
+    expect((await cache.check('http://d.test/anything')).allowed).to.equal(false);
+    expect(fetches).to.equal(4);
+    // A new cache (a new run) reads the bank instead of fetching again while the TTL lasts...
+    const again = new RobotsCache(repo, 3600_000, 'capbridge-test', fetcher);
+    expect((await again.check('http://a.test/x/2.html')).allowed).to.equal(false);
+    expect(fetches).to.equal(4);
+    // ...and fetches again once it has expired.
+    answers['http://a.test'] = { status: 200, body: 'User-agent: *\nAllow: /\n' };
+    const expired = new RobotsCache(repo, 0, 'capbridge-test', fetcher);
+    expect((await expired.check('http://a.test/x/2.html')).allowed).to.equal(true);
+    expect(fetches).to.equal(5);
+    bank.close();
+  });
+});

@@ -73,6 +73,10 @@ describe('crawler: caption extraction', () => {
     expect(cleanCaption('Courtesy of Zillow')).to.equal(null);
     expect(cleanCaption('图：123rf')).to.equal(null);
     expect(cleanCaption('AKM-GSI')).to.equal(null);
+    expect(cleanCaption('Photo number 3 shows the river in flood.')).to.deep.equal({ caption: 'Photo number 3 shows the river in flood.' });
+    expect(cleanCaption('Photo: Jane Doe')).to.equal(null);
+    expect(cleanCaption('WASHINGTON - FEBRUARY 26: Demonstrators gather outside the embassy.')).to.deep.equal({ caption: 'Demonstrators gather outside the embassy.' });
+    expect(cleanCaption('▲▼警消到場時高姓男子已無生命跡象。（圖／翻攝畫面）')).to.deep.equal({ caption: '警消到場時高姓男子已無生命跡象。', credit: '圖／翻攝畫面' });
   });
 
   it('does not use alt text of uncaptioned photos, but does use a profile selector', () => {

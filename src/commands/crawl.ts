@@ -1,6 +1,6 @@
 // `capbridge crawl [--once] [--site NAME] [--json]`: one harvest cycle over the site profiles.
+import type { CrawlSummary } from '../crawler/stage.js';
 import type { Command } from 'commander';
-import { runCrawl } from '../crawler/stage.js';
 import { createProgress } from '../util/progress.js';
 import { action, printJson } from './context.js';
 
@@ -24,7 +24,9 @@ export function registerCrawl(program: Command): void {
         process.on('SIGINT', stop);
         const progress = createProgress('crawl', 0, { enabled: !opts.json && Boolean(process.stderr.isTTY) });
         try {
-          const s = await runCrawl(ctx.bank, ctx.config, { once: opts.once ?? true, site: opts.site, sitesDir: opts.sites, signal: ac.signal, progress, logger: ctx.logger });
+          // crawlee is heavy to load: only the crawl command pays for it, not every CLI start.
+          const { runCrawl } = await import('../crawler/stage.js');
+          const s: CrawlSummary = await runCrawl(ctx.bank, ctx.config, { once: opts.once ?? true, site: opts.site, sitesDir: opts.sites, signal: ac.signal, progress, logger: ctx.logger });
           progress.stop();
           if (opts.json) printJson(s);
           else {

@@ -1,10 +1,7 @@
 // `capbridge extract FILE.html --url URL [--json]`: the caption extractor alone, on a saved page.
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { extractPairs } from '../crawler/extract/index.js';
-import { resolveUrl } from '../crawler/extract/urls.js';
 import { UserError } from '../util/errors.js';
-import { loadSites, profileFor } from '../crawler/sites.js';
 import { printJson } from './context.js';
 
 export function registerExtract(program: Command): void {
@@ -16,8 +13,11 @@ export function registerExtract(program: Command): void {
     .option('--lang <lang>', 'en or zh (default: detected from the page)')
     .option('--sites <dir>', 'site profiles folder (default: config/sites); the profile whose hosts match --url gives caption selectors')
     .option('--json', 'print {"url","lang","pairs":[{"image_url","caption","credit"?}]}')
-    .action((file: string, opts: { url: string; lang?: string; json?: boolean; sites?: string }) => {
+    .action(async (file: string, opts: { url: string; lang?: string; json?: boolean; sites?: string }) => {
       try {
+        // Loaded on use: cheerio and the profiles are not needed by other commands' start-up.
+        const { extractPairs, resolveUrl } = await import('../crawler/extract/index.js');
+        const { loadSites, profileFor } = await import('../crawler/sites.js');
         if (!resolveUrl(opts.url, opts.url)) throw new UserError(`--url: not an http(s) URL: "${opts.url}"`);
         if (opts.lang && opts.lang !== 'en' && opts.lang !== 'zh') throw new UserError(`--lang: expected en or zh, got "${opts.lang}"`);
         let buf: Buffer;

@@ -27,6 +27,10 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 
 export class HostScheduler {
   private hosts = new Map<string, { active: number; nextAt: number }>();
+  private total = 0;
+
+  /** maxTotal: requests in flight over all hosts (crawler.maxConcurrency). */
+  constructor(private maxTotal = Infinity) {}
   /** Start times of requests per host (kept for tests and metrics; bounded). */
   readonly starts = new Map<string, number[]>();
 
@@ -37,8 +41,9 @@ export class HostScheduler {
     for (;;) {
       if (signal?.aborted) throw new FetchRefused('aborted', 'aborted while waiting for a host slot');
       const now = Date.now();
-      if (h.active < concurrency && now >= h.nextAt) {
+      if (h.active < concurrency && now >= h.nextAt && this.total < this.maxTotal) {
         h.active++;
+        this.total++;
         h.nextAt = now + delayMs;
         const s = this.starts.get(host) ?? [];
         s.push(now);
@@ -49,6 +54,7 @@ export class HostScheduler {
           if (!released) {
             released = true;
             h!.active--;
+            this.total--;
           }
         };
       }

@@ -13,7 +13,7 @@ import { MemoryStorage } from '@crawlee/memory-storage';
 import * as cheerio from 'cheerio';
 import { XMLParser } from 'fast-xml-parser';
 import type { Bank, BankName } from '../bank/index.js';
-import { CrawlRepo, probeImage } from '../bank/index.js';
+import { CrawlRepo, probeImage, type Validators } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import { checkCaption } from '../ingest/language.js';
 import type { Logger } from '../util/log.js';
@@ -28,6 +28,7 @@ import { HostScheduler, RobotsCache } from './politeness.js';
 import { defaultSitesDir, hostAllowed, isArticle, loadSites, type SiteProfile } from './sites.js';
 
 export interface CrawlOptions {
+  /** One cycle and return (what every call does: the daemon schedules cycles); kept for the stage contract. */
   once?: boolean;
   site?: string;
   signal?: AbortSignal;
@@ -122,7 +123,7 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
   crawleeLog.setLevel(LogLevel.ERROR); // our logger reports; crawlee's own info lines would pollute stderr
   const storage = new MemoryStorage({ localDataDirectory: bank.subdir('crawl'), persistStorage: true, writeMetadata: false });
   const crawleeConfig = new Configuration({ storageClient: storage, purgeOnStart: false, persistStorage: true });
-  const scheduler = new HostScheduler();
+  const scheduler = new HostScheduler(cc.maxConcurrency);
   const baseFetch = {
     userAgent: cc.userAgent,
     timeoutMs: cc.requestTimeoutSecs * 1000,
@@ -145,7 +146,11 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
    * through the same three checks with its own slot (the target may be another host). */
   const politeFetch = async (site: SiteProfile, url: string, maxBytes: number, headers?: Record<string, string>): Promise<FetchResult> => {
     const slot = async (u: string) => {
-      await checkHost(new URL(u).hostname, cc.allowPrivateAddresses);
+      try {
+        await checkHost(new URL(u).hostname, cc.allowPrivateAddresses);
+      } catch (err) {
+        throw err instanceof FetchRefused ? err : new FetchRefused('network', `${new URL(u).hostname}: ${(err as Error).message}`);
+      }
       const verdict = await robots.check(u);
       if (!verdict.allowed) throw new FetchRefused('robots', `${u}: ${verdict.reason}`);
       const delay = Math.max(cc.perHostDelayMs, site.limits.delayMs ?? 0, verdict.crawlDelayMs);
@@ -170,7 +175,7 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
 
   const robotsRefused = (err: unknown) => err instanceof FetchRefused && err.reason === 'robots';
 
-  const handle = async (site: SiteProfile, queue: RequestQueueV1, req: Request<UserData>, counters: { articles: number }) => {
+  const handle = async (site: SiteProfile, queue: RequestQueueV1, req: Request<UserData>, counters: { articles: number; listings: number }) => {
     const { kind, depth } = req.userData;
     const url = req.url;
     if (kind === 'article') {
@@ -185,7 +190,13 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
       await harvestArticle(site, norm);
       return;
     }
-    // Listing pages, feeds and sitemaps: conditional GET with the stored validators.
+    // Listing pages, feeds and sitemaps: conditional GET with the stored validators. Their number per cycle is
+    // bounded like the articles' (a depth-3 walk of a news site's sections would otherwise have no end).
+    if (kind === 'listing' && depth > 0 && counters.listings >= (site.limits.maxPages ?? cc.maxPagesPerSite)) {
+      bump(summary.refused, 'site-listing-limit');
+      return;
+    }
+    if (kind === 'listing') counters.listings++;
     const v = repo.validators(url);
     const headers: Record<string, string> = {};
     if (v?.etag) headers['if-none-match'] = v.etag;
@@ -228,7 +239,9 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
       }
     }
     if (toAdd.length) await queue.addRequests(toAdd);
-    if (res.status === 200) repo.setValidators(url, { etag: res.headers.get('etag'), lastModified: res.headers.get('last-modified') });
+    // Validators are stored only once the queue has written the links to disk (see the end of runCrawl): a 304
+    // next time must not hide links a killed run never persisted.
+    if (res.status === 200) pendingValidators.push([url, { etag: res.headers.get('etag'), lastModified: res.headers.get('last-modified') }]);
   };
 
   const harvestArticle = async (site: SiteProfile, pageUrl: string) => {
@@ -352,6 +365,7 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
   };
 
   const queueCycle = new Map<string, number>();
+  const pendingValidators: [string, Validators][] = [];
 
   const runSite = async (site: SiteProfile) => {
     const queue = await RequestQueueV1.open(`site-${site.name}`, { config: crawleeConfig });
@@ -377,7 +391,7 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
       summary.resumed.push(site.name);
       log?.info(`crawl ${site.name}: resuming cycle ${cycle}`);
     }
-    const counters = { articles: 0 };
+    const counters = { articles: 0, listings: 0 };
     // Our own end-of-queue test: crawlee's isFinished() waits ~10 s "for consistency" on every empty head, and
     // concurrent fetchNextRequest() calls race on V1's head cache, so heads are taken one at a time.
     let active = 0;
@@ -426,7 +440,14 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
     summary.queued += Math.max(0, (info?.totalRequestCount ?? 0) - (info?.handledRequestCount ?? 0));
   };
 
-  await Promise.all(sites.map(runSite));
+  try {
+    await Promise.all(sites.map(runSite));
+  } finally {
+    await storage.teardown(); // waits for crawlee's background writes of the queues
+    bank.transaction(() => {
+      for (const [u, v] of pendingValidators) repo.setValidators(u, v);
+    });
+  }
   summary.aborted = Boolean(signal?.aborted);
   return summary;
 }

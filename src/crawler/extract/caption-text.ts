@@ -11,6 +11,8 @@ const PREFIXES = [
   /^(image caption|caption|photo caption|media caption|imagecaption|enlarge this image|toggle caption|hide caption|show caption|expand)\s*[:：,]?\s*/i,
   /^(图注|圖註|图说|圖說)\s*[:：]\s*/,
   /^[▲▼△▽↑↓◆■●☆★]+\s*/,
+  // Agency datelines: "WASHINGTON - FEBRUARY 26: ...", "LONDON, ENGLAND - MAY 3: ..."
+  /^[A-Z][A-Z .,'-]{2,40}\s[-–—]\s(?:JANUARY|FEBRUARY|MARCH|APRIL|MAY|JUNE|JULY|AUGUST|SEPTEMBER|OCTOBER|NOVEMBER|DECEMBER)\s\d{1,2}(?:,\s\d{4})?:\s*/,
   /^(image|photo|slide|picture|图|圖)\s*\d+\s*(of|\/|／)\s*\d+\s*[:：.]?\s*/i,
   /^\d+\s*(of|\/|／)\s*\d+\s+/i,
   /^(previous|next)\s+(image|slide)\s*/i,
@@ -34,10 +36,12 @@ const ZH_CREDIT_TRAILING: RegExp[] = [
 const ZH_TAIL_CREDIT = /(?<!拍)[摄攝](?![影像])|供[图圖]|[图圖]\s*[／/:：]|来源|來源|资料图|資料圖|截[图圖]/u;
 
 const CREDIT_ONLY: RegExp[] = [
-  /^\(?(?:photo(?:graph)?s?|image|picture|credit|photo credit|illustration|source|courtesy)\b.{0,80}$/i,
+  /^\(?(?:photo(?:graph)?s?|image|picture|credit|photo credit|illustration|source|file photo)\s*(?:by\b|:|：|courtesy\b|\/).{0,80}$/i,
+  /^\(?(?:credit|source)\s+.{0,60}$/i,
   /^(?:[\p{L}.'-]+\s){0,4}[\p{L}.'-]+\s*\/\s*(?:AP|AFP|Reuters|Getty Images|EPA|Bloomberg|Xinhua|Shutterstock|Getty)\b.{0,40}$/iu,
   /^(?:AP|AFP|Reuters|Getty Images|Getty|EPA|Bloomberg|Xinhua|Shutterstock|iStock|PA|AKM-GSI|USATSI|Handout)(?:\s*(?:photo|images?|\/.*))?$/i,
   /^courtesy\b.*$/i,
+  /^\([^()]{1,40}\)$/,
   /^[（(]?(?:图|圖|图片|圖片|图源|来源|來源|图片来源|圖片來源)\s*[：:／/].{0,40}$/u,
   /^[（(]?(?:新华社|新華社|中新社|中央社)?(?:记者|記者)?\s*[\p{Script=Han}A-Za-z·\s]{1,16}\s*(?:摄|攝|供图|供圖)[）)]?$/u,
   /^[（(]?(?:资料图|資料圖|视频截图|網絡圖片|网络图片)[^\p{Script=Han}]{0,4}[）)]?$/u,

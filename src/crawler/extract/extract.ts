@@ -54,7 +54,7 @@ const CREDIT_CLASS = /credit|byline|copyright|source|photographer|attribution|au
 const ZH_MARKERS = /(?<!拍)摄(?![影像制])|(?<!拍)攝(?![影像製])|供图|供圖|图片来源|圖片來源|新华社记者|新華社記者|◎|图为|圖為|图注|圖註|资料图|資料圖|截图|截圖|图／|圖／|图\/|圖\/|（图|\(图/;
 const EN_PHOTO_CREDIT = /\((?:xinhua|photo|reuters|ap|afp|epa|xinhua\/[^)]+|photo by [^)]+|[^)]*\/(?:xinhua|reuters|ap|afp))\)\s*$/i;
 const ALT_CREDIT = /\((?:[^()]*\/[^()]*|(?:AP |Reuters |AFP )?photo[^()]*|[^()]*(?:file photo|courtesy)[^()]*)\)\s*$/i;
-const RELATED_TEXT = /^(相关新闻|相關新聞|相关阅读|相關閱讀|延伸阅读|延伸閱讀|热点推荐|related( stories| articles| coverage)?|more|watch|video)$|\b\d+\s+(hours?|minutes?|mins?|days?)\s+ago\b|阅读\s*\d|人参与|\d+\s*评论|跟帖|点击|\bread more\b/i;
+const RELATED_TEXT = /^(video|watch|listen|audio|gallery|inside|related|read more|see also|more|recommended|sponsored|advertisement)\s*[:：]|\bEMBED\s*<>|\bMore Videos\b|^(相关新闻|相關新聞|相关阅读|相關閱讀|延伸阅读|延伸閱讀|热点推荐|related( stories| articles| coverage)?|more|watch|video)$|\b\d+\s+(hours?|minutes?|mins?|days?)\s+ago\b|阅读\s*\d|人参与|\d+\s*评论|跟帖|点击|\bread more\b/i;
 
 const BLOCK_TAGS = new Set(['p', 'div', 'center', 'section', 'td', 'li', 'figure', 'span', 'a', 'strong', 'b', 'font', 'h2', 'h3', 'h4', 'h5', 'h6', 'dd', 'dt', 'em', 'i', 'picture', 'article']);
 
@@ -132,7 +132,7 @@ export function isDecorative(el: Element, url: string): string | null {
   ancestors(el).forEach((a, depth) => {
     if (a.name === 'nav' || a.name === 'footer' || a.name === 'aside' || a.name === 'video') bad = true;
     // Page-level wrappers carry site-wide class names ("blq-int-nav"); only the image's own neighbourhood counts.
-    if (depth < 6 && BAD_CONTAINER.test(classId(a))) bad = true;
+    if (depth < 6 && a.name !== 'article' && a.name !== 'main' && BAD_CONTAINER.test(classId(a))) bad = true;
   });
   if (bad) return 'container';
   return null;
@@ -281,7 +281,13 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
   });
   $('noscript').remove();
 
-  const bodyText = sampleText($('body').toArray()[0] as AnyNode | undefined, 20000);
+  // Article paragraphs decide the language when there are enough of them (navigation and embeds are often English).
+  let paraText = '';
+  for (const p of $('p').toArray().slice(0, 400)) {
+    paraText += sampleText(p as AnyNode, 2000) + ' ';
+    if (paraText.length > 20000) break;
+  }
+  const bodyText = paraText.replace(/\s+/g, '').length >= 200 ? paraText : sampleText($('body').toArray()[0] as AnyNode | undefined, 20000);
   const lang = opts.lang ?? detectPageLang($, bodyText + ' ' + $('title').text());
   const zh = lang === 'zh';
 
@@ -309,6 +315,8 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
     if (!cleaned) return false;
     const len = [...cleaned.caption].length;
     if (len < 2 || len > (zh ? 300 : 600)) return false;
+    if (!zh && !/\s/.test(cleaned.caption)) return false; // one English word is a label or a name tag, not a caption
+    if (zh && !/\p{Script=Han}/u.test(cleaned.caption)) return false; // an English caption on a Chinese page belongs to an embed or an ad
     if (RELATED_TEXT.test(cleaned.caption)) return false;
     if (capEl) usedCaptionEls.add(capEl);
     seenUrl.add(c.url);
