@@ -9,7 +9,7 @@ const setName = process.argv[2] ?? 'mining-flickr8k';
 const set = readSet(path.join('/work/shared/data', setName));
 const feats = loadCv2Features(path.join('bench/.cache/cv2', setName));
 const env = (k: string, d: number) => (process.env[k] ? Number(process.env[k]) : d);
-const idx = new LshIndex({ tables: env('T', 8), bits: env('B', 14), probes: env('P', 4), maxBucket: env('MB', 2000), seed: 1 });
+const idx = new LshIndex({ tables: env('T', 8), bits: env("B", 16), probes: env("P", 2), maxBucket: env("MB", 300), seed: 1 });
 const slotIds: string[] = [];
 const prepared: Prepared[] = [];
 let t0 = performance.now();
@@ -24,7 +24,7 @@ idx.merge();
 const buildMs = performance.now() - t0;
 const params = {
   ratio: env('R', 0.8), ransacThreshold: env('TH', 8), ransacIterations: 2000, minInliers: env('MI', 12),
-  voteHamming: env("VH", 10), matchHamming: env("MH", 18), farDistance: env("FD", 0.6), shortlist: env('S', 30), mirror: env('M', 1) === 1,
+  voteHamming: env("VH", 10), matchHamming: env("MH", 16), farDistance: env("FD", 0.6), shortlist: env('S', 30), mirror: env('M', 1) === 1,
 };
 const ranked = new Map<string, string[]>();
 const lat: number[] = []; const tim = { p: 0, v: 0, x: 0 };
@@ -32,7 +32,7 @@ let inShort = 0, nTruth = 0;
 const pos: string[] = [], neg: number[] = [];
 let negMaxScore = 0, negNonZero = 0, negCount = 0;
 const misses: string[] = [];
-for (const s of set.sources) {
+for (const s of set.sources.slice(0, env("Q", 1e9))) {
   const f = feats.get(s.id)!;
   t0 = performance.now();
   const r = search(idx, (slot) => prepared[slot], f, params);

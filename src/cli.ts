@@ -29,6 +29,7 @@ export const COMMANDS: Array<{ name: string; summary: string; load: () => Promis
   { name: 'export', summary: 'write the emitted pairs as TSV, JSONL, TMX or Moses', load: async () => (await import('./commands/export.js')).registerExport },
   { name: 'daemon', summary: 'run the pipeline on schedules, with /healthz and /metrics', load: async () => (await import('./commands/daemon.js')).registerDaemon },
   { name: 'eval', summary: 'P@n, emitted precision, coverage on a labelled set', load: async () => (await import('./commands/eval.js')).registerEval },
+  { name: 'serve', summary: 'the review page: pairs, both photos with keypoint matches, aligned captions, judgements', load: async () => (await import('./commands/serve.js')).registerServe },
 ];
 
 const GLOBAL_WITH_VALUE = new Set(['--data', '--config', '--log-level']);

@@ -8,6 +8,33 @@ import { testCacheRoot, testLexicon } from './helpers/comparability.js';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 
+/** Runs the CLI in this process (the lexicon is already loaded here), capturing stdout, stderr and the exit code. */
+async function cliHere(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { buildProgram, commandNameIn } = await import('../src/cli.js');
+  const out: string[] = [];
+  const err: string[] = [];
+  const saved = { out: process.stdout.write, err: process.stderr.write, code: process.exitCode, xdg: process.env.XDG_CACHE_HOME };
+  process.stdout.write = ((chunk: string | Uint8Array) => (out.push(String(chunk)), true)) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array) => (err.push(String(chunk)), true)) as typeof process.stderr.write;
+  process.env.XDG_CACHE_HOME = testCacheRoot();
+  process.exitCode = 0;
+  let code: number | null = 0;
+  try {
+    const program = await buildProgram(commandNameIn(args));
+    await program.exitOverride().parseAsync(['node', 'capbridge', ...args]);
+    code = Number(process.exitCode ?? 0);
+  } catch {
+    code = Number(process.exitCode || 1);
+  } finally {
+    process.stdout.write = saved.out;
+    process.stderr.write = saved.err;
+    process.exitCode = saved.code;
+    if (saved.xdg === undefined) delete process.env.XDG_CACHE_HOME;
+    else process.env.XDG_CACHE_HOME = saved.xdg;
+  }
+  return { code, stdout: out.join(''), stderr: err.join('') };
+}
+
 function cli(args: string[]): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
     cwd: ROOT,
@@ -67,26 +94,26 @@ describe('comparability: score and calibrate commands', function () {
     expect(fs.existsSync(path.join(dir, 'nodata'))).to.equal(false); // scoring creates no data dir
   });
 
-  it('score --en --zh prints the explanation', () => {
-    const r = cli(['--data', path.join(dir, 'nodata'), 'score', '--en', 'A dog on the beach.', '--zh', '海滩上的一只小狗。']);
+  it('score --en --zh prints the explanation', async () => {
+    const r = await cliHere(['--data', path.join(dir, 'nodata'), 'score', '--en', 'A dog on the beach.', '--zh', '海滩上的一只小狗。']);
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stdout).to.match(/C = 0\.\d+ +level (par|com|pse|inc)/);
     expect(r.stdout).to.contain('dog ↔ 小狗');
   });
 
-  it('a malformed pairs file gives FILE:LINE errors', () => {
+  it('a malformed pairs file gives FILE:LINE errors', async () => {
     const file = path.join(dir, 'bad.tsv');
     fs.writeFileSync(file, 'level\ten\tzh\npar\tA dog.\t一只狗。\npar\tonly english\n');
-    const r = cli(['score', '--pairs', file, '--json']);
+    const r = await cliHere(['--data', path.join(dir, 'nodata'), 'score', '--pairs', file, '--json']);
     expect(r.code).to.not.equal(0);
     expect(r.stderr).to.contain(`${file}:3:`);
   });
 
-  it('calibrate fits weights and thresholds and writes a config file that loadConfig accepts', () => {
+  it('calibrate fits weights and thresholds and writes a config file that loadConfig accepts', async () => {
     const file = path.join(dir, 'labelled.tsv');
     fs.writeFileSync(file, 'level\ten\tzh\n' + LABELLED.map((r) => r.join('\t')).join('\n') + '\n');
     const out = path.join(dir, 'calibrated.yaml');
-    const r = cli(['--data', path.join(dir, 'nodata'), 'calibrate', '--pairs', file, '--out', out, '--json']);
+    const r = await cliHere(['--data', path.join(dir, 'nodata'), 'calibrate', '--pairs', file, '--out', out, '--json']);
     expect(r.code, r.stderr).to.equal(0);
     const res = JSON.parse(r.stdout.trim());
     expect(res.pairs).to.equal(LABELLED.length);

@@ -14,10 +14,16 @@ interface Running {
 }
 
 /** Spawns `capbridge daemon --port 0` and resolves once it prints its bound port. */
+/** No site profiles: the crawl stage has nothing to fetch (tests use no network). */
+export function noSitesEnv(): Record<string, string> {
+  const dir = tempDir('capbridge-nosites-');
+  return { CAPBRIDGE_CRAWLER__SITES_DIR: dir };
+}
+
 function startDaemon(data: string, extra: string[] = []): Promise<Running> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src', 'cli.ts'), '--data', data, 'daemon', '--port', '0', ...extra], {
     cwd: REPO_ROOT,
-    env: { ...process.env, CI: '1' },
+    env: { ...process.env, CI: '1', ...noSitesEnv() },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -47,7 +53,7 @@ describe('daemon lifecycle', function () {
       expect(lock.pid).to.equal(d.child.pid);
       // wait for the first cycle to be recorded
       let health: Record<string, unknown> = {};
-      for (let i = 0; i < 100; i++) {
+      for (let i = 0; i < 500; i++) {
         health = (await (await fetch(`http://127.0.0.1:${d.port}/healthz`)).json()) as Record<string, unknown>;
         if (health.cycles) break;
         await new Promise((r) => setTimeout(r, 100));

@@ -8,6 +8,7 @@ export { LATEST_SCHEMA_VERSION } from './db.js';
 export { CrawlRepo, type Validators, type RobotsRow } from './crawl.js';
 export { PairsRepo, LEVELS, LEVEL_RANK, textKey, type PairLevel, type PairDecision, type PairRow, type PairForExport, type PairCandidate } from './pairs.js';
 export { FeaturesRepo, type StoredFeatures } from './features.js';
+export { ReviewsRepo, VERDICTS, type Verdict, type Review, type ReviewState, type PairListFilter, type PairListKind, type PairListSort, type ListCursor, type ReviewPairRow, type LabelledPair } from './reviews.js';
 export { TermStatsRepo } from './term-stats.js';
 export { LshRepo, type LshRow } from './lsh.js';
 export { CandidatesRepo, type CandidateInput, type Candidate, type CandidateJoined } from './candidates.js';

@@ -284,15 +284,22 @@ export class PairsRepo {
     return (this.db.prepare('SELECT COUNT(*) AS n FROM candidates').get() as { n: number }).n;
   }
 
-  /** Emitted pairs to export (with item provenance), grouped by caption texts (text_key), best score first in a group. */
-  *iterateForExport(opts: { minLevel: PairLevel; onlyNew: boolean }): IterableIterator<PairForExport> {
+  /**
+   * Emitted pairs to export (with item provenance), grouped by caption texts (text_key), best score first in a group.
+   * `reviewed` (the review page's judgements, migration 8): instead of the emitted pairs, the pairs a linguist
+   * accepted / rejected / judged at all, emitted or not, at the linguist's level when one was set.
+   */
+  *iterateForExport(opts: { minLevel: PairLevel; onlyNew: boolean; reviewed?: 'accepted' | 'rejected' | 'all' }): IterableIterator<PairForExport> {
+    const r = opts.reviewed;
     const stmt = this.db.prepare(
-      `SELECT ${COLUMNS}, s.ext_id AS sourceExtId, t.ext_id AS targetExtId, s.page_url AS sourceUrl, t.page_url AS targetUrl,
+      `SELECT ${r ? COLUMNS.replace('p.level,', 'COALESCE(r.level, p.level) AS level,') : COLUMNS}, s.ext_id AS sourceExtId, t.ext_id AS targetExtId, s.page_url AS sourceUrl, t.page_url AS targetUrl,
               s.image_url AS sourceImage, t.image_url AS targetImage,
               COALESCE(s.fetched_at, s.imported_at) AS sourceHarvestedAt, COALESCE(t.fetched_at, t.imported_at) AS targetHarvestedAt,
               ${opts.onlyNew ? `EXISTS (SELECT 1 FROM pairs q WHERE q.text_key = p.text_key AND q.emitted = 1 AND q.exported_at IS NOT NULL)` : '0'} AS textExported
        FROM pairs p JOIN items s ON s.id = p.source_item_id JOIN items t ON t.id = p.target_item_id
-       WHERE p.emitted = 1 AND p.level_rank >= ? ${opts.onlyNew ? 'AND p.exported_at IS NULL' : ''}
+       ${r ? 'JOIN reviews r ON r.source_item_id = p.source_item_id AND r.target_item_id = p.target_item_id' : ''}
+       WHERE ${r ? `${r === 'all' ? '1' : `r.verdict = '${r === 'accepted' ? 'accepted' : 'rejected'}'`} AND p.en <> '' AND p.zh <> ''
+             AND COALESCE(r.level_rank, p.level_rank) >= ?` : 'p.emitted = 1 AND p.level_rank >= ?'} ${opts.onlyNew ? 'AND p.exported_at IS NULL' : ''}
        ORDER BY p.text_key, p.c DESC, p.id`,
     );
     yield* stmt.iterate(LEVEL_RANK[opts.minLevel]) as IterableIterator<PairForExport>;

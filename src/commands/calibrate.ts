@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { calibrate, type Figures } from '../comparability/calibrate.js';
 import { readPairsFile } from '../comparability/pairs-file.js';
+import { labelledPairsFromReviews } from '../review/labelled.js';
 import { writeConfigFile } from '../config/load.js';
 import { UserError } from '../util/errors.js';
 import { action, printJson } from './context.js';
@@ -24,15 +25,22 @@ export function registerCalibrate(program: Command): void {
   program
     .command('calibrate')
     .description('fit the C-measure weights and level thresholds on labelled pairs (TSV: level, en, zh) and write them to a config file')
-    .requiredOption('--pairs <file>', 'TSV with a header and columns level (par|com|pse|inc), en, zh; others ignored')
+    .option('--pairs <file>', 'TSV with a header and columns level (par|com|pse|inc), en, zh; others ignored')
+    .option('--from-reviews', 'also learn from the judgements made on the review page (capbridge serve) in the bank')
     .option('--out <file>', 'config file to write (other keys in it are kept); default: the --config file, else <data>/calibration.yaml')
     .option('--precision <p>', 'precision target for the pairs emitted at or above export.minLevel', '0.9')
     .option('--json', 'print the figures and the fitted values as JSON')
     .action(
-      action(async (ctx, opts: { pairs: string; out?: string; precision: string; json?: boolean }) => {
+      action(async (ctx, opts: { pairs?: string; fromReviews?: boolean; out?: string; precision: string; json?: boolean }) => {
         const precision = Number(opts.precision);
         if (!(precision > 0 && precision <= 1)) throw new UserError(`--precision: expected a number in (0, 1], got "${opts.precision}"`);
-        const rows = await readPairsFile(opts.pairs, { requireLevel: true });
+        if (!opts.pairs && !opts.fromReviews) throw new UserError('calibrate: give --pairs FILE.tsv, --from-reviews, or both');
+        const rows = opts.pairs ? await readPairsFile(opts.pairs, { requireLevel: true }) : [];
+        if (opts.fromReviews) {
+          const judged = labelledPairsFromReviews(ctx.bank, { minLevel: ctx.config.export.minLevel });
+          if (!judged.length) throw new UserError(`calibrate --from-reviews: no judgements in ${ctx.dataDir} (judge pairs with capbridge serve)`);
+          rows.push(...judged.map((j) => ({ line: 0, en: j.en, zh: j.zh, level: j.label })));
+        }
         const scorer = scorerForCommand(ctx, rows);
         const feats = rows.map((r) => ({ level: r.level!, ...scorer.features(r.en, r.zh) }));
         const res = calibrate(ctx.config, feats, { precision });

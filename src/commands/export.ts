@@ -20,10 +20,11 @@ export function registerExport(program: Command): void {
     .requiredOption('--out <path>', 'output file (Moses: the prefix of PATH.en and PATH.zh)')
     .addOption(new Option('--min-level <level>', 'lowest comparability level exported (default: config export.minLevel)').choices(['par', 'com', 'pse']))
     .option('--new', 'only pairs never exported before (the export watermark in the bank)')
+    .addOption(new Option('--reviewed <which>', 'the pairs judged on the review page instead of the emitted pairs (at the linguist\'s level when set)').choices(['accepted', 'rejected', 'all']))
     .option('--candidates', 'with --format jsonl: export the image-matching candidates instead of pairs')
     .option('--json', 'print the summary as JSON')
     .action(
-      action(async (ctx, opts: { format: ExportFormat; out: string; minLevel?: PairLevel; new?: boolean; candidates?: boolean; json?: boolean }) => {
+      action(async (ctx, opts: { format: ExportFormat; out: string; minLevel?: PairLevel; new?: boolean; reviewed?: 'accepted' | 'rejected' | 'all'; candidates?: boolean; json?: boolean }) => {
         const out = path.resolve(opts.out);
         if (opts.candidates) {
           if (opts.format !== 'jsonl') throw new UserError('export --candidates: only --format jsonl is supported');
@@ -35,7 +36,7 @@ export function registerExport(program: Command): void {
           return 0;
         }
         const summary = exportPairs(ctx.bank, ctx.config, {
-          format: opts.format, out, minLevel: opts.minLevel, onlyNew: Boolean(opts.new), logger: ctx.logger,
+          format: opts.format, out, minLevel: opts.minLevel, onlyNew: Boolean(opts.new), reviewed: opts.reviewed, logger: ctx.logger,
         });
         if (opts.json) printJson(summary);
         else {

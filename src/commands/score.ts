@@ -16,7 +16,9 @@ import { action, printJson, type Context } from './context.js';
  */
 export function scorerForCommand(ctx: Context, captions: Array<{ en?: string; zh?: string }>): Scorer {
   const hasBank = fs.existsSync(path.join(ctx.dataDir, DB_FILE));
-  const scorer = hasBank ? createScorer(ctx.config, { bank: ctx.bank }) : createScorer(ctx.config, {});
+  // The lexicon cache lives in the data dir when there is one; scoring alone never creates it.
+  const dataDir = fs.existsSync(ctx.dataDir) ? ctx.dataDir : undefined;
+  const scorer = hasBank ? createScorer(ctx.config, { bank: ctx.bank }) : createScorer(ctx.config, { dataDir });
   const st = scorer.termStats;
   if (st.docs.en < MIN_DOCS_FOR_IDF || st.docs.zh < MIN_DOCS_FOR_IDF) addCaptionsToIdf(scorer, captions);
   const s = scorer.lexicon.stats;

@@ -66,8 +66,45 @@ export function toSimplified(text: string): string {
 
 const numTok = (e: NumEntity): string => (e.kind === 'number' ? `#${e.key.slice(7)}` : `#${e.key}`);
 
+/** Chinese length in comparable units: Han characters, plus one per run of digits or Latin letters. */
+export function chineseLength(s: string): number {
+  let n = 0;
+  let inRun = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if ((c >= 0x4e00 && c <= 0x9fff) || (c >= 0x3400 && c <= 0x4dbf) || (c >= 0xf900 && c <= 0xfaff)) {
+      n++;
+      inRun = false;
+    } else if ((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 0xff10 && c <= 0xff19)) {
+      if (!inRun) n++;
+      inRun = true;
+    } else inRun = false;
+  }
+  return n;
+}
+
+/** English length: words (runs of letters and digits, joined by apostrophes or hyphens). */
+export function englishLength(s: string): number {
+  let n = 0;
+  let inWord = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const alnum = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c > 0xbf;
+    if (alnum) {
+      if (!inWord) n++;
+      inWord = true;
+    } else if (inWord && (c === 39 || c === 0x2019 || c === 45) && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      inWord = (d >= 48 && d <= 57) || (d >= 65 && d <= 90) || (d >= 97 && d <= 122);
+    } else inWord = false;
+  }
+  return n;
+}
+
 export class Analyzer {
   private enMemo = new Map<string, string>();
+  private zhMemo = new Map<string, { token: string; entity: Entity | null } | null>();
+  private compoundMemo = new Map<string, Map<string, string | null>>();
   constructor(
     private readonly lex: Lexicon,
     private readonly opts: AnalyzeOptions = { enCompounds: true },
@@ -90,10 +127,22 @@ export class Analyzer {
     return l;
   }
 
+  private wordMemo = new Map<string, string | null>();
+  /** The lemma of a word, or null for a stopword, a one-letter word or digits (memoised). */
+  private contentLemma(w: string): string | null {
+    let l = this.wordMemo.get(w);
+    if (l === undefined) {
+      l = EN_STOPWORDS.has(w) || w.length < 2 || /^\d+$/.test(w) ? null : this.lemma(w);
+      if (this.wordMemo.size > 200_000) this.wordMemo.clear();
+      this.wordMemo.set(w, l);
+    }
+    return l;
+  }
+
   english(text: string): Analysis {
     const { entities: nums, rest } = scanEnglishNumbers(text);
     const entities: Entity[] = nums.map((e) => ({ kind: e.kind, key: e.key, text: e.text }));
-    const length = (text.match(/[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*/g) ?? []).length;
+    const length = englishLength(text);
     // Capitalised spans that are not just the sentence's first word: names of people, places, organisations.
     const spanRe = /\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|the|and)\s+)?[A-Z][\w'’.-]*)*/g;
     for (const m of rest.matchAll(spanRe)) {
@@ -118,15 +167,22 @@ export class Analyzer {
     const tokens: string[] = [];
     let prevWord: string | null = null; // previous kept word, for compounds (stopwords break a compound)
     for (const w of words) {
-      if (EN_STOPWORDS.has(w) || w.length < 2 || /^\d+$/.test(w)) {
+      const l = this.contentLemma(w);
+      if (l === null) {
         prevWord = null;
         continue;
       }
-      const l = this.lemma(w);
       if (this.opts.enCompounds && prevWord !== null) {
-        const compound = `${prevWord}_${l}`;
-        const compound2 = `${prevWord}_${w}`;
-        const hit = this.lex.isWordNetLemma(compound) ? compound : this.lex.isWordNetLemma(compound2) ? compound2 : null;
+        let row = this.compoundMemo.get(prevWord);
+        if (!row) this.compoundMemo.set(prevWord, (row = new Map()));
+        let hit = row.get(w);
+        if (hit === undefined) {
+          const compound = `${prevWord}_${l}`;
+          const compound2 = `${prevWord}_${w}`;
+          hit = this.lex.isWordNetLemma(compound) ? compound : this.lex.isWordNetLemma(compound2) ? compound2 : null;
+          row.set(w, hit);
+          if (this.compoundMemo.size > 100_000) this.compoundMemo.clear();
+        }
         if (hit) {
           tokens[tokens.length - 1] = hit;
           prevWord = null;
@@ -144,13 +200,26 @@ export class Analyzer {
     const simp = toSimplified(text);
     const { entities: nums, rest } = scanChineseNumbers(simp);
     const entities: Entity[] = nums.map((e) => ({ kind: e.kind, key: e.key, text: e.text }));
-    const length = (simp.match(/\p{Script=Han}/gu) ?? []).length + (simp.match(/[0-9０-９]+|[A-Za-z]+/g) ?? []).length;
+    const length = chineseLength(simp);
     const tokens: string[] = [];
     for (const w of getJieba().cut(rest, false)) {
-      if (ZH_STOPWORDS.has(w) || isPunctOrSpace(w)) continue;
-      const p = this.lex.properNoun(w);
-      if (p) entities.push({ kind: p.kind, key: p.name.toLowerCase(), text: w });
-      tokens.push(/^[A-Za-z]+$/.test(w) ? this.lemma(w.toLowerCase()) : w);
+      // One memo lookup per word instead of the stopword, punctuation, proper-noun and Latin checks.
+      let info = this.zhMemo.get(w);
+      if (info === undefined) {
+        if (ZH_STOPWORDS.has(w) || isPunctOrSpace(w)) info = null;
+        else {
+          const p = this.lex.properNoun(w);
+          info = {
+            token: /^[A-Za-z]+$/.test(w) ? this.lemma(w.toLowerCase()) : w,
+            entity: p ? { kind: p.kind, key: p.name.toLowerCase(), text: w } : null,
+          };
+        }
+        if (this.zhMemo.size > 200_000) this.zhMemo.clear();
+        this.zhMemo.set(w, info);
+      }
+      if (info === null) continue;
+      if (info.entity) entities.push({ ...info.entity });
+      tokens.push(info.token);
     }
     for (const e of nums) tokens.push(numTok(e));
     return { tokens, entities, length };

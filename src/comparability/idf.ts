@@ -13,10 +13,12 @@ export const MIN_DOCS_FOR_IDF = 20;
 export class TermStats implements IdfSource {
   readonly docs: Record<Lang, number> = { en: 0, zh: 0 };
   readonly df: Record<Lang, Map<string, number>> = { en: new Map(), zh: new Map() };
+  private memo: Record<Lang, Map<string, number>> = { en: new Map(), zh: new Map() };
 
   /** Adds one caption's distinct terms. */
   addDocument(lang: Lang, tokens: Iterable<string>): void {
     this.docs[lang]++;
+    this.memo[lang].clear();
     const m = this.df[lang];
     for (const t of new Set(tokens)) m.set(t, (m.get(t) ?? 0) + 1);
   }
@@ -24,12 +26,18 @@ export class TermStats implements IdfSource {
   set(lang: Lang, docs: number, df: Iterable<[string, number]>): void {
     this.docs[lang] = docs;
     this.df[lang] = new Map(df);
+    this.memo[lang].clear();
   }
 
   idf(lang: Lang, term: string): number {
     const n = this.docs[lang];
     if (n < MIN_DOCS_FOR_IDF) return 1;
-    return Math.log((n + 1) / ((this.df[lang].get(term) ?? 0) + 1)) + 1;
+    let v = this.memo[lang].get(term);
+    if (v === undefined) {
+      v = Math.log((n + 1) / ((this.df[lang].get(term) ?? 0) + 1)) + 1;
+      this.memo[lang].set(term, v);
+    }
+    return v;
   }
 }
 

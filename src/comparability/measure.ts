@@ -16,6 +16,10 @@ export interface MeasureOptions {
   /** Chinese compounds also match through their head word (小狗 → 狗 → dog). */
   compounds: boolean;
   synonymWeight: number;
+  /** A Chinese compound may link once per part (黑狗 ↔ black + dog); off = strictly one-to-one. */
+  multiLink: boolean;
+  /** Derivationally related senses (skier ↔ ski, rider ↔ ride), 0 = off. */
+  derivationWeight: number;
   hypernymWeights: [number, number];
   headWeight: number;
   /** Other parts of a compound (雪地 → 雪 snow), 0 = off. */
@@ -29,6 +33,8 @@ export const DEFAULT_MEASURE: MeasureOptions = {
   wordnet: true,
   compounds: true,
   synonymWeight: 0.9,
+  multiLink: true,
+  derivationWeight: 0.6,
   hypernymWeights: [0.6, 0.4],
   headWeight: 0.7,
   partsWeight: 0.5,
@@ -36,7 +42,7 @@ export const DEFAULT_MEASURE: MeasureOptions = {
   senseDecay: 0.85,
 };
 
-export const BASELINE_MEASURE: MeasureOptions = { ...DEFAULT_MEASURE, wordnet: false, compounds: false };
+export const BASELINE_MEASURE: MeasureOptions = { ...DEFAULT_MEASURE, wordnet: false, compounds: false, multiLink: false };
 
 /** Concept id → weight. Synsets are ids ≥ 0, lemmas negative ids (interned). */
 type Concepts = Map<number, number>;
@@ -50,7 +56,17 @@ interface Source {
   lemma: string;
   weight: number;
   label: string;
+  /** Which part of the Chinese word this is: 0 its head meaning, 1.. modifiers of a multi-word gloss, 10.. other parts. */
+  slot: number;
 }
+
+/** The best link between an English lemma and a Chinese word. */
+export interface LinkInfo {
+  sim: number;
+  slot: number;
+  gloss: string;
+}
+const NO_LINK: LinkInfo = { sim: 0, slot: 0, gloss: '' };
 
 export interface Link {
   en: string;
@@ -69,6 +85,10 @@ export interface Features {
 }
 
 /** Chinese nominal suffixes and particles that are not the semantic head of a compound (桌子 is not "a child"). */
+/** A single character inside a compound keeps only its first glosses (characters are very polysemous). */
+const SINGLE_CHAR_SENSES = 2;
+/** Hypernyms with more direct hyponyms than this (person, move, ...) are too general to link two words. */
+const MAX_HYPONYMS = 300;
 const LOCATIVES = new Set(['上', '里', '边', '中', '下', '内', '外', '旁', '前', '后', '面', '头', '间', '部']);
 const NOT_HEADS = new Set(['子', '儿', '们', '头', '者', '性', '化', '家', '的', '地', '上', '里', '中', '下', '边', '面', '着', '了', '过', '个', '只', '些', '士']);
 
@@ -90,9 +110,8 @@ function bestShared(a: Concepts, b: Concepts): number {
 export class ConceptSpace {
   private lemmaIds = new Map<string, number>();
   private enMemo = new Map<string, ConceptSet>();
-  private zhMemo = new Map<string, ConceptSet>();
   private srcMemo = new Map<string, Source[]>();
-  private simMemo = new Map<string, Map<string, number>>();
+  private simMemo = new Map<string, Map<string, LinkInfo>>();
   private simCount = 0;
   constructor(
     private readonly lex: Lexicon,
@@ -116,9 +135,10 @@ export class ConceptSpace {
       let decay = 1;
       for (const s of synsets) {
         put(own, s, this.opts.synonymWeight * decay);
+        if (this.opts.derivationWeight > 0) for (const d of this.lex.derivations(s)) put(own, d, this.opts.derivationWeight * decay);
         for (const p of this.lex.hypernyms(s)) {
-          put(up, p, h1 * decay);
-          for (const q of this.lex.hypernyms(p)) put(up, q, h2 * decay);
+          if (this.lex.hyponymCount(p) <= MAX_HYPONYMS) put(up, p, h1 * decay);
+          for (const q of this.lex.hypernyms(p)) if (this.lex.hyponymCount(q) <= MAX_HYPONYMS) put(up, q, h2 * decay);
         }
         decay *= this.opts.senseDecay;
       }
@@ -138,11 +158,14 @@ export class ConceptSpace {
     return null;
   }
 
-  private addSenses(out: Source[], word: string, scale: number, prefix: string, maxSenses = Infinity): boolean {
+  private addSenses(out: Source[], word: string, scale: number, prefix: string, maxSenses = Infinity, slot = 0): boolean {
     const senses = this.lex.senses(word);
     if (!senses) return false;
     for (const s of senses.slice(0, maxSenses)) {
-      for (let i = 0; i < s.lemmas.length; i++) out.push({ lemma: s.lemmas[i]!, weight: s.weights[i]! * scale, label: prefix + s.text });
+      const n = s.lemmas.length;
+      for (let i = 0; i < n; i++) {
+        out.push({ lemma: s.lemmas[i]!, weight: s.weights[i]! * scale, label: prefix + s.text, slot: slot || (i === n - 1 ? 0 : 1 + i) });
+      }
     }
     return true;
   }
@@ -152,7 +175,7 @@ export class ConceptSpace {
     let out = this.srcMemo.get(word);
     if (out) return out;
     out = [];
-    if (word.startsWith('#')) out.push({ lemma: word, weight: 1, label: word });
+    if (word.startsWith('#')) out.push({ lemma: word, weight: 1, label: word, slot: 0 });
     else {
       const known = this.addSenses(out, word, 1, '');
       if (this.opts.compounds && word.length >= 2) {
@@ -162,91 +185,90 @@ export class ConceptSpace {
           this.addSenses(out, stem, this.opts.locativeWeight, `${stem}: `);
         }
         const h = this.head(word);
-        if (h) this.addSenses(out, h, this.opts.headWeight, `${h}: `);
+        if (h) this.addSenses(out, h, this.opts.headWeight, `${h}: `, h.length === 1 ? SINGLE_CHAR_SENSES : Infinity);
         // The other parts, left to right, longest first: modifiers (雪地 → 雪), or all parts of a word CC-CEDICT
         // does not know.
         const partsWeight = known ? this.opts.partsWeight : Math.max(this.opts.partsWeight, this.opts.headWeight * 0.8);
         if (partsWeight > 0) {
-          for (let i = 0; i < word.length - (h?.length ?? 0); ) {
+          for (let i = 0, k = 0; i < word.length - (h?.length ?? 0); k++) {
             let len = Math.min(this.lex.maxZhWordLength, word.length - i, word.length - 1);
             for (; len > 1 && !this.lex.hasZh(word.slice(i, i + len)); len--);
             const part = word.slice(i, i + len);
             if (this.lex.hasZh(part) && !NOT_HEADS.has(part) && !LOCATIVES.has(part)) {
-              this.addSenses(out, part, partsWeight, `${part}: `, len === 1 ? 3 : Infinity);
+              this.addSenses(out, part, partsWeight, `${part}: `, len === 1 ? SINGLE_CHAR_SENSES : Infinity, 10 + k);
             }
             i += len;
           }
         }
       }
-      if (!known && /^[a-z]/.test(word)) out.push({ lemma: word, weight: 1, label: word }); // Latin words in Chinese text
+      if (!known && /^[a-z]/.test(word)) out.push({ lemma: word, weight: 1, label: word, slot: 0 }); // Latin words in Chinese text
     }
     if (this.srcMemo.size > 200_000) this.srcMemo.clear();
     this.srcMemo.set(word, out);
     return out;
   }
 
-  chinese(word: string): ConceptSet {
-    let c = this.zhMemo.get(word);
-    if (c) return c;
-    c = { own: new Map(), up: new Map() };
-    for (const src of this.sources(word)) {
-      const e = this.english(src.lemma);
-      for (const [k, w] of e.own) put(c.own, k, w * src.weight);
-      for (const [k, w] of e.up) put(c.up, k, w * src.weight);
+  /** The best link of an English lemma to a Chinese word: similarity in [0, 1], which part of it, which gloss. */
+  private computeLink(en: string, zh: string): LinkInfo {
+    const e = this.english(en);
+    let best = 0;
+    let bestSrc: Source | null = null;
+    let rel = '';
+    for (const src of this.sources(zh)) {
+      if (src.weight <= best) continue;
+      const l = this.english(src.lemma);
+      const same = bestShared(e.own, l.own) * src.weight;
+      if (same > best) {
+        best = same;
+        bestSrc = src;
+        rel = '';
+      }
+      if (!this.opts.wordnet || best >= src.weight) continue;
+      const narrower = bestShared(e.own, l.up) * src.weight;
+      if (narrower > best) {
+        best = narrower;
+        bestSrc = src;
+        rel = ' (narrower)';
+      }
+      const broader = bestShared(e.up, l.own) * src.weight;
+      if (broader > best) {
+        best = broader;
+        bestSrc = src;
+        rel = ' (broader)';
+      }
     }
-    if (this.zhMemo.size > 200_000) this.zhMemo.clear();
-    this.zhMemo.set(word, c);
-    return c;
-  }
-
-  private simSets(e: ConceptSet, z: ConceptSet): number {
-    let best = bestShared(e.own, z.own);
-    if (best < 1 && this.opts.wordnet) best = Math.max(best, bestShared(e.own, z.up), bestShared(e.up, z.own));
-    return best;
+    return bestSrc ? { sim: best, slot: bestSrc.slot, gloss: bestSrc.label + rel } : NO_LINK;
   }
 
   /** Similarity in [0, 1] of an English lemma and a Chinese word through their best shared concept. */
   simValue(en: string, zh: string): number {
-    let row = this.simMemo.get(en);
-    if (!row) this.simMemo.set(en, (row = new Map()));
-    let r = row.get(zh);
-    if (r !== undefined) return r;
-    r = this.simSets(this.english(en), this.chinese(zh));
-    if (++this.simCount > 1_000_000) {
-      this.simMemo.clear();
-      this.simCount = 0;
-      this.simMemo.set(en, (row = new Map()));
-    }
-    row.set(zh, r);
-    return r;
+    return this.simRow(en)(zh).sim;
   }
 
-  private glossMemo = new Map<string, string>();
-
-  /** The similarity and the gloss that links them, e.g. "dog (broader)" or "狗: dog" (for explanations). */
-  sim(en: string, zh: string): { sim: number; gloss: string } {
-    const sim = this.simValue(en, zh);
-    if (sim <= 0) return { sim, gloss: '' };
-    const key = `${en}\t${zh}`;
-    const known = this.glossMemo.get(key);
-    if (known !== undefined) return { sim, gloss: known };
-    const e = this.english(en);
-    let best = -1;
-    let gloss = '';
-    for (const src of this.sources(zh)) {
-      const l = this.english(src.lemma);
-      const same = bestShared(e.own, l.own) * src.weight;
-      const narrower = this.opts.wordnet ? bestShared(e.own, l.up) * src.weight : 0;
-      const broader = this.opts.wordnet ? bestShared(e.up, l.own) * src.weight : 0;
-      const m = Math.max(same, narrower, broader);
-      if (m > best) {
-        best = m;
-        gloss = src.label + (m === same ? '' : m === narrower ? ' (narrower)' : ' (broader)');
-      }
+  /** A function giving the link of one English lemma to Chinese words (memoised per pair). */
+  simRow(en: string): (zh: string) => LinkInfo {
+    if (this.simCount > 1_000_000) {
+      this.simMemo.clear();
+      this.simCount = 0;
     }
-    if (this.glossMemo.size > 200_000) this.glossMemo.clear();
-    this.glossMemo.set(key, gloss);
-    return { sim, gloss };
+    let row = this.simMemo.get(en);
+    if (!row) this.simMemo.set(en, (row = new Map()));
+    const memo = row;
+    return (zh: string) => {
+      let r = memo.get(zh);
+      if (r === undefined) {
+        r = this.computeLink(en, zh);
+        memo.set(zh, r);
+        this.simCount++;
+      }
+      return r;
+    };
+  }
+
+  /** The similarity and the gloss that links them, e.g. "dog (broader)" or "狗: dog". */
+  sim(en: string, zh: string): { sim: number; gloss: string } {
+    const r = this.simRow(en)(zh);
+    return { sim: r.sim, gloss: r.gloss };
   }
 }
 
@@ -277,33 +299,37 @@ export function contentSimilarity(space: ConceptSpace, en: Analysis, zh: Analysi
   const ci: number[] = [];
   const cj: number[] = [];
   const cs: number[] = [];
+  const cl: LinkInfo[] = [];
   for (let i = 0; i < eTerms.length; i++) {
+    const row = space.simRow(eTerms[i]!);
     for (let j = 0; j < zTerms.length; j++) {
-      const sim = space.simValue(eTerms[i]!, zTerms[j]!);
-      if (sim > 0) {
+      const link = row(zTerms[j]!);
+      if (link.sim > 0) {
         ci.push(i);
         cj.push(j);
-        cs.push(eW[i]! * zW[j]! * sim);
+        cs.push(eW[i]! * zW[j]! * link.sim);
+        cl.push(link);
       }
     }
   }
   const order = cs.map((_, k) => k);
   if (order.length > 1) order.sort((a, b) => cs[b]! - cs[a]!);
+  // Each English token links once. A Chinese token links once, or (compounds) once per part: 黑狗 takes "black"
+  // through 黑 and "dog" through 狗, 小女孩 "little" and "girl" through the two words of its gloss.
   const usedE = new Uint8Array(eTerms.length);
-  const usedZ = new Uint8Array(zTerms.length);
+  const usedZ = new Uint32Array(zTerms.length);
+  const multi = space.opts.multiLink;
   let dot = 0;
   const links: Link[] = [];
   for (const k of order) {
     const i = ci[k]!;
     const j = cj[k]!;
-    if (usedE[i] || usedZ[j]) continue;
+    const bit = 1 << Math.min(cl[k]!.slot, 30);
+    if (usedE[i] || (usedZ[j] && (!multi || usedZ[j]! & bit))) continue;
     usedE[i] = 1;
-    usedZ[j] = 1;
+    usedZ[j]! |= bit;
     dot += cs[k]!;
-    if (explain) {
-      const { sim, gloss } = space.sim(eTerms[i]!, zTerms[j]!);
-      links.push({ en: eTerms[i]!, zh: zTerms[j]!, gloss, sim, weight: cs[k]! / (ne * nz) });
-    }
+    if (explain) links.push({ en: eTerms[i]!, zh: zTerms[j]!, gloss: cl[k]!.gloss, sim: cl[k]!.sim, weight: cs[k]! / (ne * nz) });
   }
   return { fc: Math.min(1, dot / (ne * nz)), links };
 }

@@ -73,6 +73,8 @@ export class DaemonMetrics {
     if (stage === 'crawl') {
       const pages = summary.pagesFetched ?? summary.pages ?? summary.fetched;
       if (typeof pages === 'number' && pages > 0) this.pagesFetched.inc(pages);
+      // fetch errors the crawler counted and survived
+      if (typeof summary.errors === 'number' && summary.errors > 0) this.errors.inc({ stage: 'crawl' }, summary.errors);
     }
   }
 }

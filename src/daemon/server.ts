@@ -29,6 +29,9 @@ export async function startServer(host: string, port: number, metrics: DaemonMet
     }
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /healthz or /metrics\n');
   });
+  // longer than scrapers' idle keep-alive, so the server does not close a socket a client is about to reuse
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

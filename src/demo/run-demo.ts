@@ -84,6 +84,7 @@ export async function runDemo(argv: string[] = process.argv.slice(2)): Promise<n
         out(`   ${s.stage.padEnd(8)} ${s.result.padEnd(7)} ${(s.ms / 1000).toFixed(1)}s${s.skipped ? ` — ${s.skipped}` : ''}${s.error ? ` — ${s.error}` : ''}`);
       }
 
+      out(`   banks: ${bank.items.count('source')} English items, ${bank.items.count('target')} Chinese items`);
       out('3. export');
       const folder = path.join(dataDir, config.export.folder);
       const tsv = exportPairs(bank, config, { format: 'tsv', out: path.join(folder, 'demo-pairs.tsv') });
@@ -93,17 +94,19 @@ export async function runDemo(argv: string[] = process.argv.slice(2)): Promise<n
       out('\n4. what was found (image match → caption level; * = emitted into the corpus)\n');
       const repo = bank.repo(PairsRepo);
       const rows: PairRow[] = [...repo.list({ limit: 1000, order: 'score' }), ...repo.list({ emitted: false, limit: 1000, order: 'score' })];
-      const intended = new Map(CHINESE.map((s) => [`zh-${s.slug}`, s.intended]));
+      // the story a crawled or imported item came from: its page's slug
+      const slugOf = (url: string | null) => /\/news\/([^/]+)\.html$/.exec(url ?? '')?.[1] ?? '?';
+      const intended = new Map(CHINESE.map((s) => [s.slug, s.intended]));
       if (!rows.length) out('   no image matches were decided (see the stages above for what is missing in this build)');
       for (const p of rows) {
         const src = bank.items.byId(p.sourceItemId)!;
         const tgt = bank.items.byId(p.targetItemId)!;
         const mark = p.emitted ? '*' : ' ';
         const lvl = p.level ?? '-';
-        const want = intended.get(tgt.extId) ?? 'none (photo not shared)';
-        out(`${mark} ${lvl.padEnd(3)} C=${(p.c ?? 0).toFixed(2)}  inliers=${String(p.inliers).padEnd(4)} written as ${want}${p.emitted ? '' : `; not emitted: ${p.reason}`}`);
-        out(`      en ${src.extId}: ${src.caption}`);
-        out(`      zh ${tgt.extId}: ${tgt.caption}`);
+        const want = intended.get(slugOf(tgt.pageUrl)) ?? 'none (photo not shared)';
+        out(`${mark} ${lvl.padEnd(3)} C=${(p.c ?? 0).toFixed(2)}  inliers ${String(p.inliers).padEnd(4)} (caption written as ${want})${p.emitted ? '' : `; not emitted: ${p.reason}`}`);
+        out(`      en ${slugOf(src.pageUrl).padEnd(16)} ${src.caption}`);
+        out(`      zh ${slugOf(tgt.pageUrl).padEnd(16)} ${tgt.caption}`);
       }
       out(`\nfiles:\n  ${tsv.files[0]}\n  ${tmx.files[0]}`);
       out(`  (the generated sites: ${path.join(work, 'sites')}; remove everything with: rm -rf ${work}${dataArg ? ` ${dataDir}` : ''})`);

@@ -24,6 +24,8 @@ export interface ExportOptions {
   minLevel?: PairLevel;
   /** Only pairs never exported before (and whose caption texts were never exported). */
   onlyNew?: boolean;
+  /** The pairs linguists judged on the review page (accepted / rejected / all judged) instead of the emitted pairs. */
+  reviewed?: 'accepted' | 'rejected' | 'all';
   logger?: Logger;
   signal?: AbortSignal;
 }
@@ -123,7 +125,7 @@ export function exportPairs(bank: Bank, config: Config, opts: ExportOptions): Ex
       summary.pairs += g.length;
       summary.byLevel[rec.level]++;
     };
-    for (const p of pairs.iterateForExport({ minLevel, onlyNew })) {
+    for (const p of pairs.iterateForExport({ minLevel, onlyNew, reviewed: opts.reviewed })) {
       if (group.length && group[0]!.textKey !== p.textKey) {
         flush();
         if (opts.signal?.aborted) throw new Error('export aborted');

@@ -166,18 +166,23 @@ export interface RansacResult {
   meanError: number;
 }
 
-/** RANSAC homography with LO re-fits; weights (e.g. match quality) bias sampling towards good matches. */
+/**
+ * RANSAC homography with LO re-fits. Seeded first by one-correspondence hypotheses (each SIFT match carries
+ * scale and orientation, so one match gives a similarity; Philbin et al. 2007): the best few similarity
+ * consensus sets are refined into homographies, which makes low inlier ratios cheap; then classic 4-point
+ * sampling, adaptive, runs for at most maxIterations. sim: per match (scale ratio, rotation in radians) or null.
+ */
 export function ransacHomography(
   pts: Float64Array,
   n: number,
-  opts: { threshold: number; maxIterations: number; confidence?: number; seed?: number },
+  opts: { threshold: number; maxIterations: number; confidence?: number; seed?: number; sim?: Float64Array | null; simThreshold?: number },
 ): RansacResult | null {
   if (n < 4) return null;
   const thr2 = opts.threshold * opts.threshold;
   const conf = opts.confidence ?? 0.999;
   const rnd = mulberry32(opts.seed ?? 12345);
   let best: number[] = [];
-  let bestH: Mat3 | null = null;
+  let bestH = null as Mat3 | null;
   let maxIt = opts.maxIterations;
   const all = Array.from({ length: n }, (_, i) => i);
   const countInliers = (H: Mat3): number[] => {
@@ -185,6 +190,55 @@ export function ransacHomography(
     for (let i = 0; i < n; i++) if (transferError2(H, pts, i) < thr2) inl.push(i);
     return inl;
   };
+  const refine = (seed: number[]): void => {
+    if (seed.length < 4) return;
+    let H = fitHomography(pts, seed);
+    if (!H) return;
+    let inl = countInliers(H);
+    for (let lo = 0; lo < 4 && inl.length >= 4; lo++) {
+      const H2 = fitHomography(pts, inl);
+      if (!H2) break;
+      const inl2 = countInliers(H2);
+      if (inl2.length <= inl.length) break;
+      inl = inl2;
+      H = H2;
+    }
+    if (inl.length > best.length) {
+      best = inl;
+      bestH = H;
+    }
+  };
+  if (opts.sim) {
+    const st2 = (opts.simThreshold ?? opts.threshold * 3) ** 2;
+    const seeds: { i: number; set: number[] }[] = [];
+    for (let i = 0; i < n; i++) {
+      const sc = opts.sim[2 * i]!;
+      const th = opts.sim[2 * i + 1]!;
+      const c = Math.cos(th) * sc;
+      const sn = Math.sin(th) * sc;
+      const qx = pts[i * 4]!;
+      const qy = pts[i * 4 + 1]!;
+      const set: number[] = [];
+      for (let j = 0; j < n; j++) {
+        const dx = pts[j * 4]! - qx;
+        const dy = pts[j * 4 + 1]! - qy;
+        const u = pts[i * 4 + 2]! + c * dx - sn * dy - pts[j * 4 + 2]!;
+        const v = pts[i * 4 + 3]! + sn * dx + c * dy - pts[j * 4 + 3]!;
+        if (u * u + v * v < st2) set.push(j);
+      }
+      seeds.push({ i, set });
+    }
+    seeds.sort((a, b) => b.set.length - a.set.length);
+    for (const sd of seeds.slice(0, 5)) refine(sd.set);
+    // The seeds already found the consensus of every near-similarity; 4-point sampling is the fallback for
+    // strong perspective, so it gets a smaller budget.
+    maxIt = Math.min(maxIt, Math.max(100, opts.maxIterations >> 3));
+    if (best.length >= 4) {
+      const w = best.length / n;
+      const denom = Math.log(1 - Math.pow(w, 4));
+      if (denom < 0) maxIt = Math.min(maxIt, Math.ceil(Math.log(1 - conf) / denom));
+    }
+  }
   const sample = [0, 0, 0, 0];
   for (let it = 0; it < maxIt; it++) {
     for (let k = 0; k < 4; k++) {

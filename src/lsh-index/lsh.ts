@@ -274,6 +274,15 @@ export class LshIndex {
     this.deadEntries = 0;
   }
 
+  /** The arrays of table t, for inlined scans: entries[offsets[c]..offsets[c+1]) plus delta.get(c). */
+  table(t: number): { offsets: Uint32Array; entries: Uint32Array; delta: Map<number, number[]> } {
+    return this.tables[t]!;
+  }
+
+  get aliveFlags(): Uint8Array {
+    return this.alive;
+  }
+
   /** Calls fn(entry) for every live entry in bucket `code` of table t (skipping over-full buckets). */
   forBucket(t: number, code: number, fn: (entry: number) => void): void {
     const tab = this.tables[t]!;

@@ -47,57 +47,88 @@ export function search(index: LshIndex, load: SlotLoader, query: Features, p: Se
   for (let s = 0; s < index.slots; s++) sketches.push(index.sketch(s));
   const t1 = performance.now();
   const slots = index.slots;
-  const votes = variants.map(() => new Uint32Array(slots));
-  const lastSeen = new Int32Array(slots).fill(-1);
-  variants.forEach((_, vi) => {
-    lastSeen.fill(-1);
+  const alive = index.aliveFlags;
+  const maxBucket = index.params.maxBucket;
+  const tabs = Array.from({ length: L }, (_, t) => index.table(t));
+  /** Scans every probed bucket of every query keypoint; visit(q, slot, kp, hamming). */
+  const scan = (vi: number, maxH: number, visit: (q: number, s: number, kp: number, h: number) => void) => {
     const pc = probes[vi]!.probes;
     const qs = probes[vi]!.sketches;
-    const vv = votes[vi]!;
-    const maxH = p.voteHamming;
     for (let q = 0; q < n; q++) {
       const q0 = qs[2 * q]!;
       const q1 = qs[2 * q + 1]!;
-      for (let t = 0; t < L; t++)
-        for (let k = 0; k < per; k++)
-          index.forBucket(t, pc[(q * L + t) * per + k]!, (e) => {
+      for (let t = 0; t < L; t++) {
+        const { offsets, entries, delta } = tabs[t]!;
+        for (let k = 0; k < per; k++) {
+          const code = pc[(q * L + t) * per + k]!;
+          const a = offsets[code]!;
+          const b = offsets[code + 1]!;
+          const d = delta.size ? delta.get(code) : undefined;
+          if (b - a + (d ? d.length : 0) > maxBucket) continue;
+          for (let j = a; j < b; j++) {
+            const e = entries[j]!;
             const s = (e / MAX_KP_PER_IMAGE) | 0;
-            if (lastSeen[s] === q) return;
+            if (!alive[s]) continue;
             const kp = e - s * MAX_KP_PER_IMAGE;
             const sk = sketches[s]!;
-            if (popcount(q0 ^ sk[2 * kp]!) + popcount(q1 ^ sk[2 * kp + 1]!) <= maxH) {
-              lastSeen[s] = q;
-              vv[s]!++;
+            const h = popcount(q0 ^ sk[2 * kp]!) + popcount(q1 ^ sk[2 * kp + 1]!);
+            if (h <= maxH) visit(q, s, kp, h);
+          }
+          if (d)
+            for (const e of d) {
+              const s = (e / MAX_KP_PER_IMAGE) | 0;
+              if (!alive[s]) continue;
+              const kp = e - s * MAX_KP_PER_IMAGE;
+              const sk = sketches[s]!;
+              const h = popcount(q0 ^ sk[2 * kp]!) + popcount(q1 ^ sk[2 * kp + 1]!);
+              if (h <= maxH) visit(q, s, kp, h);
             }
-          });
+        }
+      }
     }
+  };
+  // One scan: votes (close sketches, one per query keypoint and image) and the closer-than-matchHamming
+  // collisions, kept as (slot, q, kp) triples for the shortlisted images' ratio tests.
+  const votes = variants.map(() => new Uint32Array(slots));
+  const lastSeen = new Int32Array(slots);
+  const found: Int32Array[] = [];
+  const voteH = p.voteHamming;
+  variants.forEach((_, vi) => {
+    lastSeen.fill(-1);
+    const vv = votes[vi]!;
+    let buf = new Int32Array(3 * 65536);
+    let len = 0;
+    scan(vi, Math.max(p.matchHamming, voteH), (q, s, kp, h) => {
+      if (h <= voteH && lastSeen[s] !== q) {
+        lastSeen[s] = q;
+        vv[s]!++;
+      }
+      if (h <= p.matchHamming) {
+        if (len + 3 > buf.length) {
+          const nb = new Int32Array(buf.length * 2);
+          nb.set(buf);
+          buf = nb;
+        }
+        buf[len++] = s;
+        buf[len++] = q;
+        buf[len++] = kp;
+      }
+    });
+    found.push(buf.subarray(0, len));
   });
   const best = new Uint32Array(slots);
   for (let s = 0; s < slots; s++) best[s] = Math.max(...votes.map((v) => v[s]!));
   const shortlist = topK(best, p.shortlist);
   const t2 = performance.now();
-  // Collisions of the shortlisted images, per variant.
   const pos = new Int32Array(slots).fill(-1);
   shortlist.forEach((s, i) => (pos[s] = i));
   const coll: number[][][] = variants.map(() => shortlist.map(() => []));
   variants.forEach((_, vi) => {
-    const pc = probes[vi]!.probes;
-    const qs = probes[vi]!.sketches;
     const cv = coll[vi]!;
-    const maxH = p.matchHamming;
-    for (let q = 0; q < n; q++) {
-      const q0 = qs[2 * q]!;
-      const q1 = qs[2 * q + 1]!;
-      for (let t = 0; t < L; t++)
-        for (let k = 0; k < per; k++)
-          index.forBucket(t, pc[(q * L + t) * per + k]!, (e) => {
-            const s = (e / MAX_KP_PER_IMAGE) | 0;
-            const i = pos[s]!;
-            if (i < 0) return;
-            const kp = e - s * MAX_KP_PER_IMAGE;
-            const sk = sketches[s]!;
-            if (popcount(q0 ^ sk[2 * kp]!) + popcount(q1 ^ sk[2 * kp + 1]!) <= maxH) cv[i]!.push(q, kp);
-          });
+    const f = found[vi]!;
+    for (let k = 0; k < f.length; k += 3) {
+      const i = pos[f[k]!]!;
+      if (i >= 0) cv[i]!.push(f[k + 1]!, f[k + 2]!);
     }
   });
   const hits: Hit[] = [];

@@ -83,7 +83,20 @@ export function verifyCandidate(q: Prepared, t: Prepared, cand: Int32Array | num
     pts[i * 4 + 2] = tk[g.ti * KP_STRIDE]!;
     pts[i * 4 + 3] = tk[g.ti * KP_STRIDE + 1]!;
   });
-  const r = ransacHomography(pts, m.length, { threshold: p.ransacThreshold, maxIterations: p.ransacIterations });
+  // One-correspondence similarity of each match (scale ratio, rotation) from the keypoints' size and angle.
+  const sim = new Float64Array(m.length * 2);
+  m.forEach((g, i) => {
+    sim[2 * i] = tk[g.ti * KP_STRIDE + 2]! / Math.max(1e-6, qk[g.qi * KP_STRIDE + 2]!);
+    // Rotation = angle_t - angle_q (measured on rotated copies: the other sign loses most consensus sets).
+    sim[2 * i + 1] = ((tk[g.ti * KP_STRIDE + 3]! - qk[g.qi * KP_STRIDE + 3]!) * Math.PI) / 180;
+  });
+  const diag = Math.hypot(t.f.width, t.f.height);
+  const r = ransacHomography(pts, m.length, {
+    threshold: p.ransacThreshold,
+    maxIterations: p.ransacIterations,
+    sim,
+    simThreshold: Math.max(p.ransacThreshold * 2, 0.04 * diag),
+  });
   if (!r) return empty('no homography', m.length);
   const inl = r.inliers.length;
   const pairs = new Float32Array(inl * 4);

@@ -1,0 +1,254 @@
+// `npm run bench:search`: image-image search on the retrieval sets (P@1..5, hit@1/5, shortlist recall against
+// exhaustive verification, query latency without feature extraction, index build time and memory), the OpenCV
+// reference pipeline side by side (bench/opencv_search.py, same run), and a scaling run at 1k/10k/100k indexed
+// images. Prints ONE JSON line.
+// Flags: --sets a,b  --features ours|cv2  --skip-opencv  --skip-scaling  --scales 1000,10000,100000  --queries N
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../src/config/load.js';
+import { SiftPool } from '../src/sift/pool.js';
+import type { Features } from '../src/lsh-index/features.js';
+import { LshIndex, mulberry32 } from '../src/lsh-index/lsh.js';
+import { prepare, search, type SearchParams } from '../src/lsh-index/searcher.js';
+import { lshParams, searchParams } from '../src/lsh-index/store.js';
+import type { Prepared } from '../src/lsh-index/verify.js';
+import { loadCv2Features, metrics, percentile, readSet, round, type RetrievalSet } from './search-lib.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const shared = process.env.CAPBRIDGE_SHARED_DATA ?? path.resolve(repoRoot, '..', 'shared', 'data');
+const args = process.argv.slice(2);
+const flag = (name: string) => args.includes(`--${name}`);
+const opt = (name: string, d: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] ? args[i + 1]! : d;
+};
+const SETS = opt('sets', 'retrieval-smvs,mining-flickr8k,retrieval-wxbs').split(',');
+const FEATURES = opt('features', 'ours');
+const MAXQ = Number(opt('queries', '1000000'));
+const EXHAUSTIVE = Number(opt('exhaustive', '20'));
+const SCALES = opt('scales', '1000,10000,100000').split(',').map(Number);
+const { config } = loadConfig({});
+const log = (m: string) => process.stderr.write(`[bench:search] ${m}\n`);
+
+/** Our SIFT features of every image of a set, cached in bench/.cache/ours/SET (same layout as the cv2 dumps). */
+async function ourFeatures(set: RetrievalSet): Promise<Map<string, Features>> {
+  const dir = path.join(repoRoot, 'bench', '.cache', 'ours', set.name);
+  if (fs.existsSync(path.join(dir, 'index.json'))) return loadCv2Features(dir);
+  fs.mkdirSync(dir, { recursive: true });
+  const pool = new SiftPool(config.sift, Math.max(1, Math.min(2, os.cpus().length)));
+  const index: Record<string, unknown> = {};
+  const all = [...set.sources, ...set.targets];
+  let done = 0;
+  await Promise.all(
+    all.map(async (r) => {
+      const { features: f } = await pool.extract(fs.readFileSync(path.join(set.dir, r.image)));
+      fs.writeFileSync(path.join(dir, r.id + '.kp'), Buffer.from(f.keypoints.buffer, f.keypoints.byteOffset, f.keypoints.byteLength));
+      fs.writeFileSync(path.join(dir, r.id + '.desc'), Buffer.from(f.descriptors.buffer, f.descriptors.byteOffset, f.descriptors.byteLength));
+      index[r.id] = { width: f.width, height: f.height, scale: f.scale, count: f.count };
+      if (++done % 100 === 0) log(`${set.name}: SIFT ${done}/${all.length}`);
+    }),
+  );
+  await pool.close();
+  fs.writeFileSync(path.join(dir, 'index.json'), JSON.stringify(index));
+  return loadCv2Features(dir);
+}
+
+function cv2Features(set: RetrievalSet): Map<string, Features> {
+  const dir = path.join(repoRoot, 'bench', '.cache', 'cv2', set.name);
+  if (!fs.existsSync(path.join(dir, 'index.json'))) execFileSync('/usr/bin/python3', [path.join(repoRoot, 'bench', 'cv2_features.py'), set.dir, dir]);
+  return loadCv2Features(dir);
+}
+
+function ensureOpenCv(): boolean {
+  if (spawnSync('/usr/bin/python3', ['-c', 'import cv2']).status === 0) return true;
+  log('installing python3-opencv for the side-by-side run');
+  spawnSync('apt-get', ['install', '-y', 'python3-opencv'], { stdio: 'ignore' });
+  return spawnSync('/usr/bin/python3', ['-c', 'import cv2']).status === 0;
+}
+
+async function runSet(name: string) {
+  const set = readSet(path.join(shared, name));
+  const feats = FEATURES === 'cv2' ? cv2Features(set) : await ourFeatures(set);
+  const p: SearchParams = searchParams(config);
+  const heap0 = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+  const t0 = performance.now();
+  const index = new LshIndex(lshParams(config));
+  const prepared: Prepared[] = [];
+  const ids: string[] = [];
+  for (const t of set.targets) {
+    const pr = prepare(feats.get(t.id)!);
+    index.add(index.codes(pr.vecs, pr.f.count));
+    prepared.push(pr);
+    ids.push(t.id);
+  }
+  index.merge();
+  const buildMs = performance.now() - t0;
+  const heap1 = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+  const ranked = new Map<string, string[]>();
+  const lat: number[] = [];
+  let inShort = 0;
+  let truthPairs = 0;
+  let exhaustiveFound = 0;
+  let exhaustiveInShort = 0;
+  let exhaustiveQueries = 0;
+  let negNonZero = 0;
+  let negVerified = 0;
+  const sources = set.sources.slice(0, MAXQ);
+  for (const s of sources) {
+    const q = feats.get(s.id)!;
+    const t = performance.now();
+    const r = search(index, (slot) => prepared[slot], q, p);
+    lat.push(performance.now() - t);
+    ranked.set(s.id, r.hits.filter((h) => h.score > 0).map((h) => ids[h.slot]!));
+    const rel = set.truth.get(s.id) ?? new Set<string>();
+    for (const h of r.hits) if (!rel.has(ids[h.slot]!)) (negVerified++, h.score > 0 && negNonZero++);
+    if (!rel.size) continue;
+    const short = new Set(r.shortlist.map((sl) => ids[sl]!));
+    for (const tid of rel) {
+      truthPairs++;
+      if (short.has(tid)) inShort++;
+    }
+    // Exhaustive: every indexed image verified; which correct targets does it find, and did the shortlist hold them?
+    // (on the first EXHAUSTIVE sources with a counterpart: it verifies the whole bank per query)
+    if (exhaustiveQueries++ >= EXHAUSTIVE) continue;
+    const ex = search(index, (slot) => prepared[slot], q, { ...p, shortlist: index.slots });
+    for (const h of ex.hits)
+      if (h.score > 0 && rel.has(ids[h.slot]!)) {
+        exhaustiveFound++;
+        if (short.has(ids[h.slot]!)) exhaustiveInShort++;
+      }
+  }
+  const m = metrics({ ...set, truth: new Map([...set.truth].filter(([k]) => sources.some((s) => s.id === k))) }, ranked);
+  const kp = set.targets.reduce((a, t) => a + feats.get(t.id)!.count, 0) / set.targets.length;
+  const out: Record<string, unknown> = {
+    queries: sources.length,
+    p: m.p,
+    hit1: m.hit1,
+    hit5: m.hit5,
+    shortlistRecall: round(inShort / Math.max(1, truthPairs)),
+    shortlistRecallVsExhaustive: round(exhaustiveInShort / Math.max(1, exhaustiveFound)),
+    unrelatedNonZero: round(negNonZero / Math.max(1, negVerified), 4),
+    queryMs: { median: round(percentile(lat, 0.5), 1), p95: round(percentile(lat, 0.95), 1) },
+    buildMs: Math.round(buildMs),
+    indexBytes: index.memoryBytes(),
+    indexBytesPerImage: Math.round(index.memoryBytes() / set.targets.length),
+    heapDeltaBytes: heap1 - heap0,
+    targetKeypointsMean: Math.round(kp),
+  };
+  if (!flag('skip-opencv') && ensureOpenCv()) {
+    log(`${name}: OpenCV reference run`);
+    const res = spawnSync('/usr/bin/python3', [path.join(repoRoot, 'bench', 'opencv_search.py'), set.dir, String(MAXQ)], {
+      maxBuffer: 256 * 1024 * 1024,
+      encoding: 'utf8',
+    });
+    if (res.status === 0) {
+      const o = JSON.parse(res.stdout) as { ranked: Record<string, string[]>; latency_ms: number[]; sift_ms: number[]; build_ms: number };
+      const om = metrics({ ...set, truth: new Map([...set.truth].filter(([k]) => k in o.ranked)) }, new Map(Object.entries(o.ranked)));
+      out.opencv = {
+        p: om.p, hit1: om.hit1, hit5: om.hit5,
+        queryMs: { median: round(percentile(o.latency_ms, 0.5), 1), p95: round(percentile(o.latency_ms, 0.95), 1) },
+        siftMs: round(percentile(o.sift_ms, 0.5), 1),
+        buildMs: Math.round(o.build_ms),
+      };
+    } else out.opencv = { error: res.stderr.slice(-300) };
+  }
+  return out;
+}
+
+/**
+ * Scaling: the real targets of all sets plus synthetic images up to N. A synthetic image takes its keypoints'
+ * codes and sketches from several random real images (so buckets keep the real skew), with 3% of bits flipped;
+ * it is geometrically unrelated to everything. Queries are real SMVS queries; latency, memory and P@1.
+ */
+async function scaling(featsBySet: Map<string, Map<string, Features>>) {
+  const set = readSet(path.join(shared, 'retrieval-smvs'));
+  const feats = featsBySet.get('retrieval-smvs')!;
+  const realTargets = set.targets.map((t) => prepare(feats.get(t.id)!));
+  const res: Record<string, unknown>[] = [];
+  for (const N of SCALES) {
+    const bits = Math.max(config.lsh.bits, Math.min(22, Math.round(Math.log2((N * 700) / 64))));
+    const params = { ...lshParams(config), bits };
+    const index = new LshIndex(params);
+    const L = params.tables;
+    const realCodes = realTargets.map((pr) => index.codes(pr.vecs, pr.f.count));
+    const rnd = mulberry32(N);
+    // 4096 random 32-bit masks with each bit set with probability 0.03 (the perturbation of a keypoint's bits).
+    const masks = new Uint32Array(4096);
+    for (let i = 0; i < masks.length; i++) {
+      let m = 0;
+      for (let b = 0; b < 32; b++) if (rnd() < 0.03) m |= 1 << b;
+      masks[i] = m >>> 0;
+    }
+    const bitMask = bits >= 32 ? 0xffffffff : (1 << bits) - 1;
+    const t0 = performance.now();
+    const mem0 = process.memoryUsage().rss;
+    for (const c of realCodes) index.add(c);
+    const ownerOf: number[] = realTargets.map((_, i) => i);
+    for (let i = realCodes.length; i < N; i++) {
+      const n = 500 + Math.floor(rnd() * 500);
+      const packed = new Uint32Array(n * (L + 2));
+      for (let k = 0; k < n; k++) {
+        const src = realCodes[Math.floor(rnd() * realCodes.length)]!;
+        const sn = src.length / (L + 2);
+        const j = Math.floor(rnd() * sn);
+        const m = Math.floor(rnd() * 4096);
+        for (let t = 0; t < L; t++) packed[k * L + t] = (src[j * L + t]! ^ (masks[(m + t) & 4095]! & bitMask)) >>> 0;
+        packed[n * L + k * 2] = (src[sn * L + j * 2]! ^ masks[(m + 7) & 4095]!) >>> 0;
+        packed[n * L + k * 2 + 1] = (src[sn * L + j * 2 + 1]! ^ masks[(m + 13) & 4095]!) >>> 0;
+      }
+      index.add(packed);
+      ownerOf.push(Math.floor(rnd() * realTargets.length));
+    }
+    index.merge();
+    const buildMs = performance.now() - t0;
+    const mem = index.memoryBytes();
+    const lat: number[] = [];
+    let p1 = 0;
+    const qs = set.sources.slice(0, 20);
+    const p = searchParams(config);
+    for (const s of qs) {
+      const t = performance.now();
+      const r = search(index, (slot) => (slot < realTargets.length ? realTargets[slot] : realTargets[ownerOf[slot]!]), feats.get(s.id)!, p);
+      lat.push(performance.now() - t);
+      const top = r.hits.find((h) => h.score > 0);
+      if (top && top.slot < realTargets.length && set.truth.get(s.id)?.has(set.targets[top.slot]!.id)) p1++;
+    }
+    res.push({
+      images: N, bits, buildMs: Math.round(buildMs), indexBytes: mem, bytesPerImage: Math.round(mem / N),
+      rssDeltaBytes: process.memoryUsage().rss - mem0,
+      queryMs: { median: round(percentile(lat, 0.5), 1), p95: round(percentile(lat, 0.95), 1) }, p1: round(p1 / qs.length),
+    });
+    log(`scaling ${N}: ${JSON.stringify(res[res.length - 1])}`);
+  }
+  return res;
+}
+
+async function main() {
+  const started = new Date().toISOString();
+  const out: Record<string, unknown> = {
+    bench: 'search', date: started, machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model, loadavg: os.loadavg().map((x) => round(x, 1)) },
+    features: FEATURES, config: { lsh: config.lsh, match: config.match },
+  };
+  const featsBySet = new Map<string, Map<string, Features>>();
+  const sets: Record<string, unknown> = {};
+  for (const name of SETS) {
+    log(`${name}`);
+    sets[name] = await runSet(name);
+    log(`${name}: ${JSON.stringify(sets[name])}`);
+  }
+  out.sets = sets;
+  if (!flag('skip-scaling')) {
+    const set = readSet(path.join(shared, 'retrieval-smvs'));
+    featsBySet.set('retrieval-smvs', FEATURES === 'cv2' ? cv2Features(set) : await ourFeatures(set));
+    out.scaling = await scaling(featsBySet);
+  }
+  process.stdout.write(JSON.stringify(out) + '\n');
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench:search: ${(err as Error).stack}\n`);
+  process.exit(1);
+});

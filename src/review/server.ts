@@ -1,0 +1,227 @@
+// The review server: fastify, server-rendered pages and a small JSON API over the bank.
+//   GET  /                         pair list (filters, sort, keyset pages)       GET /api/pairs         the same, JSON
+//   GET  /pair/:source/:target     pair view (images + match lines, captions)    GET /api/pairs/:s/:t   the same, JSON
+//   POST /api/pairs/:s/:t/review   judgement {verdict?: accepted|rejected|null, level?: par|com|pse|inc|null}
+//   GET  /image/:sha256, /thumb/:sha256   images of the store, by content hash only
+//   GET  /search, POST /api/search?top=N (body: the image bytes)   GET /stats
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { LEVELS, PairsRepo, ReviewsRepo, StatsRepo, VERDICTS, type Bank, type Item, type PairLevel, type PairListFilter, type ReviewPairRow, type Verdict } from '../bank/index.js';
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../util/log.js';
+import { CSS, JS } from './assets.js';
+import { authHook, isLoopbackHost } from './auth.js';
+import { HttpError, badRequest, notFound } from './errors.js';
+import { parseExplain } from './highlight.js';
+import { esc } from './html.js';
+import { loadSearchImage } from './layers.js';
+import { matchPointsOf } from './points.js';
+import { listPage, pairPage, pairPath, searchPage, statsPage } from './pages.js';
+import { encodeCursor, itemId, listQueryString, parseListQuery, sha256Param, type Query } from './query.js';
+import { readEval, EVAL_META_KEY } from './eval.js';
+import { ImageServer } from './thumbs.js';
+import { DecodeError } from '../sift/decode.js';
+import { UserError } from '../util/errors.js';
+
+export interface ReviewServerOptions {
+  /** The host the server will listen on (decides whether the Host header is checked). */
+  host: string;
+  /** Required from non-loopback clients; '' = none configured (non-loopback clients then always get 401). */
+  token: string;
+  logger?: Logger;
+}
+
+const SECURITY_HEADERS = {
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+};
+const PAGE_CSP = "default-src 'none'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+export function createReviewServer(bank: Bank, config: Config, opts: ReviewServerOptions): FastifyInstance {
+  const app = Fastify({ logger: false, bodyLimit: 64 * 1024, routerOptions: { maxParamLength: 200 }, trustProxy: false });
+  const reviews = bank.repo(ReviewsRepo);
+  const pairs = bank.repo(PairsRepo);
+  const images = new ImageServer(bank, config.sift.maxPixels);
+
+  app.addHook('onRequest', authHook({ token: opts.token, loopbackBound: isLoopbackHost(opts.host) }));
+  app.addHook('onSend', async (_req, reply, payload) => {
+    reply.headers(SECURITY_HEADERS);
+    return payload;
+  });
+  for (const type of ['application/octet-stream', /^image\/[a-z0-9.+-]+$/] as const) {
+    app.addContentTypeParser(type, { parseAs: 'buffer', bodyLimit: config.import.maxImageBytes }, (_req, body, done) => done(null, body));
+  }
+
+  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
+    const status = err instanceof HttpError ? err.statusCode : err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (status >= 500) opts.logger?.error(`review: ${req.method} ${req.url}: ${err.stack ?? err.message}`);
+    const message = status >= 500 ? 'internal error (see the server log)' : err.message;
+    const wantsHtml = !req.url.startsWith('/api/') && String(req.headers.accept ?? '').includes('text/html');
+    if (wantsHtml) {
+      reply.code(status).type('text/html; charset=utf-8').header('Content-Security-Policy', PAGE_CSP)
+        .send(`<!doctype html><meta charset="utf-8"><title>${status}</title><link rel="stylesheet" href="/assets/review.css"><main><h1>${status}</h1><p class="err">${esc(message)}</p><p><a href="/">back to the list</a></p></main>`);
+    } else {
+      reply.code(status).type('application/json; charset=utf-8').send({ statusCode: status, error: status >= 500 ? 'Internal Server Error' : 'Bad Request', message });
+    }
+  });
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).type('application/json; charset=utf-8').send({ statusCode: 404, error: 'Not Found', message: `no route ${req.method} ${req.url.split('?')[0]!.slice(0, 200)}` });
+  });
+
+  const sendPage = (reply: FastifyReply, htmlText: string) => reply.type('text/html; charset=utf-8').header('Content-Security-Policy', PAGE_CSP).header('Cache-Control', 'no-store').send(htmlText);
+
+  const pairOr404 = (params: unknown): ReviewPairRow => {
+    const p = params as { source?: unknown; target?: unknown };
+    const s = itemId(p.source, 'source item');
+    const t = itemId(p.target, 'target item');
+    const row = reviews.pair(s, t);
+    if (!row) throw notFound(`no pair of source item ${s} and target item ${t}`);
+    return row;
+  };
+
+  const neighbours = (row: ReviewPairRow, f: PairListFilter) => {
+    const at = ReviewsRepo.cursorOf(row, f.sort);
+    const ctx = listQueryString(f);
+    const next = reviews.listPairs(f, { after: at, limit: 1 }).rows[0];
+    const prev = reviews.listPairs(f, { after: at, limit: 1, reverse: true }).rows[0];
+    return { next: next ? pairPath(next) + ctx : null, prev: prev ? pairPath(prev) + ctx : null };
+  };
+
+  const pairJson = (r: ReviewPairRow) => {
+    const { explain, ...rest } = r;
+    return { ...rest, explain: parseExplain(explain), links: { view: pairPath(r), sourceImage: `/image/${r.sourceSha}`, targetImage: `/image/${r.targetSha}` } };
+  };
+
+  // --- assets ---
+  app.get('/assets/review.css', async (_req, reply) => reply.type('text/css; charset=utf-8').header('Cache-Control', 'max-age=300').send(CSS));
+  app.get('/assets/review.js', async (_req, reply) => reply.type('text/javascript; charset=utf-8').header('Cache-Control', 'max-age=300').send(JS));
+  app.get('/favicon.ico', async (_req, reply) => reply.code(204).send());
+
+  // --- the pair list ---
+  app.get('/', async (req, reply) => {
+    const q = parseListQuery(req.query as Query);
+    const { rows, next } = reviews.listPairs(q.filter, { after: q.after, limit: q.limit });
+    const noPairs = !rows.length && !q.after && (() => { const c = reviews.pairCounts(); return c.emitted + c.candidate === 0; })();
+    return sendPage(reply, listPage(q.filter, rows, next ? encodeCursor(next) : null, reviews.sites(), q.limit, !q.after, noPairs));
+  });
+  app.get('/api/pairs', async (req) => {
+    const q = parseListQuery(req.query as Query);
+    const { rows, next } = reviews.listPairs(q.filter, { after: q.after, limit: q.limit });
+    return { filter: q.filter, rows: rows.map(pairJson), next: next ? encodeCursor(next) : null };
+  });
+
+  // --- one pair ---
+  app.get('/pair/:source/:target', async (req, reply) => {
+    const { filter } = parseListQuery(req.query as Query);
+    const row = pairOr404(req.params);
+    const { points, note } = matchPointsOf(bank, row.sourceItemId, row.targetItemId);
+    return sendPage(
+      reply,
+      pairPage({ row, filter, ...neighbours(row, filter), source: images.size(row.sourceSha), target: images.size(row.targetSha), points, pointsNote: note }),
+    );
+  });
+  app.get('/api/pairs/:source/:target', async (req) => {
+    const { filter } = parseListQuery(req.query as Query);
+    const row = pairOr404(req.params);
+    const { points, note } = matchPointsOf(bank, row.sourceItemId, row.targetItemId);
+    return { pair: pairJson(row), matches: points, matchesNote: points ? null : note, ...neighbours(row, filter) };
+  });
+
+  // --- judgements ---
+  app.post('/api/pairs/:source/:target/review', async (req: FastifyRequest, reply) => {
+    // JSON only (a cross-site form cannot send it without a CORS preflight, which this server never grants)
+    if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) throw new HttpError(415, 'send the judgement as application/json');
+    const origin = req.headers.origin;
+    if (origin && origin !== 'null' && new URL(origin).host !== req.headers.host) throw new HttpError(403, 'cross-origin judgement refused');
+    if (origin === 'null') throw new HttpError(403, 'cross-origin judgement refused');
+    const row = pairOr404(req.params);
+    const body = req.body as Record<string, unknown> | null;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('expected a JSON object {verdict?, level?}');
+    for (const k of Object.keys(body)) if (k !== 'verdict' && k !== 'level') throw badRequest(`unknown field "${k.slice(0, 40)}"`);
+    const { verdict, level } = body as { verdict?: unknown; level?: unknown };
+    if (verdict !== undefined && verdict !== null && !VERDICTS.includes(verdict as Verdict)) throw badRequest(`verdict: expected ${VERDICTS.join(' or ')} or null`);
+    if (level !== undefined && level !== null && !LEVELS.includes(level as PairLevel)) throw badRequest(`level: expected ${LEVELS.join(', ')} or null`);
+    if (verdict === undefined && level === undefined) throw badRequest('give a verdict, a level, or both');
+    const review = bank.transaction(() =>
+      reviews.set({
+        sourceItemId: row.sourceItemId, targetItemId: row.targetItemId, verdict: verdict as Verdict | null | undefined,
+        level: level as PairLevel | null | undefined, en: row.sourceCaption, zh: row.targetCaption,
+      }),
+    );
+    reply.header('Cache-Control', 'no-store');
+    return { review: review ?? null };
+  });
+
+  // --- images, by sha256 only ---
+  app.get('/image/:sha', async (req, reply) => {
+    const img = await images.full(sha256Param((req.params as { sha: unknown }).sha));
+    return reply.type(img.type).header('Cache-Control', 'private, max-age=86400, immutable').header('Content-Security-Policy', "default-src 'none'").send(img.body);
+  });
+  app.get('/thumb/:sha', async (req, reply) => {
+    const img = await images.thumbnail(sha256Param((req.params as { sha: unknown }).sha));
+    return reply.type(img.type).header('Cache-Control', 'private, max-age=86400, immutable').header('Content-Security-Policy', "default-src 'none'").send(img.body);
+  });
+
+  // --- search ---
+  app.get('/search', async (_req, reply) => sendPage(reply, searchPage(Boolean(await loadSearchImage()))));
+  app.post('/api/search', async (req) => {
+    const searchImage = await loadSearchImage();
+    if (!searchImage) throw new HttpError(501, 'image search needs the lsh-index layer (searchImage), which is not part of this build');
+    const q = req.query as Query;
+    for (const k of Object.keys(q)) if (k !== 'top' && k !== 'token') throw badRequest(`unknown parameter "${k.slice(0, 40)}"`);
+    const topText = typeof q.top === 'string' ? q.top : '10';
+    if (!/^\d{1,3}$/.test(topText) || Number(topText) < 1 || Number(topText) > 100) throw badRequest('top: expected a number from 1 to 100');
+    const buf = req.body;
+    if (!Buffer.isBuffer(buf) || !buf.length) throw badRequest('send the image bytes as the request body (Content-Type image/* or application/octet-stream)');
+    return { results: await runSearch(bank, config, searchImage, buf, Number(topText)) };
+  });
+
+  // --- stats ---
+  app.get('/stats', async (_req, reply) => {
+    const evalRun = readEval(bank);
+    return sendPage(
+      reply,
+      statsPage({
+        stats: bank.repo(StatsRepo).all(),
+        pairs: reviews.pairCounts(),
+        byLevel: pairs.countByLevel(),
+        reviews: reviews.counts(),
+        perDay: reviews.pairsPerDay(),
+        evalRun,
+        evalKey: EVAL_META_KEY,
+      }),
+    );
+  });
+
+  return app;
+}
+
+/** Runs the lsh-index layer's search and joins each hit with its target item (caption, provenance, image). */
+async function runSearch(bank: Bank, config: Config, searchImage: NonNullable<Awaited<ReturnType<typeof loadSearchImage>>>, buf: Buffer, top: number) {
+  let res: unknown;
+  try {
+    res = await searchImage(bank, config, buf, { top });
+  } catch (err) {
+    // an unreadable or oversized upload is the user's problem, not the server's
+    // (by name: the lsh-index layer is loaded on demand and, under some loaders, with its own copy of the class)
+    const name = (err as Error).name;
+    if (err instanceof DecodeError || err instanceof UserError || name === 'DecodeError' || name === 'UserError') throw badRequest(`search: ${(err as Error).message}`);
+    throw err;
+  }
+  const list = (Array.isArray(res) ? res : []) as Array<{ rank?: number; item?: Item; imageScore?: number; inliers?: number; matches?: number; mirrored?: boolean }>;
+  return list
+    .filter((h) => h.item)
+    .map((h) => ({
+      rank: h.rank ?? null,
+      itemId: h.item!.id,
+      extId: h.item!.extId,
+      caption: h.item!.caption,
+      pageUrl: h.item!.pageUrl,
+      site: h.item!.site,
+      imageSha256: h.item!.imageSha256,
+      score: Number(h.imageScore ?? 0),
+      inliers: Number(h.inliers ?? 0),
+      matches: Number(h.matches ?? 0),
+      mirrored: Boolean(h.mirrored),
+    }));
+}

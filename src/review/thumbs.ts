@@ -1,0 +1,65 @@
+// Images of the store, by sha256 only: thumbnails resized by sharp and cached on disk (bank.subdir('thumbs')),
+// and full images served as stored when browsers show the format, else converted to PNG. A sha that is not a
+// row of the `images` table is a 404: no path from the request ever reaches the file system.
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import type { Bank } from '../bank/index.js';
+import { writeFileAtomic } from '../util/atomic.js';
+import { notFound } from './errors.js';
+
+export const THUMB_SIDE = 200;
+const BROWSER_FORMATS: Record<string, string> = { jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', gif: 'image/gif', avif: 'image/avif' };
+
+export class ImageServer {
+  private pending = new Map<string, Promise<Buffer>>();
+  constructor(private bank: Bank, private maxPixels: number) {}
+
+  private record(sha: string) {
+    const rec = this.bank.images.get(sha);
+    if (!rec) throw notFound(`image ${sha} is not in the store`);
+    return rec;
+  }
+
+  /** A JPEG thumbnail (longest side THUMB_SIDE), from the disk cache or made and cached. */
+  async thumbnail(sha: string): Promise<{ body: Buffer; type: string }> {
+    const rec = this.record(sha);
+    const file = path.join(this.bank.subdir('thumbs'), sha.slice(0, 2), `${sha}-${THUMB_SIDE}.jpg`);
+    try {
+      return { body: await fs.promises.readFile(file), type: 'image/jpeg' };
+    } catch {
+      /* not cached yet */
+    }
+    let p = this.pending.get(sha);
+    if (!p) {
+      p = sharp(this.bank.images.absPath(rec), { limitInputPixels: this.maxPixels, failOn: 'none' })
+        .rotate()
+        .resize(THUMB_SIDE, THUMB_SIDE, { fit: 'inside', withoutEnlargement: true })
+        .flatten({ background: '#ffffff' })
+        .jpeg({ quality: 80 })
+        .toBuffer()
+        .then((buf) => {
+          writeFileAtomic(file, buf);
+          return buf;
+        })
+        .finally(() => this.pending.delete(sha));
+      this.pending.set(sha, p);
+    }
+    return { body: await p, type: 'image/jpeg' };
+  }
+
+  /** The stored image (converted to PNG when browsers cannot show its format, e.g. TIFF, HEIF, SVG). */
+  async full(sha: string): Promise<{ body: Buffer; type: string }> {
+    const rec = this.record(sha);
+    const abs = this.bank.images.absPath(rec);
+    const type = BROWSER_FORMATS[rec.format];
+    if (type) return { body: await fs.promises.readFile(abs), type };
+    const body = await sharp(abs, { limitInputPixels: this.maxPixels, failOn: 'none' }).rotate().png().toBuffer();
+    return { body, type: 'image/png' };
+  }
+
+  size(sha: string): { width: number; height: number } {
+    const rec = this.record(sha);
+    return { width: rec.width, height: rec.height };
+  }
+}

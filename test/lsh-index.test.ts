@@ -1,0 +1,149 @@
+// Unit tests of the index and the verifier on synthetic data: homography fitting and RANSAC, the mirror
+// permutation, the index's add/remove/merge and determinism, the sanity checks and the score.
+import { expect } from 'chai';
+import { MIRROR, mirrorFeatures, rootSift } from '../src/lsh-index/descriptors.js';
+import { fitHomography, ransacHomography, transferError2 } from '../src/lsh-index/geometry.js';
+import { LshIndex, mulberry32, type LshParams } from '../src/lsh-index/lsh.js';
+import { prepare, search } from '../src/lsh-index/searcher.js';
+import { homographySane, imageScore, verifyCandidate } from '../src/lsh-index/verify.js';
+import type { Features } from '../src/lsh-index/features.js';
+
+const H0 = Float64Array.of(0.9, 0.1, 12, -0.08, 1.05, -7, 0.0002, -0.0001, 1);
+const mapH = (H: Float64Array, x: number, y: number) => {
+  const w = H[6]! * x + H[7]! * y + H[8]!;
+  return [(H[0]! * x + H[1]! * y + H[2]!) / w, (H[3]! * x + H[4]! * y + H[5]!) / w] as const;
+};
+
+/** Random features: clustered descriptors (like real SIFT) and keypoints spread over w x h. */
+function randomFeatures(seed: number, n = 400, w = 400, h = 300): Features {
+  const r = mulberry32(seed);
+  const kp = new Float32Array(n * 6);
+  const d = new Uint8Array(n * 128);
+  for (let i = 0; i < n; i++) {
+    kp.set([r() * w, r() * h, 2 + r() * 10, r() * 360, 0.05, 0], i * 6);
+    for (let j = 0; j < 128; j++) d[i * 128 + j] = r() < 0.4 ? Math.floor(r() * 160) : Math.floor(r() * 12);
+  }
+  return { width: w, height: h, scale: 1, count: n, keypoints: kp, descriptors: d };
+}
+
+/** The same keypoints moved by H, descriptors slightly perturbed, plus some fresh keypoints. */
+function warped(f: Features, H: Float64Array, seed: number): Features {
+  const r = mulberry32(seed);
+  const kp = new Float32Array(f.keypoints);
+  const d = new Uint8Array(f.descriptors);
+  for (let i = 0; i < f.count; i++) {
+    const [x, y] = mapH(H, kp[i * 6]!, kp[i * 6 + 1]!);
+    kp[i * 6] = x + (r() - 0.5);
+    kp[i * 6 + 1] = y + (r() - 0.5);
+    for (let j = 0; j < 128; j++) d[i * 128 + j] = Math.max(0, Math.min(255, d[i * 128 + j]! + Math.round((r() - 0.5) * 8)));
+  }
+  return { ...f, keypoints: kp, descriptors: d };
+}
+
+const PARAMS: LshParams = { tables: 8, bits: 12, probes: 2, maxBucket: 300, seed: 1 };
+const SP = { ratio: 0.8, ransacThreshold: 4, ransacIterations: 1000, minInliers: 12, farDistance: 0.6, shortlist: 10, mirror: true, voteHamming: 10, matchHamming: 16 };
+
+describe('lsh-index: geometry', () => {
+  it('fits a homography exactly from 4 points and in least squares from many', () => {
+    const pts = new Float64Array(40 * 4);
+    const r = mulberry32(3);
+    for (let i = 0; i < 40; i++) {
+      const x = r() * 400;
+      const y = r() * 300;
+      const [u, v] = mapH(H0, x, y);
+      pts.set([x, y, u, v], i * 4);
+    }
+    for (const idx of [[0, 1, 2, 3], Array.from({ length: 40 }, (_, i) => i)]) {
+      const H = fitHomography(pts, idx)!;
+      for (let i = 0; i < 40; i++) expect(transferError2(H, pts, i)).to.be.lessThan(1e-6);
+    }
+  });
+
+  it('RANSAC finds the inliers among 60% outliers', () => {
+    const r = mulberry32(5);
+    const n = 100;
+    const pts = new Float64Array(n * 4);
+    for (let i = 0; i < n; i++) {
+      const x = r() * 400;
+      const y = r() * 300;
+      const [u, v] = i < 40 ? mapH(H0, x, y) : [r() * 400, r() * 300];
+      pts.set([x, y, u + (r() - 0.5), v + (r() - 0.5)], i * 4);
+    }
+    const res = ransacHomography(pts, n, { threshold: 3, maxIterations: 2000 })!;
+    expect(res.inliers.filter((i) => i < 40).length).to.be.at.least(38);
+    expect(res.inliers.filter((i) => i >= 40).length).to.be.at.most(3);
+  });
+
+  it('rejects orientation flips and extreme perspective; the score is 0 below minInliers and at most 1', () => {
+    expect(homographySane(H0, 400, 300).ok).to.equal(true);
+    expect(homographySane(Float64Array.of(-1, 0, 400, 0, 1, 0, 0, 0, 1), 400, 300).ok).to.equal(false);
+    expect(homographySane(Float64Array.of(1, 0, 0, 0, 1, 0, 0.01, 0, 1), 400, 300).ok).to.equal(false);
+    expect(imageScore(11, 20, 0.8, 1, SP)).to.equal(0);
+    const s = imageScore(300, 320, 0.9, 0.5, SP);
+    expect(s).to.be.greaterThan(0.8).and.at.most(1);
+    expect(imageScore(20, 200, 0.1, 3.5, SP)).to.be.lessThan(s);
+  });
+});
+
+describe('lsh-index: descriptors and index', () => {
+  it('the mirror permutation is an involution and mirroring twice gives the features back', () => {
+    for (let j = 0; j < 128; j++) expect(MIRROR[MIRROR[j]!]).to.equal(j);
+    const f = randomFeatures(1, 20);
+    const back = mirrorFeatures(mirrorFeatures(f));
+    expect(Array.from(back.descriptors)).to.deep.equal(Array.from(f.descriptors));
+    expect(back.keypoints[0]).to.be.closeTo(f.keypoints[0]!, 1e-3);
+    const v = rootSift(f.descriptors, f.count);
+    let n2 = 0;
+    for (let j = 0; j < 128; j++) n2 += v[j]! ** 2;
+    expect(n2).to.be.closeTo(1, 1e-5);
+  });
+
+  it('codes are deterministic across instances (a reopened index is the same index)', () => {
+    const f = prepare(randomFeatures(2, 50));
+    const a = new LshIndex(PARAMS).codes(f.vecs, 50);
+    const b = new LshIndex(PARAMS).codes(f.vecs, 50);
+    expect(Array.from(a)).to.deep.equal(Array.from(b));
+    expect(a.length).to.equal(50 * (PARAMS.tables + 2));
+  });
+
+  it('finds a warped copy among distractors, and forgets removed images (before and after merge)', () => {
+    const idx = new LshIndex(PARAMS);
+    const prepared = [];
+    const base = randomFeatures(10);
+    const imgs = [randomFeatures(11), warped(base, H0, 12), randomFeatures(13), randomFeatures(14)];
+    for (const f of imgs) {
+      const p = prepare(f);
+      prepared.push(p);
+      idx.add(idx.codes(p.vecs, f.count));
+    }
+    const run = () => search(idx, (s) => prepared[s], base, SP);
+    let r = run();
+    expect(r.hits[0]!.slot).to.equal(1);
+    expect(r.hits[0]!.score).to.be.greaterThan(0.3);
+    for (const h of r.hits.slice(1)) expect(h.score).to.equal(0);
+    idx.merge();
+    r = run();
+    expect(r.hits[0]!.slot).to.equal(1);
+    idx.remove(1);
+    expect(idx.size).to.equal(3);
+    r = run();
+    expect(r.shortlist).to.not.include(1);
+    for (const h of r.hits) expect(h.score).to.equal(0);
+    idx.merge();
+    expect(run().shortlist).to.not.include(1);
+  });
+
+  it('verifies a mirrored copy through the mirror pass only', () => {
+    const base = randomFeatures(20);
+    const mir = mirrorFeatures(base);
+    const idx = new LshIndex(PARAMS);
+    const p = prepare(mir);
+    idx.add(idx.codes(p.vecs, mir.count));
+    const withMirror = search(idx, () => p, base, SP);
+    expect(withMirror.hits[0]!.mirrored).to.equal(true);
+    expect(withMirror.hits[0]!.score).to.be.greaterThan(0.3);
+    const without = search(idx, () => p, base, { ...SP, mirror: false });
+    expect(without.hits.every((h) => h.score === 0)).to.equal(true);
+    void verifyCandidate;
+  });
+});
