@@ -37,6 +37,7 @@ describe('export: pairs, collapse, watermark', () => {
     expect(sum.records).to.equal(2);
     expect(sum.pairs).to.equal(4);
     const recs = readJsonl(out);
+    expect(recs.map((r) => r.level)).to.deep.equal(['par', 'com']); // best first
     const fire = recs.find((r) => r.en.startsWith('Firefighters'));
     expect(fire.source_id).to.have.members(['s1', 's2', 's1']);
     expect(fire.target_id).to.have.members(['t1', 't2', 't2']);

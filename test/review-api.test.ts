@@ -9,6 +9,7 @@ import { PairsRepo, ReviewsRepo, type PairListFilter } from '../src/bank/index.j
 import { loadConfig } from '../src/config/load.js';
 import { createReviewServer } from '../src/review/index.js';
 import { labelledPairsFromReviews } from '../src/review/labelled.js';
+import { exportPairs } from '../src/export/export.js';
 import { buildReviewBank, SCENES, type ReviewFixture } from './review-helpers.js';
 
 const TOKEN = 'test-token-0123456789';
@@ -78,6 +79,15 @@ describe('review: API', function () {
       const all = ((await get(`/api/pairs?${q}`)).json().rows as Array<{ sourceExtId: string }>).map((r) => r.sourceExtId);
       expect(seen, q).to.deep.equal(all);
       expect(all, q).to.have.length(3);
+      // and back: from the last page, "previous" walks to the first
+      const back: string[] = [];
+      let j = (await get(url)).json();
+      back.unshift(...j.rows.map((r: { sourceExtId: string }) => r.sourceExtId));
+      for (let i = 0; i < 10 && j.prev; i++) {
+        j = (await get(`/api/pairs?${q}&limit=1&before=${j.prev}`)).json();
+        back.unshift(...j.rows.map((r: { sourceExtId: string }) => r.sourceExtId));
+      }
+      expect(back, `${q} backwards`).to.deep.equal(all);
     }
   });
 
@@ -179,6 +189,29 @@ describe('review: API', function () {
     expect(fx.bank.repo(ReviewsRepo).get(q.sourceItemId, q.targetItemId)).to.equal(undefined);
   });
 
+  it('exports the judged pairs (--reviewed): accepted / rejected / all, emitted or not, at the linguist\'s level', async () => {
+    const reviews = fx.bank.repo(ReviewsRepo);
+    const [p0, p1, p2] = fx.pairs;
+    fx.bank.transaction(() => {
+      reviews.set({ ...p0!, verdict: 'accepted', level: 'com', en: SCENES[0]!.en, zh: SCENES[0]!.zh });
+      reviews.set({ ...p1!, verdict: 'rejected', en: SCENES[1]!.en, zh: SCENES[1]!.zh });
+      reviews.set({ ...p2!, verdict: 'accepted', level: 'pse', en: SCENES[2]!.en, zh: SCENES[2]!.zh }); // not emitted by the machine
+    });
+    const rows = (reviewed: 'accepted' | 'rejected' | 'all', minLevel: 'par' | 'com' | 'pse') => {
+      const out = path.join(fx.dir, `export-${reviewed}-${minLevel}.tsv`);
+      exportPairs(fx.bank, config, { format: 'tsv', out, reviewed, minLevel });
+      return fs.readFileSync(out, 'utf8').trim().split('\n').slice(1).map((l) => { const f = l.split('\t'); return `${f[0]}|${f[2]}`; });
+    };
+    try {
+      expect(rows('accepted', 'com')).to.deep.equal([`${SCENES[0]!.en}|com`]);
+      expect(rows('accepted', 'pse').sort()).to.deep.equal([`${SCENES[0]!.en}|com`, `${SCENES[2]!.en}|pse`].sort());
+      expect(rows('rejected', 'pse')).to.deep.equal([`${SCENES[1]!.en}|com`]);
+      expect(rows('all', 'pse')).to.have.length(3);
+    } finally {
+      fx.bank.transaction(() => [p0, p1, p2].forEach((p) => reviews.clear(p!.sourceItemId, p!.targetItemId)));
+    }
+  });
+
   it('serves thumbnails resized and cached on disk, and full images, by sha256 only', async () => {
     const src = fx.bank.items.byId(fx.pairs[0]!.sourceItemId)!;
     const res = await get(`/thumb/${src.imageSha256}`);
@@ -196,8 +229,13 @@ describe('review: API', function () {
 
   it('gives a clear 4xx to hostile input and changes nothing', async () => {
     const { sourceItemId: s, targetItemId: t } = fx.pairs[1]!;
-    const before = counts();
-    const dbBefore = fs.statSync(path.join(fx.dataDir, 'capbridge.db')).mtimeMs;
+    const snapshot = () => JSON.stringify({
+      counts: counts(),
+      reviews: [...fx.bank.repo(ReviewsRepo).labelled()],
+      pairs: fx.bank.repo(ReviewsRepo).listPairs({ kind: 'all', sort: 'id', dir: 'asc' }, { limit: 100 }).rows,
+      files: ['capbridge.db', 'capbridge.db-wal'].map((f) => { try { const st = fs.statSync(path.join(fx.dataDir, f)); return [st.size, st.mtimeMs]; } catch { return null; } }),
+    });
+    const before = snapshot();
     const cases: Array<[string, number]> = [
       ['/api/pairs?limit=100000000', 400],
       ['/api/pairs?limit=0', 400],
@@ -209,6 +247,8 @@ describe('review: API', function () {
       ['/api/pairs?sort=c%20DESC;--', 400],
       ['/api/pairs?after=eyJ4IjoxfQ', 400],
       ['/api/pairs?after=%27%20OR%201=1', 400],
+      ['/api/pairs?before=%27%20OR%201=1', 400],
+      ['/api/pairs?after=WzAuNSwxXQ&before=WzAuNSwxXQ', 400],
       ['/api/pairs?kind=emitted&kind=all', 400],
       ['/api/pairs?from=2026-13-45', 400],
       ['/api/pairs?evil=1', 400],
@@ -254,9 +294,8 @@ describe('review: API', function () {
     expect((await search('/api/search?top=1;DROP', Buffer.from('x'))).statusCode).to.equal(400);
     expect((await search('/api/search', Buffer.alloc(0))).statusCode).to.equal(400);
     expect((await search('/api/search', 'x', 'text/html')).statusCode).to.equal(415);
-    expect(counts()).to.deep.equal(before);
+    expect(snapshot()).to.equal(before);
     expect(fx.bank.repo(ReviewsRepo).get(s, t)).to.equal(undefined);
-    expect(fs.statSync(path.join(fx.dataDir, 'capbridge.db')).mtimeMs).to.equal(dbBefore);
   });
 
   it('answers a non-loopback client only with the token (Bearer, or ?token= once then the cookie)', async () => {

@@ -1,5 +1,6 @@
 // Pure parts of the review layer: caption highlighting from the C-measure's explanation, strict query parsing,
 // loopback detection, the match-lines SVG; and `capbridge serve` refusing a non-loopback host without a token.
+import fs from 'node:fs';
 import { expect } from 'chai';
 import { highlight, parseExplain, isLoopbackAddress, isLoopbackHost } from '../src/review/index.js';
 import { decodeCursor, encodeCursor, parseListQuery } from '../src/review/query.js';
@@ -47,6 +48,18 @@ describe('review: highlighting, queries, SVG', () => {
     expect(h2.en.html).to.match(/data-c="2" [^>]*>trees<\/mark>/);
     expect(h2.en.html).to.match(/<mark class="hl c0 ent" data-c="0" title="date: Sunday ↔ 周日; sunday ↔ 周日: Sunday \(weight 0.15\)">Sunday<\/mark>/);
     expect(h2.legend.find((l) => l.en === 'sunday')).to.include({ colour: 0, foundEn: true, foundZh: true });
+    // two English words linked to one Chinese word: both in that word's colour
+    const h3 = highlight('Fans greet the national team.', '球迷迎接国家队。', {
+      matches: [
+        { en: 'team', zh: '国家队', gloss: 'national team', weight: 0.14 },
+        { en: 'fan', zh: '球迷', gloss: 'fan', weight: 0.14 },
+        { en: 'national', zh: '国家队', gloss: 'national team', weight: 0.07 },
+      ],
+      entities: [],
+    });
+    expect(h3.en.html).to.match(/data-c="0" [^>]*>national<\/mark> <mark class="hl c0" data-c="0" [^>]*>team<\/mark>/);
+    expect(h3.zh.html).to.match(/data-c="0" title="team ↔ 国家队: national team \(weight 0.14\); national ↔ 国家队: national team \(weight 0.07\)">国家队<\/mark>/);
+    expect(h3.legend.map((l) => l.colour)).to.deep.equal([0, 1, 0]);
     expect(highlight('a <i>', '中', null).en.html).to.equal('a &lt;i&gt;');
     expect(parseExplain('{"test":true}')).to.equal(null);
     expect(parseExplain('not json')).to.equal(null);
@@ -111,6 +124,7 @@ describe('review: highlighting, queries, SVG', () => {
       expect(r.stderr).to.include('--port');
     } finally {
       if (saved !== undefined) process.env.CAPBRIDGE_TOKEN = saved;
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });

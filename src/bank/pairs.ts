@@ -285,9 +285,10 @@ export class PairsRepo {
   }
 
   /**
-   * Emitted pairs to export (with item provenance), grouped by caption texts (text_key), best score first in a group.
-   * `reviewed` (the review page's judgements, migration 8): instead of the emitted pairs, the pairs a linguist
-   * accepted / rejected / judged at all, emitted or not, at the linguist's level when one was set.
+   * Emitted pairs to export (with item provenance), grouped by caption texts (text_key), best score first in a group,
+   * best groups first. `reviewed` (the review page's judgements, migration 8): instead of the emitted pairs, the pairs a linguist
+   * accepted / rejected / judged at all, emitted or not, at the linguist's level when one was set. Without it, a pair a
+   * linguist rejected is never exported: a human judgement outranks the machine's.
    */
   *iterateForExport(opts: { minLevel: PairLevel; onlyNew: boolean; reviewed?: 'accepted' | 'rejected' | 'all' }): IterableIterator<PairForExport> {
     const r = opts.reviewed;
@@ -299,8 +300,12 @@ export class PairsRepo {
        FROM pairs p JOIN items s ON s.id = p.source_item_id JOIN items t ON t.id = p.target_item_id
        ${r ? 'JOIN reviews r ON r.source_item_id = p.source_item_id AND r.target_item_id = p.target_item_id' : ''}
        WHERE ${r ? `${r === 'all' ? '1' : `r.verdict = '${r === 'accepted' ? 'accepted' : 'rejected'}'`} AND p.en <> '' AND p.zh <> ''
-             AND COALESCE(r.level_rank, p.level_rank) >= ?` : 'p.emitted = 1 AND p.level_rank >= ?'} ${opts.onlyNew ? 'AND p.exported_at IS NULL' : ''}
-       ORDER BY p.text_key, p.c DESC, p.id`,
+             AND COALESCE(r.level_rank, p.level_rank) >= ?` : `p.emitted = 1 AND p.level_rank >= ?
+             AND NOT EXISTS (SELECT 1 FROM reviews x WHERE x.source_item_id = p.source_item_id AND x.target_item_id = p.target_item_id
+                             AND x.verdict = 'rejected')`} ${opts.onlyNew ? 'AND p.exported_at IS NULL' : ''}
+       WINDOW w AS (PARTITION BY p.text_key)
+       -- best groups first (level, then the C of the group's best pair); a group's rows stay adjacent (text_key)
+       ORDER BY MAX(${r ? 'COALESCE(r.level_rank, p.level_rank)' : 'p.level_rank'}) OVER w DESC, MAX(p.c) OVER w DESC, p.text_key, p.c DESC, p.id`,
     );
     yield* stmt.iterate(LEVEL_RANK[opts.minLevel]) as IterableIterator<PairForExport>;
   }

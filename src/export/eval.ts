@@ -44,6 +44,63 @@ export interface EvalResult {
 
 const round = (x: number) => Math.round(x * 10000) / 10000;
 
+export type EvalMetrics = Pick<
+  EvalResult,
+  'sources' | 'sourcesWithCounterpart' | 'truthPairs' | 'pAt' | 'hitAt1' | 'hitAt5' | 'emitted' | 'emittedCorrect' | 'emittedPrecision' | 'coverage' | 'falseEmissionRate' | 'emittedByLevel'
+>;
+
+/** The metrics of the header comment, from ext ids: ranked targets per source, and the emitted pairs. */
+export function evalMetrics(input: {
+  sourceIds: string[];
+  truth: Map<string, Set<string>>;
+  ranked: Map<string, string[]>;
+  emitted: { source: string; target: string; level: PairLevel }[];
+}): EvalMetrics {
+  const { sourceIds, truth, ranked, emitted } = input;
+  const withCp = sourceIds.filter((s) => truth.has(s));
+  const pSum = [0, 0, 0, 0, 0];
+  let hit1 = 0;
+  let hit5 = 0;
+  for (const s of withCp) {
+    const R = truth.get(s)!;
+    const list = ranked.get(s) ?? [];
+    for (let n = 1; n <= 5; n++) {
+      const hits = list.slice(0, n).filter((t) => R.has(t)).length;
+      pSum[n - 1]! += hits / Math.min(n, R.size);
+    }
+    if (list.slice(0, 1).some((t) => R.has(t))) hit1++;
+    if (list.slice(0, 5).some((t) => R.has(t))) hit5++;
+  }
+  let correct = 0;
+  const covered = new Set<string>();
+  const falseSources = new Set<string>();
+  const byLevel: Record<PairLevel, number> = { par: 0, com: 0, pse: 0, inc: 0 };
+  for (const p of emitted) {
+    byLevel[p.level]++;
+    if (truth.get(p.source)?.has(p.target)) {
+      correct++;
+      covered.add(p.source);
+    }
+    if (!truth.has(p.source)) falseSources.add(p.source);
+  }
+  const without = sourceIds.length - withCp.length;
+  const n = Math.max(1, withCp.length);
+  return {
+    sources: sourceIds.length,
+    sourcesWithCounterpart: withCp.length,
+    truthPairs: [...truth.values()].reduce((a, s) => a + s.size, 0),
+    pAt: { '1': round(pSum[0]! / n), '2': round(pSum[1]! / n), '3': round(pSum[2]! / n), '4': round(pSum[3]! / n), '5': round(pSum[4]! / n) },
+    hitAt1: round(hit1 / n),
+    hitAt5: round(hit5 / n),
+    emitted: emitted.length,
+    emittedCorrect: correct,
+    emittedPrecision: emitted.length ? round(correct / emitted.length) : null,
+    coverage: round(covered.size / n),
+    falseEmissionRate: without ? round(falseSources.size / without) : null,
+    emittedByLevel: byLevel,
+  };
+}
+
 async function readTruth(file: string): Promise<Map<string, Set<string>>> {
   if (!fs.existsSync(file)) throw new UserError(`${file}: missing (an eval set needs source.tsv, target.tsv, truth.tsv)`);
   const truth = new Map<string, Set<string>>();
@@ -97,59 +154,22 @@ export async function runEval(bank: Bank, config: Config, opts: { set: string; l
   };
   const repo = bank.repo(PairsRepo);
   const ranked = repo.rankedTargets();
-  const withCp = sourceIds.filter((s) => truth.has(s));
-  const pSum = [0, 0, 0, 0, 0];
-  let hit1 = 0;
-  let hit5 = 0;
   const rankedByExt = new Map<string, string[]>();
   for (const [sid, list] of ranked) {
     const ext = srcItem.get(sid);
     if (ext) rankedByExt.set(ext, list.map((t) => tgtExt(t) ?? ''));
   }
-  for (const s of withCp) {
-    const R = truth.get(s)!;
-    const list = rankedByExt.get(s) ?? [];
-    for (let n = 1; n <= 5; n++) {
-      const hits = list.slice(0, n).filter((t) => R.has(t)).length;
-      pSum[n - 1]! += hits / Math.min(n, R.size);
-    }
-    if (list.slice(0, 1).some((t) => R.has(t))) hit1++;
-    if (list.slice(0, 5).some((t) => R.has(t))) hit5++;
-  }
   const minLevel = config.export.minLevel;
-  const emitted = repo.emittedPairs(minLevel).filter((p) => srcItem.has(p.sourceItemId));
-  let correct = 0;
-  const covered = new Set<string>();
-  const falseSources = new Set<string>();
-  const byLevel: Record<PairLevel, number> = { par: 0, com: 0, pse: 0, inc: 0 };
-  for (const p of emitted) {
-    const s = srcItem.get(p.sourceItemId)!;
-    const t = tgtExt(p.targetItemId) ?? '';
-    byLevel[p.level]++;
-    if (truth.get(s)?.has(t)) {
-      correct++;
-      covered.add(s);
-    }
-    if (!truth.has(s)) falseSources.add(s);
-  }
-  const without = sourceIds.length - withCp.length;
-  const n = Math.max(1, withCp.length);
+  const emitted = repo
+    .emittedPairs(minLevel)
+    .filter((p) => srcItem.has(p.sourceItemId))
+    .map((p) => ({ source: srcItem.get(p.sourceItemId)!, target: tgtExt(p.targetItemId) ?? '', level: p.level }));
+  const m = evalMetrics({ sourceIds, truth, ranked: rankedByExt, emitted });
   const result: EvalResult = {
     set: dir,
     at: new Date().toISOString(),
-    sources: sourceIds.length,
-    sourcesWithCounterpart: withCp.length,
     targets: targetCount,
-    truthPairs: [...truth.values()].reduce((a, s) => a + s.size, 0),
-    pAt: { '1': round(pSum[0]! / n), '2': round(pSum[1]! / n), '3': round(pSum[2]! / n), '4': round(pSum[3]! / n), '5': round(pSum[4]! / n) },
-    hitAt1: round(hit1 / n),
-    hitAt5: round(hit5 / n),
-    emitted: emitted.length,
-    emittedCorrect: correct,
-    emittedPrecision: emitted.length ? round(correct / emitted.length) : null,
-    coverage: round(covered.size / n),
-    falseEmissionRate: without ? round(falseSources.size / without) : null,
-    emittedByLevel: byLevel,
+    ...m,
     thresholds: { minLevel, minInliers: config.export.minInliers, minImageScore: config.export.minImageScore },
     import: importRes,
     stages,

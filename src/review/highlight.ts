@@ -118,18 +118,20 @@ export function highlight(en: string, zh: string, explain: Explain | null): High
       const title = `${m.en.replace(/_/g, ' ')} ↔ ${m.zh}: ${m.gloss} (weight ${m.weight})`;
       const a = findEnglish(en, m.en, enSpans);
       const b = findSubstring(zh, m.zh, zhSpans);
-      // the same words already marked (an entity: Sunday ↔ 周日): the link shares that mark and its colour
+      // words already marked (an entity: Sunday ↔ 周日; or another link: national ↔ 国家队 after team ↔ 国家队):
+      // the link shares that mark and its colour, and the words on the other side take the same colour
       const sharedEn = a ? undefined : enSpans.find((sp) => lemmasOf(en.slice(sp.start, sp.end)).has(m.en.toLowerCase()));
       const sharedZh = b ? undefined : zhSpans.find((sp) => zh.slice(sp.start, sp.end) === m.zh);
       if (sharedEn) sharedEn.title += `; ${title}`;
       if (sharedZh) sharedZh.title += `; ${title}`;
-      const shared = sharedEn && sharedZh && sharedEn.colour === sharedZh.colour ? sharedEn.colour : null;
-      const c = shared ?? colour++;
+      const c = sharedEn?.colour ?? sharedZh?.colour ?? colour++;
       if (a) enSpans.push({ start: a[0], end: a[1], colour: c, title, entity: false });
       if (b) zhSpans.push({ start: b[0], end: b[1], colour: c, title, entity: false });
+      const entityWords = (sharedEn?.entity || sharedZh?.entity) ? ' (same words as the entity)' : '';
       legend.push({
-        colour: c, en: m.en.replace(/_/g, ' '), zh: m.zh, note: `${m.gloss} · ${m.weight}${shared !== null ? ' (same words as the entity)' : ''}`,
-        entity: false, foundEn: Boolean(a || sharedEn), foundZh: Boolean(b || sharedZh),
+        colour: c, en: m.en.replace(/_/g, ' '), zh: m.zh, note: `${m.gloss} · ${m.weight}${entityWords}`,
+        // a side whose words carry another colour (two links crossing) is not shown in this link's colour
+        entity: false, foundEn: Boolean(a || (sharedEn && sharedEn.colour === c)), foundZh: Boolean(b || (sharedZh && sharedZh.colour === c)),
       });
     }
   }

@@ -21,7 +21,7 @@ function select(name: string, value: string | undefined, options: Array<[string,
   return html`<select name="${name}">${options.map(([v, label]) => html`<option value="${v}"${raw(v === (value ?? '') ? ' selected' : '')}>${label}</option>`)}</select>`;
 }
 
-export function listPage(f: PairListFilter, rows: ReviewPairRow[], next: string | null, sites: string[], limit: number, first: boolean, noPairs = false): string {
+export function listPage(f: PairListFilter, rows: ReviewPairRow[], next: string | null, prev: string | null, sites: string[], limit: number, first: boolean, noPairs = false): string {
   const ctx = listQueryString(f);
   const input = (name: string, v: number | string | undefined, type = 'text', extra = '') => html`<input name="${name}" type="${type}" value="${v ?? ''}"${raw(extra)}>`;
   const toDay = f.to ? new Date(Date.parse(`${f.to}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10) : undefined;
@@ -52,7 +52,8 @@ export function listPage(f: PairListFilter, rows: ReviewPairRow[], next: string 
     : noPairs
       ? html`<p class="muted" id="no-pairs">This bank has no pairs yet: they appear once the pipeline has run (<code>capbridge features</code>, <code>match</code>, <code>pair</code>, or the daemon).</p>`
       : html`<p class="muted">No pair matches these filters.</p>`;
-  const nav = html`<p>${first ? '' : html`<a href="/${ctx}">first page</a> · `}${next ? html`<a id="next-page" href="/${listQueryString(f, { after: next, ...(limit !== 50 ? { limit: String(limit) } : {}) })}">next page →</a>` : html`<span class="muted">end of list</span>`}</p>
+  const size: Record<string, string> = limit !== 50 ? { limit: String(limit) } : {};
+  const nav = html`<p>${first ? '' : html`<a href="/${listQueryString(f, size)}">first page</a> · `}${prev && !first ? html`<a id="prev-page" href="/${listQueryString(f, { before: prev, ...size })}">← previous page</a> · ` : ''}${next ? html`<a id="next-page" href="/${listQueryString(f, { after: next, ...size })}">next page →</a>` : html`<span class="muted">end of list</span>`}</p>
     <p class="muted">Keys: <kbd>j</kbd>/<kbd>k</kbd> select, <kbd>Enter</kbd> open, <kbd>a</kbd> accept, <kbd>r</kbd> reject, <kbd>1</kbd>–<kbd>4</kbd> level par/com/pse/inc, <kbd>u</kbd> clear.</p>`;
   return page('Pairs', html`${filters}${body}${nav}`, { nav: 'list' });
 }

@@ -9,7 +9,7 @@ export const DEFAULT_PAGE = 50;
 const KINDS: PairListKind[] = ['emitted', 'candidate', 'all'];
 const SORTS: PairListSort[] = ['c', 'image', 'date', 'id'];
 const STATES: ReviewState[] = ['unreviewed', 'reviewed', 'accepted', 'rejected'];
-const LIST_KEYS = new Set(['kind', 'level', 'cmin', 'cmax', 'imin', 'imax', 'site', 'from', 'to', 'review', 'sort', 'dir', 'after', 'limit', 'token']);
+const LIST_KEYS = new Set(['kind', 'level', 'cmin', 'cmax', 'imin', 'imax', 'site', 'from', 'to', 'review', 'sort', 'dir', 'after', 'before', 'limit', 'token']);
 
 export type Query = Record<string, unknown>;
 
@@ -49,6 +49,8 @@ export const SITE_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
 export interface ListQuery {
   filter: PairListFilter;
   after?: ListCursor;
+  /** A page that ends just before this row (the "previous page" link). */
+  before?: ListCursor;
   limit: number;
 }
 
@@ -56,21 +58,21 @@ export function encodeCursor(c: ListCursor): string {
   return Buffer.from(JSON.stringify([c.v, c.id])).toString('base64url');
 }
 
-export function decodeCursor(s: string, sort: PairListSort): ListCursor {
+export function decodeCursor(s: string, sort: PairListSort, name = 'after'): ListCursor {
   let arr: unknown;
   try {
     if (!/^[A-Za-z0-9_-]{1,200}$/.test(s)) throw new Error('charset');
     arr = JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
   } catch {
-    throw badRequest('after: not a cursor of this list');
+    throw badRequest(`${name}: not a cursor of this list`);
   }
-  if (!Array.isArray(arr) || arr.length !== 2 || !Number.isSafeInteger(arr[1]) || (arr[1] as number) < 1) throw badRequest('after: not a cursor of this list');
+  if (!Array.isArray(arr) || arr.length !== 2 || !Number.isSafeInteger(arr[1]) || (arr[1] as number) < 1) throw badRequest(`${name}: not a cursor of this list`);
   const v = arr[0];
   const ok =
     sort === 'date' ? typeof v === 'string' && /^[0-9TZ:.+-]{1,40}$/.test(v)
     : sort === 'id' ? v === arr[1]
     : v === null || (typeof v === 'number' && Number.isFinite(v));
-  if (!ok) throw badRequest('after: not a cursor of this list');
+  if (!ok) throw badRequest(`${name}: not a cursor of this list`);
   return { v: v as ListCursor['v'], id: arr[1] as number };
 }
 
@@ -106,7 +108,9 @@ export function parseListQuery(q: Query): ListQuery {
     limit = Number(limitText);
   }
   const afterText = one(q, 'after');
-  return { filter, after: afterText ? decodeCursor(afterText, sort) : undefined, limit };
+  const beforeText = one(q, 'before');
+  if (afterText && beforeText) throw badRequest('give after or before, not both');
+  return { filter, after: afterText ? decodeCursor(afterText, sort) : undefined, before: beforeText ? decodeCursor(beforeText, sort, 'before') : undefined, limit };
 }
 
 /** The list's query string (without cursor), to carry the list context to the pair view and back. */

@@ -98,16 +98,29 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
   app.get('/favicon.ico', async (_req, reply) => reply.code(204).send());
 
   // --- the pair list ---
+  /** A page of the list, with the cursors of the next and the previous page (keyset both ways). */
+  const listPage_ = (q: ReturnType<typeof parseListQuery>) => {
+    if (q.before) {
+      const back = reviews.listPairs(q.filter, { after: q.before, limit: q.limit, reverse: true });
+      const rows = back.rows.reverse();
+      const prev = back.next && rows.length ? encodeCursor(ReviewsRepo.cursorOf(rows[0]!, q.filter.sort)) : null;
+      const next = rows.length ? encodeCursor(ReviewsRepo.cursorOf(rows[rows.length - 1]!, q.filter.sort)) : null;
+      return { rows, next, prev, first: !back.next };
+    }
+    const { rows, next } = reviews.listPairs(q.filter, { after: q.after, limit: q.limit });
+    const prev = q.after && rows.length ? encodeCursor(ReviewsRepo.cursorOf(rows[0]!, q.filter.sort)) : null;
+    return { rows, next: next ? encodeCursor(next) : null, prev, first: !q.after };
+  };
   app.get('/', async (req, reply) => {
     const q = parseListQuery(req.query as Query);
-    const { rows, next } = reviews.listPairs(q.filter, { after: q.after, limit: q.limit });
-    const noPairs = !rows.length && !q.after && (() => { const c = reviews.pairCounts(); return c.emitted + c.candidate === 0; })();
-    return sendPage(reply, listPage(q.filter, rows, next ? encodeCursor(next) : null, reviews.sites(), q.limit, !q.after, noPairs));
+    const p = listPage_(q);
+    const noPairs = !p.rows.length && p.first && (() => { const c = reviews.pairCounts(); return c.emitted + c.candidate === 0; })();
+    return sendPage(reply, listPage(q.filter, p.rows, p.next, p.prev, reviews.sites(), q.limit, p.first, noPairs));
   });
   app.get('/api/pairs', async (req) => {
     const q = parseListQuery(req.query as Query);
-    const { rows, next } = reviews.listPairs(q.filter, { after: q.after, limit: q.limit });
-    return { filter: q.filter, rows: rows.map(pairJson), next: next ? encodeCursor(next) : null };
+    const p = listPage_(q);
+    return { filter: q.filter, rows: p.rows.map(pairJson), next: p.next, prev: p.prev };
   });
 
   // --- one pair ---
