@@ -381,9 +381,11 @@ function calcOrientationHist(magImg: Float32Array, angImg: Float32Array, w: numb
     if (y <= 0 || y >= h - 1) continue;
     const row = y * w;
     const wi = ex[i + radius];
-    for (let j = -radius; j <= radius; j++) {
+    // Columns 1 .. w-2 only, as bounds of the loop rather than a test per sample.
+    const jlo = Math.max(-radius, 1 - px);
+    const jhi = Math.min(radius, w - 2 - px);
+    for (let j = jlo; j <= jhi; j++) {
       const x = px + j;
-      if (x <= 0 || x >= w - 1) continue;
       const wgt = wi * ex[j + radius];
       const mag = magImg[row + x];
       let bin = Math.round((n / 360) * angImg[row + x]);
@@ -633,10 +635,21 @@ function calcSIFTDescriptor(magImg: Float32Array, angImg: Float32Array, w: numbe
     const rb0 = half + i * cosT;
     const exOff = radius;
     const rowC = rowOff + px;
+    // rbin and cbin are monotone in j (floating-point rounding preserves order), so the samples inside the bin
+    // square form one run of j: trim the widened range to it with the exact test, then the loop needs no test.
+    for (; jlo <= jhi; jlo++) {
+      const rb = jlo * sinT + rb0;
+      const cb = jlo * cosT + cb0;
+      if (rb > -1 && rb < D && cb > -1 && cb < D) break;
+    }
+    for (; jhi >= jlo; jhi--) {
+      const rb = jhi * sinT + rb0;
+      const cb = jhi * cosT + cb0;
+      if (rb > -1 && rb < D && cb > -1 && cb < D) break;
+    }
     for (let j = jlo; j <= jhi; j++) {
       let rbin = j * sinT + rb0;
       let cbin = j * cosT + cb0;
-      if (!(rbin > -1 && rbin < D && cbin > -1 && cbin < D)) continue;
       const idx = rowC + j;
       const mag = magImg[idx] * wi * ex[j + exOff];
       let obin = (angImg[idx] - ori) * binsPerRad;
