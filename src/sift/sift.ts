@@ -188,13 +188,17 @@ function wasmOps(k: Kernels, images: Array<[number, number]>, maxW: number, maxH
   const tBytes = align(maxH * pw * 4 + 64);
   let need = K_REGION + rowsBytes + tBytes;
   for (const [w, h] of images) need += align((w * h + 8) * 4);
+  const maskBytes = align((maxW * maxH + 8) * 4); // the extrema scan's candidate mask (int32 per pixel)
+  need += maskBytes;
   const have = k.memory.buffer.byteLength;
   if (need > have) k.memory.grow(Math.ceil((need - have) / 65536));
   const buf = k.memory.buffer;
   const rowsAddr = K_REGION;
   const tAddr = rowsAddr + rowsBytes;
-  let top = tAddr + tBytes;
+  const maskAddr = tAddr + tBytes;
+  let top = maskAddr + maskBytes;
   const rows = new Int32Array(buf, rowsAddr, rowsBytes >> 2);
+  const mask = new Int32Array(buf, maskAddr, maskBytes >> 2);
 
   const T = new Float32Array(buf, tAddr, tBytes >> 2);
   const kAddr = (sigma: number): number => {
@@ -238,7 +242,21 @@ function wasmOps(k: Kernels, images: Array<[number, number]>, maxW: number, maxH
     sub(a, b, dst) {
       k.vsub(a.byteOffset, b.byteOffset, dst.byteOffset, ((dst.length + 3) >> 2) * 16);
     },
-    extrema: jsExtrema,
+    extrema(prv, img, nxt, w, h, threshold, found) {
+      const B = SIFT_IMG_BORDER;
+      if (h <= 2 * B || w <= 2 * B) return;
+      // SIMD prefilter over rows B .. h-B-1 (whole rows, columns filtered below), then the exact scalar test on
+      // the few pixels it lets through, in row order.
+      const from = B * w * 4;
+      k.premask(img.byteOffset, maskAddr - from, from, from + (((w * (h - 2 * B)) + 3) >> 2) * 16, w * 4, threshold);
+      for (let r = B; r < h - B; r++) {
+        const rowOff = r * w;
+        const mo = (r - B) * w;
+        for (let c = B; c < w - B; c++) {
+          if (mask[mo + c] !== 0 && isExtremum(prv, img, nxt, rowOff + c, w, threshold)) found(r, c);
+        }
+      }
+    },
     grad(src, mag, ang, w, h) {
       if (h < 3) return;
       // Chunks of 4 from pixel w up to w*(h-1) (rounded up: the slack after each image absorbs the tail).
@@ -381,9 +399,11 @@ function calcOrientationHist(magImg: Float32Array, angImg: Float32Array, w: numb
     if (y <= 0 || y >= h - 1) continue;
     const row = y * w;
     const wi = ex[i + radius];
-    for (let j = -radius; j <= radius; j++) {
+    // Columns 1 .. w-2 only, as bounds of the loop rather than a test per sample.
+    const jlo = Math.max(-radius, 1 - px);
+    const jhi = Math.min(radius, w - 2 - px);
+    for (let j = jlo; j <= jhi; j++) {
       const x = px + j;
-      if (x <= 0 || x >= w - 1) continue;
       const wgt = wi * ex[j + radius];
       const mag = magImg[row + x];
       let bin = Math.round((n / 360) * angImg[row + x]);
@@ -501,40 +521,41 @@ function adjustLocalExtrema(oct: Octave, o: number, layer0: number, r0: number, 
   };
 }
 
-/** The scalar scan: OpenCV's prefilter (|v| > threshold) then the 26-neighbour test. */
+/** OpenCV's test at pixel idx of img: the prefilter (|v| > threshold), then all 26 neighbours (>= or <=). */
+function isExtremum(prv: Float32Array, img: Float32Array, nxt: Float32Array, idx: number, w: number, threshold: number): boolean {
+  const val = img[idx];
+  if (!(Math.abs(val) > threshold)) return false;
+  if (val > 0) {
+    return (
+      val >= img[idx - 1] && val >= img[idx + 1] &&
+      val >= img[idx - w - 1] && val >= img[idx - w] && val >= img[idx - w + 1] &&
+      val >= img[idx + w - 1] && val >= img[idx + w] && val >= img[idx + w + 1] &&
+      val >= nxt[idx] && val >= nxt[idx - 1] && val >= nxt[idx + 1] &&
+      val >= nxt[idx - w - 1] && val >= nxt[idx - w] && val >= nxt[idx - w + 1] &&
+      val >= nxt[idx + w - 1] && val >= nxt[idx + w] && val >= nxt[idx + w + 1] &&
+      val >= prv[idx] && val >= prv[idx - 1] && val >= prv[idx + 1] &&
+      val >= prv[idx - w - 1] && val >= prv[idx - w] && val >= prv[idx - w + 1] &&
+      val >= prv[idx + w - 1] && val >= prv[idx + w] && val >= prv[idx + w + 1]
+    );
+  }
+  return (
+    val <= img[idx - 1] && val <= img[idx + 1] &&
+    val <= img[idx - w - 1] && val <= img[idx - w] && val <= img[idx - w + 1] &&
+    val <= img[idx + w - 1] && val <= img[idx + w] && val <= img[idx + w + 1] &&
+    val <= nxt[idx] && val <= nxt[idx - 1] && val <= nxt[idx + 1] &&
+    val <= nxt[idx - w - 1] && val <= nxt[idx - w] && val <= nxt[idx - w + 1] &&
+    val <= nxt[idx + w - 1] && val <= nxt[idx + w] && val <= nxt[idx + w + 1] &&
+    val <= prv[idx] && val <= prv[idx - 1] && val <= prv[idx + 1] &&
+    val <= prv[idx - w - 1] && val <= prv[idx - w] && val <= prv[idx - w + 1] &&
+    val <= prv[idx + w - 1] && val <= prv[idx + w] && val <= prv[idx + w + 1]
+  );
+}
+
+/** The scalar scan (no WebAssembly): every pixel at least SIFT_IMG_BORDER from the edge, in row order. */
 function jsExtrema(prv: Float32Array, img: Float32Array, nxt: Float32Array, w: number, h: number, threshold: number, found: (r: number, c: number) => void): void {
   for (let r = SIFT_IMG_BORDER; r < h - SIFT_IMG_BORDER; r++) {
     const rowOff = r * w;
-    for (let c = SIFT_IMG_BORDER; c < w - SIFT_IMG_BORDER; c++) {
-      const idx = rowOff + c;
-      const val = img[idx];
-      if (!(Math.abs(val) > threshold)) continue;
-      let isExt: boolean;
-      if (val > 0) {
-        isExt =
-          val >= img[idx - 1] && val >= img[idx + 1] &&
-          val >= img[idx - w - 1] && val >= img[idx - w] && val >= img[idx - w + 1] &&
-          val >= img[idx + w - 1] && val >= img[idx + w] && val >= img[idx + w + 1] &&
-          val >= nxt[idx] && val >= nxt[idx - 1] && val >= nxt[idx + 1] &&
-          val >= nxt[idx - w - 1] && val >= nxt[idx - w] && val >= nxt[idx - w + 1] &&
-          val >= nxt[idx + w - 1] && val >= nxt[idx + w] && val >= nxt[idx + w + 1] &&
-          val >= prv[idx] && val >= prv[idx - 1] && val >= prv[idx + 1] &&
-          val >= prv[idx - w - 1] && val >= prv[idx - w] && val >= prv[idx - w + 1] &&
-          val >= prv[idx + w - 1] && val >= prv[idx + w] && val >= prv[idx + w + 1];
-      } else {
-        isExt =
-          val <= img[idx - 1] && val <= img[idx + 1] &&
-          val <= img[idx - w - 1] && val <= img[idx - w] && val <= img[idx - w + 1] &&
-          val <= img[idx + w - 1] && val <= img[idx + w] && val <= img[idx + w + 1] &&
-          val <= nxt[idx] && val <= nxt[idx - 1] && val <= nxt[idx + 1] &&
-          val <= nxt[idx - w - 1] && val <= nxt[idx - w] && val <= nxt[idx - w + 1] &&
-          val <= nxt[idx + w - 1] && val <= nxt[idx + w] && val <= nxt[idx + w + 1] &&
-          val <= prv[idx] && val <= prv[idx - 1] && val <= prv[idx + 1] &&
-          val <= prv[idx - w - 1] && val <= prv[idx - w] && val <= prv[idx - w + 1] &&
-          val <= prv[idx + w - 1] && val <= prv[idx + w] && val <= prv[idx + w + 1];
-      }
-      if (isExt) found(r, c);
-    }
+    for (let c = SIFT_IMG_BORDER; c < w - SIFT_IMG_BORDER; c++) if (isExtremum(prv, img, nxt, rowOff + c, w, threshold)) found(r, c);
   }
 }
 
@@ -633,22 +654,34 @@ function calcSIFTDescriptor(magImg: Float32Array, angImg: Float32Array, w: numbe
     const rb0 = half + i * cosT;
     const exOff = radius;
     const rowC = rowOff + px;
+    // rbin and cbin are monotone in j (floating-point rounding preserves order), so the samples inside the bin
+    // square form one run of j: trim the widened range to it with the exact test, then the loop needs no test.
+    for (; jlo <= jhi; jlo++) {
+      const rb = jlo * sinT + rb0;
+      const cb = jlo * cosT + cb0;
+      if (rb > -1 && rb < D && cb > -1 && cb < D) break;
+    }
+    for (; jhi >= jlo; jhi--) {
+      const rb = jhi * sinT + rb0;
+      const cb = jhi * cosT + cb0;
+      if (rb > -1 && rb < D && cb > -1 && cb < D) break;
+    }
     for (let j = jlo; j <= jhi; j++) {
       let rbin = j * sinT + rb0;
       let cbin = j * cosT + cb0;
-      if (!(rbin > -1 && rbin < D && cbin > -1 && cbin < D)) continue;
       const idx = rowC + j;
       const mag = magImg[idx] * wi * ex[j + exOff];
       let obin = (angImg[idx] - ori) * binsPerRad;
       // floor for values > -1 (rbin, cbin) and > -NB (obin), without Math.floor.
       const r0 = ((rbin + 1) | 0) - 1;
       const c0 = ((cbin + 1) | 0) - 1;
-      let o0 = ((obin + NB) | 0) - NB;
+      let o0 = ((obin + NB) | 0) - NB; // in [-NB, NB]: obin is in (-NB, NB]
       rbin -= r0;
       cbin -= c0;
       obin -= o0;
-      if (o0 < 0) o0 += NB;
-      if (o0 >= NB) o0 -= NB;
+      // Wrap o0 from [-NB, NB] to [0, NB) without branches (the sign of ang - ori is a coin flip per sample, a
+      // costly misprediction); NB is a power of two.
+      o0 = (o0 + NB) & (NB - 1);
       const vR1 = mag * rbin;
       const vR0 = mag - vR1;
       const vRC11 = vR1 * cbin;

@@ -80,6 +80,12 @@ const op = {
   fsqrt: [0xfd, ...uleb(227)],
   flt: [0xfd, ...uleb(67)],
   fgt: [0xfd, ...uleb(68)],
+  fle: [0xfd, ...uleb(69)],
+  fge: [0xfd, ...uleb(70)],
+  vand: [0xfd, ...uleb(78)],
+  vor: [0xfd, ...uleb(80)],
+  i32ToF32: [0xb2], // f32.convert_i32_s
+  f32splat: [0xfd, ...uleb(19)],
   bitselect: [0xfd, ...uleb(82)],
   fsplat: (v: number) => {
     const b = Buffer.alloc(4);
@@ -209,6 +215,36 @@ function grad(): number[] {
   return [...locals, ...body, ...op.end];
 }
 
+
+// premask(cur, dst, from, to, w4, thr): a necessary condition for OpenCV's DoG extremum test, 4 pixels at a time:
+// dst[i] = all ones (int32 -1) where (v > thr and v >= its 4 nearest same-layer neighbours) or (v < -thr and
+// v <= them), else 0. The scalar scan then runs the full 26-neighbour test only where dst is set: about half the
+// pixels pass |v| > thr and the first comparisons are coin flips, which cost the branchy scalar loop dearly.
+function premask(): number[] {
+  const [cur, dst, from, to, w4, thr] = [0, 1, 2, 3, 4, 5];
+  const [i, v, t, nt, l, r, u, d] = [6, 7, 8, 9, 10, 11, 12, 13];
+  const locals = vec([[1, I32], [7, V128]]);
+  const at = (delta: number[]) => code(op.get(cur), op.get(i), op.add, delta, op.vload);
+  const body = code(
+    op.get(thr), op.i32ToF32, op.f32splat, op.set(t),
+    op.vconst(0), op.get(t), op.fsub, op.set(nt),
+    forLoop(i, op.get(from), to, 16, code(
+      at([]), op.set(v),
+      at(code(op.i32(4), op.sub)), op.set(l), at(code(op.i32(4), op.add)), op.set(r),
+      at(code(op.get(w4), op.sub)), op.set(u), at(code(op.get(w4), op.add)), op.set(d),
+      op.get(dst), op.get(i), op.add,
+      op.get(v), op.get(t), op.fgt,
+      op.get(v), op.get(l), op.fge, op.vand, op.get(v), op.get(r), op.fge, op.vand,
+      op.get(v), op.get(u), op.fge, op.vand, op.get(v), op.get(d), op.fge, op.vand,
+      op.get(v), op.get(nt), op.flt,
+      op.get(v), op.get(l), op.fle, op.vand, op.get(v), op.get(r), op.fle, op.vand,
+      op.get(v), op.get(u), op.fle, op.vand, op.get(v), op.get(d), op.fle, op.vand,
+      op.vor, op.vstore,
+    )),
+  );
+  return [...locals, ...body, ...op.end];
+}
+
 // Blur passes specialised for one kernel: taps unrolled, kernel values as constants (about twice as fast as the
 // generic loops above, which remain the fallback).
 // vconvK(src, dst, dstride, xend, h, ROWS); hconvK(src, sstride, dst, dstride, xend, h) — same meaning as above.
@@ -307,14 +343,15 @@ function buildModule(): Uint8Array {
   const fn = (n: number) => [0x60, ...vec(Array.from({ length: n }, () => [I32])), 0x00];
   const types = section(1, vec([fn(8), fn(4), fn(6)]));
   const imports = section(2, vec([[...str('env'), ...str('memory'), 0x02, 0x00, ...uleb(1)]]));
-  const funcs = section(3, vec([[0], [0], [1], [2]]));
+  const funcs = section(3, vec([[0], [0], [1], [2], [2]]));
   const exports = section(7, vec([
     [...str('vconv'), 0x00, 0],
     [...str('hconv'), 0x00, 1],
     [...str('vsub'), 0x00, 2],
     [...str('grad'), 0x00, 3],
+    [...str('premask'), 0x00, 4],
   ]));
-  const bodies = [vconv(), hconv(), vsub(), grad()].map((b) => [...uleb(b.length), ...b]);
+  const bodies = [vconv(), hconv(), vsub(), grad(), premask()].map((b) => [...uleb(b.length), ...b]);
   const codeSec = section(10, vec(bodies));
   return new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, ...types, ...imports, ...funcs, ...exports, ...codeSec]);
 }
@@ -325,6 +362,7 @@ export interface Kernels {
   hconv(src: number, sstride: number, dst: number, dstride: number, xend: number, h: number, K: number, r: number): void;
   vsub(a: number, b: number, dst: number, nbytes: number): void;
   grad(src: number, mag: number, ang: number, from: number, to: number, w4: number): void;
+  premask(cur: number, dst: number, from: number, to: number, w4: number, thr: number): void;
 }
 
 let cached: Kernels | null | undefined;
@@ -337,7 +375,7 @@ export function kernels(): Kernels | null {
     const mod = new WebAssembly.Module(buildModule());
     const inst = new WebAssembly.Instance(mod, { env: { memory } });
     const e = inst.exports as unknown as Omit<Kernels, 'memory'>;
-    cached = { memory, vconv: e.vconv, hconv: e.hconv, vsub: e.vsub, grad: e.grad };
+    cached = { memory, vconv: e.vconv, hconv: e.hconv, vsub: e.vsub, grad: e.grad, premask: e.premask };
   } catch {
     cached = null;
   }
