@@ -69,3 +69,24 @@ export function action<A extends unknown[]>(fn: (ctx: Context, ...args: A) => Pr
 export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value) + '\n');
 }
+
+/**
+ * Runs a resumable stage so that Ctrl-C / SIGTERM stops it cleanly: the first signal aborts it between batches
+ * (what is committed stays committed, the next run resumes), a second one exits at once with 130.
+ */
+export async function runStoppable<T>(name: string, logger: Context['logger'], fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const ac = new AbortController();
+  const stop = () => {
+    logger.warn(`${name}: stopping after the current batch (send again to force)`);
+    if (ac.signal.aborted) process.exit(130);
+    ac.abort();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  try {
+    return await fn(ac.signal);
+  } finally {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+  }
+}

@@ -2,7 +2,7 @@
 import type { CrawlSummary } from '../crawler/stage.js';
 import type { Command } from 'commander';
 import { createProgress } from '../util/progress.js';
-import { action, printJson } from './context.js';
+import { action, printJson, runStoppable } from './context.js';
 
 export function registerCrawl(program: Command): void {
   program
@@ -14,19 +14,11 @@ export function registerCrawl(program: Command): void {
     .option('--json', 'print the summary as JSON')
     .action(
       action(async (ctx, opts: { once?: boolean; site?: string; sites?: string; json?: boolean }) => {
-        const ac = new AbortController();
-        const stop = () => {
-          ctx.logger.warn('crawl: stopping after the requests in flight (send again to force)');
-          if (ac.signal.aborted) process.exit(130);
-          ac.abort();
-        };
-        process.on('SIGTERM', stop);
-        process.on('SIGINT', stop);
         const progress = createProgress('crawl', 0, { enabled: !opts.json && Boolean(process.stderr.isTTY) });
-        try {
+        return runStoppable('crawl', ctx.logger, async (signal) => {
           // crawlee is heavy to load: only the crawl command pays for it, not every CLI start.
           const { runCrawl } = await import('../crawler/stage.js');
-          const s: CrawlSummary = await runCrawl(ctx.bank, ctx.config, { once: opts.once ?? true, site: opts.site, sitesDir: opts.sites, signal: ac.signal, progress, logger: ctx.logger });
+          const s: CrawlSummary = await runCrawl(ctx.bank, ctx.config, { once: opts.once ?? true, site: opts.site, sitesDir: opts.sites, signal, progress, logger: ctx.logger });
           progress.stop();
           if (opts.json) printJson(s);
           else {
@@ -40,10 +32,7 @@ export function registerCrawl(program: Command): void {
             );
           }
           return s.aborted ? 130 : 0;
-        } finally {
-          process.off('SIGTERM', stop);
-          process.off('SIGINT', stop);
-        }
+        });
       }),
     );
 }

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { computeMissingFeatures } from '../sift/stage.js';
 import { createProgress } from '../util/progress.js';
-import { action, printJson } from './context.js';
+import { action, printJson, runStoppable } from './context.js';
 import { parseThreads } from './features.js';
 
 export function registerIndex(program: Command): void {
@@ -15,21 +15,9 @@ export function registerIndex(program: Command): void {
       action(async (ctx, opts: { threads?: string; json?: boolean }) => {
         const threads = parseThreads(opts.threads);
         const progress = createProgress('features', 0, { enabled: !opts.json && Boolean(process.stderr.isTTY) });
-        const ac = new AbortController();
-        const onSignal = () => {
-          process.stderr.write('capbridge index: stopping after the current batch...\n');
-          ac.abort();
-        };
-        process.once('SIGINT', onSignal);
-        process.once('SIGTERM', onSignal);
-        let summary;
-        try {
-          summary = await computeMissingFeatures(ctx.bank, ctx.config, { threads, progress, signal: ac.signal, logger: ctx.logger });
-        } finally {
-          progress.stop();
-          process.off('SIGINT', onSignal);
-          process.off('SIGTERM', onSignal);
-        }
+        const summary = await runStoppable('index', ctx.logger, (signal) =>
+          computeMissingFeatures(ctx.bank, ctx.config, { threads, progress, signal, logger: ctx.logger }),
+        ).finally(() => progress.stop());
         if (opts.json) printJson(summary);
         else {
           process.stdout.write(

@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { runMatch } from '../lsh-index/stage.js';
 import { createProgress } from '../util/progress.js';
-import { action, printJson } from './context.js';
+import { action, printJson, runStoppable } from './context.js';
 import { parseTop } from './search.js';
 
 export function registerMatch(program: Command): void {
@@ -16,21 +16,9 @@ export function registerMatch(program: Command): void {
       action(async (ctx, opts: { top?: string; json?: boolean }) => {
         const top = parseTop(opts.top);
         const progress = createProgress('match', 0, { enabled: !opts.json && Boolean(process.stderr.isTTY) });
-        const ac = new AbortController();
-        const onSignal = () => {
-          process.stderr.write('capbridge match: stopping after the current batch...\n');
-          ac.abort();
-        };
-        process.once('SIGINT', onSignal);
-        process.once('SIGTERM', onSignal);
-        let s;
-        try {
-          s = await runMatch(ctx.bank, ctx.config, { top, progress, signal: ac.signal, logger: ctx.logger });
-        } finally {
-          progress.stop();
-          process.off('SIGINT', onSignal);
-          process.off('SIGTERM', onSignal);
-        }
+        const s = await runStoppable('match', ctx.logger, (signal) =>
+          runMatch(ctx.bank, ctx.config, { top, progress, signal, logger: ctx.logger }),
+        ).finally(() => progress.stop());
         if (opts.json) printJson(s);
         else
           process.stdout.write(

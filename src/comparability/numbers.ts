@@ -18,6 +18,30 @@ export interface NumScan {
 
 const blank = (s: string): string => ' '.repeat(s.length);
 
+/**
+ * The scan both languages share: each pattern's matches become entities (those with a key) and are blanked out
+ * of the remaining text, so a later, looser pattern cannot read the same digits again.
+ */
+function numberScanner(text: string) {
+  const entities: NumEntity[] = [];
+  let rest = text;
+  return {
+    take(re: RegExp, fn: (m: RegExpExecArray) => NumEntity | null): void {
+      rest = rest.replace(re, (...args) => {
+        const m = args.slice(0, -2) as unknown as RegExpExecArray;
+        const e = fn(m);
+        if (!e) return m[0];
+        if (e.key) entities.push(e);
+        return blank(m[0]);
+      });
+    },
+    blankOut(re: RegExp): void {
+      rest = rest.replace(re, (m) => blank(m));
+    },
+    result: (): NumScan => ({ entities, rest }),
+  };
+}
+
 function numberEntity(n: number, text: string): NumEntity | null {
   if (!Number.isFinite(n)) return null;
   // "one"/"一" is mostly an article in captions ("a man" / 一个男人): it is not an entity.
@@ -86,17 +110,8 @@ const RE_EN_ANY_NUM = new RegExp(`\\d|\\b(?:${EN_NUMWORD.join('|')}|${MONTHS.joi
 
 export function scanEnglishNumbers(text: string): NumScan {
   if (!RE_EN_ANY_NUM.test(text)) return { entities: [], rest: text };
-  const entities: NumEntity[] = [];
-  let rest = text;
-  const take = (re: RegExp, fn: (m: RegExpExecArray) => NumEntity | null): void => {
-    rest = rest.replace(re, (...args) => {
-      const m = args.slice(0, -2) as unknown as RegExpExecArray;
-      const e = fn(m);
-      if (!e) return m[0];
-      entities.push(e);
-      return blank(m[0]);
-    });
-  };
+  const scan = numberScanner(text);
+  const take = scan.take;
   take(RE_EN_TIME, (m) => {
     if (m[4] !== undefined) {
       const h = Number(m[4]);
@@ -123,7 +138,7 @@ export function scanEnglishNumbers(text: string): NumScan {
     const n = parseEnglishNumberWords(m[0].toLowerCase().split(/[\s-]+/));
     return n === null ? null : (numberEntity(n, m[0]) ?? { kind: 'number', key: '', text: m[0] });
   });
-  return { entities: entities.filter((e) => e.key !== ''), rest };
+  return scan.result();
 }
 
 // ---------------------------------------------------------------------------------------------- Chinese
@@ -173,17 +188,8 @@ const RE_ZH_ANY_NUM = /[0-9０-９零〇一二两三四五六七八九十百千�
 
 export function scanChineseNumbers(text: string): NumScan {
   if (!RE_ZH_ANY_NUM.test(text)) return { entities: [], rest: text };
-  const entities: NumEntity[] = [];
-  let rest = text;
-  const take = (re: RegExp, fn: (m: RegExpExecArray) => NumEntity | null): void => {
-    rest = rest.replace(re, (...args) => {
-      const m = args.slice(0, -2) as unknown as RegExpExecArray;
-      const e = fn(m);
-      if (!e) return m[0];
-      if (e.key) entities.push(e);
-      return blank(m[0]);
-    });
-  };
+  const scan = numberScanner(text);
+  const take = scan.take;
   take(RE_ZH_YEAR, (m) => {
     const y = parseChineseNumber(toAscii(m[1]!));
     return y === null ? null : { kind: 'year', key: `year:${y}`, text: m[0] };
@@ -209,10 +215,10 @@ export function scanChineseNumbers(text: string): NumScan {
     return n === null ? null : (numberEntity(n, m[1]!) ?? { kind: 'number', key: '', text: m[0] });
   });
   // 几个 / 一些 style counts without a number: the classifier alone is not content.
-  rest = rest.replace(RE_ZH_VAGUE, (m) => blank(m));
+  scan.blankOut(RE_ZH_VAGUE);
   take(RE_ZH_DIGITS, (m) => {
     const n = Number(toAscii(m[1]!));
     return numberEntity(n, toAscii(m[1]!)) ?? { kind: 'number', key: '', text: m[0] };
   });
-  return { entities, rest };
+  return scan.result();
 }
