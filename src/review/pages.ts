@@ -110,12 +110,10 @@ export function pairPage(d: PairViewData): string {
   return page(`Pair ${r.sourceExtId} ↔ ${r.targetExtId}`, body);
 }
 
-export function searchPage(available: boolean): string {
-  const body = available
-    ? html`<h2>Search the target bank with an image</h2>
+export function searchPage(): string {
+  const body = html`<h2>Search the target bank with an image</h2>
       <div class="drop" id="search-drop">Paste an image (Ctrl+V), drop a file here, or choose one: <input type="file" id="search-file" accept="image/*">
-      <label>top <input id="search-top" type="number" min="1" max="100" value="10"></label></div><div id="search-results"></div>`
-    : html`<h2>Search</h2><p class="muted">Image search needs the lsh-index layer (searchImage), which is not part of this build.</p>`;
+      <label>top <input id="search-top" type="number" min="1" max="100" value="10"></label></div><div id="search-results"></div>`;
   return page('Search', body, { nav: 'search' });
 }
 

@@ -5,7 +5,7 @@
 //   GET  /image/:sha256, /thumb/:sha256   images of the store, by content hash only
 //   GET  /search, POST /api/search?top=N (body: the image bytes)   GET /stats
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { LEVELS, PairsRepo, ReviewsRepo, StatsRepo, VERDICTS, type Bank, type Item, type PairLevel, type PairListFilter, type ReviewPairRow, type Verdict } from '../bank/index.js';
+import { LEVELS, PairsRepo, ReviewsRepo, StatsRepo, VERDICTS, type Bank, type PairLevel, type PairListFilter, type ReviewPairRow, type Verdict } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import { CSS, JS } from './assets.js';
@@ -13,7 +13,6 @@ import { authHook, isLoopbackHost } from './auth.js';
 import { HttpError, badRequest, notFound } from './errors.js';
 import { parseExplain } from './highlight.js';
 import { esc } from './html.js';
-import { loadSearchImage } from './layers.js';
 import { matchPointsOf } from './points.js';
 import { listPage, pairPage, pairPath, searchPage, statsPage } from './pages.js';
 import { encodeCursor, itemId, listQueryString, parseListQuery, sha256Param, type Query } from './query.js';
@@ -21,6 +20,7 @@ import { readEval, EVAL_META_KEY } from './eval.js';
 import { ImageServer } from './thumbs.js';
 import { DecodeError } from '../sift/decode.js';
 import { UserError } from '../util/errors.js';
+import type { SearchHit } from '../lsh-index/stage.js';
 
 export interface ReviewServerOptions {
   /** The host the server will listen on (decides whether the Host header is checked). */
@@ -176,17 +176,15 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
   });
 
   // --- search ---
-  app.get('/search', async (_req, reply) => sendPage(reply, searchPage(Boolean(await loadSearchImage()))));
+  app.get('/search', async (_req, reply) => sendPage(reply, searchPage()));
   app.post('/api/search', async (req) => {
-    const searchImage = await loadSearchImage();
-    if (!searchImage) throw new HttpError(501, 'image search needs the lsh-index layer (searchImage), which is not part of this build');
     const q = req.query as Query;
     for (const k of Object.keys(q)) if (k !== 'top' && k !== 'token') throw badRequest(`unknown parameter "${k.slice(0, 40)}"`);
     const topText = typeof q.top === 'string' ? q.top : '10';
     if (!/^\d{1,3}$/.test(topText) || Number(topText) < 1 || Number(topText) > 100) throw badRequest('top: expected a number from 1 to 100');
     const buf = req.body;
     if (!Buffer.isBuffer(buf) || !buf.length) throw badRequest('send the image bytes as the request body (Content-Type image/* or application/octet-stream)');
-    return { results: await runSearch(bank, config, searchImage, buf, Number(topText)) };
+    return { results: await runSearch(bank, config, buf, Number(topText)) };
   });
 
   // --- stats ---
@@ -210,31 +208,30 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
 }
 
 /** Runs the lsh-index layer's search and joins each hit with its target item (caption, provenance, image). */
-async function runSearch(bank: Bank, config: Config, searchImage: NonNullable<Awaited<ReturnType<typeof loadSearchImage>>>, buf: Buffer, top: number) {
-  let res: unknown;
+async function runSearch(bank: Bank, config: Config, buf: Buffer, top: number) {
+  // Loaded on first search: the server starts without paying for SIFT and the index.
+  const { searchImage } = await import('../lsh-index/stage.js');
+  let hits: SearchHit[];
   try {
-    res = await searchImage(bank, config, buf, { top });
+    hits = await searchImage(bank, config, buf, { top });
   } catch (err) {
     // an unreadable or oversized upload is the user's problem, not the server's
-    // (by name: the lsh-index layer is loaded on demand and, under some loaders, with its own copy of the class)
+    // (also by name: under some loaders the lazily imported layer carries its own copy of the class)
     const name = (err as Error).name;
     if (err instanceof DecodeError || err instanceof UserError || name === 'DecodeError' || name === 'UserError') throw badRequest(`search: ${(err as Error).message}`);
     throw err;
   }
-  const list = (Array.isArray(res) ? res : []) as Array<{ rank?: number; item?: Item; imageScore?: number; inliers?: number; matches?: number; mirrored?: boolean }>;
-  return list
-    .filter((h) => h.item)
-    .map((h) => ({
-      rank: h.rank ?? null,
-      itemId: h.item!.id,
-      extId: h.item!.extId,
-      caption: h.item!.caption,
-      pageUrl: h.item!.pageUrl,
-      site: h.item!.site,
-      imageSha256: h.item!.imageSha256,
-      score: Number(h.imageScore ?? 0),
-      inliers: Number(h.inliers ?? 0),
-      matches: Number(h.matches ?? 0),
-      mirrored: Boolean(h.mirrored),
-    }));
+  return hits.map((h) => ({
+    rank: h.rank,
+    itemId: h.item.id,
+    extId: h.item.extId,
+    caption: h.item.caption,
+    pageUrl: h.item.pageUrl,
+    site: h.item.site,
+    imageSha256: h.item.imageSha256,
+    score: h.imageScore,
+    inliers: h.inliers,
+    matches: h.matches,
+    mirrored: h.mirrored,
+  }));
 }
