@@ -104,7 +104,7 @@ export class PairsRepo {
         export_id = CASE WHEN pairs.text_key = excluded.text_key THEN pairs.export_id ELSE NULL END`);
   }
 
-  /** True once the lsh-index layer's candidates table exists (migration 3). */
+  /** True once the lsh-index layer's candidates table exists (migration 3; always, since that layer landed). */
   hasCandidates(): boolean {
     return Boolean(this.db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'candidates'`).get());
   }
@@ -193,7 +193,6 @@ export class PairsRepo {
 
   /** Drops decisions whose candidate vanished (sources re-matched to nothing). */
   sweepOrphans(): number {
-    if (!this.hasCandidates()) return 0;
     return this.db
       .prepare(
         `DELETE FROM pairs WHERE NOT EXISTS (SELECT 1 FROM candidates c
@@ -280,7 +279,6 @@ export class PairsRepo {
   }
 
   countCandidates(): number {
-    if (!this.hasCandidates()) return 0;
     return (this.db.prepare('SELECT COUNT(*) AS n FROM candidates').get() as { n: number }).n;
   }
 

@@ -40,7 +40,7 @@ export function registerDaemon(program: Command): void {
           if (opts.json) printJson(res.lastCycle);
           else if (res.lastCycle) {
             for (const s of res.lastCycle.stages) {
-              process.stdout.write(`${s.stage.padEnd(8)} ${s.result.padEnd(7)} ${(s.ms / 1000).toFixed(1)}s${s.skipped ? ` — ${s.skipped}` : ''}${s.error ? ` — ${s.error}` : ''}\n`);
+              process.stdout.write(`${s.stage.padEnd(8)} ${s.result.padEnd(7)} ${(s.ms / 1000).toFixed(1)}s${s.error ? ` — ${s.error}` : ''}\n`);
             }
           }
         }

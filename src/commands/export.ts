@@ -61,7 +61,6 @@ export function registerExport(program: Command): void {
         const progress = createProgress('pair', 0, { enabled: !opts.json && Boolean(process.stderr.isTTY) });
         const summary = await runPairing(ctx.bank, ctx.config, { logger: ctx.logger, all: opts.all, progress }).finally(() => progress.stop());
         if (opts.json) printJson(summary);
-        else if (summary.skipped) process.stdout.write(`pair: skipped — ${summary.skipped}\n`);
         else {
           const n = summary.notEmitted;
           process.stdout.write(
@@ -70,7 +69,7 @@ export function registerExport(program: Command): void {
               `${n.caption} caption, ${n.image} image, ${n.level} level; ${summary.removed} stale decisions removed\n`,
           );
         }
-        return summary.skipped ? 1 : 0;
+        return 0;
       }),
     );
 }

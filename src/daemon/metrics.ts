@@ -23,7 +23,7 @@ export class DaemonMetrics {
       buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
       registers: [registry],
     });
-    this.stageRuns = new client.Counter({ name: 'capbridge_stage_runs_total', help: 'Stage runs by result (ok, error, skipped, aborted)', labelNames: ['stage', 'result'], registers: [registry] });
+    this.stageRuns = new client.Counter({ name: 'capbridge_stage_runs_total', help: 'Stage runs by result (ok, error, aborted)', labelNames: ['stage', 'result'], registers: [registry] });
     this.errors = new client.Counter({ name: 'capbridge_errors_total', help: 'Errors by stage', labelNames: ['stage'], registers: [registry] });
     this.pagesFetched = new client.Counter({ name: 'capbridge_pages_fetched_total', help: 'Pages fetched by the crawler (from crawl summaries)', registers: [registry] });
     this.cycles = new client.Counter({ name: 'capbridge_cycles_total', help: 'Pipeline cycles by result', labelNames: ['result'], registers: [registry] });

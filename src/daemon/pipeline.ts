@@ -1,6 +1,5 @@
 // One pipeline cycle: crawl → features → match → pair, each a resumable stage over bank rows (stage contract).
-// A stage whose layer is not in this build is skipped and reported; a stage that fails is logged and counted,
-// and the cycle goes on with what is in the bank. The abort signal is passed to every stage and checked between.
+// A stage that fails is logged and counted, and the cycle goes on with what is in the bank. The abort signal is passed to every stage and checked between.
 import path from 'node:path';
 import type { Bank } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
@@ -17,11 +16,10 @@ export const STAGES: StageName[] = ['crawl', 'features', 'match', 'pair'];
 
 export interface StageReport {
   stage: StageName;
-  result: 'ok' | 'error' | 'skipped' | 'aborted';
+  result: 'ok' | 'error' | 'aborted';
   ms: number;
   summary?: Record<string, unknown>;
   error?: string;
-  skipped?: string;
 }
 
 export interface CycleReport {
@@ -42,17 +40,13 @@ export interface CycleOptions {
   crawlOptions?: Record<string, unknown>;
 }
 
-const LOADERS: Record<Exclude<StageName, 'pair'>, { load: () => Promise<StageFn | null>; layer: string }> = {
-  crawl: { load: loadCrawl, layer: 'crawler (runCrawl)' },
-  features: { load: loadFeatures, layer: 'sift (computeMissingFeatures)' },
-  match: { load: loadMatch, layer: 'lsh-index (runMatch)' },
+// Layers are imported on first use (crawlee, SIFT and the lexicon are heavy to load).
+const LOADERS: Record<StageName, () => Promise<StageFn>> = {
+  crawl: loadCrawl,
+  features: loadFeatures,
+  match: loadMatch,
+  pair: async () => (bank, config, opts) => runPairing(bank, config, opts) as unknown as Promise<Record<string, unknown>>,
 };
-
-async function stageFn(name: StageName): Promise<StageFn | string> {
-  if (name === 'pair') return (bank, config, opts) => runPairing(bank, config, opts) as unknown as Promise<Record<string, unknown>>;
-  const l = LOADERS[name];
-  return (await l.load()) ?? `the ${l.layer} layer is not in this build`;
-}
 
 export async function runCycle(bank: Bank, config: Config, opts: CycleOptions): Promise<CycleReport> {
   const { logger, signal, metrics } = opts;
@@ -64,33 +58,24 @@ export async function runCycle(bank: Bank, config: Config, opts: CycleOptions): 
     }
     const t0 = performance.now();
     const rep: StageReport = { stage, result: 'ok', ms: 0 };
-    const fn = await stageFn(stage);
-    if (typeof fn === 'string') {
-      rep.result = 'skipped';
-      rep.skipped = fn;
-      logger.warn(`${stage}: skipped — ${fn}`);
-    } else {
-      logger.info(`${stage}: started`);
-      try {
-        const extra = stage === 'crawl' ? { once: true, ...opts.crawlOptions } : {};
-        const summary = await fn(bank, config, { logger, signal, ...extra });
-        rep.summary = summary;
-        if (typeof summary?.skipped === 'string') {
-          rep.result = 'skipped';
-          rep.skipped = summary.skipped;
-        } else if (signal?.aborted || summary?.aborted === true) rep.result = 'aborted';
-        metrics?.recordSummary(stage, summary ?? {});
-        logger.info(`${stage}: ${rep.result}`, { summary });
-      } catch (err) {
-        if (signal?.aborted) rep.result = 'aborted';
-        else {
-          rep.result = 'error';
-          rep.error = errorMessage(err);
-          report.ok = false;
-          metrics?.errors.inc({ stage });
-          logger.error(`${stage}: failed — ${rep.error}`);
-          if (process.env.CAPBRIDGE_DEBUG) logger.error((err as Error).stack ?? '');
-        }
+    const fn = await LOADERS[stage]();
+    logger.info(`${stage}: started`);
+    try {
+      const extra = stage === 'crawl' ? { once: true, ...opts.crawlOptions } : {};
+      const summary = await fn(bank, config, { logger, signal, ...extra });
+      rep.summary = summary;
+      if (signal?.aborted || summary?.aborted === true) rep.result = 'aborted';
+      metrics?.recordSummary(stage, summary ?? {});
+      logger.info(`${stage}: ${rep.result}`, { summary });
+    } catch (err) {
+      if (signal?.aborted) rep.result = 'aborted';
+      else {
+        rep.result = 'error';
+        rep.error = errorMessage(err);
+        report.ok = false;
+        metrics?.errors.inc({ stage });
+        logger.error(`${stage}: failed — ${rep.error}`);
+        if (process.env.CAPBRIDGE_DEBUG) logger.error((err as Error).stack ?? '');
       }
     }
     rep.ms = Math.round(performance.now() - t0);

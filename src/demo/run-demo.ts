@@ -81,7 +81,7 @@ export async function runDemo(argv: string[] = process.argv.slice(2)): Promise<n
       const daemon = new Daemon({ bank, config, logger, once: true, handleSignals: false, stages });
       const res = await daemon.run();
       for (const s of res.lastCycle?.stages ?? []) {
-        out(`   ${s.stage.padEnd(8)} ${s.result.padEnd(7)} ${(s.ms / 1000).toFixed(1)}s${s.skipped ? ` — ${s.skipped}` : ''}${s.error ? ` — ${s.error}` : ''}`);
+        out(`   ${s.stage.padEnd(8)} ${s.result.padEnd(7)} ${(s.ms / 1000).toFixed(1)}s${s.error ? ` — ${s.error}` : ''}`);
       }
 
       out(`   banks: ${bank.items.count('source')} English items, ${bank.items.count('target')} Chinese items`);

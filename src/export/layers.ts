@@ -38,7 +38,7 @@ export const loadCreateScorer = async (): Promise<CreateScorer> => {
   const { createScorer } = await import('../comparability/index.js');
   return (config, opts) => createScorer(config, opts);
 };
-/** Brings the comparability layer's IDF table up to date with new captions (when the layer exposes it). */
+/** Brings the comparability layer's IDF table up to date with new captions. */
 export const loadUpdateIdf = async () => {
   const { updateIdf } = await import('../comparability/index.js');
   return (bank: Bank, config: Config, opts: { signal?: AbortSignal }) => updateIdf(bank, config, opts);

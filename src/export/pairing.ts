@@ -30,8 +30,6 @@ export interface PairingOptions {
 }
 
 export interface PairingSummary {
-  /** Set when the stage could not run, naming the missing layer. */
-  skipped?: string;
   sources: number;
   decided: number;
   emitted: number;
@@ -77,22 +75,11 @@ export async function decide(
 export async function runPairing(bank: Bank, config: Config, opts: PairingOptions = {}): Promise<PairingSummary> {
   const summary = emptyPairingSummary();
   const pairs = bank.repo(PairsRepo);
-  if (!pairs.hasCandidates()) {
-    summary.skipped = 'no candidates table: the lsh-index layer (runMatch) is not in this build';
-    opts.logger?.warn(`pair: skipped — ${summary.skipped}`);
-    return summary;
-  }
   let scorer = opts.scorer;
   if (!scorer) {
     const createScorer = await loadCreateScorer();
-    if (!createScorer) {
-      summary.skipped = 'the comparability layer (createScorer) is not in this build';
-      opts.logger?.warn(`pair: skipped — ${summary.skipped}`);
-      return summary;
-    }
     // the IDF weights learn from every caption that arrived since the last run, before scoring
-    const updateIdf = await loadUpdateIdf();
-    if (updateIdf) await updateIdf(bank, config, { signal: opts.signal });
+    await (await loadUpdateIdf())(bank, config, { signal: opts.signal });
     scorer = await createScorer(config, { bank, dataDir: bank.dataDir });
   }
   const t = {
