@@ -3,6 +3,7 @@
 // reference pipeline side by side (bench/opencv_search.py, same run), and a scaling run at 1k/10k/100k indexed
 // images. Prints ONE JSON line.
 // Flags: --sets a,b  --features ours|cv2  --skip-opencv  --skip-scaling  --scales 1000,10000,100000  --queries N
+//        --views (also the progressive search with synthesised query views, src/lsh-index/views.ts, side by side)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +16,8 @@ import { LshIndex, mulberry32 } from '../src/lsh-index/lsh.js';
 import { prepare, search, type SearchParams } from '../src/lsh-index/searcher.js';
 import { lshParams, searchParams } from '../src/lsh-index/store.js';
 import type { Prepared } from '../src/lsh-index/verify.js';
+import { decodeGrey } from '../src/sift/decode.js';
+import { searchProgressive, viewParams } from '../src/lsh-index/views.js';
 import { loadCv2Features, metrics, percentile, readSet, round, type RetrievalSet } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -28,6 +31,7 @@ const opt = (name: string, d: string) => {
 const SETS = opt('sets', 'retrieval-smvs,mining-flickr8k,retrieval-wxbs').split(',');
 const FEATURES = opt('features', 'ours');
 const MAXQ = Number(opt('queries', '1000000'));
+const VIEWS = flag('views');
 const EXHAUSTIVE = Number(opt('exhaustive', '20'));
 const SCALES = opt('scales', '1000,10000,100000').split(',').map(Number);
 const { config } = loadConfig({});
@@ -98,7 +102,25 @@ async function runSet(name: string) {
   let negNonZero = 0;
   let negVerified = 0;
   const sources = set.sources.slice(0, MAXQ);
+  const vr = { ranked: new Map<string, string[]>(), emitted: new Map<string, string[]>(), lat: [] as number[], total: [] as number[],
+    synth: [] as number[], extract: [] as number[], used: 0, neg: 0, negNonZero: 0 };
+  const vp = { ...viewParams(config), enabled: true };
   for (const s of sources) {
+    if (VIEWS) {
+      const q = feats.get(s.id)!;
+      const file = path.join(set.dir, set.sources.find((x) => x.id === s.id)!.image);
+      const r = await searchProgressive(index, (slot) => prepared[slot], q, p, vp, config.sift, () =>
+        decodeGrey(fs.readFileSync(file), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels }),
+      );
+      const searchMs = r.timings.probeMs + r.timings.voteMs + r.timings.verifyMs;
+      vr.lat.push(searchMs);
+      vr.total.push(searchMs + r.views.synthMs + r.views.extractMs);
+      if (r.usedViews) (vr.used++, vr.synth.push(r.views.synthMs), vr.extract.push(r.views.extractMs));
+      vr.ranked.set(s.id, r.hits.map((h) => ids[h.slot]!));
+      vr.emitted.set(s.id, r.hits.filter((h) => h.score > 0).map((h) => ids[h.slot]!));
+      const rel = set.truth.get(s.id) ?? new Set<string>();
+      for (const h of r.hits) if (!rel.has(ids[h.slot]!)) (vr.neg++, h.score > 0 && vr.negNonZero++);
+    }
     const q = feats.get(s.id)!;
     const t = performance.now();
     const r = search(index, (slot) => prepared[slot], q, p);
@@ -145,6 +167,23 @@ async function runSet(name: string) {
     heapDeltaBytes: heap1 - heap0,
     targetKeypointsMean: Math.round(kp),
   };
+  if (VIEWS) {
+    const vm = metrics(sub, vr.ranked);
+    const ve = metrics(sub, vr.emitted);
+    out.views = {
+      params: vp,
+      p: vm.p, hit1: vm.hit1, hit5: vm.hit5,
+      emitted: { p: ve.p, hit1: ve.hit1 },
+      unrelatedNonZero: round(vr.negNonZero / Math.max(1, vr.neg), 4),
+      usedViewsShare: round(vr.used / Math.max(1, sources.length)),
+      // search only (plain + views passes), then with the views' synthesis and SIFT (the plain query's SIFT excluded, as above)
+      queryMs: { median: round(percentile(vr.lat, 0.5), 1), p95: round(percentile(vr.lat, 0.95), 1) },
+      queryWithViewsMs: { median: round(percentile(vr.total, 0.5), 1), p95: round(percentile(vr.total, 0.95), 1) },
+      perViewedQuery: vr.used
+        ? { synthMs: round(percentile(vr.synth, 0.5), 1), extractMs: round(percentile(vr.extract, 0.5), 1) }
+        : null,
+    };
+  }
   if (!flag('skip-opencv') && ensureOpenCv()) {
     log(`${name}: OpenCV reference run`);
     const res = spawnSync('/usr/bin/python3', [path.join(repoRoot, 'bench', 'opencv_search.py'), set.dir, String(MAXQ)], {

@@ -55,6 +55,16 @@ export const configSchema = z
         minInliers: int().min(0),
         minScore: nonneg(),
         top: pos(),
+        views: z
+          .object({
+            enabled: z.boolean(),
+            tilts: z.array(z.number().gt(1).lte(16)).max(8),
+            rotations: pos().max(32),
+            keypointsPerView: pos(),
+            confidence: nonneg(),
+            maxSide: pos(),
+          })
+          .strict(),
       })
       .strict(),
     comparability: z

@@ -35,14 +35,19 @@ export function prepare(f: Features): Prepared {
 /** Loads the prepared features of an indexed image (slot) for verification. */
 export type SlotLoader = (slot: number) => Prepared | undefined;
 
-export function search(index: LshIndex, load: SlotLoader, query: Features, p: SearchParams): SearchResult {
+/**
+ * extra: more keypoints of the query in its own frame (synthesised views, src/lsh-index/views.ts). They vote
+ * with the plain query, and their collisions join the plain query's before one ratio test + RANSAC per image.
+ */
+export function search(index: LshIndex, load: SlotLoader, query: Features, p: SearchParams, extra?: Features): SearchResult {
   const t0 = performance.now();
-  const n = Math.min(query.count, MAX_KP_PER_IMAGE);
   const variants: Prepared[] = [prepare(query)];
   if (p.mirror) variants.push(prepare(mirrorFeatures(query)));
+  // --- views hook (1/3): the extra keypoints are one more variant
+  const xi = extra?.count ? variants.push(prepare(extra)) - 1 : -1;
   const L = index.params.tables;
   const per = 1 + index.params.probes;
-  const probes = variants.map((v) => index.probe(v.vecs, n));
+  const probes = variants.map((v) => index.probe(v.vecs, Math.min(v.f.count, MAX_KP_PER_IMAGE)));
   const sketches: Uint32Array[] = [];
   for (let s = 0; s < index.slots; s++) sketches.push(index.sketch(s));
   const t1 = performance.now();
@@ -54,6 +59,7 @@ export function search(index: LshIndex, load: SlotLoader, query: Features, p: Se
   const scan = (vi: number, maxH: number, visit: (q: number, s: number, kp: number, h: number) => void) => {
     const pc = probes[vi]!.probes;
     const qs = probes[vi]!.sketches;
+    const n = Math.min(variants[vi]!.f.count, MAX_KP_PER_IMAGE);
     for (let q = 0; q < n; q++) {
       const q0 = qs[2 * q]!;
       const q1 = qs[2 * q + 1]!;
@@ -118,6 +124,8 @@ export function search(index: LshIndex, load: SlotLoader, query: Features, p: Se
   });
   const best = new Uint32Array(slots);
   for (let s = 0; s < slots; s++) best[s] = Math.max(...votes.map((v) => v[s]!));
+  // --- views hook (2/3): the plain query and its views vote together
+  if (xi > 0) for (let s = 0; s < slots; s++) best[s] = Math.max(best[s]!, votes[0]![s]! + votes[xi]![s]!);
   const shortlist = topK(best, p.shortlist);
   const t2 = performance.now();
   const pos = new Int32Array(slots).fill(-1);
@@ -131,12 +139,23 @@ export function search(index: LshIndex, load: SlotLoader, query: Features, p: Se
       if (i >= 0) cv[i]!.push(f[k + 1]!, f[k + 2]!);
     }
   });
+  // --- views hook (3/3): verify the plain query and its views as one query (view keypoints after the plain ones)
+  let verifyVariants = variants;
+  if (xi > 0) {
+    verifyVariants = variants.slice(0, xi);
+    verifyVariants[0] = concatPrepared(variants[0]!, variants[xi]!);
+    const off = variants[0]!.f.count;
+    coll[xi]!.forEach((c, i) => {
+      const dst = coll[0]![i]!;
+      for (let k = 0; k < c.length; k += 2) dst.push(c[k]! + off, c[k + 1]!);
+    });
+  }
   const hits: Hit[] = [];
   shortlist.forEach((slot, i) => {
     const target = load(slot);
     if (!target) return;
     let bestHit: Hit | null = null;
-    variants.forEach((v, vi) => {
+    verifyVariants.forEach((v, vi) => {
       const c = coll[vi]![i]!;
       if (c.length / 2 < Math.max(4, p.minInliers)) return;
       const r = verifyCandidate(v, target, c, p);
@@ -152,6 +171,20 @@ export function search(index: LshIndex, load: SlotLoader, query: Features, p: Se
   void DESC_SIZE;
   void MIRROR;
   return { hits, shortlist, timings: { probeMs: t1 - t0, voteMs: t2 - t1, verifyMs: t3 - t2 } };
+}
+
+/** One query from two keypoint sets in the same frame (b's keypoints after a's). */
+function concatPrepared(a: Prepared, b: Prepared): Prepared {
+  const kp = new Float32Array(a.f.keypoints.length + b.f.keypoints.length);
+  kp.set(a.f.keypoints);
+  kp.set(b.f.keypoints, a.f.keypoints.length);
+  const d = new Uint8Array(a.f.descriptors.length + b.f.descriptors.length);
+  d.set(a.f.descriptors);
+  d.set(b.f.descriptors, a.f.descriptors.length);
+  const vecs = new Float32Array(a.vecs.length + b.vecs.length);
+  vecs.set(a.vecs);
+  vecs.set(b.vecs, a.vecs.length);
+  return { f: { ...a.f, count: a.f.count + b.f.count, keypoints: kp, descriptors: d }, vecs };
 }
 
 /** Indexes of the k largest values with a positive count, largest first. */

@@ -5,12 +5,14 @@ import type { Bank, Item } from '../bank/index.js';
 import { CandidatesRepo, FeaturesRepo, LshRepo, type CandidateInput } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import { computeMissingFeatures } from '../sift/stage.js';
+import { decodeGrey } from '../sift/decode.js';
 import { extractFeatures } from '../sift/extract.js';
 import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
 import type { Features } from './features.js';
 import { search, type Hit } from './searcher.js';
 import { searchParams, syncIndex, type IndexHandle } from './store.js';
+import { searchProgressive, viewParams, type GreyImage } from './views.js';
 
 export interface MatchOptions {
   top?: number;
@@ -30,6 +32,8 @@ export interface MatchSummary {
   sources: number;
   withCandidates: number;
   candidates: number;
+  /** Sources searched again with synthesised views (match.views: their plain search was not confident). */
+  viewed: number;
   aborted: boolean;
   ms: number;
 }
@@ -61,9 +65,21 @@ export function toOriginal(h: Hit, q: Features, t: Features): { homography: numb
   return { homography: R.map((v) => Number((v / s).toPrecision(8))), pairs };
 }
 
-/** Ranked candidates for query features: verified hits with a score above the threshold, best first. */
-export function rankAgainstIndex(handle: IndexHandle, config: Config, q: Features, top: number): { cand: CandidateInput[]; hits: Hit[] } {
-  const r = search(handle.index, (s) => handle.load(s), q, searchParams(config));
+/**
+ * Ranked candidates for query features: verified hits with a score above the threshold, best first.
+ * grey: the query image at detection size, for the synthesised views (match.views); without it, the plain search only.
+ */
+export async function rankAgainstIndex(
+  handle: IndexHandle,
+  config: Config,
+  q: Features,
+  top: number,
+  grey?: () => Promise<GreyImage | undefined>,
+): Promise<{ cand: CandidateInput[]; hits: Hit[]; usedViews: boolean }> {
+  const load = (s: number) => handle.load(s);
+  const r = grey
+    ? await searchProgressive(handle.index, load, q, searchParams(config), viewParams(config), config.sift, grey)
+    : { ...search(handle.index, load, q, searchParams(config)), usedViews: false };
   const minScore = config.match.minScore;
   const cand: CandidateInput[] = [];
   for (const h of r.hits) {
@@ -84,7 +100,18 @@ export function rankAgainstIndex(handle: IndexHandle, config: Config, q: Feature
       pairs: o.pairs,
     });
   }
-  return { cand, hits: r.hits };
+  return { cand, hits: r.hits, usedViews: r.usedViews };
+}
+
+/** The query image at detection size, or undefined when it cannot be read (the plain search still counts). */
+function greyLoader(config: Config, bytes: () => Uint8Array): () => Promise<GreyImage | undefined> {
+  return async () => {
+    try {
+      return await decodeGrey(bytes(), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
+    } catch {
+      return undefined;
+    }
+  };
 }
 
 export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = {}): Promise<MatchSummary> {
@@ -93,7 +120,7 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
   const fs = await computeMissingFeatures(bank, config, { signal: opts.signal, logger: opts.logger });
   const summary: MatchSummary = {
     featured: fs.featured + fs.skipped, featureFailures: fs.failed, indexed: 0, indexedImages: 0, indexMemoryBytes: 0,
-    sources: 0, withCandidates: 0, candidates: 0, aborted: fs.aborted, ms: 0,
+    sources: 0, withCandidates: 0, candidates: 0, viewed: 0, aborted: fs.aborted, ms: 0,
   };
   if (opts.signal?.aborted) return { ...summary, aborted: true, ms: performance.now() - t0 };
   const { handle, summary: is } = syncIndex(bank, config, { signal: opts.signal, logger: opts.logger });
@@ -119,7 +146,12 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
     const results: { id: number; sha: string; cand: CandidateInput[] }[] = [];
     for (const s of batch) {
       const q = feats.get(s.imageSha256);
-      const cand = q && handle.index.size ? rankAgainstIndex(handle, config, q, top).cand : [];
+      let cand: CandidateInput[] = [];
+      if (q && handle.index.size) {
+        const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(s.imageSha256)));
+        cand = r.cand;
+        if (r.usedViews) summary.viewed++;
+      }
       results.push({ id: s.id, sha: s.imageSha256, cand });
     }
     const now = new Date().toISOString();
@@ -159,7 +191,7 @@ export async function searchImage(bank: Bank, config: Config, buf: Uint8Array, o
   const q = await extractFeatures(buf, config);
   const { handle } = syncIndex(bank, config, { logger: opts.logger });
   if (!handle.index.size) return [];
-  const { cand } = rankAgainstIndex(handle, config, q, opts.top ?? config.match.top);
+  const { cand } = await rankAgainstIndex(handle, config, q, opts.top ?? config.match.top, greyLoader(config, () => buf));
   const out: SearchHit[] = [];
   for (const c of cand) {
     const item = bank.items.byId(c.targetItemId);

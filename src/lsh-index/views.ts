@@ -1,0 +1,105 @@
+// Progressive search with synthesised query views (MODS, Mishkin, Matas & Perdoch 2015): the plain query first;
+// only when its best verified score is below `confidence`, the query image is warped into tilted views
+// (src/sift/views.ts: ASIFT tilts, keypoints mapped back to the query's frame), and the index is searched again
+// with the plain keypoints and the views' together (one ratio test + RANSAC per image, in the query's frame).
+// The plain pass's hits are kept where they score higher, so views can only add.
+import type { Config } from '../config/schema.js';
+import { siftParams } from '../sift/extract.js';
+import { viewFeatures, viewSpecs } from '../sift/views.js';
+import { KP_STRIDE, DESC_SIZE, type Features } from './features.js';
+import type { LshIndex } from './lsh.js';
+import { search, type Hit, type SearchParams, type SearchResult, type SlotLoader } from './searcher.js';
+
+export interface ViewParams {
+  enabled: boolean;
+  /** Anisotropy of each view family (ASIFT's t). */
+  tilts: number[];
+  /** Directions per tilt, evenly spread over [0, 180). */
+  rotations: number;
+  keypointsPerView: number;
+  /** Views run only when the plain query's best score is below this. */
+  confidence: number;
+  /** Longest side of a synthesised view (larger views are scaled down uniformly). */
+  maxSide: number;
+}
+
+export function viewParams(config: Config): ViewParams {
+  const v = config.match.views;
+  return { enabled: v.enabled, tilts: v.tilts, rotations: v.rotations, keypointsPerView: v.keypointsPerView, confidence: v.confidence, maxSide: v.maxSide };
+}
+
+/** A grey image at the query's detection size (what decodeGrey returns). */
+export interface GreyImage {
+  grey: Uint8Array;
+  width: number;
+  height: number;
+}
+
+export interface ProgressiveResult extends SearchResult {
+  /** Whether the views ran (the plain query was not confident). */
+  usedViews: boolean;
+  views: { count: number; keypoints: number; synthMs: number; extractMs: number; searchMs: number };
+}
+
+/** The views' keypoints as one Features in the query's frame. */
+export function concatFeatures(base: Pick<Features, 'width' | 'height' | 'scale'>, parts: Features[]): Features {
+  const count = parts.reduce((a, f) => a + f.count, 0);
+  const keypoints = new Float32Array(count * KP_STRIDE);
+  const descriptors = new Uint8Array(count * DESC_SIZE);
+  let k = 0;
+  for (const f of parts) {
+    keypoints.set(f.keypoints.subarray(0, f.count * KP_STRIDE), k * KP_STRIDE);
+    descriptors.set(f.descriptors.subarray(0, f.count * DESC_SIZE), k * DESC_SIZE);
+    k += f.count;
+  }
+  return { width: base.width, height: base.height, scale: base.scale, count, keypoints, descriptors };
+}
+
+const better = (a: Hit, b: Hit) => a.score > b.score || (a.score === b.score && a.inliers > b.inliers);
+
+/**
+ * Plain search, then (when not confident and views are enabled) the views search; hits merged per image.
+ * grey: the query image decoded at its detection size (called only when the views run). The query's
+ * width/height must be the grey image's.
+ */
+export async function searchProgressive(
+  index: LshIndex,
+  load: SlotLoader,
+  q: Features,
+  p: SearchParams,
+  vp: ViewParams,
+  sift: Config['sift'],
+  grey: () => Promise<GreyImage | undefined> | GreyImage | undefined,
+): Promise<ProgressiveResult> {
+  const plain = search(index, load, q, p);
+  const none = { count: 0, keypoints: 0, synthMs: 0, extractMs: 0, searchMs: 0 };
+  const top = plain.hits[0]?.score ?? 0;
+  if (!vp.enabled || top >= vp.confidence || !vp.tilts.length) return { ...plain, usedViews: false, views: none };
+  const g = await grey();
+  if (!g || g.width !== q.width || g.height !== q.height) return { ...plain, usedViews: false, views: none };
+  const specs = viewSpecs(vp.tilts, vp.rotations);
+  const vf = viewFeatures(g, specs, siftParams(sift), vp.keypointsPerView, vp.maxSide);
+  const extra = concatFeatures(q, vf.views);
+  const t0 = performance.now();
+  // The mirror pass already ran with the plain query; the views search the image as it is.
+  const r = search(index, load, q, { ...p, mirror: false }, extra);
+  const searchMs = performance.now() - t0;
+  const bySlot = new Map<number, Hit>();
+  for (const h of [...plain.hits, ...r.hits]) {
+    const o = bySlot.get(h.slot);
+    if (!o || better(h, o)) bySlot.set(h.slot, h);
+  }
+  const hits = [...bySlot.values()].sort((a, b) => b.score - a.score || b.inliers - a.inliers || b.votes - a.votes);
+  const shortlist = [...new Set([...plain.shortlist, ...r.shortlist])];
+  return {
+    hits,
+    shortlist,
+    timings: {
+      probeMs: plain.timings.probeMs + r.timings.probeMs,
+      voteMs: plain.timings.voteMs + r.timings.voteMs,
+      verifyMs: plain.timings.verifyMs + r.timings.verifyMs,
+    },
+    usedViews: true,
+    views: { count: specs.length, keypoints: extra.count, synthMs: vf.synthMs, extractMs: vf.extractMs, searchMs },
+  };
+}

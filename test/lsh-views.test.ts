@@ -1,0 +1,133 @@
+// Search with synthesised query views (src/lsh-index/views.ts): a frontal scene whose only counterpart is a
+// strongly foreshortened copy. The plain search does not verify it; the progressive search, which adds tilted
+// views of the query, ranks it first with a homography that maps the query onto the copy, while distractors stay
+// at score 0. Confident queries skip the views; `match` uses them through the bank's image store.
+import { expect } from 'chai';
+import path from 'node:path';
+import { Bank, CandidatesRepo } from '../src/bank/index.js';
+import { loadConfig } from '../src/config/load.js';
+import type { Config } from '../src/config/schema.js';
+import { decodeGrey } from '../src/sift/decode.js';
+import { extractFeatures } from '../src/sift/extract.js';
+import { fitHomography } from '../src/lsh-index/geometry.js';
+import { LshIndex } from '../src/lsh-index/lsh.js';
+import { prepare, search } from '../src/lsh-index/searcher.js';
+import { runMatch } from '../src/lsh-index/stage.js';
+import { lshParams, searchParams } from '../src/lsh-index/store.js';
+import { searchProgressive, viewParams } from '../src/lsh-index/views.js';
+import type { Prepared } from '../src/lsh-index/verify.js';
+import { runCli, tempDir, writeManifest } from './helpers.js';
+import { H, W, perspective, scene, write } from './lsh-helpers.js';
+
+// The scene's rectangle [0,360]x[0,270] lands on this quadrilateral: squashed about 3.6x across, with perspective.
+const CORNERS: [number, number][] = [[130, 20], [230, 45], [230, H - 45], [130, H - 20]];
+
+/** Where the perspective copy puts a scene point: the homography from the image rectangle to CORNERS. */
+const WARP = fitHomography(Float64Array.from([[0, 0], [W, 0], [W, H], [0, H]].flatMap(([x, y], i) => [x!, y!, ...CORNERS[i]!])), [0, 1, 2, 3])!;
+function onCopy(x: number, y: number): [number, number] {
+  const w = WARP[6]! * x + WARP[7]! * y + WARP[8]!;
+  return [(WARP[0]! * x + WARP[1]! * y + WARP[2]!) / w, (WARP[3]! * x + WARP[4]! * y + WARP[5]!) / w];
+}
+
+describe('lsh-index: search with synthesised query views', function () {
+  this.timeout(60_000);
+  const { config } = loadConfig({});
+  let queryPng: Buffer;
+  let index: LshIndex;
+  let prep: Prepared[];
+
+  before(async () => {
+    queryPng = await scene(11);
+    const targets = [await perspective(queryPng, CORNERS), ...(await Promise.all([12, 13, 14].map(scene)))];
+    prep = (await Promise.all(targets.map((b) => extractFeatures(b, config)))).map(prepare);
+    index = new LshIndex(lshParams(config));
+    for (const p of prep) index.add(index.codes(p.vecs, p.f.count));
+    index.merge();
+  });
+
+  const grey = (buf: Buffer) => () => decodeGrey(buf, { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
+
+  it('verifies a strongly foreshortened copy the plain search misses, and maps the query onto it', async () => {
+    const q = await extractFeatures(queryPng, config);
+    const plain = search(index, (s) => prep[s], q, searchParams(config));
+    const plainTarget = plain.hits.find((h) => h.slot === 0);
+    expect(plainTarget?.score ?? 0, 'plain score of the copy').to.equal(0);
+
+    const r = await searchProgressive(index, (s) => prep[s], q, searchParams(config), viewParams(config), config.sift, grey(queryPng));
+    expect(r.usedViews).to.equal(true);
+    expect(r.views.count).to.equal(config.match.views.tilts.length * config.match.views.rotations);
+    expect(r.views.keypoints).to.be.greaterThan(0);
+    const top = r.hits[0]!;
+    expect(top.slot, 'the copy ranks first').to.equal(0);
+    expect(top.score).to.be.greaterThan(config.match.minScore);
+    expect(top.inliers).to.be.at.least(config.match.minInliers);
+    for (const h of r.hits.slice(1)) expect(h.score, `distractor ${h.slot}`).to.equal(0);
+    // The homography (query detection px -> copy px; both images are at detection size) follows the warp.
+    const Hm = top.H!;
+    for (const [x, y] of [[180, 135], [90, 70], [270, 200]] as const) {
+      const w = Hm[6]! * x + Hm[7]! * y + Hm[8]!;
+      const [u, v] = onCopy(x, y);
+      expect((Hm[0]! * x + Hm[1]! * y + Hm[2]!) / w).to.be.closeTo(u, 4);
+      expect((Hm[3]! * x + Hm[4]! * y + Hm[5]!) / w).to.be.closeTo(v, 4);
+    }
+    // Inlier pairs are in the query's own frame: they map onto the copy by the known warp.
+    for (let i = 0; i < top.pairs.length; i += 4) {
+      const [u, v] = onCopy(top.pairs[i]!, top.pairs[i + 1]!);
+      expect(Math.hypot(u - top.pairs[i + 2]!, v - top.pairs[i + 3]!)).to.be.lessThan(config.match.ransacThreshold + 1);
+    }
+  });
+
+  it('is progressive: a confident plain query and disabled views synthesise nothing', async () => {
+    const dup = await extractFeatures(await perspective(queryPng, CORNERS), config);
+    let called = 0;
+    const r = await searchProgressive(index, (s) => prep[s], dup, searchParams(config), viewParams(config), config.sift, () => {
+      called++;
+      return undefined;
+    });
+    expect(r.hits[0]!.slot).to.equal(0);
+    expect(r.hits[0]!.score).to.be.at.least(config.match.views.confidence);
+    expect(r.usedViews).to.equal(false);
+    const q = await extractFeatures(queryPng, config);
+    const off = await searchProgressive(index, (s) => prep[s], q, searchParams(config), { ...viewParams(config), enabled: false }, config.sift, () => {
+      called++;
+      return undefined;
+    });
+    expect(off.usedViews).to.equal(false);
+    expect(off.hits.find((h) => h.slot === 0)?.score ?? 0).to.equal(0);
+    expect(called).to.equal(0);
+  });
+
+  it('match reads the source image from the bank and stores the copy only with views on', async () => {
+    const dir = tempDir('capbridge-views-');
+    const src = [['s1', write(dir, 's1.png', queryPng), 'A wall seen from the front.', 'https://example.org/en/s1']];
+    const tgt = [
+      ['t1', write(dir, 't1.png', await perspective(queryPng, CORNERS)), '从侧面看的墙', 'https://example.org/zh/t1'],
+      ['d1', write(dir, 'd1.png', await scene(12)), '无关的照片', 'https://example.org/zh/d1'],
+    ];
+    writeManifest(path.join(dir, 'source.tsv'), src);
+    writeManifest(path.join(dir, 'target.tsv'), tgt);
+    for (const [name, cfg] of [['off', false], ['on', true]] as const) {
+      const data = path.join(dir, name);
+      for (const b of ['source', 'target']) {
+        const r = await runCli(['--data', data, 'import', '--bank', b, '--manifest', path.join(dir, `${b}.tsv`), '--json']);
+        expect(r.code, r.stderr).to.equal(0);
+      }
+      const c: Config = { ...config, match: { ...config.match, views: { ...config.match.views, enabled: cfg } } };
+      const bank = Bank.open(data);
+      try {
+        const s = await runMatch(bank, c);
+        expect(s.sources).to.equal(1);
+        expect(s.viewed, name).to.equal(cfg ? 1 : 0);
+        const list = bank.repo(CandidatesRepo).listFor(bank.items.get('source', 's1')!.id);
+        if (!cfg) expect(list, 'plain match').to.deep.equal([]);
+        else {
+          expect(list).to.have.length(1);
+          expect(bank.items.byId(list[0]!.targetItemId)!.extId).to.equal('t1');
+          expect(list[0]!.inliers).to.be.at.least(config.match.minInliers);
+        }
+      } finally {
+        bank.close();
+      }
+    }
+  });
+});

@@ -1,0 +1,103 @@
+// Affine view synthesis (src/sift/views.ts): the view matrices, the exact mapping of keypoints back to the
+// original frame, and on a rendered scene, that SIFT keypoints of a tilted view land on the same scene points as
+// the original's (ratio matches between the original and the mapped view agree with the identity).
+import { expect } from 'chai';
+import { detectAndDescribe } from '../src/sift/sift.js';
+import { mapKeypointsBack, synthView, viewFeatures, viewMatrix, viewSpecs, warpAffine } from '../src/sift/views.js';
+import { DEFAULT_SIFT_PARAMS, KP_STRIDE, type Features } from '../src/sift/types.js';
+import { ratioMatches, sceneGrey } from './sift-helpers.js';
+
+const W = 320;
+const H = 240;
+
+describe('sift: affine views', () => {
+  it('builds tilt x rotation specs and area-preserving view matrices that compress along phi', () => {
+    const specs = viewSpecs([2, 4], 4);
+    expect(specs).to.have.length(8);
+    expect(specs.slice(0, 4).map((s) => s.phi)).to.deep.equal([0, 45, 90, 135]);
+    expect(specs.slice(4).map((s) => s.phi)).to.deep.equal([22.5, 67.5, 112.5, 157.5]);
+    expect(viewSpecs([1, 2], 3)).to.have.length(3); // tilt 1 is the plain query: no view
+    for (const s of specs) {
+      const [a, b, c, d] = viewMatrix(s);
+      expect(a * d - b * c).to.be.closeTo(1, 1e-9);
+      const u = [Math.cos((s.phi * Math.PI) / 180), Math.sin((s.phi * Math.PI) / 180)];
+      // along phi: shrunk by sqrt(t); across: stretched by sqrt(t)
+      expect(a * u[0]! + b * u[1]!).to.be.closeTo(u[0]! / Math.sqrt(s.tilt), 1e-9);
+      expect(c * u[0]! + d * u[1]!).to.be.closeTo(u[1]! / Math.sqrt(s.tilt), 1e-9);
+      expect(a * -u[1]! + b * u[0]!).to.be.closeTo(-u[1]! * Math.sqrt(s.tilt), 1e-9);
+    }
+  });
+
+  it('maps keypoint positions, sizes and orientations back exactly', () => {
+    const A: [number, number, number, number] = [0.6, -0.3, 0.4, 1.5];
+    const b: [number, number] = [40, -12];
+    const pts = [
+      [10, 20, 4, 0],
+      [200, 50, 7.5, 90],
+      [33.3, 180.2, 2, 225],
+      [300, 230, 12, 359],
+    ];
+    const f: Features = { width: 0, height: 0, scale: 1, count: pts.length, keypoints: new Float32Array(pts.length * KP_STRIDE), descriptors: new Uint8Array(pts.length * 128) };
+    pts.forEach(([x, y, size, ang], i) => {
+      const t = (ang! * Math.PI) / 180;
+      const dx = A[0] * Math.cos(t) + A[1] * Math.sin(t);
+      const dy = A[2] * Math.cos(t) + A[3] * Math.sin(t);
+      f.keypoints.set([A[0] * x! + A[1] * y! + b[0], A[2] * x! + A[3] * y! + b[1], size! * Math.sqrt(A[0] * A[3] - A[1] * A[2]), (((Math.atan2(dy, dx) * 180) / Math.PI + 360) % 360), 1, 0], i * KP_STRIDE);
+    });
+    mapKeypointsBack(f, { A, b });
+    pts.forEach(([x, y, size, ang], i) => {
+      const o = i * KP_STRIDE;
+      expect(f.keypoints[o]).to.be.closeTo(x!, 1e-3);
+      expect(f.keypoints[o + 1]).to.be.closeTo(y!, 1e-3);
+      expect(f.keypoints[o + 2]).to.be.closeTo(size!, 1e-3);
+      const d = Math.abs(f.keypoints[o + 3]! - ang!) % 360;
+      expect(Math.min(d, 360 - d)).to.be.lessThan(1e-2);
+    });
+  });
+
+  it('a tilted view of a scene matches the original at the same points once mapped back', async () => {
+    const grey = await sceneGrey(W, H, 7);
+    const orig = detectAndDescribe(grey, W, H, { ...DEFAULT_SIFT_PARAMS, maxKeypoints: 600 });
+    const th = (35 * Math.PI) / 180;
+    const rot = warpAffine({ grey, width: W, height: H }, [0.9 * Math.cos(th), -0.9 * Math.sin(th), 0.9 * Math.sin(th), 0.9 * Math.cos(th)], { phi: 0, compression: 1 });
+    for (const [spec, v] of [
+      [{ tilt: 2, phi: 30 }, synthView({ grey, width: W, height: H }, { tilt: 2, phi: 30 })],
+      [{ tilt: 2, phi: 110 }, synthView({ grey, width: W, height: H }, { tilt: 2, phi: 110 })],
+      [{ tilt: 1, phi: 35 }, rot], // a similarity: orientations are covariant, so they must come back exactly
+    ] as const) {
+      expect(v.width * v.height).to.be.greaterThan(0.5 * W * H); // area-preserving (bounding box of the warp)
+      const vf = detectAndDescribe(v.grey, v.width, v.height, { ...DEFAULT_SIFT_PARAMS, maxKeypoints: 600 });
+      mapKeypointsBack(vf, v);
+      const m = ratioMatches(vf, orig);
+      expect(m.length, `ratio matches ${JSON.stringify(spec)}`).to.be.greaterThan(25);
+      const dist = m.map(([i, j]) => Math.hypot(vf.keypoints[i * 6]! - orig.keypoints[j * 6]!, vf.keypoints[i * 6 + 1]! - orig.keypoints[j * 6 + 1]!));
+      const close = dist.filter((d) => d < 2).length;
+      expect(close / m.length, `share of matches at the same point (tilt ${spec.tilt})`).to.be.greaterThan(0.4);
+      if (spec.tilt > 1) continue; // under a squash SIFT orientations are not covariant; under a similarity they are
+      const angErr = m
+        .filter((_, k) => dist[k]! < 2)
+        .map(([i, j]) => {
+          const d = Math.abs(vf.keypoints[i * 6 + 3]! - orig.keypoints[j * 6 + 3]!) % 360;
+          return Math.min(d, 360 - d);
+        })
+        .sort((a, b) => a - b);
+      expect(angErr[angErr.length >> 1]!).to.be.lessThan(3);
+    }
+  });
+
+  it('viewFeatures returns one Features per view in the original frame, with the per-view keypoint cap', async () => {
+    const grey = await sceneGrey(W, H, 8);
+    const r = viewFeatures({ grey, width: W, height: H, scale: 0.5 }, viewSpecs([2.5], 2), DEFAULT_SIFT_PARAMS, 150, 400);
+    expect(r.views).to.have.length(2);
+    for (const f of r.views) {
+      expect(f.count).to.be.within(50, 150);
+      expect([f.width, f.height, f.scale]).to.deep.equal([W, H, 0.5]);
+      for (let i = 0; i < f.count; i++) {
+        expect(f.keypoints[i * 6]!).to.be.within(-2, W + 1);
+        expect(f.keypoints[i * 6 + 1]!).to.be.within(-2, H + 1);
+      }
+    }
+    expect(r.synthMs).to.be.greaterThan(0);
+    expect(r.extractMs).to.be.greaterThan(0);
+  });
+});
