@@ -3,7 +3,7 @@
 // reference pipeline side by side (bench/opencv_search.py, same run), and a scaling run at 1k/10k/100k indexed
 // images. Prints ONE JSON line.
 // Flags: --sets a,b  --features ours|cv2  --skip-opencv  --skip-scaling  --scales 1000,10000,100000  --queries N
-//        --views (also the progressive search with synthesised query views, src/lsh-index/views.ts, side by side)
+//        --views [--view-tilts 2,4 --view-rotations 4 --view-keypoints 500 --view-confidence 0.3] (also the progressive search with synthesised query views, src/lsh-index/views.ts, side by side)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -105,6 +105,10 @@ async function runSet(name: string) {
   const vr = { ranked: new Map<string, string[]>(), emitted: new Map<string, string[]>(), lat: [] as number[], total: [] as number[],
     synth: [] as number[], extract: [] as number[], used: 0, neg: 0, negNonZero: 0 };
   const vp = { ...viewParams(config), enabled: true };
+  if (args.includes('--view-tilts')) vp.tilts = opt('view-tilts', '').split(',').map(Number);
+  vp.rotations = Number(opt('view-rotations', String(vp.rotations)));
+  vp.keypointsPerView = Number(opt('view-keypoints', String(vp.keypointsPerView)));
+  vp.confidence = Number(opt('view-confidence', String(vp.confidence)));
   for (const s of sources) {
     if (VIEWS) {
       const q = feats.get(s.id)!;

@@ -111,30 +111,47 @@ export function warpAffine(
   for (let i = 1; i < taps.length; i += 2) taps[i]! /= wsum;
   const out = new Uint8Array(vw * vh);
   const bg = 127; // outside the image: mid grey (no strong edge at the border of the warped image)
-  const sample = (x: number, y: number): number => {
-    if (x < 0) x = 0; else if (x > w - 1) x = w - 1;
-    if (y < 0) y = 0; else if (y > h - 1) y = h - 1;
-    const x0 = Math.min(w - 2, Math.floor(x));
-    const y0 = Math.min(h - 2, Math.floor(y));
-    const fx = x - x0;
-    const fy = y - y0;
-    const o = y0 * w + x0;
-    const top = grey[o]! + (grey[o + 1]! - grey[o]!) * fx;
-    const bot = grey[o + w]! + (grey[o + w + 1]! - grey[o + w]!) * fx;
-    return top + (bot - top) * fy;
-  };
+  const nt = taps.length / 2;
+  const tdx = new Float64Array(nt);
+  const tdy = new Float64Array(nt);
+  const tw = new Float64Array(nt);
+  for (let k = 0; k < nt; k++) {
+    tdx[k] = taps[2 * k]! * dirX;
+    tdy[k] = taps[2 * k]! * dirY;
+    tw[k] = taps[2 * k + 1]!;
+  }
+  const a0 = Ai[0]!, a1 = Ai[1]!, a2 = Ai[2]!, a3 = Ai[3]!;
+  const xm = w - 1, ym = h - 1, xb = w - 2, yb = h - 2;
   for (let v = 0; v < vh; v++) {
+    const vv = v - b[1];
     for (let u = 0; u < vw; u++) {
       const uu = u - b[0];
-      const vv = v - b[1];
-      const x = Ai[0]! * uu + Ai[1]! * vv;
-      const y = Ai[2]! * uu + Ai[3]! * vv;
+      const x = a0 * uu + a1 * vv;
+      const y = a2 * uu + a3 * vv;
       if (x < -0.5 || y < -0.5 || x > w - 0.5 || y > h - 0.5) {
         out[v * vw + u] = bg;
         continue;
       }
       let s = 0;
-      for (let k = 0; k < taps.length; k += 2) s += taps[k + 1]! * sample(x + taps[k]! * dirX, y + taps[k]! * dirY);
+      for (let k = 0; k < nt; k++) {
+        // bilinear sample at (x, y) + k-th tap along phi, clamped to the image
+        let sx = x + tdx[k]!;
+        let sy = y + tdy[k]!;
+        sx = sx < 0 ? 0 : sx > xm ? xm : sx;
+        sy = sy < 0 ? 0 : sy > ym ? ym : sy;
+        let x0 = Math.floor(sx);
+        let y0 = Math.floor(sy);
+        if (x0 > xb) x0 = xb;
+        if (y0 > yb) y0 = yb;
+        const fx = sx - x0;
+        const fy = sy - y0;
+        const o = y0 * w + x0;
+        const g0 = grey[o]!;
+        const g2 = grey[o + w]!;
+        const top = g0 + (grey[o + 1]! - g0) * fx;
+        const bot = g2 + (grey[o + w + 1]! - g2) * fx;
+        s += tw[k]! * (top + (bot - top) * fy);
+      }
       out[v * vw + u] = s + 0.5;
     }
   }
