@@ -56,6 +56,8 @@ const EN_PHOTO_CREDIT = /\((?:xinhua|photo|reuters|ap|afp|epa|xinhua\/[^)]+|phot
 const ALT_CREDIT = /\((?:[^()]*\/[^()]*|(?:AP |Reuters |AFP )?photo[^()]*|[^()]*(?:file photo|courtesy)[^()]*)\)\s*$/i;
 const RELATED_TEXT = /^(video|watch|listen|audio|gallery|inside|related|read more|see also|more|recommended|sponsored|advertisement)\s*[:：]|\bEMBED\s*<>|\bMore Videos\b|^(相关新闻|相關新聞|相关阅读|相關閱讀|延伸阅读|延伸閱讀|热点推荐|related( stories| articles| coverage)?|more|watch|video)$|\b\d+\s+(hours?|minutes?|mins?|days?)\s+ago\b|阅读\s*\d|人参与|\d+\s*评论|跟帖|点击|\bread more\b/i;
 
+const PHOTO_PAGE_LINK = /^(?:https?:)?(?:\/\/[^/]+)?\/(?:[^?#]*\/)?(?:photos?|gallery|galleries|slideshows?|multimedia|images?|pictures?|tupian|tuku|picture)\//i;
+
 const BLOCK_TAGS = new Set(['p', 'div', 'center', 'section', 'td', 'li', 'figure', 'span', 'a', 'strong', 'b', 'font', 'h2', 'h3', 'h4', 'h5', 'h6', 'dd', 'dt', 'em', 'i', 'picture', 'article']);
 
 function attr(el: Element, name: string): string | undefined {
@@ -128,14 +130,26 @@ export function isDecorative(el: Element, url: string): string | null {
   if (BAD_IMG.test(own.replace(/\/uploads?\//gi, '/'))) return 'decorative';
   if (/^(logo|icon|avatar|author|headshot|qr ?code|二维码|广告|advertisement)\b/i.test(attr(el, 'alt') ?? '')) return 'decorative';
   if (attr(el, 'aria-hidden') === 'true' && !attr(el, 'alt')) return 'hidden';
-  let bad = false;
-  ancestors(el).forEach((a, depth) => {
-    if (a.name === 'nav' || a.name === 'footer' || a.name === 'aside' || a.name === 'video') bad = true;
+  const ancs = ancestors(el);
+  for (let depth = 0; depth < ancs.length; depth++) {
+    const a = ancs[depth]!;
+    // The article body: whatever wraps it (a layout column named "sidebar_content", a "more-from" block on the
+    // body tag) is page layout, not the image's neighbourhood.
+    if (isArticleBody(a)) break;
+    if (a.name === 'body' || a.name === 'html') break;
+    if (a.name === 'nav' || a.name === 'footer' || a.name === 'aside' || a.name === 'video') return 'container';
     // Page-level wrappers carry site-wide class names ("blq-int-nav"); only the image's own neighbourhood counts.
-    if (depth < 6 && a.name !== 'article' && a.name !== 'main' && BAD_CONTAINER.test(classId(a))) bad = true;
-  });
-  if (bad) return 'container';
+    if (depth < 6 && a.name !== 'article' && a.name !== 'main' && BAD_CONTAINER.test(classId(a))) return 'container';
+  }
   return null;
+}
+
+// Markers of the article's own body (microdata, hAtom, the usual CMS class names). Teaser cards do not carry them.
+const ARTICLE_BODY_CLASS = /^(hentry|entry-content|post-content|post-body|article-body|articlebody|article__body|article-content|article-text|story-body|story-content|story__body|body-copy|content-body)$/i;
+
+function isArticleBody(a: Element): boolean {
+  if (/articleBody/i.test(attr(a, 'itemprop') ?? '')) return true;
+  return (attr(a, 'class') ?? '').split(/\s+/).some((t) => ARTICLE_BODY_CLASS.test(t));
 }
 
 type $T = cheerio.CheerioAPI;
@@ -158,9 +172,17 @@ function textOf($: $T, el: AnyNode, skip?: (e: Element) => boolean): string {
   return collapse(parts.join(''));
 }
 
+// A class token whose last part names a credit ("credit", "caption-credit", "figure__byline") marks a credit
+// element, even inside a caption ("caption-credit"); "credit-caption" is a caption that carries its credit.
+const CREDIT_TOKEN = /(^|[-_])(credits?|byline|copyright|source|photographer|attribution|author|courtesy)$/i;
+
 function isCreditEl(e: Element): boolean {
   const c = classId(e);
   return CREDIT_CLASS.test(c) && !/caption/i.test(c);
+}
+
+function isCreditToken(e: Element): boolean {
+  return classId(e).split(/\s+/).some((t) => CREDIT_TOKEN.test(t));
 }
 
 function hiddenEl(e: Element): boolean {
@@ -175,6 +197,8 @@ function captionFrom($: $T, el: Element, creditSel?: string): { text: string; cr
   if (creditEls.length) credit = collapse(creditEls.map((e) => textOf($, e)).join(' ')) || undefined;
   const creditSet = new Set(creditEls);
   const text = textOf($, el, (e) => creditSet.has(e) || (hiddenEl(e) && /caption|hide|toggle/i.test(textOf($, e))) || /^\s*\d+\s*(of|\/)\s*\d+\.?\s*$/i.test(textOf($, e)));
+  // A caption element holding nothing but its credit child ("caption-credit", "figcaption__credit") is a credit line.
+  if (!creditSel && text && !textOf($, el, (e) => creditSet.has(e) || isCreditToken(e))) return { text: '', credit: text };
   return { text, credit };
 }
 
@@ -327,6 +351,14 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
   for (const c of cands) {
     if (seenUrl.has(c.url)) continue;
     const ancs = ancestors(c.el, 8);
+    // The page prints a caption element for this photo that holds only a credit: the reader sees no caption,
+    // so alt/title/data-caption text must not stand in for one.
+    let printedCreditOnly = false;
+    const capFrom = (el: Element, creditSel?: string) => {
+      const r = captionFrom($, el, creditSel);
+      if ((r.text || r.credit) && !cleanCaption(r.text, r.credit)) printedCreditOnly = true;
+      return r;
+    };
 
     // 1. Site profile selectors.
     if (sel?.caption) {
@@ -346,20 +378,23 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
         }
       }
       if (capEl) {
-        const { text, credit } = captionFrom($, capEl, sel.credit);
+        const { text, credit } = capFrom(capEl, sel.credit);
         if (accept(c, text, credit, capEl)) continue;
       }
       if (container) continue; // the profile names this photo's container: no guessing beyond it
     }
 
     // Related-story thumbnails: the image links to another page and the "caption" would be that link's headline.
+    // Links to the photo itself or to its photo/gallery page ("view larger") do not make a thumbnail.
     const link = ancs.find((a) => a.name === 'a');
+    let linkedElsewhere = false;
     if (link) {
       const href = attr(link, 'href') ?? '';
-      const isImageLink = /\.(jpe?g|png|webp)(\?|$)/i.test(href) || href === '' || href.startsWith('#') || href.startsWith('javascript');
+      const isImageLink = /\.(jpe?g|png|webp)(\?|$)/i.test(href) || href === '' || href.startsWith('#') || href.startsWith('javascript') || PHOTO_PAGE_LINK.test(href);
       if (!isImageLink) {
         const inFigure = ancs.slice(0, 4).some((a) => a.name === 'figure');
         if (!inFigure) continue;
+        linkedElsewhere = true;
       }
     }
 
@@ -370,16 +405,20 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
       if (first && first !== c && first.url !== c.url) continue; // only the figure's first real image gets its caption
       const capEl = ($(fig).find('figcaption').toArray()[0] ?? $(fig).find('*').toArray().find((e) => e.type === 'tag' && CAPTION_CLASS.test(classId(e as Element)) && !contains(e as Element, c.el))) as Element | undefined;
       if (capEl) {
-        const { text, credit } = captionFrom($, capEl, sel?.credit);
+        const { text, credit } = capFrom(capEl, sel?.credit);
         if (accept(c, text, credit, capEl)) continue;
       } else {
         const nx = nextElement(fig);
         if (nx && (nx.name === 'figcaption' || CAPTION_CLASS.test(classId(nx)))) {
-          const { text, credit } = captionFrom($, nx, sel?.credit);
+          const { text, credit } = capFrom(nx, sel?.credit);
           if (accept(c, text, credit, nx)) continue;
         }
       }
     }
+
+    // A photo in a <figure> that links to another page is a teaser card unless the figure itself captions it:
+    // neighbouring caption blocks, the alt text or a data-caption would be borrowed, not printed for it.
+    if (linkedElsewhere) continue;
 
     // 3. Caption-like classes next to the image.
     let found = false;
@@ -392,7 +431,7 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
       const nx = nextElement(a);
       const capEl = inside ?? (nx && CAPTION_CLASS.test(classId(nx)) && imgCount(nx, good) === 0 ? nx : undefined);
       if (capEl) {
-        const { text, credit } = captionFrom($, capEl, sel?.credit);
+        const { text, credit } = capFrom(capEl, sel?.credit);
         if (accept(c, text, credit, capEl)) found = true;
         break;
       }
@@ -417,21 +456,43 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
     }
     const block = ancs.slice(0, 4).filter((a) => imgCount(a, good) === 1 && textOf($, a).length < 4).pop();
     if (block && block.name !== 'figure') {
+      // Photos stacked in consecutive image-only blocks with one caption block under the last of them: the
+      // caption is printed for the whole stack, so every photo of the stack gets it.
+      const stack: Element[] = [];
       let nx = nextElement(block);
-      if (nx && !textOf($, nx) && imgCount(nx, good) === 0) nx = nextElement(nx);
+      let blanks = 0;
+      for (let k = 0; nx && k < 8; k++) {
+        const imgs = imgCount(nx, good);
+        const blank = !textOf($, nx);
+        if (imgs === 0 && !blank) break;
+        if (imgs === 1 && blank && nx.name !== 'figure') {
+          stack.push(nx);
+          blanks = 0;
+        } else if (imgs !== 0) break; // a block of several photos, or a photo with its own text: not this stack
+        else if (++blanks > 1) break; // one empty spacer at most between a photo and its caption
+        nx = nextElement(nx);
+      }
       if (nx && imgCount(nx, good) === 0) {
         const text = textOf($, nx);
         const n = [...text].length;
-        if (zh) {
-          if (zhCaptionLike(text, isCentred(nx), nx) && accept(c, text, undefined, nx)) continue;
-        } else if (n >= 20 && n <= 600 && EN_PHOTO_CREDIT.test(text)) {
-          if (accept(c, text, undefined, nx)) continue;
+        const ok = zh ? zhCaptionLike(text, isCentred(nx), nx) : n >= 20 && n <= 600 && EN_PHOTO_CREDIT.test(text);
+        if (ok && accept(c, text, undefined, nx)) {
+          const shared = pairs[pairs.length - 1]!;
+          for (const b of stack) {
+            const other = cands.find((x) => contains(b, x.el));
+            if (other && !seenUrl.has(other.url)) {
+              seenUrl.add(other.url);
+              pairs.push({ ...shared, image_url: other.url });
+            }
+          }
+          continue;
         }
       }
     }
 
     // 5. A caption the page keeps in an attribute (data-caption), then alt/title only when nothing better
     //    exists: when the profile asks for it, or when the alt text is a full caption with its agency credit.
+    if (printedCreditOnly) continue;
     const dataCaption = attr(c.el, 'data-caption') ?? attr(c.el, 'data-title');
     if (dataCaption && collapse(dataCaption).length > 10 && accept(c, dataCaption)) continue;
     const alt = collapse(attr(c.el, 'alt') || attr(c.el, 'title') || '');
