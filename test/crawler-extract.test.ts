@@ -131,6 +131,19 @@ describe('crawler: caption extraction', () => {
     ]);
   });
 
+  it('skips lightbox/modal copies of a photo and caption-classed headlines of related-link blocks', () => {
+    const html = page(`<article><div class="body">
+      <figure><img src="/p/w220/a.jpg" width="220" height="124"><figcaption>A soldier looks out of the window during the search on Tuesday.</figcaption></figure>
+      <div class="modal_target"><div class="modal-body-data"><img src="" data-src="/p/w620/a.jpg" width="620"></div><footer>A soldier looks out of the window during the search on Tuesday.</footer></div>
+      <p>Text of the story goes on for a while here.</p>
+      <div class="c-related-links-wrapper"><div class="c-related"><a href="/other-story/" class="c-related__link"><h5 class="c-related__caption">20 Best Movies of the Year</h5></a></div></div>
+      <p><img width="1024" height="681" src="/p/chazelle.jpg" alt="Director and actor"></p>
+      </div></article>`);
+    expect(extractPairs(html, { url: 'https://e.com/s/' }).pairs).to.deep.equal([
+      { image_url: 'https://e.com/p/w220/a.jpg', caption: 'A soldier looks out of the window during the search on Tuesday.' },
+    ]);
+  });
+
   it('survives garbage input', () => {
     expect(extractPairs(Buffer.from([0xff, 0x00, 0x81, 0x40, 0x3c, 0x3c]), { url: 'https://e.com/' }).pairs).to.deep.equal([]);
     const deep = '<div>'.repeat(5000) + '<img src="/a.jpg">' + '</div>'.repeat(5000);

@@ -48,7 +48,7 @@ export interface ExtractResult {
 const LAZY_ATTRS = ['data-src', 'data-original', 'data-lazy-src', 'data-lazyload', 'data-lazy', 'data-url', 'data-original-src', 'data-hi-res-src', 'data-srcset', 'data-lazy-srcset', 'data-noscript-src'];
 const PLACEHOLDER = /(^data:)|blank|spacer|placeholder|transparent|pixel\.(gif|png)|grey\.(gif|png)|gray\.(gif|png)|loading|lazy[-_]?load|default[-_]?img|1x1|clear\.gif|s\.gif$|\/grey-placeholder|\bimg\/dot\b/i;
 const BAD_IMG = /logo|icon|favicon|avatar|headshot|head-shot|mugshot|author|byline|profile[-_]?pic|sprite|spacer|blank\.|pixel|tracking|beacon|badge|emoji|emoticon|smiley|qrcode|qr[-_]code|erweima|ewm|二维码|banner|button|btn[-_]|share|social|weixin|wechat|weibo|facebook|twitter|whatsapp|gravatar|placeholder|loading|arrow|bullet|rating|star[-_]|play[-_]?btn|video[-_]?play|poster|thumb[-_]?play|doubleclick|adserver|\/ads?\/|[_-]ads?[_.-]|advert|sponsor/i;
-const BAD_CONTAINER = /(^|[\s_-])(related|relate|recommend\w*|more[-_]?(stories|news|from)|most[-_]?(read|popular|viewed)|popular|trending|sidebar|side[-_]?bar|promo\w*|teaser\w*|outbrain|taboola|ob-widget|footer|header[-_]?nav|nav(bar|igation)?|menu|breadcrumb|share\w*|social|comment\w*|author\w*|byline|avatar|ad|ads|advert\w*|sponsor\w*|banner|newsletter|subscribe|widget|rail|partner|hot[-_]?news|list[-_]?news|news[-_]?list|tuijian|xgxw|xiangguan|rec[-_]?list|video[-_]?player|jw-?player|vjs|logo)([\s_-]|$)/i;
+const BAD_CONTAINER = /(^|[\s_-])(related|relate|recommend\w*|more[-_]?(stories|news|from)|most[-_]?(read|popular|viewed)|popular|trending|sidebar|side[-_]?bar|promo\w*|teaser\w*|outbrain|taboola|ob-widget|footer|header[-_]?nav|nav(bar|igation)?|menu|breadcrumb|share\w*|social|comment\w*|author\w*|byline|avatar|ad|ads|advert\w*|sponsor\w*|banner|newsletter|subscribe|widget|rail|partner|hot[-_]?news|list[-_]?news|news[-_]?list|tuijian|xgxw|xiangguan|rec[-_]?list|video[-_]?player|jw-?player|vjs|logo|modal|lightbox\w*)([\s_-]|$)/i;
 const CAPTION_CLASS = /caption|figcaption|pic[-_]?title|pic[-_]?txt|pictext|pic[-_]?text|pic[-_]?info|pic[-_]?desc|img[-_]?desc(r)?|img[-_]?title|img[-_]?txt|img[-_]?text|img[-_]?info|img[-_]?note|image[-_]?(text|desc|title|info)|photo[-_]?(title|text|desc|info|caption|cutline)|cutline|wp-caption-text|media[-_]?caption|tu[-_]?zhu|tuzhu|picnote|pic[-_]?note|illustration[-_]?text|legend|figure__text|credit-caption/i;
 const CREDIT_CLASS = /credit|byline|copyright|source|photographer|attribution|author|courtesy/i;
 const ZH_MARKERS = /(?<!拍)摄(?![影像制])|(?<!拍)攝(?![影像製])|供图|供圖|图片来源|圖片來源|新华社记者|新華社記者|◎|图为|圖為|图注|圖註|资料图|資料圖|截图|截圖|图／|圖／|图\/|圖\/|（图|\(图/;
@@ -142,6 +142,14 @@ export function isDecorative(el: Element, url: string): string | null {
     if (depth < 6 && a.name !== 'article' && a.name !== 'main' && BAD_CONTAINER.test(classId(a))) return 'container';
   }
   return null;
+}
+
+/** The element, or one of its ancestors below `top`, is a related-links / promo / share block ("c-related__caption"). */
+function inBadBlock(e: Element, top: Element): boolean {
+  for (let x: Element | null = e; x && x !== top; x = x.parent as Element | null) {
+    if (x.type === 'tag' && BAD_CONTAINER.test(classId(x))) return true;
+  }
+  return false;
 }
 
 // Markers of the article's own body (microdata, hAtom, the usual CMS class names). Teaser cards do not carry them.
@@ -427,7 +435,7 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
       const inside = $(a)
         .find('*')
         .toArray()
-        .find((e) => e.type === 'tag' && CAPTION_CLASS.test(classId(e as Element)) && !contains(e as Element, c.el) && !isCreditEl(e as Element)) as Element | undefined;
+        .find((e) => e.type === 'tag' && CAPTION_CLASS.test(classId(e as Element)) && !contains(e as Element, c.el) && !isCreditEl(e as Element) && !inBadBlock(e as Element, a)) as Element | undefined;
       const nx = nextElement(a);
       const capEl = inside ?? (nx && CAPTION_CLASS.test(classId(nx)) && imgCount(nx, good) === 0 ? nx : undefined);
       if (capEl) {
