@@ -134,14 +134,16 @@ describe('crawler: caption extraction', () => {
   it('skips lightbox/modal copies of a photo and caption-classed headlines of related-link blocks', () => {
     const html = page(`<article><div class="body">
       <figure><img src="/p/w220/a.jpg" width="220" height="124"><figcaption>A soldier looks out of the window during the search on Tuesday.</figcaption></figure>
-      <div class="modal_target"><div class="modal-body-data"><img src="" data-src="/p/w620/a.jpg" width="620"></div><footer>A soldier looks out of the window during the search on Tuesday.</footer></div>
-      <p>Text of the story goes on for a while here.</p>
-      <div class="c-related-links-wrapper"><div class="c-related"><a href="/other-story/" class="c-related__link"><h5 class="c-related__caption">20 Best Movies of the Year</h5></a></div></div>
-      <p><img width="1024" height="681" src="/p/chazelle.jpg" alt="Director and actor"></p>
+      <div class="modal_target"><div class="modal-body-data"><img src="" data-src="/p/w620/a.jpg" width="620" alt="A soldier looks out of the window during the search on Tuesday. (Jane Doe/AFP/Getty Images)"></div><footer>A soldier looks out of the window during the search on Tuesday.</footer></div>
       </div></article>`);
     expect(extractPairs(html, { url: 'https://e.com/s/' }).pairs).to.deep.equal([
       { image_url: 'https://e.com/p/w220/a.jpg', caption: 'A soldier looks out of the window during the search on Tuesday.' },
     ]);
+    const related = page(`<article><div class="c-content"><div class="paywall"><p>Text of the story goes on for a while here.</p>
+      <p><div class="c-related-links-wrapper"><div class="c-related"><a href="/other-story/" class="c-related__link"><h5 class="c-related__caption">20 Best Movies of the Year</h5></a></div></div></p>
+      <p><img width="1024" height="681" src="/p/chazelle.jpg" alt="Director and actor"></p>
+      </div></div></article>`);
+    expect(extractPairs(related, { url: 'https://e.com/s/' }).pairs).to.deep.equal([]);
   });
 
   it('survives garbage input', () => {
