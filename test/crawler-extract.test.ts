@@ -118,8 +118,10 @@ describe('crawler: caption extraction', () => {
   it('reads the article body apart from the page layout around it; teaser figures linking elsewhere borrow no caption', () => {
     const html = page(`<div class="sidebar_content"><div class="grid"><div id="post-1" class="post hentry">
         <div class="wp-caption alignleft"><a href="/images/2022/05/hunter.jpeg"><img src="/images/2022/05/hunter.jpeg" width="214" height="210"></a><p class="wp-caption-text">The hunter pictured before his last trip.</p></div>
-        <p>Story text.</p>
-        <div class="story_lead_photo"><div class="photo"><a href="/photos/2022/apr/22/76429/"><img src="/img/lead.jpg"></a></div><p class="caption">Police at the scene on Baillou Hill Road on Friday.</p></div>
+        <p>${'The hunter left home on Monday and was found two days later by loggers working in the area. '.repeat(5)}</p>
+      </div></div></div>
+      <div class="related-posts"><div class="post hentry"><div class="wp-caption"><img src="/img/teaser.jpg" width="300"><p class="wp-caption-text">A teaser photo of another story in the list.</p></div><h3>Another story</h3></div></div>
+      <div><div><div>
       </div></div></div>
       <section class="more-news"><figure><a href="/2023/11/08/other-story/"><img src="/img/other.jpg" alt="Candidates and their supporters gather for photos during a rally on Thursday at the Capitol. (Jane Doe / Pioneer Press)"></a></figure></section>
       <figure><a href="/2023/11/08/another-story/"><img src="/img/another.jpg" alt="Candidates and their supporters gather for photos during a rally on Thursday at the Capitol. (Jane Doe / Pioneer Press)"></a></figure>
@@ -127,7 +129,6 @@ describe('crawler: caption extraction', () => {
     const r = extractPairs(html.replace('<body>', '<body class="single wp-custom-logo nam-ads">'), { url: 'https://e.com/a/' });
     expect(r.pairs.map((p) => [p.image_url, p.caption])).to.deep.equal([
       ['https://e.com/images/2022/05/hunter.jpeg', 'The hunter pictured before his last trip.'],
-      ['https://e.com/img/lead.jpg', 'Police at the scene on Baillou Hill Road on Friday.'],
     ]);
   });
 

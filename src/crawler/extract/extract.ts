@@ -56,8 +56,6 @@ const EN_PHOTO_CREDIT = /\((?:xinhua|photo|reuters|ap|afp|epa|xinhua\/[^)]+|phot
 const ALT_CREDIT = /\((?:[^()]*\/[^()]*|(?:AP |Reuters |AFP )?photo[^()]*|[^()]*(?:file photo|courtesy)[^()]*)\)\s*$/i;
 const RELATED_TEXT = /^(video|watch|listen|audio|gallery|inside|related|read more|see also|more|recommended|sponsored|advertisement)\s*[:：]|\bEMBED\s*<>|\bMore Videos\b|^(相关新闻|相關新聞|相关阅读|相關閱讀|延伸阅读|延伸閱讀|热点推荐|related( stories| articles| coverage)?|more|watch|video)$|\b\d+\s+(hours?|minutes?|mins?|days?)\s+ago\b|阅读\s*\d|人参与|\d+\s*评论|跟帖|点击|\bread more\b/i;
 
-const PHOTO_PAGE_LINK = /^(?:https?:)?(?:\/\/[^/]+)?\/(?:[^?#]*\/)?(?:photos?|gallery|galleries|slideshows?|multimedia|images?|pictures?|tupian|tuku|picture)\//i;
-
 const BLOCK_TAGS = new Set(['p', 'div', 'center', 'section', 'td', 'li', 'figure', 'span', 'a', 'strong', 'b', 'font', 'h2', 'h3', 'h4', 'h5', 'h6', 'dd', 'dt', 'em', 'i', 'picture', 'article']);
 
 function attr(el: Element, name: string): string | undefined {
@@ -155,9 +153,16 @@ function inBadBlock(e: Element, top: Element): boolean {
 // Markers of the article's own body (microdata, hAtom, the usual CMS class names). Teaser cards do not carry them.
 const ARTICLE_BODY_CLASS = /^(hentry|entry-content|post-content|post-body|article-body|articlebody|article__body|article-content|article-text|story-body|story-content|story__body|body-copy|content-body)$/i;
 
+const bodyVerdicts = new WeakMap<Element, boolean>();
+
+/** The element is marked as the article body and holds the text of one (a teaser card marked "hentry" does not). */
 function isArticleBody(a: Element): boolean {
-  if (/articleBody/i.test(attr(a, 'itemprop') ?? '')) return true;
-  return (attr(a, 'class') ?? '').split(/\s+/).some((t) => ARTICLE_BODY_CLASS.test(t));
+  const known = bodyVerdicts.get(a);
+  if (known !== undefined) return known;
+  const marked = /articleBody/i.test(attr(a, 'itemprop') ?? '') || (attr(a, 'class') ?? '').split(/\s+/).some((t) => ARTICLE_BODY_CLASS.test(t));
+  const verdict = marked && sampleText(a, 600).replace(/\s+/g, '').length >= 300;
+  bodyVerdicts.set(a, verdict);
+  return verdict;
 }
 
 type $T = cheerio.CheerioAPI;
@@ -393,12 +398,11 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
     }
 
     // Related-story thumbnails: the image links to another page and the "caption" would be that link's headline.
-    // Links to the photo itself or to its photo/gallery page ("view larger") do not make a thumbnail.
     const link = ancs.find((a) => a.name === 'a');
     let linkedElsewhere = false;
     if (link) {
       const href = attr(link, 'href') ?? '';
-      const isImageLink = /\.(jpe?g|png|webp)(\?|$)/i.test(href) || href === '' || href.startsWith('#') || href.startsWith('javascript') || PHOTO_PAGE_LINK.test(href);
+      const isImageLink = /\.(jpe?g|png|webp)(\?|$)/i.test(href) || href === '' || href.startsWith('#') || href.startsWith('javascript');
       if (!isImageLink) {
         const inFigure = ancs.slice(0, 4).some((a) => a.name === 'figure');
         if (!inFigure) continue;
