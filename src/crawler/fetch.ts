@@ -101,6 +101,8 @@ interface RawResponse {
   status: number;
   headers: Headers;
   body: Readable;
+  /** Drops the response: the socket and the decoder. */
+  discard: () => void;
 }
 
 /** One GET on node:http/https through the pinned lookup; the body is decoded (gzip, deflate, br). */
@@ -128,7 +130,15 @@ function get(url: URL, opts: FetchOptions, signal: AbortSignal): Promise<RawResp
         res.on('error', (e) => decoder.destroy(e));
         body = res.pipe(decoder);
       }
-      resolve({ status: res.statusCode ?? 0, headers, body });
+      resolve({
+        status: res.statusCode ?? 0,
+        headers,
+        body,
+        discard: () => {
+          res.destroy();
+          decoder?.destroy();
+        },
+      });
     });
     req.end();
   });
@@ -163,7 +173,7 @@ export async function fetchLimited(startUrl: string, opts: FetchOptions): Promis
       throw new FetchRefused('network', `${url}: ${(err as Error).message}${(err as { cause?: Error }).cause ? ` (${(err as { cause?: Error }).cause!.message})` : ''}`);
     }
     if (res.status >= 300 && res.status < 400 && res.headers.get('location')) {
-      res.body.destroy();
+      res.discard();
       if (hop >= opts.maxRedirects) throw new FetchRefused('too-many-redirects', `more than ${opts.maxRedirects} redirects from ${startUrl}`);
       url = new URL(res.headers.get('location')!, url).href;
       continue;
@@ -176,7 +186,7 @@ export async function fetchLimited(startUrl: string, opts: FetchOptions): Promis
 async function readCapped(res: RawResponse, max: number, url: string, signal: AbortSignal | undefined, timeout: AbortSignal): Promise<Buffer> {
   const declared = Number(res.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > max) {
-    res.body.destroy();
+    res.discard();
     throw new FetchRefused('too-large', `${url}: Content-Length ${declared} exceeds the limit of ${max} bytes`);
   }
   const chunks: Buffer[] = [];
@@ -186,7 +196,7 @@ async function readCapped(res: RawResponse, max: number, url: string, signal: Ab
       const b = chunk as Buffer;
       total += b.byteLength;
       if (total > max) {
-        res.body.destroy();
+        res.discard();
         throw new FetchRefused('too-large', `${url}: body exceeds the limit of ${max} bytes`);
       }
       chunks.push(b);
