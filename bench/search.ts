@@ -28,7 +28,7 @@ const opt = (name: string, d: string) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 && args[i + 1] ? args[i + 1]! : d;
 };
-const SETS = opt('sets', 'retrieval-smvs,mining-flickr8k,retrieval-wxbs').split(',');
+const SETS = opt('sets', 'retrieval-smvs,mining-flickr8k,retrieval-wxbs').split(',').filter((s) => s && s !== 'none');
 const FEATURES = opt('features', 'ours');
 const MAXQ = Number(opt('queries', '1000000'));
 const VIEWS = flag('views');
@@ -256,13 +256,15 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
     const buildMs = performance.now() - t0;
     const mem = index.memoryBytes();
     const lat: number[] = [];
+    const parts = { probeMs: [] as number[], voteMs: [] as number[], verifyMs: [] as number[] };
     let p1 = 0;
-    const qs = set.sources.slice(0, 20);
+    const qs = set.sources.slice(0, Number(opt('scale-queries', '20')));
     const p = searchParams(config);
     for (const s of qs) {
       const t = performance.now();
       const r = search(index, (slot) => (slot < realTargets.length ? realTargets[slot] : realTargets[ownerOf[slot]!]), feats.get(s.id)!, p);
       lat.push(performance.now() - t);
+      for (const k of Object.keys(parts) as (keyof typeof parts)[]) parts[k].push(r.timings[k]);
       const top = r.hits.find((h) => h.score > 0);
       if (top && top.slot < realTargets.length && set.truth.get(s.id)?.has(set.targets[top.slot]!.id)) p1++;
     }
@@ -270,6 +272,7 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
       images: N, bits, buildMs: Math.round(buildMs), indexBytes: mem, bytesPerImage: Math.round(mem / N),
       rssDeltaBytes: process.memoryUsage().rss - mem0,
       queryMs: { median: round(percentile(lat, 0.5), 1), p95: round(percentile(lat, 0.95), 1) }, p1: round(p1 / qs.length),
+      medianPartsMs: Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, round(percentile(v, 0.5), 1)])),
     });
     log(`scaling ${N}: ${JSON.stringify(res[res.length - 1])}`);
   }

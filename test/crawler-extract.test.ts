@@ -86,6 +86,67 @@ describe('crawler: caption extraction', () => {
     expect(withSel.pairs.map((p) => p.caption)).to.deep.equal(['Residents walk along the flooded river bank on Sunday.']);
   });
 
+  it('treats agency names, copyright notices and slash lists of names as credits, not captions', () => {
+    expect(cleanCaption('视觉中国')).to.equal(null);
+    expect(cleanCaption('东方IC 版权作品 请勿转载')).to.equal(null);
+    expect(cleanCaption('（新华社）')).to.equal(null);
+    expect(cleanCaption('Bheki/ Informal Traders/ City of Johannesburg')).to.equal(null);
+    expect(cleanCaption('图为新华社记者在现场采访。')).to.deep.equal({ caption: '图为新华社记者在现场采访。' });
+    expect(cleanCaption('Smoke rises over Gaza City/Khan Younis on Monday.')).to.deep.equal({ caption: 'Smoke rises over Gaza City/Khan Younis on Monday.' });
+    expect(cleanCaption('Lawmakers talk at the Statehouse. (AP Photo/Jane Doe) more >')).to.deep.equal({ caption: 'Lawmakers talk at the Statehouse.', credit: 'AP Photo/Jane Doe' });
+    // On a page: the photo's printed caption is a credit line, so its alt text does not stand in for a caption.
+    const html = page(`<div class="main-image"><img src="/p/a.jpg" alt="Vendors receive their trading permits at the market on Friday. (Photo: Jane Doe / Agency)"><em class="image-caption">Jane Doe/ Informal Traders/ City Council</em></div>
+      <figure><img src="/p/b.jpg"><figcaption class="caption"><div class="caption-credit">Valentina Palladino</div></figcaption></figure>
+      <figure><img src="/p/c.jpg"><figcaption><span class="figcaption__caption">The road to the spaceport.</span> <span class="figcaption__credit">Jane Doe for the Paper</span></figcaption></figure>`);
+    expect(extractPairs(html, { url: 'https://e.com/' }).pairs).to.deep.equal([{ image_url: 'https://e.com/p/c.jpg', caption: 'The road to the spaceport. Jane Doe for the Paper' }]);
+  });
+
+  it('gives one caption under a stack of image-only blocks to every photo of the stack', () => {
+    const html = page(`<div class="article"><p>正文第一段，记者报道了当天的情况，内容较长，这里还有更多的文字。</p>
+      <p style="text-align:center"><img src="/u/1.jpg"></p>
+      <p style="text-align:center"><img src="/u/2.jpg"></p>
+      <p style="text-align:center">大会闭幕式</p>
+      <p>正文第二段，会议在下午结束，与会者合影留念，并发表了讲话。</p>
+      <p style="text-align:center"><img src="/u/3.jpg"></p>
+      <p>正文第三段，这一段不是图片说明，它是一段很长的正文，记者在这里继续报道会议的细节和各方的反应。</p></div>`);
+    expect(extractPairs(html, { url: 'http://example.cn/n/' }).pairs).to.deep.equal([
+      { image_url: 'http://example.cn/u/1.jpg', caption: '大会闭幕式' },
+      { image_url: 'http://example.cn/u/2.jpg', caption: '大会闭幕式' },
+    ]);
+  });
+
+  it('reads the article body apart from the page layout around it; teaser figures linking elsewhere borrow no caption', () => {
+    const html = page(`<div class="sidebar_content"><div class="grid"><div id="post-1" class="post hentry">
+        <div class="wp-caption alignleft"><a href="/images/2022/05/hunter.jpeg"><img src="/images/2022/05/hunter.jpeg" width="214" height="210"></a><p class="wp-caption-text">The hunter pictured before his last trip.</p></div>
+        <p>${'The hunter left home on Monday and was found two days later by loggers working in the area. '.repeat(5)}</p>
+      </div></div></div>
+      <div class="related-posts"><div class="post hentry"><div class="wp-caption"><img src="/img/teaser.jpg" width="300"><p class="wp-caption-text">A teaser photo of another story in the list.</p></div><h3>Another story</h3></div></div>
+      <div><div><div>
+      </div></div></div>
+      <section class="more-news"><figure><a href="/2023/11/08/other-story/"><img src="/img/other.jpg" alt="Candidates and their supporters gather for photos during a rally on Thursday at the Capitol. (Jane Doe / Pioneer Press)"></a></figure></section>
+      <figure><a href="/2023/11/08/another-story/"><img src="/img/another.jpg" alt="Candidates and their supporters gather for photos during a rally on Thursday at the Capitol. (Jane Doe / Pioneer Press)"></a></figure>
+      <div class="caption">網友回應</div>`, '<meta charset="utf-8">');
+    const r = extractPairs(html.replace('<body>', '<body class="single wp-custom-logo nam-ads">'), { url: 'https://e.com/a/' });
+    expect(r.pairs.map((p) => [p.image_url, p.caption])).to.deep.equal([
+      ['https://e.com/images/2022/05/hunter.jpeg', 'The hunter pictured before his last trip.'],
+    ]);
+  });
+
+  it('skips lightbox/modal copies of a photo and caption-classed headlines of related-link blocks', () => {
+    const html = page(`<article><div class="body">
+      <figure><img src="/p/w220/a.jpg" width="220" height="124"><figcaption>A soldier looks out of the window during the search on Tuesday.</figcaption></figure>
+      <div class="modal_target"><div class="modal-body-data"><img src="" data-src="/p/w620/a.jpg" width="620" alt="A soldier looks out of the window during the search on Tuesday. (Jane Doe/AFP/Getty Images)"></div><footer>A soldier looks out of the window during the search on Tuesday.</footer></div>
+      </div></article>`);
+    expect(extractPairs(html, { url: 'https://e.com/s/' }).pairs).to.deep.equal([
+      { image_url: 'https://e.com/p/w220/a.jpg', caption: 'A soldier looks out of the window during the search on Tuesday.' },
+    ]);
+    const related = page(`<article><div class="c-content"><div class="paywall"><p>Text of the story goes on for a while here.</p>
+      <p><div class="c-related-links-wrapper"><div class="c-related"><a href="/other-story/" class="c-related__link"><h5 class="c-related__caption">20 Best Movies of the Year</h5></a></div></div></p>
+      <p><img width="1024" height="681" src="/p/chazelle.jpg" alt="Director and actor"></p>
+      </div></div></article>`);
+    expect(extractPairs(related, { url: 'https://e.com/s/' }).pairs).to.deep.equal([]);
+  });
+
   it('survives garbage input', () => {
     expect(extractPairs(Buffer.from([0xff, 0x00, 0x81, 0x40, 0x3c, 0x3c]), { url: 'https://e.com/' }).pairs).to.deep.equal([]);
     const deep = '<div>'.repeat(5000) + '<img src="/a.jpg">' + '</div>'.repeat(5000);

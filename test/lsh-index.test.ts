@@ -2,7 +2,7 @@
 // permutation, the index's add/remove/merge and determinism, the sanity checks and the score.
 import { expect } from 'chai';
 import { MIRROR, mirrorFeatures, rootSift } from '../src/lsh-index/descriptors.js';
-import { fitHomography, ransacHomography, transferError2 } from '../src/lsh-index/geometry.js';
+import { fitHomography, homographyFrom4, ransacHomography, transferError2 } from '../src/lsh-index/geometry.js';
 import { LshIndex, mulberry32, type LshParams } from '../src/lsh-index/lsh.js';
 import { prepare, search } from '../src/lsh-index/searcher.js';
 import { homographySane, imageScore, verifyCandidate } from '../src/lsh-index/verify.js';
@@ -41,7 +41,7 @@ function warped(f: Features, H: Float64Array, seed: number): Features {
 }
 
 const PARAMS: LshParams = { tables: 8, bits: 12, probes: 2, maxBucket: 300, seed: 1 };
-const SP = { ratio: 0.8, ransacThreshold: 4, ransacIterations: 1000, minInliers: 12, farDistance: 0.6, shortlist: 10, mirror: true, voteHamming: 10, matchHamming: 16 };
+const SP = { ratio: 0.8, ransacThreshold: 4, ransacIterations: 1000, minInliers: 12, farDistance: 0.6, shortlist: 10, mirror: true, confidentScore: 0.3, voteHamming: 5, matchHamming: 8 };
 
 describe('lsh-index: geometry', () => {
   it('fits a homography exactly from 4 points and in least squares from many', () => {
@@ -57,6 +57,26 @@ describe('lsh-index: geometry', () => {
       const H = fitHomography(pts, idx)!;
       for (let i = 0; i < 40; i++) expect(transferError2(H, pts, i)).to.be.lessThan(1e-6);
     }
+  });
+
+  it('the 4-point minimal solver gives the same homography as the DLT, and null on a collapsed quad', () => {
+    const pts = new Float64Array(40 * 4);
+    const r = mulberry32(7);
+    for (let i = 0; i < 40; i++) {
+      const x = r() * 400;
+      const y = r() * 300;
+      const [u, v] = mapH(H0, x, y);
+      pts.set([x, y, u, v], i * 4);
+    }
+    for (let k = 0; k < 10; k++) {
+      const s = [4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3];
+      const H = homographyFrom4(pts, s)!;
+      const D = fitHomography(pts, s)!;
+      for (let i = 0; i < 9; i++) expect(H[i]).to.be.closeTo(D[i]!, 1e-6 * Math.max(1, Math.abs(D[i]!)));
+      for (let i = 0; i < 40; i++) expect(transferError2(H, pts, i)).to.be.lessThan(1e-6);
+    }
+    const flat = Float64Array.from([0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]);
+    expect(homographyFrom4(flat, [0, 1, 2, 3])).to.equal(null);
   });
 
   it('RANSAC finds the inliers among 60% outliers', () => {

@@ -43,6 +43,7 @@ export const configSchema = z
         seed: int(),
         voteHamming: int().min(0).max(64),
         matchHamming: int().min(0).max(64),
+        confidentScore: z.number().min(0).max(1),
         farDistance: z.number().positive(),
         mirror: z.boolean(),
       })

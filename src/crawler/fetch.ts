@@ -1,9 +1,17 @@
-// HTTP fetching with the crawler's limits: every hop's resolved addresses are checked (private, loopback and
-// link-local refused unless allowed), redirects followed by hand and counted, bodies read with a byte cap
-// (Content-Length checked first), a timeout, and the caller's abort signal. Written on Node's fetch because the
-// checks must run per redirect hop and per resolved IP, which neither crawlee's nor got's options expose.
+// HTTP fetching with the crawler's limits: private, loopback and link-local addresses refused unless allowed,
+// redirects followed by hand and counted, bodies read with a byte cap (Content-Length checked first, then the
+// decoded bytes), a timeout, and the caller's abort signal.
+// The address check runs inside the connection's own DNS lookup (the `lookup` option of node:http/https): every
+// address the name resolves to is checked there and the socket connects to a checked address, so a name that
+// answers with a public address to a first query and a private one to the next (DNS rebinding) cannot slip
+// through between check and connect. Written on node:http/https rather than fetch/undici or got because Node's
+// built-in fetch offers no lookup hook, and undici is only a transitive dependency here.
 import dns from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
+import type { Readable } from 'node:stream';
+import zlib from 'node:zlib';
 import ipaddr from 'ipaddr.js';
 
 export class FetchRefused extends Error {
@@ -22,7 +30,14 @@ export interface FetchOptions {
   signal?: AbortSignal;
   /** Called before each hop (robots and politeness of the redirect target). */
   beforeHop?: (url: string) => Promise<void>;
+  /** Name resolution used for the connection (tests substitute one); the system resolver by default. */
+  resolve?: Resolver;
 }
+
+/** Every address a host name resolves to. */
+export type Resolver = (hostname: string) => Promise<{ address: string; family: number }[]>;
+
+const systemResolve: Resolver = async (hostname) => (await dns.lookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family }));
 
 export interface FetchResult {
   url: string;
@@ -39,12 +54,94 @@ export function isPrivateAddress(ip: string): boolean {
   return addr.range() !== 'unicast';
 }
 
-export async function checkHost(hostname: string, allowPrivate: boolean): Promise<void> {
+function refusePrivate(hostname: string, ip: string): FetchRefused {
+  return new FetchRefused('private-address', `${hostname} resolves to ${ip}, a private/loopback/link-local address (crawler.allowPrivateAddresses is false)`);
+}
+
+/** Early check of a host (IP literals, and names by a first resolution); the binding check is in pinnedLookup. */
+export async function checkHost(hostname: string, allowPrivate: boolean, resolve: Resolver = systemResolve): Promise<void> {
   if (allowPrivate) return;
   const host = hostname.replace(/^\[|\]$/g, '');
-  const ips = net.isIP(host) ? [host] : (await dns.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+  const ips = net.isIP(host) ? [host] : (await resolve(host)).map((a) => a.address);
   const bad = ips.find(isPrivateAddress);
-  if (bad) throw new FetchRefused('private-address', `${hostname} resolves to ${bad}, a private/loopback/link-local address (crawler.allowPrivateAddresses is false)`);
+  if (bad) throw refusePrivate(hostname, bad);
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | { address: string; family: number }[], family?: number) => void;
+
+/**
+ * A `lookup` for net/tls connections that resolves once, refuses the connection when any resolved address is
+ * private (unless allowed), and hands the socket exactly the addresses it checked.
+ */
+export function pinnedLookup(allowPrivate: boolean, resolve: Resolver = systemResolve) {
+  return (hostname: string, options: { all?: boolean; family?: number | string } | number, callback: LookupCallback): void => {
+    const all = typeof options === 'object' && options !== null && options.all === true;
+    const fam = typeof options === 'number' ? options : Number(typeof options === 'object' && options ? (options.family ?? 0) : 0) || 0;
+    resolve(hostname).then(
+      (found) => {
+        const addrs = fam === 4 || fam === 6 ? found.filter((a) => a.family === fam) : found;
+        if (!addrs.length) {
+          const err: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+          err.code = 'ENOTFOUND';
+          return callback(err, '');
+        }
+        if (!allowPrivate) {
+          const bad = addrs.find((a) => isPrivateAddress(a.address));
+          if (bad) return callback(refusePrivate(hostname, bad.address) as unknown as NodeJS.ErrnoException, '');
+        }
+        if (all) callback(null, addrs);
+        else callback(null, addrs[0]!.address, addrs[0]!.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, ''),
+    );
+  };
+}
+
+interface RawResponse {
+  status: number;
+  headers: Headers;
+  body: Readable;
+  /** Drops the response: the socket and the decoder. */
+  discard: () => void;
+}
+
+/** One GET on node:http/https through the pinned lookup; the body is decoded (gzip, deflate, br). */
+function get(url: URL, opts: FetchOptions, signal: AbortSignal): Promise<RawResponse> {
+  const mod = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = mod.request(url, {
+      method: 'GET',
+      signal,
+      agent: false, // a fresh connection per request: no pooled socket escapes the lookup of this request
+      lookup: pinnedLookup(opts.allowPrivate, opts.resolve) as unknown as net.LookupFunction,
+      headers: { 'user-agent': opts.userAgent, accept: '*/*', 'accept-encoding': 'gzip, deflate, br', ...opts.headers },
+    });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(res.headers)) {
+        if (v === undefined) continue;
+        for (const one of Array.isArray(v) ? v : [v]) headers.append(k, one);
+      }
+      const enc = (res.headers['content-encoding'] ?? '').toLowerCase().trim();
+      const decoder = enc === 'gzip' || enc === 'x-gzip' ? zlib.createGunzip() : enc === 'deflate' ? zlib.createInflate() : enc === 'br' ? zlib.createBrotliDecompress() : null;
+      let body: Readable = res;
+      if (decoder) {
+        res.on('error', (e) => decoder.destroy(e));
+        body = res.pipe(decoder);
+      }
+      resolve({
+        status: res.statusCode ?? 0,
+        headers,
+        body,
+        discard: () => {
+          res.destroy();
+          decoder?.destroy();
+        },
+      });
+    });
+    req.end();
+  });
 }
 
 export async function fetchLimited(startUrl: string, opts: FetchOptions): Promise<FetchResult> {
@@ -58,7 +155,7 @@ export async function fetchLimited(startUrl: string, opts: FetchOptions): Promis
     }
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new FetchRefused('bad-url', `not http(s): ${url}`);
     try {
-      await checkHost(u.hostname, opts.allowPrivate);
+      await checkHost(u.hostname, opts.allowPrivate, opts.resolve);
     } catch (err) {
       if (err instanceof FetchRefused) throw err;
       throw new FetchRefused('network', `${u.hostname}: ${(err as Error).message}`);
@@ -66,20 +163,17 @@ export async function fetchLimited(startUrl: string, opts: FetchOptions): Promis
     if (hop > 0) await opts.beforeHop?.(url);
     const timeout = AbortSignal.timeout(opts.timeoutMs);
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
-    let res: Response;
+    let res: RawResponse;
     try {
-      res = await fetch(url, {
-        redirect: 'manual',
-        signal,
-        headers: { 'user-agent': opts.userAgent, accept: '*/*', 'accept-encoding': 'gzip, deflate, br', ...opts.headers },
-      });
+      res = await get(u, opts, signal);
     } catch (err) {
+      if (err instanceof FetchRefused) throw err;
       if (opts.signal?.aborted) throw new FetchRefused('aborted', `aborted: ${url}`);
       if (timeout.aborted) throw new FetchRefused('timeout', `timed out after ${opts.timeoutMs} ms: ${url}`);
       throw new FetchRefused('network', `${url}: ${(err as Error).message}${(err as { cause?: Error }).cause ? ` (${(err as { cause?: Error }).cause!.message})` : ''}`);
     }
     if (res.status >= 300 && res.status < 400 && res.headers.get('location')) {
-      await res.body?.cancel().catch(() => {});
+      res.discard();
       if (hop >= opts.maxRedirects) throw new FetchRefused('too-many-redirects', `more than ${opts.maxRedirects} redirects from ${startUrl}`);
       url = new URL(res.headers.get('location')!, url).href;
       continue;
@@ -89,26 +183,23 @@ export async function fetchLimited(startUrl: string, opts: FetchOptions): Promis
   }
 }
 
-async function readCapped(res: Response, max: number, url: string, signal: AbortSignal | undefined, timeout: AbortSignal): Promise<Buffer> {
+async function readCapped(res: RawResponse, max: number, url: string, signal: AbortSignal | undefined, timeout: AbortSignal): Promise<Buffer> {
   const declared = Number(res.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > max) {
-    await res.body?.cancel().catch(() => {});
+    res.discard();
     throw new FetchRefused('too-large', `${url}: Content-Length ${declared} exceeds the limit of ${max} bytes`);
   }
-  if (!res.body) return Buffer.alloc(0);
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
+  const chunks: Buffer[] = [];
   let total = 0;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
+    for await (const chunk of res.body) {
+      const b = chunk as Buffer;
+      total += b.byteLength;
       if (total > max) {
-        await reader.cancel().catch(() => {});
+        res.discard();
         throw new FetchRefused('too-large', `${url}: body exceeds the limit of ${max} bytes`);
       }
-      chunks.push(value);
+      chunks.push(b);
     }
   } catch (err) {
     if (err instanceof FetchRefused) throw err;

@@ -119,6 +119,56 @@ export function fitHomography(pts: Float64Array, idx: ArrayLike<number>): Mat3 |
   return H;
 }
 
+/** Unit square -> quadrilateral (Heckbert 1989, "Fundamentals of texture mapping", projective mapping);
+ *  corners (0,0) (1,0) (1,1) (0,1) go to the 4 points of `s` at column `off` of pts. Writes into m. */
+function squareToQuad(pts: Float64Array, s: number[], off: number, m: Float64Array): boolean {
+  const x0 = pts[s[0]! * 4 + off]!, y0 = pts[s[0]! * 4 + off + 1]!;
+  const x1 = pts[s[1]! * 4 + off]!, y1 = pts[s[1]! * 4 + off + 1]!;
+  const x2 = pts[s[2]! * 4 + off]!, y2 = pts[s[2]! * 4 + off + 1]!;
+  const x3 = pts[s[3]! * 4 + off]!, y3 = pts[s[3]! * 4 + off + 1]!;
+  const sx = x0 - x1 + x2 - x3;
+  const sy = y0 - y1 + y2 - y3;
+  const dx1 = x1 - x2, dx2 = x3 - x2, dy1 = y1 - y2, dy2 = y3 - y2;
+  const den = dx1 * dy2 - dx2 * dy1;
+  if (Math.abs(den) < 1e-9) return false;
+  const g = (sx * dy2 - dx2 * sy) / den;
+  const h = (dx1 * sy - sx * dy1) / den;
+  m[0] = x1 - x0 + g * x1; m[1] = x3 - x0 + h * x3; m[2] = x0;
+  m[3] = y1 - y0 + g * y1; m[4] = y3 - y0 + h * y3; m[5] = y0;
+  m[6] = g; m[7] = h; m[8] = 1;
+  return true;
+}
+
+const scratchA = new Float64Array(9);
+const scratchB = new Float64Array(9);
+
+/**
+ * The exact homography through 4 correspondences (the RANSAC minimal sample): square->quad of the second
+ * image composed with the inverse (adjugate) of square->quad of the first. The same H as the DLT on the 4
+ * points, without building and solving an 8x8 system or allocating: the sampling loop runs it hundreds of
+ * times per candidate image.
+ */
+export function homographyFrom4(pts: Float64Array, s: number[]): Mat3 | null {
+  const A = scratchA;
+  const B = scratchB;
+  if (!squareToQuad(pts, s, 0, A) || !squareToQuad(pts, s, 2, B)) return null;
+  // adj(A)
+  const a0 = A[4]! * A[8]! - A[5]! * A[7]!, a1 = A[2]! * A[7]! - A[1]! * A[8]!, a2 = A[1]! * A[5]! - A[2]! * A[4]!;
+  const a3 = A[5]! * A[6]! - A[3]! * A[8]!, a4 = A[0]! * A[8]! - A[2]! * A[6]!, a5 = A[2]! * A[3]! - A[0]! * A[5]!;
+  const a6 = A[3]! * A[7]! - A[4]! * A[6]!, a7 = A[1]! * A[6]! - A[0]! * A[7]!, a8 = A[0]! * A[4]! - A[1]! * A[3]!;
+  const H = new Float64Array(9);
+  for (let i = 0; i < 3; i++) {
+    const b0 = B[i * 3]!, b1 = B[i * 3 + 1]!, b2 = B[i * 3 + 2]!;
+    H[i * 3] = b0 * a0 + b1 * a3 + b2 * a6;
+    H[i * 3 + 1] = b0 * a1 + b1 * a4 + b2 * a7;
+    H[i * 3 + 2] = b0 * a2 + b1 * a5 + b2 * a8;
+  }
+  const w = H[8]!;
+  if (!Number.isFinite(w) || Math.abs(w) < 1e-12) return null;
+  for (let i = 0; i < 9; i++) H[i]! /= w;
+  return H;
+}
+
 /** Squared transfer error of correspondence i under H (Infinity when it maps to infinity). */
 export function transferError2(H: Mat3, pts: Float64Array, i: number): number {
   const x = pts[i * 4]!;
@@ -248,7 +298,7 @@ export function ransacHomography(
       sample[k] = r;
     }
     if (degenerate(pts, sample)) continue;
-    const H = fitHomography(pts, sample);
+    const H = homographyFrom4(pts, sample);
     if (!H) continue;
     let inl = countInliers(H);
     if (inl.length > best.length && inl.length >= 4) {

@@ -1,16 +1,18 @@
 // A query against the index: keypoint votes through the LSH (the query and its mirror image), a shortlist
 // of the most-voted images, then verification of each (ratio test on the pairs the index brought together,
 // RANSAC, image score). The mirror pass finds left-right flipped copies, which SIFT alone does not match.
-import { DESC_SIZE, type Features } from './features.js';
-import { MIRROR, mirrorFeatures, rootSift } from './descriptors.js';
+import type { Features } from './features.js';
+import { mirrorFeatures, rootSift } from './descriptors.js';
 import { LshIndex, MAX_KP_PER_IMAGE, popcount } from './lsh.js';
 import { verifyCandidate, type Prepared, type Verification, type VerifyParams } from './verify.js';
 
 export interface SearchParams extends VerifyParams {
   shortlist: number;
-  /** Also search the mirror image of the query. */
+  /** Also search the mirror image of the query (only when the direct pass found no confident hit). */
   mirror: boolean;
-  /** Largest sketch Hamming distance (of 64 bits) for a colliding keypoint to vote for its image. */
+  /** A hit at or above this image score is confident: no mirror pass is needed. */
+  confidentScore: number;
+  /** Largest Hamming distance of the 64-bit sketches for a colliding keypoint to vote for its image. */
   voteHamming: number;
   /** Largest sketch Hamming distance for a colliding keypoint pair to go to the ratio test. */
   matchHamming: number;
@@ -24,7 +26,9 @@ export interface Hit extends Verification {
 
 export interface SearchResult {
   hits: Hit[]; // verified shortlist, best first
-  shortlist: number[]; // slots in vote order
+  shortlist: number[]; // slots in vote order (the mirror pass's additions after the direct pass's)
+  /** Whether the mirror pass ran. */
+  mirrorPass: boolean;
   timings: { probeMs: number; voteMs: number; verifyMs: number };
 }
 
@@ -35,142 +39,142 @@ export function prepare(f: Features): Prepared {
 /** Loads the prepared features of an indexed image (slot) for verification. */
 export type SlotLoader = (slot: number) => Prepared | undefined;
 
+interface Votes {
+  /** Votes per slot: query keypoints with a close colliding keypoint in that image. */
+  votes: Uint32Array;
+  /** Collisions close enough for the ratio test, as (slot, query kp, target kp) triples. */
+  found: Int32Array;
+}
+
 /**
- * extra: more keypoints of the query in its own frame (synthesised views, src/lsh-index/views.ts). They vote
- * with the plain query, and their collisions join the plain query's before one ratio test + RANSAC per image.
+ * Scans every probed bucket of every query keypoint once. Sequential over each bucket's entries and their
+ * sketch halves; the full sketch (and the entry's image) is only looked at when the half is close enough.
  */
-export function search(index: LshIndex, load: SlotLoader, query: Features, p: SearchParams, extra?: Features): SearchResult {
-  const t0 = performance.now();
-  const variants: Prepared[] = [prepare(query)];
-  if (p.mirror) variants.push(prepare(mirrorFeatures(query)));
-  // --- views hook (1/3): the extra keypoints are one more variant
-  const xi = extra?.count ? variants.push(prepare(extra)) - 1 : -1;
+function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, n: number, p: SearchParams): Votes {
   const L = index.params.tables;
   const per = 1 + index.params.probes;
-  const probes = variants.map((v) => index.probe(v.vecs, Math.min(v.f.count, MAX_KP_PER_IMAGE)));
-  const sketches: Uint32Array[] = [];
-  for (let s = 0; s < index.slots; s++) sketches.push(index.sketch(s));
-  const t1 = performance.now();
-  const slots = index.slots;
-  const alive = index.aliveFlags;
   const maxBucket = index.params.maxBucket;
+  const alive = index.aliveFlags;
   const tabs = Array.from({ length: L }, (_, t) => index.table(t));
-  /** Scans every probed bucket of every query keypoint; visit(q, slot, kp, hamming). */
-  const scan = (vi: number, maxH: number, visit: (q: number, s: number, kp: number, h: number) => void) => {
-    const pc = probes[vi]!.probes;
-    const qs = probes[vi]!.sketches;
-    const n = Math.min(variants[vi]!.f.count, MAX_KP_PER_IMAGE);
-    for (let q = 0; q < n; q++) {
-      const q0 = qs[2 * q]!;
-      const q1 = qs[2 * q + 1]!;
-      for (let t = 0; t < L; t++) {
-        const { offsets, entries, delta } = tabs[t]!;
-        for (let k = 0; k < per; k++) {
-          const code = pc[(q * L + t) * per + k]!;
-          const a = offsets[code]!;
-          const b = offsets[code + 1]!;
-          const d = delta.size ? delta.get(code) : undefined;
-          if (b - a + (d ? d.length : 0) > maxBucket) continue;
-          for (let j = a; j < b; j++) {
-            const e = entries[j]!;
-            const s = (e / MAX_KP_PER_IMAGE) | 0;
-            if (!alive[s]) continue;
-            const kp = e - s * MAX_KP_PER_IMAGE;
-            const sk = sketches[s]!;
-            const h = popcount(q0 ^ sk[2 * kp]!) + popcount(q1 ^ sk[2 * kp + 1]!);
-            if (h <= maxH) visit(q, s, kp, h);
-          }
-          if (d)
-            for (const e of d) {
-              const s = (e / MAX_KP_PER_IMAGE) | 0;
-              if (!alive[s]) continue;
-              const kp = e - s * MAX_KP_PER_IMAGE;
-              const sk = sketches[s]!;
-              const h = popcount(q0 ^ sk[2 * kp]!) + popcount(q1 ^ sk[2 * kp + 1]!);
-              if (h <= maxH) visit(q, s, kp, h);
-            }
-        }
+  const voteH = p.voteHamming;
+  const matchH = p.matchHamming;
+  const maxH = Math.max(voteH, matchH);
+  const votes = new Uint32Array(index.slots);
+  const lastSeen = new Int32Array(index.slots).fill(-1);
+  let found = new Int32Array(3 * 65536);
+  let len = 0;
+  const sk = Array.from({ length: index.slots }, (_, s) => index.sketch(s));
+  let q0 = 0;
+  let q1 = 0;
+  const take = (q: number, e: number) => {
+    const s = e >>> 11; // e / MAX_KP_PER_IMAGE
+    if (!alive[s]) return;
+    const kp = e & (MAX_KP_PER_IMAGE - 1);
+    const ss = sk[s]!;
+    const h = popcount(q0 ^ ss[2 * kp]!) + popcount(q1 ^ ss[2 * kp + 1]!);
+    if (h > maxH) return;
+    if (h <= voteH && lastSeen[s] !== q) {
+      lastSeen[s] = q;
+      votes[s]!++;
+    }
+    if (h <= matchH) {
+      if (len + 3 > found.length) {
+        const nb = new Int32Array(found.length * 2);
+        nb.set(found);
+        found = nb;
       }
+      found[len++] = s;
+      found[len++] = q;
+      found[len++] = kp;
     }
   };
-  // One scan: votes (close sketches, one per query keypoint and image) and the closer-than-matchHamming
-  // collisions, kept as (slot, q, kp) triples for the shortlisted images' ratio tests.
-  const votes = variants.map(() => new Uint32Array(slots));
-  const lastSeen = new Int32Array(slots);
-  const found: Int32Array[] = [];
-  const voteH = p.voteHamming;
-  variants.forEach((_, vi) => {
-    lastSeen.fill(-1);
-    const vv = votes[vi]!;
-    let buf = new Int32Array(3 * 65536);
-    let len = 0;
-    scan(vi, Math.max(p.matchHamming, voteH), (q, s, kp, h) => {
-      if (h <= voteH && lastSeen[s] !== q) {
-        lastSeen[s] = q;
-        vv[s]!++;
-      }
-      if (h <= p.matchHamming) {
-        if (len + 3 > buf.length) {
-          const nb = new Int32Array(buf.length * 2);
-          nb.set(buf);
-          buf = nb;
+  for (let q = 0; q < n; q++) {
+    q0 = sketches[2 * q]!;
+    q1 = sketches[2 * q + 1]!;
+    for (let t = 0; t < L; t++) {
+      const { offsets, entries, tags, delta } = tabs[t]!;
+      const qh = sketches[2 * q + (t & 1)]!;
+      for (let k = 0; k < per; k++) {
+        const code = probes[(q * L + t) * per + k]!;
+        const a = offsets[code]!;
+        const b = offsets[code + 1]!;
+        const d = delta.size ? delta.get(code) : undefined;
+        if (b - a + (d ? d.length / 2 : 0) > maxBucket) continue;
+        for (let j = a; j < b; j++) {
+          if (popcount(qh ^ tags[j]!) <= maxH) take(q, entries[j]!);
         }
-        buf[len++] = s;
-        buf[len++] = q;
-        buf[len++] = kp;
+        if (d)
+          for (let j = 0; j < d.length; j += 2) {
+            if (popcount(qh ^ d[j + 1]!) <= maxH) take(q, d[j]!);
+          }
       }
-    });
-    found.push(buf.subarray(0, len));
-  });
-  const best = new Uint32Array(slots);
-  for (let s = 0; s < slots; s++) best[s] = Math.max(...votes.map((v) => v[s]!));
-  // --- views hook (2/3): the plain query and its views vote together
-  if (xi > 0) for (let s = 0; s < slots; s++) best[s] = Math.max(best[s]!, votes[0]![s]! + votes[xi]![s]!);
-  const shortlist = topK(best, p.shortlist);
-  const t2 = performance.now();
-  const pos = new Int32Array(slots).fill(-1);
-  shortlist.forEach((s, i) => (pos[s] = i));
-  const coll: number[][][] = variants.map(() => shortlist.map(() => []));
-  variants.forEach((_, vi) => {
-    const cv = coll[vi]!;
-    const f = found[vi]!;
-    for (let k = 0; k < f.length; k += 3) {
-      const i = pos[f[k]!]!;
-      if (i >= 0) cv[i]!.push(f[k + 1]!, f[k + 2]!);
     }
-  });
-  // --- views hook (3/3): verify the plain query and its views as one query (view keypoints after the plain ones)
-  let verifyVariants = variants;
-  if (xi > 0) {
-    verifyVariants = variants.slice(0, xi);
-    verifyVariants[0] = concatPrepared(variants[0]!, variants[xi]!);
-    const off = variants[0]!.f.count;
-    coll[xi]!.forEach((c, i) => {
-      const dst = coll[0]![i]!;
-      for (let k = 0; k < c.length; k += 2) dst.push(c[k]! + off, c[k + 1]!);
-    });
+  }
+  return { votes, found: found.subarray(0, len) };
+}
+
+/** One pass (the query or its mirror image): votes, shortlist, verification of each shortlisted image. */
+function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchParams, mirrored: boolean, t: { probeMs: number; voteMs: number; verifyMs: number }, maxQuery = MAX_KP_PER_IMAGE) {
+  const t0 = performance.now();
+  const n = Math.min(v.f.count, maxQuery);
+  const pr = index.probe(v.vecs, n);
+  const t1 = performance.now();
+  const { votes, found } = scanVotes(index, pr.probes, pr.sketches, n, p);
+  const shortlist = topK(votes, p.shortlist);
+  const t2 = performance.now();
+  const pos = new Int32Array(index.slots).fill(-1);
+  shortlist.forEach((s, i) => (pos[s] = i));
+  const coll: number[][] = shortlist.map(() => []);
+  for (let k = 0; k < found.length; k += 3) {
+    const i = pos[found[k]!]!;
+    if (i >= 0) coll[i]!.push(found[k + 1]!, found[k + 2]!);
   }
   const hits: Hit[] = [];
   shortlist.forEach((slot, i) => {
     const target = load(slot);
     if (!target) return;
-    let bestHit: Hit | null = null;
-    verifyVariants.forEach((v, vi) => {
-      const c = coll[vi]![i]!;
-      if (c.length / 2 < Math.max(4, p.minInliers)) return;
-      const r = verifyCandidate(v, target, c, p);
-      const h: Hit = { ...r, slot, votes: votes[vi]![slot]!, mirrored: vi === 1 };
-      if (!bestHit || h.score > bestHit.score || (h.score === bestHit.score && h.inliers > bestHit.inliers)) bestHit = h;
-    });
-    hits.push(
-      bestHit ?? { matches: 0, inliers: 0, score: 0, H: null, pairs: new Float32Array(0), meanError: 0, spread: 0, slot, votes: best[slot]!, mirrored: false },
-    );
+    const c = coll[i]!;
+    const base = { slot, votes: votes[slot]!, mirrored };
+    if (c.length / 2 < Math.max(4, p.minInliers)) {
+      hits.push({ ...base, matches: 0, inliers: 0, score: 0, H: null, pairs: new Float32Array(0), meanError: 0, spread: 0, reason: 'too few collisions' });
+      return;
+    }
+    hits.push({ ...verifyCandidate(v, target, c, p), ...base });
   });
-  hits.sort((a, b) => b.score - a.score || b.inliers - a.inliers || b.votes - a.votes);
   const t3 = performance.now();
-  void DESC_SIZE;
-  void MIRROR;
-  return { hits, shortlist, timings: { probeMs: t1 - t0, voteMs: t2 - t1, verifyMs: t3 - t2 } };
+  t.probeMs += t1 - t0;
+  t.voteMs += t2 - t1;
+  t.verifyMs += t3 - t2;
+  return { hits, shortlist };
+}
+
+const better = (a: Hit, b: Hit) => a.score - b.score || a.inliers - b.inliers || a.votes - b.votes;
+
+/**
+ * extra: more keypoints of the query in its own frame (synthesised views, src/lsh-index/views.ts): the direct
+ * pass then takes the plain keypoints and these together (one vote, one ratio test + RANSAC per image).
+ */
+export function search(index: LshIndex, load: SlotLoader, query: Features, p: SearchParams, extra?: Features): SearchResult {
+  const timings = { probeMs: 0, voteMs: 0, verifyMs: 0 };
+  // --- views hook: the view keypoints follow the plain ones (indexes after query.count), no count cap
+  const q = extra?.count ? concatPrepared(prepare(query), prepare(extra)) : prepare(query);
+  const direct = pass(index, load, q, p, false, timings, extra?.count ? Infinity : MAX_KP_PER_IMAGE);
+  const bySlot = new Map<number, Hit>(direct.hits.map((h) => [h.slot, h]));
+  const shortlist = [...direct.shortlist];
+  const confident = direct.hits.some((h) => h.score >= p.confidentScore);
+  // The mirror pass finds left-right flipped copies (SIFT descriptors are not mirror-invariant); run only
+  // when the direct pass found nothing confident, since a flipped copy matches nothing directly.
+  const mirrorPass = p.mirror && !confident;
+  if (mirrorPass) {
+    const m = pass(index, load, prepare(mirrorFeatures(query)), p, true, timings);
+    for (const s of m.shortlist) if (!bySlot.has(s)) shortlist.push(s);
+    for (const h of m.hits) {
+      const d = bySlot.get(h.slot);
+      if (!d || better(h, d) > 0) bySlot.set(h.slot, h);
+    }
+  }
+  const hits = [...bySlot.values()].sort((a, b) => better(b, a));
+  return { hits, shortlist, mirrorPass, timings };
 }
 
 /** One query from two keypoint sets in the same frame (b's keypoints after a's). */

@@ -23,6 +23,7 @@ export function searchParams(config: Config): SearchParams {
     farDistance: config.lsh.farDistance,
     shortlist: config.lsh.shortlist,
     mirror: config.lsh.mirror,
+    confidentScore: config.lsh.confidentScore,
     voteHamming: config.lsh.voteHamming,
     matchHamming: config.lsh.matchHamming,
   };

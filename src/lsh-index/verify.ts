@@ -38,27 +38,27 @@ function dist(a: Float32Array, ao: number, b: Float32Array, bo: number): number 
 }
 
 /**
- * cand: flat list of (queryKp, targetKp) pairs (the index's collisions, any order, duplicates allowed).
+ * cand: flat list of (queryKp, targetKp) pairs, the index's collisions grouped by query keypoint in
+ * non-decreasing order (the scan walks query keypoints in order); duplicates allowed (several tables).
  */
 export function verifyCandidate(q: Prepared, t: Prepared, cand: Int32Array | number[], p: VerifyParams): Verification {
   const empty = (reason: string, matches = 0): Verification => ({
     matches, inliers: 0, score: 0, H: null, pairs: new Float32Array(0), meanError: 0, spread: 0, reason,
   });
-  // Group by query keypoint: nearest and second nearest among the target keypoints that collided with it.
+  // Per query keypoint: nearest and second nearest among the target keypoints that collided with it.
   const n = cand.length / 2;
-  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => cand[2 * a]! - cand[2 * b]! || cand[2 * a + 1]! - cand[2 * b + 1]!);
+  const seen = new Int32Array(t.f.count).fill(-1); // target kp -> last query kp that measured it
   const good: { qi: number; ti: number; d: number }[] = [];
   let k = 0;
   while (k < n) {
-    const qi = cand[2 * order[k]!]!;
+    const qi = cand[2 * k]!;
     let d1 = Infinity;
     let d2 = p.farDistance;
     let t1 = -1;
-    let last = -1;
-    for (; k < n && cand[2 * order[k]!]! === qi; k++) {
-      const ti = cand[2 * order[k]! + 1]!;
-      if (ti === last) continue;
-      last = ti;
+    for (; k < n && cand[2 * k]! === qi; k++) {
+      const ti = cand[2 * k + 1]!;
+      if (seen[ti] === qi) continue;
+      seen[ti] = qi;
       const d = dist(q.vecs, qi * DESC_SIZE, t.vecs, ti * DESC_SIZE);
       if (d < d1) {
         d2 = Math.min(d2, d1);

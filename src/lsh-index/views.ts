@@ -94,6 +94,7 @@ export async function searchProgressive(
   return {
     hits,
     shortlist,
+    mirrorPass: plain.mirrorPass,
     timings: {
       probeMs: plain.timings.probeMs + r.timings.probeMs,
       voteMs: plain.timings.voteMs + r.timings.voteMs,

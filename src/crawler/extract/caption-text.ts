@@ -17,7 +17,7 @@ const PREFIXES = [
   /^\d+\s*(of|\/|／)\s*\d+\s+/i,
   /^(previous|next)\s+(image|slide)\s*/i,
 ];
-const SUFFIXES = [/\s*(hide|toggle|show) caption\s*$/i, /\s*\d+\s*(of|\/)\s*\d+\s*$/i, /\s*(expand|enlarge|close)\s*$/i, /\s*Advertisement\s*$/i];
+const SUFFIXES = [/\s*(hide|toggle|show) caption\s*$/i, /\s*\d+\s*(of|\/)\s*\d+\s*$/i, /\s*(expand|enlarge|close)\s*$/i, /\s*Advertisement\s*$/i, /\s*more\s*[>›»]\s*$/i, /\s*(view full size|view larger image|view larger)\s*[>›»]?\s*$/i];
 
 // Trailing credits. Each regex captures the credit in group 1 (the whole match is removed from the caption).
 const EN_CREDIT_TRAILING: RegExp[] = [
@@ -45,6 +45,11 @@ const CREDIT_ONLY: RegExp[] = [
   /^[（(]?(?:图|圖|图片|圖片|图源|来源|來源|图片来源|圖片來源)\s*[：:／/].{0,40}$/u,
   /^[（(]?(?:新华社|新華社|中新社|中央社)?(?:记者|記者)?\s*[\p{Script=Han}A-Za-z·\s]{1,16}\s*(?:摄|攝|供图|供圖)[）)]?$/u,
   /^[（(]?(?:资料图|資料圖|视频截图|網絡圖片|网络图片)[^\p{Script=Han}]{0,4}[）)]?$/u,
+  // A photo agency's name alone, or a copyright notice ("东方IC 版权作品 请勿转载"): a credit, not a caption.
+  /^[（(]?(?:视觉中国|視覺中國|东方IC|東方IC|图虫创意|圖蟲創意|全景网|全景網|IC ?photo|CFP|新华社|新華社|中新社|中新网|中新網|人民视觉|人民視覺|中央社|路透社?|美联社|美聯社|法新社|欧新社|歐新社|视觉中国供图|Getty ?Images|VCG)[）)]?(?:\s*(?:供图|供圖|图|圖))?$/iu,
+  /^(?=.{0,40}$).*(?:版权作品|版權作品|请勿转载|請勿轉載|版权所有|版權所有|未经授权|未經授權|禁止转载|禁止轉載)/u,
+  // English credits written as a slash list of names or organisations: "Bheki/ Informal Traders/ City of Johannesburg".
+  /^(?:[\p{Lu}][\p{L}.'&-]*(?:\s+(?:of|the|and|for|&|[\p{Lu}][\p{L}.'&-]*)){0,4}\s*\/\s*){1,4}[\p{Lu}][\p{L}.'&-]*(?:\s+(?:of|the|and|for|&|[\p{Lu}][\p{L}.'&-]*)){0,4}$/u,
 ];
 
 export function collapse(s: string): string {

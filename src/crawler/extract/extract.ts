@@ -48,7 +48,7 @@ export interface ExtractResult {
 const LAZY_ATTRS = ['data-src', 'data-original', 'data-lazy-src', 'data-lazyload', 'data-lazy', 'data-url', 'data-original-src', 'data-hi-res-src', 'data-srcset', 'data-lazy-srcset', 'data-noscript-src'];
 const PLACEHOLDER = /(^data:)|blank|spacer|placeholder|transparent|pixel\.(gif|png)|grey\.(gif|png)|gray\.(gif|png)|loading|lazy[-_]?load|default[-_]?img|1x1|clear\.gif|s\.gif$|\/grey-placeholder|\bimg\/dot\b/i;
 const BAD_IMG = /logo|icon|favicon|avatar|headshot|head-shot|mugshot|author|byline|profile[-_]?pic|sprite|spacer|blank\.|pixel|tracking|beacon|badge|emoji|emoticon|smiley|qrcode|qr[-_]code|erweima|ewm|二维码|banner|button|btn[-_]|share|social|weixin|wechat|weibo|facebook|twitter|whatsapp|gravatar|placeholder|loading|arrow|bullet|rating|star[-_]|play[-_]?btn|video[-_]?play|poster|thumb[-_]?play|doubleclick|adserver|\/ads?\/|[_-]ads?[_.-]|advert|sponsor/i;
-const BAD_CONTAINER = /(^|[\s_-])(related|relate|recommend\w*|more[-_]?(stories|news|from)|most[-_]?(read|popular|viewed)|popular|trending|sidebar|side[-_]?bar|promo\w*|teaser\w*|outbrain|taboola|ob-widget|footer|header[-_]?nav|nav(bar|igation)?|menu|breadcrumb|share\w*|social|comment\w*|author\w*|byline|avatar|ad|ads|advert\w*|sponsor\w*|banner|newsletter|subscribe|widget|rail|partner|hot[-_]?news|list[-_]?news|news[-_]?list|tuijian|xgxw|xiangguan|rec[-_]?list|video[-_]?player|jw-?player|vjs|logo)([\s_-]|$)/i;
+const BAD_CONTAINER = /(^|[\s_-])(related|relate|recommend\w*|more[-_]?(stories|news|from)|most[-_]?(read|popular|viewed)|popular|trending|sidebar|side[-_]?bar|promo\w*|teaser\w*|outbrain|taboola|ob-widget|footer|header[-_]?nav|nav(bar|igation)?|menu|breadcrumb|share\w*|social|comment\w*|author\w*|byline|avatar|ad|ads|advert\w*|sponsor\w*|banner|newsletter|subscribe|widget|rail|partner|hot[-_]?news|list[-_]?news|news[-_]?list|tuijian|xgxw|xiangguan|rec[-_]?list|video[-_]?player|jw-?player|vjs|logo|modal|lightbox\w*)([\s_-]|$)/i;
 const CAPTION_CLASS = /caption|figcaption|pic[-_]?title|pic[-_]?txt|pictext|pic[-_]?text|pic[-_]?info|pic[-_]?desc|img[-_]?desc(r)?|img[-_]?title|img[-_]?txt|img[-_]?text|img[-_]?info|img[-_]?note|image[-_]?(text|desc|title|info)|photo[-_]?(title|text|desc|info|caption|cutline)|cutline|wp-caption-text|media[-_]?caption|tu[-_]?zhu|tuzhu|picnote|pic[-_]?note|illustration[-_]?text|legend|figure__text|credit-caption/i;
 const CREDIT_CLASS = /credit|byline|copyright|source|photographer|attribution|author|courtesy/i;
 const ZH_MARKERS = /(?<!拍)摄(?![影像制])|(?<!拍)攝(?![影像製])|供图|供圖|图片来源|圖片來源|新华社记者|新華社記者|◎|图为|圖為|图注|圖註|资料图|資料圖|截图|截圖|图／|圖／|图\/|圖\/|（图|\(图/;
@@ -128,14 +128,41 @@ export function isDecorative(el: Element, url: string): string | null {
   if (BAD_IMG.test(own.replace(/\/uploads?\//gi, '/'))) return 'decorative';
   if (/^(logo|icon|avatar|author|headshot|qr ?code|二维码|广告|advertisement)\b/i.test(attr(el, 'alt') ?? '')) return 'decorative';
   if (attr(el, 'aria-hidden') === 'true' && !attr(el, 'alt')) return 'hidden';
-  let bad = false;
-  ancestors(el).forEach((a, depth) => {
-    if (a.name === 'nav' || a.name === 'footer' || a.name === 'aside' || a.name === 'video') bad = true;
+  const ancs = ancestors(el);
+  for (let depth = 0; depth < ancs.length; depth++) {
+    const a = ancs[depth]!;
+    // The article body: whatever wraps it (a layout column named "sidebar_content", a "more-from" block on the
+    // body tag) is page layout, not the image's neighbourhood.
+    if (isArticleBody(a)) break;
+    if (a.name === 'body' || a.name === 'html') break;
+    if (a.name === 'nav' || a.name === 'footer' || a.name === 'aside' || a.name === 'video') return 'container';
     // Page-level wrappers carry site-wide class names ("blq-int-nav"); only the image's own neighbourhood counts.
-    if (depth < 6 && a.name !== 'article' && a.name !== 'main' && BAD_CONTAINER.test(classId(a))) bad = true;
-  });
-  if (bad) return 'container';
+    if (depth < 6 && a.name !== 'article' && a.name !== 'main' && BAD_CONTAINER.test(classId(a))) return 'container';
+  }
   return null;
+}
+
+/** The element, or one of its ancestors below `top`, is a related-links / promo / share block ("c-related__caption"). */
+function inBadBlock(e: Element, top: Element): boolean {
+  for (let x: Element | null = e; x && x !== top; x = x.parent as Element | null) {
+    if (x.type === 'tag' && BAD_CONTAINER.test(classId(x))) return true;
+  }
+  return false;
+}
+
+// Markers of the article's own body (microdata, hAtom, the usual CMS class names). Teaser cards do not carry them.
+const ARTICLE_BODY_CLASS = /^(hentry|entry-content|post-content|post-body|article-body|articlebody|article__body|article-content|article-text|story-body|story-content|story__body|body-copy|content-body)$/i;
+
+const bodyVerdicts = new WeakMap<Element, boolean>();
+
+/** The element is marked as the article body and holds the text of one (a teaser card marked "hentry" does not). */
+function isArticleBody(a: Element): boolean {
+  const known = bodyVerdicts.get(a);
+  if (known !== undefined) return known;
+  const marked = /articleBody/i.test(attr(a, 'itemprop') ?? '') || (attr(a, 'class') ?? '').split(/\s+/).some((t) => ARTICLE_BODY_CLASS.test(t));
+  const verdict = marked && sampleText(a, 600).replace(/\s+/g, '').length >= 300;
+  bodyVerdicts.set(a, verdict);
+  return verdict;
 }
 
 type $T = cheerio.CheerioAPI;
@@ -158,9 +185,17 @@ function textOf($: $T, el: AnyNode, skip?: (e: Element) => boolean): string {
   return collapse(parts.join(''));
 }
 
+// A class token whose last part names a credit ("credit", "caption-credit", "figure__byline") marks a credit
+// element, even inside a caption ("caption-credit"); "credit-caption" is a caption that carries its credit.
+const CREDIT_TOKEN = /(^|[-_])(credits?|byline|copyright|source|photographer|attribution|author|courtesy)$/i;
+
 function isCreditEl(e: Element): boolean {
   const c = classId(e);
   return CREDIT_CLASS.test(c) && !/caption/i.test(c);
+}
+
+function isCreditToken(e: Element): boolean {
+  return classId(e).split(/\s+/).some((t) => CREDIT_TOKEN.test(t));
 }
 
 function hiddenEl(e: Element): boolean {
@@ -175,6 +210,8 @@ function captionFrom($: $T, el: Element, creditSel?: string): { text: string; cr
   if (creditEls.length) credit = collapse(creditEls.map((e) => textOf($, e)).join(' ')) || undefined;
   const creditSet = new Set(creditEls);
   const text = textOf($, el, (e) => creditSet.has(e) || (hiddenEl(e) && /caption|hide|toggle/i.test(textOf($, e))) || /^\s*\d+\s*(of|\/)\s*\d+\.?\s*$/i.test(textOf($, e)));
+  // A caption element holding nothing but its credit child ("caption-credit", "figcaption__credit") is a credit line.
+  if (!creditSel && text && !textOf($, el, (e) => creditSet.has(e) || isCreditToken(e))) return { text: '', credit: text };
   return { text, credit };
 }
 
@@ -327,6 +364,14 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
   for (const c of cands) {
     if (seenUrl.has(c.url)) continue;
     const ancs = ancestors(c.el, 8);
+    // The page prints a caption element for this photo that holds only a credit: the reader sees no caption,
+    // so alt/title/data-caption text must not stand in for one.
+    let printedCreditOnly = false;
+    const capFrom = (el: Element, creditSel?: string) => {
+      const r = captionFrom($, el, creditSel);
+      if ((r.text || r.credit) && !cleanCaption(r.text, r.credit)) printedCreditOnly = true;
+      return r;
+    };
 
     // 1. Site profile selectors.
     if (sel?.caption) {
@@ -346,7 +391,7 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
         }
       }
       if (capEl) {
-        const { text, credit } = captionFrom($, capEl, sel.credit);
+        const { text, credit } = capFrom(capEl, sel.credit);
         if (accept(c, text, credit, capEl)) continue;
       }
       if (container) continue; // the profile names this photo's container: no guessing beyond it
@@ -354,12 +399,14 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
 
     // Related-story thumbnails: the image links to another page and the "caption" would be that link's headline.
     const link = ancs.find((a) => a.name === 'a');
+    let linkedElsewhere = false;
     if (link) {
       const href = attr(link, 'href') ?? '';
       const isImageLink = /\.(jpe?g|png|webp)(\?|$)/i.test(href) || href === '' || href.startsWith('#') || href.startsWith('javascript');
       if (!isImageLink) {
         const inFigure = ancs.slice(0, 4).some((a) => a.name === 'figure');
         if (!inFigure) continue;
+        linkedElsewhere = true;
       }
     }
 
@@ -370,16 +417,20 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
       if (first && first !== c && first.url !== c.url) continue; // only the figure's first real image gets its caption
       const capEl = ($(fig).find('figcaption').toArray()[0] ?? $(fig).find('*').toArray().find((e) => e.type === 'tag' && CAPTION_CLASS.test(classId(e as Element)) && !contains(e as Element, c.el))) as Element | undefined;
       if (capEl) {
-        const { text, credit } = captionFrom($, capEl, sel?.credit);
+        const { text, credit } = capFrom(capEl, sel?.credit);
         if (accept(c, text, credit, capEl)) continue;
       } else {
         const nx = nextElement(fig);
         if (nx && (nx.name === 'figcaption' || CAPTION_CLASS.test(classId(nx)))) {
-          const { text, credit } = captionFrom($, nx, sel?.credit);
+          const { text, credit } = capFrom(nx, sel?.credit);
           if (accept(c, text, credit, nx)) continue;
         }
       }
     }
+
+    // A photo in a <figure> that links to another page is a teaser card unless the figure itself captions it:
+    // neighbouring caption blocks, the alt text or a data-caption would be borrowed, not printed for it.
+    if (linkedElsewhere) continue;
 
     // 3. Caption-like classes next to the image.
     let found = false;
@@ -388,11 +439,11 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
       const inside = $(a)
         .find('*')
         .toArray()
-        .find((e) => e.type === 'tag' && CAPTION_CLASS.test(classId(e as Element)) && !contains(e as Element, c.el) && !isCreditEl(e as Element)) as Element | undefined;
+        .find((e) => e.type === 'tag' && CAPTION_CLASS.test(classId(e as Element)) && !contains(e as Element, c.el) && !isCreditEl(e as Element) && !inBadBlock(e as Element, a)) as Element | undefined;
       const nx = nextElement(a);
       const capEl = inside ?? (nx && CAPTION_CLASS.test(classId(nx)) && imgCount(nx, good) === 0 ? nx : undefined);
       if (capEl) {
-        const { text, credit } = captionFrom($, capEl, sel?.credit);
+        const { text, credit } = capFrom(capEl, sel?.credit);
         if (accept(c, text, credit, capEl)) found = true;
         break;
       }
@@ -417,21 +468,43 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
     }
     const block = ancs.slice(0, 4).filter((a) => imgCount(a, good) === 1 && textOf($, a).length < 4).pop();
     if (block && block.name !== 'figure') {
+      // Photos stacked in consecutive image-only blocks with one caption block under the last of them: the
+      // caption is printed for the whole stack, so every photo of the stack gets it.
+      const stack: Element[] = [];
       let nx = nextElement(block);
-      if (nx && !textOf($, nx) && imgCount(nx, good) === 0) nx = nextElement(nx);
+      let blanks = 0;
+      for (let k = 0; nx && k < 8; k++) {
+        const imgs = imgCount(nx, good);
+        const blank = !textOf($, nx);
+        if (imgs === 0 && !blank) break;
+        if (imgs === 1 && blank && nx.name !== 'figure') {
+          stack.push(nx);
+          blanks = 0;
+        } else if (imgs !== 0) break; // a block of several photos, or a photo with its own text: not this stack
+        else if (++blanks > 1) break; // one empty spacer at most between a photo and its caption
+        nx = nextElement(nx);
+      }
       if (nx && imgCount(nx, good) === 0) {
         const text = textOf($, nx);
         const n = [...text].length;
-        if (zh) {
-          if (zhCaptionLike(text, isCentred(nx), nx) && accept(c, text, undefined, nx)) continue;
-        } else if (n >= 20 && n <= 600 && EN_PHOTO_CREDIT.test(text)) {
-          if (accept(c, text, undefined, nx)) continue;
+        const ok = zh ? zhCaptionLike(text, isCentred(nx), nx) : n >= 20 && n <= 600 && EN_PHOTO_CREDIT.test(text);
+        if (ok && accept(c, text, undefined, nx)) {
+          const shared = pairs[pairs.length - 1]!;
+          for (const b of stack) {
+            const other = cands.find((x) => contains(b, x.el));
+            if (other && !seenUrl.has(other.url)) {
+              seenUrl.add(other.url);
+              pairs.push({ ...shared, image_url: other.url });
+            }
+          }
+          continue;
         }
       }
     }
 
     // 5. A caption the page keeps in an attribute (data-caption), then alt/title only when nothing better
     //    exists: when the profile asks for it, or when the alt text is a full caption with its agency credit.
+    if (printedCreditOnly) continue;
     const dataCaption = attr(c.el, 'data-caption') ?? attr(c.el, 'data-title');
     if (dataCaption && collapse(dataCaption).length > 10 && accept(c, dataCaption)) continue;
     const alt = collapse(attr(c.el, 'alt') || attr(c.el, 'title') || '');
