@@ -16,7 +16,8 @@ import { runMatch } from '../src/lsh-index/stage.js';
 import { lshParams, searchParams } from '../src/lsh-index/store.js';
 import { searchProgressive, viewParams } from '../src/lsh-index/views.js';
 import type { Prepared } from '../src/lsh-index/verify.js';
-import { runCli, tempDir, writeManifest } from './helpers.js';
+import { importManifest } from '../src/ingest/manifest.js';
+import { tempDir, writeManifest } from './helpers.js';
 import { H, W, perspective, scene, write } from './lsh-helpers.js';
 
 // The scene's rectangle [0,360]x[0,270] lands on this quadrilateral: squashed about 3.6x across, with perspective.
@@ -108,13 +109,13 @@ describe('lsh-index: search with synthesised query views', function () {
     writeManifest(path.join(dir, 'target.tsv'), tgt);
     for (const [name, cfg] of [['off', false], ['on', true]] as const) {
       const data = path.join(dir, name);
-      for (const b of ['source', 'target']) {
-        const r = await runCli(['--data', data, 'import', '--bank', b, '--manifest', path.join(dir, `${b}.tsv`), '--json']);
-        expect(r.code, r.stderr).to.equal(0);
-      }
       const c: Config = { ...config, match: { ...config.match, views: { ...config.match.views, enabled: cfg } } };
       const bank = Bank.open(data);
       try {
+        for (const b of ['source', 'target'] as const) {
+          const r = await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });
+          expect(r.added, b).to.equal(b === "source" ? 1 : 2);
+        }
         const s = await runMatch(bank, c);
         expect(s.sources).to.equal(1);
         expect(s.viewed, name).to.equal(cfg ? 1 : 0);
