@@ -170,7 +170,7 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
   }
   summary.ms = Math.round(performance.now() - t0);
   opts.logger?.info(
-    `match: ${summary.sources} sources ranked, ${summary.withCandidates} with candidates (${summary.candidates} stored)` +
+    `match: ${summary.sources} sources ranked, ${summary.withCandidates} with candidates (${summary.candidates} stored), ${summary.viewed} searched again with synthesised views` +
       (summary.aborted ? ' — stopped early, run again to resume' : ''),
   );
   return summary;

@@ -55,7 +55,6 @@ export function concatFeatures(base: Pick<Features, 'width' | 'height' | 'scale'
   return { width: base.width, height: base.height, scale: base.scale, count, keypoints, descriptors };
 }
 
-const better = (a: Hit, b: Hit) => a.score > b.score || (a.score === b.score && a.inliers > b.inliers);
 
 /**
  * Plain search, then (when not confident and views are enabled) the views search; hits merged per image.
@@ -84,12 +83,17 @@ export async function searchProgressive(
   // The mirror pass already ran with the plain query; the views search the image as it is.
   const r = search(index, load, q, { ...p, mirror: false }, extra);
   const searchMs = performance.now() - t0;
-  const bySlot = new Map<number, Hit>();
-  for (const h of [...plain.hits, ...r.hits]) {
+  // Views count only through verified evidence: a view hit replaces the plain one only with a higher score, and
+  // among unverified (score 0) hits the plain pass's order stands, view-only ones after it.
+  const bySlot = new Map<number, { h: Hit; plain: boolean }>();
+  for (const h of plain.hits) bySlot.set(h.slot, { h, plain: true });
+  for (const h of r.hits) {
     const o = bySlot.get(h.slot);
-    if (!o || better(h, o)) bySlot.set(h.slot, h);
+    if (!o || h.score > o.h.score) bySlot.set(h.slot, { h, plain: false });
   }
-  const hits = [...bySlot.values()].sort((a, b) => b.score - a.score || b.inliers - a.inliers || b.votes - a.votes);
+  const hits = [...bySlot.values()]
+    .sort((a, b) => b.h.score - a.h.score || Number(b.plain) - Number(a.plain) || b.h.inliers - a.h.inliers || b.h.votes - a.h.votes)
+    .map((x) => x.h);
   const shortlist = [...new Set([...plain.shortlist, ...r.shortlist])];
   return {
     hits,
