@@ -41,7 +41,7 @@ function warped(f: Features, H: Float64Array, seed: number): Features {
 }
 
 const PARAMS: LshParams = { tables: 8, bits: 12, probes: 2, maxBucket: 300, seed: 1 };
-const SP = { ratio: 0.8, ransacThreshold: 4, ransacIterations: 1000, minInliers: 12, farDistance: 0.6, shortlist: 10, mirror: true, confidentScore: 0.3, voteHamming: 5, matchHamming: 8 };
+const SP = { ratio: 0.8, ransacThreshold: 4, ransacIterations: 1000, minInliers: 12, farDistance: 0.6, shortlist: 10, mirror: true, confidentScore: 0.3, voteHamming: 8, matchHamming: 12, recollide: 5 };
 
 describe('lsh-index: geometry', () => {
   it('fits a homography exactly from 4 points and in least squares from many', () => {

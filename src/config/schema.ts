@@ -44,6 +44,7 @@ export const configSchema = z
         voteHamming: int().min(0).max(64),
         matchHamming: int().min(0).max(64),
         confidentScore: z.number().min(0).max(1),
+        recollide: int().min(0),
         farDistance: z.number().positive(),
         mirror: z.boolean(),
       })

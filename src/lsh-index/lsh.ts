@@ -209,11 +209,12 @@ export class LshIndex {
     return this.sketches[slot]!;
   }
 
-  /** Adds an image (the output of codes()) under a new slot, which it returns. */
-  add(packed: Uint32Array): number {
-    const n0 = packed.length / (this.params.tables + 2);
-    const codes = packed.subarray(0, n0 * this.params.tables);
-    const sketches = packed.slice(n0 * this.params.tables);
+  /** Takes a new slot for an image (the output of codes()); its entries are not in the tables yet. */
+  private newSlot(packed: Uint32Array): { slot: number; count: number; codes: Uint32Array; sketches: Uint32Array } {
+    const L = this.params.tables;
+    const n0 = packed.length / (L + 2);
+    const codes = packed.subarray(0, n0 * L);
+    const sketches = packed.slice(n0 * L);
     this.sketches.push(sketches);
     const slot = this.nSlots++;
     if (slot >= this.alive.length) {
@@ -224,12 +225,18 @@ export class LshIndex {
       k.set(this.kpCount);
       this.kpCount = k;
     }
-    const L = this.params.tables;
-    const count = Math.min(codes.length / L, MAX_KP_PER_IMAGE);
+    const count = Math.min(n0, MAX_KP_PER_IMAGE);
     this.alive[slot] = 1;
     this.kpCount[slot] = count;
     this.liveImages++;
     this.liveEntries += count * L;
+    return { slot, count, codes, sketches };
+  }
+
+  /** Adds an image (the output of codes()) under a new slot, which it returns. */
+  add(packed: Uint32Array): number {
+    const { slot, count, codes, sketches } = this.newSlot(packed);
+    const L = this.params.tables;
     for (let t = 0; t < L; t++) {
       const tab = this.tables[t]!;
       for (let i = 0; i < count; i++) {
@@ -242,6 +249,20 @@ export class LshIndex {
     }
     if (this.tables[0]!.deltaCount > Math.max(50_000, this.tables[0]!.entries.length / 4)) this.merge();
     return slot;
+  }
+
+  /**
+   * Adds many images at once (loading a bank, a large harvest): small batches go through the delta, large
+   * ones straight into the compact arrays with one merge, instead of growing (and re-merging) the delta
+   * image by image. Returns the slots in order.
+   */
+  addBatch(list: Uint32Array[]): number[] {
+    const L = this.params.tables;
+    const total = list.reduce((a, p) => a + p.length / (L + 2), 0);
+    if (total < Math.max(50_000, this.tables[0]!.entries.length / 4)) return list.map((p) => this.add(p));
+    const added = list.map((p) => this.newSlot(p));
+    this.merge(added);
+    return added.map((a) => a.slot);
   }
 
   remove(slot: number): void {
@@ -263,16 +284,18 @@ export class LshIndex {
     return this.kpCount[slot]!;
   }
 
-  /** Folds the deltas into the compact arrays and drops removed images. */
-  merge(): void {
+  /** Folds the deltas (and `extra` new images, from addBatch) into the compact arrays and drops removed images. */
+  merge(extra: { slot: number; count: number; codes: Uint32Array; sketches: Uint32Array }[] = []): void {
     const nb = 1 << this.params.bits;
+    const L = this.params.tables;
     const alive = this.alive;
     const live = (e: number) => alive[e >>> 11] === 1; // e / MAX_KP_PER_IMAGE
-    for (const tab of this.tables) {
+    this.tables.forEach((tab, t) => {
       const { offsets, entries, tags, delta } = tab;
       const counts = new Uint32Array(nb + 1);
       for (let b = 0; b < nb; b++) for (let k = offsets[b]!; k < offsets[b + 1]!; k++) if (live(entries[k]!)) counts[b + 1]!++;
       for (const [c, arr] of delta) for (let k = 0; k < arr.length; k += 2) if (live(arr[k]!)) counts[c + 1]!++;
+      for (const x of extra) for (let i = 0; i < x.count; i++) counts[x.codes[i * L + t]! + 1]!++;
       for (let b = 0; b < nb; b++) counts[b + 1]! += counts[b]!;
       const out = new Uint32Array(counts[nb]!);
       const outTags = new Uint32Array(counts[nb]!);
@@ -284,12 +307,18 @@ export class LshIndex {
         }
       for (const [c, arr] of delta)
         for (let k = 0; k < arr.length; k += 2) if (live(arr[k]!)) (outTags[pos[c]!] = arr[k + 1]!), (out[pos[c]!++] = arr[k]!);
+      for (const x of extra)
+        for (let i = 0; i < x.count; i++) {
+          const c = x.codes[i * L + t]!;
+          outTags[pos[c]!] = x.sketches[2 * i + (t & 1)]!;
+          out[pos[c]!++] = x.slot * MAX_KP_PER_IMAGE + i;
+        }
       tab.offsets = counts;
       tab.entries = out;
       tab.tags = outTags;
       tab.delta = new Map();
       tab.deltaCount = 0;
-    }
+    });
     this.deadEntries = 0;
   }
 
