@@ -11,9 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
 import { SiftPool } from '../src/sift/pool.js';
 import type { Features } from '../src/lsh-index/features.js';
-import { LshIndex, mulberry32, project } from '../src/lsh-index/lsh.js';
+import { CODE_BITS, LshIndex, mulberry32, project } from '../src/lsh-index/lsh.js';
 import { prepare, scanStats, search, type SearchParams } from '../src/lsh-index/searcher.js';
-import { lshParams, searchParams } from '../src/lsh-index/store.js';
+import { autoBits, lshParams, searchParams } from '../src/lsh-index/store.js';
 import type { Prepared } from '../src/lsh-index/verify.js';
 import { loadCv2Features, metrics, percentile, readSet, round, type RetrievalSet } from './search-lib.js';
 
@@ -75,7 +75,7 @@ async function runSet(name: string) {
   const p: SearchParams = searchParams(config);
   const heap0 = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
   const t0 = performance.now();
-  const index = new LshIndex(lshParams(config));
+  const index = new LshIndex(lshParams(config, set.targets.reduce((a, t) => a + feats.get(t.id)!.count, 0)));
   const prepared: Prepared[] = [];
   const ids: string[] = [];
   for (const t of set.targets) {
@@ -203,13 +203,15 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
   log(`scaling: mosaic pool of ${P} descriptors from ${poolVecs.length} real target keypoints`);
   const res: Record<string, unknown>[] = [];
   for (const N of SCALES) {
-    const bits = Math.max(config.lsh.bits, Math.min(22, Math.round(Math.log2((N * 700) / Number(opt("bucket-mean", "64"))))));
+    // The width `lsh.bits: auto` gives a bank of this many keypoints (synthetic images hold 750 on average).
+    const realKp = realTargets.reduce((a, t) => a + t.f.count, 0);
+    const bits = autoBits(realKp + (N - realTargets.length) * 750);
     const params = { ...lshParams(config), bits };
     const index = new LshIndex(params);
     const L = params.tables;
     const nproj = index.proj.length;
     const partProj = project(parts, P * 4, index.proj);
-    const used = L * bits + 64;
+    const used = L * CODE_BITS + 64;
     const acc = new Float32Array(used);
     const rnd = mulberry32(N);
     const t0 = performance.now();
@@ -227,14 +229,14 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
         }
         for (let t = 0; t < L; t++) {
           let c = 0;
-          for (let b = 0; b < bits; b++) if (acc[t * bits + b]! > 0) c |= 1 << b;
+          for (let b = 0; b < CODE_BITS; b++) if (acc[t * CODE_BITS + b]! > 0) c |= 1 << b;
           packed[k * L + t] = c >>> 0;
         }
         let lo = 0;
         let hi = 0;
         for (let b = 0; b < 32; b++) {
-          if (acc[L * bits + b]! > 0) lo |= 1 << b;
-          if (acc[L * bits + 32 + b]! > 0) hi |= 1 << b;
+          if (acc[L * CODE_BITS + b]! > 0) lo |= 1 << b;
+          if (acc[L * CODE_BITS + 32 + b]! > 0) hi |= 1 << b;
         }
         packed[n * L + 2 * k] = lo >>> 0;
         packed[n * L + 2 * k + 1] = hi >>> 0;

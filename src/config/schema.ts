@@ -36,7 +36,7 @@ export const configSchema = z
     lsh: z
       .object({
         tables: pos(),
-        bits: pos().max(24),
+        bits: z.union([z.literal('auto'), pos().max(24)]),
         probes: int().min(0),
         shortlist: pos(),
         maxBucket: pos(),

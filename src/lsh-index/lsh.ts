@@ -25,6 +25,10 @@ export interface LshParams {
 
 export const MAX_KP_PER_IMAGE = 2048;
 
+/** Projections kept per table in the stored codes. An index uses the first `bits` of them, so the bucket
+ *  width can follow the bank's size (lsh.bits: auto) without projecting any descriptor again. */
+export const CODE_BITS = 24;
+
 // The seeded PRNG lives in src/util/random.ts (re-exported for the index's users).
 export { mulberry32 };
 
@@ -39,7 +43,7 @@ export const SKETCH_BITS = 64;
  */
 export function makeProjections(p: LshParams): Float32Array {
   const rnd = mulberry32(p.seed);
-  const rounds = Math.ceil((p.tables * p.bits + SKETCH_BITS) / DESC_SIZE);
+  const rounds = Math.ceil((p.tables * CODE_BITS + SKETCH_BITS) / DESC_SIZE);
   const signs = new Float32Array(rounds * DESC_SIZE);
   for (let i = 0; i < signs.length; i++) signs[i] = rnd() < 0.5 ? -1 : 1;
   return signs;
@@ -79,7 +83,7 @@ export function project(vecs: Float32Array, count: number, signs: Float32Array):
 /** The sketches (count*2 uint32) from projections. */
 export function sketchesFromProjections(pr: Float32Array, count: number, p: LshParams, nproj: number): Uint32Array {
   const out = new Uint32Array(count * 2);
-  const base = p.tables * p.bits;
+  const base = p.tables * CODE_BITS;
   for (let i = 0; i < count; i++) {
     let lo = 0;
     let hi = 0;
@@ -100,14 +104,14 @@ export function popcount(x: number): number {
   return Math.imul(x, 0x01010101) >>> 24;
 }
 
-/** Base codes (count*tables uint32) from projections. */
+/** Stored codes (count*tables uint32, CODE_BITS bits each) from projections. */
 export function codesFromProjections(pr: Float32Array, count: number, p: LshParams, nproj: number): Uint32Array {
   const codes = new Uint32Array(count * p.tables);
   for (let i = 0; i < count; i++)
     for (let t = 0; t < p.tables; t++) {
       let c = 0;
-      const o = i * nproj + t * p.bits;
-      for (let b = 0; b < p.bits; b++) if (pr[o + b]! > 0) c |= 1 << b;
+      const o = i * nproj + t * CODE_BITS;
+      for (let b = 0; b < CODE_BITS; b++) if (pr[o + b]! > 0) c |= 1 << b;
       codes[i * p.tables + t] = c >>> 0;
     }
   return codes;
@@ -124,7 +128,7 @@ export function probeCodes(pr: Float32Array, count: number, p: LshParams, nproj:
   const bestAbs = new Float64Array(np);
   for (let i = 0; i < count; i++)
     for (let t = 0; t < p.tables; t++) {
-      const o = i * nproj + t * p.bits;
+      const o = i * nproj + t * CODE_BITS;
       let c = 0;
       let have = 0;
       for (let b = 0; b < p.bits; b++) {
@@ -168,6 +172,8 @@ class Table {
 export class LshIndex {
   readonly params: LshParams;
   readonly proj: Float32Array;
+  /** The bits of a stored code this index buckets by. */
+  private readonly mask: number;
   private tables: Table[];
   private alive: Uint8Array = new Uint8Array(1024);
   private kpCount: Uint16Array = new Uint16Array(1024);
@@ -178,9 +184,10 @@ export class LshIndex {
   private liveImages = 0;
 
   constructor(params: LshParams) {
-    if (params.bits > 24) throw new Error('lsh.bits above 24 would need more than 64 MB of offsets per table');
+    if (params.bits > CODE_BITS) throw new Error(`lsh.bits above ${CODE_BITS} would need more than 64 MB of offsets per table`);
     this.params = params;
     this.proj = makeProjections(params);
+    this.mask = params.bits >= 32 ? 0xffffffff : (1 << params.bits) - 1;
     this.tables = Array.from({ length: params.tables }, () => new Table(params.bits));
   }
 
@@ -240,7 +247,7 @@ export class LshIndex {
     for (let t = 0; t < L; t++) {
       const tab = this.tables[t]!;
       for (let i = 0; i < count; i++) {
-        const c = codes[i * L + t]!;
+        const c = codes[i * L + t]! & this.mask;
         let arr = tab.delta.get(c);
         if (!arr) tab.delta.set(c, (arr = []));
         arr.push(slot * MAX_KP_PER_IMAGE + i, sketches[2 * i + (t & 1)]!);
@@ -295,7 +302,8 @@ export class LshIndex {
       const counts = new Uint32Array(nb + 1);
       for (let b = 0; b < nb; b++) for (let k = offsets[b]!; k < offsets[b + 1]!; k++) if (live(entries[k]!)) counts[b + 1]!++;
       for (const [c, arr] of delta) for (let k = 0; k < arr.length; k += 2) if (live(arr[k]!)) counts[c + 1]!++;
-      for (const x of extra) for (let i = 0; i < x.count; i++) counts[x.codes[i * L + t]! + 1]!++;
+      const mask = this.mask;
+      for (const x of extra) for (let i = 0; i < x.count; i++) counts[(x.codes[i * L + t]! & mask) + 1]!++;
       for (let b = 0; b < nb; b++) counts[b + 1]! += counts[b]!;
       const out = new Uint32Array(counts[nb]!);
       const outTags = new Uint32Array(counts[nb]!);
@@ -309,7 +317,7 @@ export class LshIndex {
         for (let k = 0; k < arr.length; k += 2) if (live(arr[k]!)) (outTags[pos[c]!] = arr[k + 1]!), (out[pos[c]!++] = arr[k]!);
       for (const x of extra)
         for (let i = 0; i < x.count; i++) {
-          const c = x.codes[i * L + t]!;
+          const c = x.codes[i * L + t]! & mask;
           outTags[pos[c]!] = x.sketches[2 * i + (t & 1)]!;
           out[pos[c]!++] = x.slot * MAX_KP_PER_IMAGE + i;
         }

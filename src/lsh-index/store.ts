@@ -5,13 +5,21 @@ import { FeaturesRepo, LshRepo, type LshRow } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
-import { LshIndex, type LshParams } from './lsh.js';
+import { CODE_BITS, LshIndex, type LshParams } from './lsh.js';
 import { prepare, type SearchParams } from './searcher.js';
 import type { Prepared } from './verify.js';
 
-export function lshParams(config: Config): LshParams {
+/** The bucket width for a bank of `keypoints` indexed keypoints: about 64 entries per bucket on average,
+ *  never fewer than 16 bits (small banks) nor more than CODE_BITS. */
+export function autoBits(keypoints: number): number {
+  return Math.max(16, Math.min(CODE_BITS, Math.round(Math.log2(Math.max(1, keypoints) / 64))));
+}
+
+/** Index parameters; with lsh.bits 'auto' the width follows the number of keypoints indexed. */
+export function lshParams(config: Config, keypoints = 0): LshParams {
   const l = config.lsh;
-  return { tables: l.tables, bits: l.bits, probes: l.probes, maxBucket: l.maxBucket, seed: l.seed };
+  const bits = l.bits === 'auto' ? autoBits(keypoints) : l.bits;
+  return { tables: l.tables, bits, probes: l.probes, maxBucket: l.maxBucket, seed: l.seed };
 }
 
 export function searchParams(config: Config): SearchParams {
@@ -30,9 +38,10 @@ export function searchParams(config: Config): SearchParams {
   };
 }
 
-/** What the stored codes depend on: a change means re-indexing. */
+/** What the stored codes depend on: a change means re-indexing. (Not the bucket width: codes keep
+ *  CODE_BITS bits per table and an index uses a prefix.) */
 export function paramsKey(p: LshParams): string {
-  return `srht-v1:t${p.tables}:b${p.bits}:s${p.seed}`;
+  return `srht-v2:t${p.tables}:c${CODE_BITS}:s${p.seed}`;
 }
 
 interface SlotInfo {
@@ -124,15 +133,11 @@ export function syncIndex(
   config: Config,
   opts: { signal?: AbortSignal; progress?: Progress; logger?: Logger } = {},
 ): { handle: IndexHandle; summary: IndexSummary } {
-  const params = lshParams(config);
-  let handle = handles.get(bank);
-  if (!handle || handle.key !== paramsKey(params)) {
-    handle = new IndexHandle(bank, params);
-    handles.set(bank, handle);
-  }
   const repo = bank.repo(LshRepo);
+  const key = paramsKey(lshParams(config));
+  const codec = new LshIndex(lshParams(config)); // projects descriptors into stored codes (no buckets used)
   const feats = bank.repo(FeaturesRepo);
-  let removed = bank.transaction(() => repo.dropOtherParams(handle.key) + repo.dropStale());
+  const removed = bank.transaction(() => repo.dropOtherParams(key) + repo.dropStale());
   let indexed = 0;
   const total = repo.countPending();
   if (total) opts.logger?.info(`lsh: indexing ${total} target items`);
@@ -147,14 +152,21 @@ export function syncIndex(
       const f = feats.get(b.imageSha256);
       if (!f) continue;
       const p = prepare(f);
-      rows.push({ itemId: b.itemId, sha: b.imageSha256, count: f.count, codes: handle.index.codes(p.vecs, f.count) });
+      rows.push({ itemId: b.itemId, sha: b.imageSha256, count: f.count, codes: codec.codes(p.vecs, f.count) });
     }
     bank.transaction(() => {
-      for (const r of rows) repo.put(r.itemId, r.sha, handle.key, r.count, r.codes);
+      for (const r of rows) repo.put(r.itemId, r.sha, key, r.count, r.codes);
     });
     indexed += rows.length;
   }
+  // A new in-memory index when the codes' parameters changed, or when the bank outgrew the bucket width
+  // (auto bits grow by one as the bank doubles; stored codes are kept, only the buckets are rebuilt).
+  const params = lshParams(config, repo.keypointTotal());
+  let handle = handles.get(bank);
+  if (!handle || handle.key !== key || params.bits > handle.index.params.bits || (config.lsh.bits !== 'auto' && params.bits !== handle.index.params.bits)) {
+    handle = new IndexHandle(bank, params);
+    handles.set(bank, handle);
+  }
   handle.refresh();
-  removed += 0;
   return { handle, summary: { indexed, removed, images: handle.index.size, memoryBytes: handle.index.memoryBytes() } };
 }
