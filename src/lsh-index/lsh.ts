@@ -13,6 +13,7 @@
 // at merge.
 import { DESC_SIZE } from './features.js';
 import { mulberry32 } from '../util/random.js';
+import { MEAN_ROOTSIFT } from './mean-rootsift.js';
 
 export interface LshParams {
   tables: number;
@@ -60,20 +61,17 @@ function fwht(a: Float32Array, o: number): void {
       }
 }
 
-/** Projects every vector (centred: its mean is removed, as RootSIFT vectors are all positive):
- *  count * (rounds*128) floats. */
+/** Projects every vector, centred on the mean RootSIFT descriptor of natural photos (balanced bits: see
+ *  mean-rootsift.ts): count * (rounds*128) floats. */
 export function project(vecs: Float32Array, count: number, signs: Float32Array): Float32Array {
   const rounds = signs.length / DESC_SIZE;
   const nproj = rounds * DESC_SIZE;
   const out = new Float32Array(count * nproj);
   for (let i = 0; i < count; i++) {
     const vo = i * DESC_SIZE;
-    let mean = 0;
-    for (let j = 0; j < DESC_SIZE; j++) mean += vecs[vo + j]!;
-    mean /= DESC_SIZE;
     for (let r = 0; r < rounds; r++) {
       const o = i * nproj + r * DESC_SIZE;
-      for (let j = 0; j < DESC_SIZE; j++) out[o + j] = (vecs[vo + j]! - mean) * signs[r * DESC_SIZE + j]!;
+      for (let j = 0; j < DESC_SIZE; j++) out[o + j] = (vecs[vo + j]! - MEAN_ROOTSIFT[j]!) * signs[r * DESC_SIZE + j]!;
       fwht(out, o);
     }
   }

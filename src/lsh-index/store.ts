@@ -41,7 +41,7 @@ export function searchParams(config: Config): SearchParams {
 /** What the stored codes depend on: a change means re-indexing. (Not the bucket width: codes keep
  *  CODE_BITS bits per table and an index uses a prefix.) */
 export function paramsKey(p: LshParams): string {
-  return `srht-v2:t${p.tables}:c${CODE_BITS}:s${p.seed}`;
+  return `srht-v3:t${p.tables}:c${CODE_BITS}:s${p.seed}`;
 }
 
 interface SlotInfo {
