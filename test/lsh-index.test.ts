@@ -3,8 +3,9 @@
 import { expect } from 'chai';
 import { MIRROR, mirrorFeatures, rootSift } from '../src/lsh-index/descriptors.js';
 import { fitHomography, homographyFrom4, ransacHomography, transferError2 } from '../src/lsh-index/geometry.js';
-import { LshIndex, mulberry32, type LshParams } from '../src/lsh-index/lsh.js';
-import { prepare, search } from '../src/lsh-index/searcher.js';
+import { CODE_BITS, LshIndex, mulberry32, popcount, type LshParams } from '../src/lsh-index/lsh.js';
+import { prepare, search, sketchCollisions } from '../src/lsh-index/searcher.js';
+import { autoBits } from '../src/lsh-index/store.js';
 import { homographySane, imageScore, verifyCandidate } from '../src/lsh-index/verify.js';
 import type { Features } from '../src/lsh-index/features.js';
 
@@ -41,7 +42,7 @@ function warped(f: Features, H: Float64Array, seed: number): Features {
 }
 
 const PARAMS: LshParams = { tables: 8, bits: 12, probes: 2, maxBucket: 300, seed: 1 };
-const SP = { ratio: 0.8, ransacThreshold: 4, ransacIterations: 1000, minInliers: 12, farDistance: 0.6, shortlist: 10, mirror: true, confidentScore: 0.3, voteHamming: 5, matchHamming: 8 };
+const SP = { ratio: 0.8, ransacThreshold: 4, ransacIterations: 1000, minInliers: 12, farDistance: 0.6, shortlist: 10, mirror: true, confidentScore: 0.3, voteHamming: 8, matchHamming: 12, recollide: 5 };
 
 describe('lsh-index: geometry', () => {
   it('fits a homography exactly from 4 points and in least squares from many', () => {
@@ -165,5 +166,63 @@ describe('lsh-index: descriptors and index', () => {
     const without = search(idx, () => p, base, { ...SP, mirror: false });
     expect(without.hits.every((h) => h.score === 0)).to.equal(true);
     void verifyCandidate;
+  });
+  it('a batch load builds the same buckets as image-by-image adds, and a wider bucket width reuses the stored codes', () => {
+    // 120 images x 500 random codes: above the 50,000-keypoint threshold of the bulk path.
+    const r = mulberry32(31);
+    const L = PARAMS.tables;
+    const packs = Array.from({ length: 120 }, () => Uint32Array.from({ length: 500 * (L + 2) }, () => Math.floor(r() * 2 ** 32)));
+    const one = new LshIndex(PARAMS);
+    for (const p of packs) one.add(p);
+    one.remove(7);
+    one.merge();
+    const bulk = new LshIndex(PARAMS);
+    expect(bulk.addBatch(packs)).to.deep.equal(packs.map((_, i) => i));
+    bulk.remove(7);
+    bulk.merge();
+    for (let t = 0; t < L; t++) {
+      const a = one.table(t);
+      const b = bulk.table(t);
+      expect(Array.from(b.offsets)).to.deep.equal(Array.from(a.offsets));
+      // Same entries per bucket (order inside a bucket may differ), each with its keypoint's sketch half.
+      for (let c = 0; c < 1 << PARAMS.bits; c += 97) {
+        const ea = Array.from(a.entries.subarray(a.offsets[c]!, a.offsets[c + 1]!)).sort();
+        const eb = Array.from(b.entries.subarray(b.offsets[c]!, b.offsets[c + 1]!)).sort();
+        expect(eb).to.deep.equal(ea);
+      }
+      for (let k = 0; k < b.entries.length; k += 101) {
+        const e = b.entries[k]!;
+        const slot = e >>> 11;
+        const kp = e & 2047;
+        expect(b.tags[k]).to.equal(bulk.sketch(slot)[2 * kp + (t & 1)]);
+        expect(b.entries[k]! >>> 11).to.not.equal(7);
+      }
+    }
+    // The same stored codes bucketed 16 bits wide: entry (slot, kp) sits in bucket code & 0xffff.
+    const wide = new LshIndex({ ...PARAMS, bits: 16 });
+    wide.addBatch(packs);
+    const tab = wide.table(3);
+    for (let k = 0; k < tab.entries.length; k += 997) {
+      const e = tab.entries[k]!;
+      const code = packs[e >>> 11]![(e & 2047) * L + 3]! & 0xffff;
+      expect(tab.offsets[code]).to.be.at.most(k);
+      expect(tab.offsets[code + 1]).to.be.greaterThan(k);
+    }
+    expect(autoBits(1000)).to.equal(16);
+    expect(autoBits(75_000_000)).to.equal(20);
+    expect(autoBits(1e12)).to.equal(CODE_BITS);
+  });
+
+  it('sketch collisions list exactly the keypoint pairs within the Hamming bound, grouped by query keypoint', () => {
+    const r = mulberry32(41);
+    const qs = Uint32Array.from({ length: 2 * 40 }, () => Math.floor(r() * 2 ** 32));
+    const ts = Uint32Array.from({ length: 2 * 60 }, (_, i) => (i < 20 ? qs[i]! ^ (1 << (i % 32)) : Math.floor(r() * 2 ** 32)));
+    const c = sketchCollisions(qs, 40, ts, 12);
+    const want: number[] = [];
+    for (let q = 0; q < 40; q++)
+      for (let t = 0; t < 60; t++)
+        if (popcount(qs[2 * q]! ^ ts[2 * t]!) + popcount(qs[2 * q + 1]! ^ ts[2 * t + 1]!) <= 12) want.push(q, t);
+    expect(Array.from(c)).to.deep.equal(want);
+    expect(want.length / 2).to.be.at.least(10); // the 10 planted near-copies (2 bits apart) at least
   });
 });

@@ -77,6 +77,11 @@ export class LshRepo {
       .run(itemId, imageSha256, params, count, toBlob(codes), now);
   }
 
+  /** Keypoints indexed in all (what the automatic bucket width is chosen from). */
+  keypointTotal(): number {
+    return (this.db.prepare('SELECT COALESCE(SUM(count), 0) AS n FROM lsh_codes').get() as { n: number }).n;
+  }
+
   /** (row count, largest row id): changes when rows are added or removed. */
   signature(): { count: number; maxId: number } {
     const r = this.db.prepare('SELECT COUNT(*) AS count, COALESCE(MAX(id), 0) AS maxId FROM lsh_codes').get() as { count: number; maxId: number };

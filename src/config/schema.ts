@@ -36,7 +36,7 @@ export const configSchema = z
     lsh: z
       .object({
         tables: pos(),
-        bits: pos().max(24),
+        bits: z.union([z.literal('auto'), pos().max(24)]),
         probes: int().min(0),
         shortlist: pos(),
         maxBucket: pos(),
@@ -44,6 +44,7 @@ export const configSchema = z
         voteHamming: int().min(0).max(64),
         matchHamming: int().min(0).max(64),
         confidentScore: z.number().min(0).max(1),
+        recollide: int().min(0),
         farDistance: z.number().positive(),
         mirror: z.boolean(),
       })

@@ -13,6 +13,7 @@
 // at merge.
 import { DESC_SIZE } from './features.js';
 import { mulberry32 } from '../util/random.js';
+import { MEAN_ROOTSIFT } from './mean-rootsift.js';
 
 export interface LshParams {
   tables: number;
@@ -24,6 +25,10 @@ export interface LshParams {
 }
 
 export const MAX_KP_PER_IMAGE = 2048;
+
+/** Projections kept per table in the stored codes. An index uses the first `bits` of them, so the bucket
+ *  width can follow the bank's size (lsh.bits: auto) without projecting any descriptor again. */
+export const CODE_BITS = 24;
 
 // The seeded PRNG lives in src/util/random.ts (re-exported for the index's users).
 export { mulberry32 };
@@ -39,7 +44,7 @@ export const SKETCH_BITS = 64;
  */
 export function makeProjections(p: LshParams): Float32Array {
   const rnd = mulberry32(p.seed);
-  const rounds = Math.ceil((p.tables * p.bits + SKETCH_BITS) / DESC_SIZE);
+  const rounds = Math.ceil((p.tables * CODE_BITS + SKETCH_BITS) / DESC_SIZE);
   const signs = new Float32Array(rounds * DESC_SIZE);
   for (let i = 0; i < signs.length; i++) signs[i] = rnd() < 0.5 ? -1 : 1;
   return signs;
@@ -56,20 +61,17 @@ function fwht(a: Float32Array, o: number): void {
       }
 }
 
-/** Projects every vector (centred: its mean is removed, as RootSIFT vectors are all positive):
- *  count * (rounds*128) floats. */
+/** Projects every vector, centred on the mean RootSIFT descriptor of natural photos (balanced bits: see
+ *  mean-rootsift.ts): count * (rounds*128) floats. */
 export function project(vecs: Float32Array, count: number, signs: Float32Array): Float32Array {
   const rounds = signs.length / DESC_SIZE;
   const nproj = rounds * DESC_SIZE;
   const out = new Float32Array(count * nproj);
   for (let i = 0; i < count; i++) {
     const vo = i * DESC_SIZE;
-    let mean = 0;
-    for (let j = 0; j < DESC_SIZE; j++) mean += vecs[vo + j]!;
-    mean /= DESC_SIZE;
     for (let r = 0; r < rounds; r++) {
       const o = i * nproj + r * DESC_SIZE;
-      for (let j = 0; j < DESC_SIZE; j++) out[o + j] = (vecs[vo + j]! - mean) * signs[r * DESC_SIZE + j]!;
+      for (let j = 0; j < DESC_SIZE; j++) out[o + j] = (vecs[vo + j]! - MEAN_ROOTSIFT[j]!) * signs[r * DESC_SIZE + j]!;
       fwht(out, o);
     }
   }
@@ -79,7 +81,7 @@ export function project(vecs: Float32Array, count: number, signs: Float32Array):
 /** The sketches (count*2 uint32) from projections. */
 export function sketchesFromProjections(pr: Float32Array, count: number, p: LshParams, nproj: number): Uint32Array {
   const out = new Uint32Array(count * 2);
-  const base = p.tables * p.bits;
+  const base = p.tables * CODE_BITS;
   for (let i = 0; i < count; i++) {
     let lo = 0;
     let hi = 0;
@@ -100,14 +102,14 @@ export function popcount(x: number): number {
   return Math.imul(x, 0x01010101) >>> 24;
 }
 
-/** Base codes (count*tables uint32) from projections. */
+/** Stored codes (count*tables uint32, CODE_BITS bits each) from projections. */
 export function codesFromProjections(pr: Float32Array, count: number, p: LshParams, nproj: number): Uint32Array {
   const codes = new Uint32Array(count * p.tables);
   for (let i = 0; i < count; i++)
     for (let t = 0; t < p.tables; t++) {
       let c = 0;
-      const o = i * nproj + t * p.bits;
-      for (let b = 0; b < p.bits; b++) if (pr[o + b]! > 0) c |= 1 << b;
+      const o = i * nproj + t * CODE_BITS;
+      for (let b = 0; b < CODE_BITS; b++) if (pr[o + b]! > 0) c |= 1 << b;
       codes[i * p.tables + t] = c >>> 0;
     }
   return codes;
@@ -124,7 +126,7 @@ export function probeCodes(pr: Float32Array, count: number, p: LshParams, nproj:
   const bestAbs = new Float64Array(np);
   for (let i = 0; i < count; i++)
     for (let t = 0; t < p.tables; t++) {
-      const o = i * nproj + t * p.bits;
+      const o = i * nproj + t * CODE_BITS;
       let c = 0;
       let have = 0;
       for (let b = 0; b < p.bits; b++) {
@@ -168,6 +170,8 @@ class Table {
 export class LshIndex {
   readonly params: LshParams;
   readonly proj: Float32Array;
+  /** The bits of a stored code this index buckets by. */
+  private readonly mask: number;
   private tables: Table[];
   private alive: Uint8Array = new Uint8Array(1024);
   private kpCount: Uint16Array = new Uint16Array(1024);
@@ -178,9 +182,10 @@ export class LshIndex {
   private liveImages = 0;
 
   constructor(params: LshParams) {
-    if (params.bits > 24) throw new Error('lsh.bits above 24 would need more than 64 MB of offsets per table');
+    if (params.bits > CODE_BITS) throw new Error(`lsh.bits above ${CODE_BITS} would need more than 64 MB of offsets per table`);
     this.params = params;
     this.proj = makeProjections(params);
+    this.mask = params.bits >= 32 ? 0xffffffff : (1 << params.bits) - 1;
     this.tables = Array.from({ length: params.tables }, () => new Table(params.bits));
   }
 
@@ -209,11 +214,12 @@ export class LshIndex {
     return this.sketches[slot]!;
   }
 
-  /** Adds an image (the output of codes()) under a new slot, which it returns. */
-  add(packed: Uint32Array): number {
-    const n0 = packed.length / (this.params.tables + 2);
-    const codes = packed.subarray(0, n0 * this.params.tables);
-    const sketches = packed.slice(n0 * this.params.tables);
+  /** Takes a new slot for an image (the output of codes()); its entries are not in the tables yet. */
+  private newSlot(packed: Uint32Array): { slot: number; count: number; codes: Uint32Array; sketches: Uint32Array } {
+    const L = this.params.tables;
+    const n0 = packed.length / (L + 2);
+    const codes = packed.subarray(0, n0 * L);
+    const sketches = packed.slice(n0 * L);
     this.sketches.push(sketches);
     const slot = this.nSlots++;
     if (slot >= this.alive.length) {
@@ -224,16 +230,22 @@ export class LshIndex {
       k.set(this.kpCount);
       this.kpCount = k;
     }
-    const L = this.params.tables;
-    const count = Math.min(codes.length / L, MAX_KP_PER_IMAGE);
+    const count = Math.min(n0, MAX_KP_PER_IMAGE);
     this.alive[slot] = 1;
     this.kpCount[slot] = count;
     this.liveImages++;
     this.liveEntries += count * L;
+    return { slot, count, codes, sketches };
+  }
+
+  /** Adds an image (the output of codes()) under a new slot, which it returns. */
+  add(packed: Uint32Array): number {
+    const { slot, count, codes, sketches } = this.newSlot(packed);
+    const L = this.params.tables;
     for (let t = 0; t < L; t++) {
       const tab = this.tables[t]!;
       for (let i = 0; i < count; i++) {
-        const c = codes[i * L + t]!;
+        const c = codes[i * L + t]! & this.mask;
         let arr = tab.delta.get(c);
         if (!arr) tab.delta.set(c, (arr = []));
         arr.push(slot * MAX_KP_PER_IMAGE + i, sketches[2 * i + (t & 1)]!);
@@ -242,6 +254,20 @@ export class LshIndex {
     }
     if (this.tables[0]!.deltaCount > Math.max(50_000, this.tables[0]!.entries.length / 4)) this.merge();
     return slot;
+  }
+
+  /**
+   * Adds many images at once (loading a bank, a large harvest): small batches go through the delta, large
+   * ones straight into the compact arrays with one merge, instead of growing (and re-merging) the delta
+   * image by image. Returns the slots in order.
+   */
+  addBatch(list: Uint32Array[]): number[] {
+    const L = this.params.tables;
+    const total = list.reduce((a, p) => a + p.length / (L + 2), 0);
+    if (total < Math.max(50_000, this.tables[0]!.entries.length / 4)) return list.map((p) => this.add(p));
+    const added = list.map((p) => this.newSlot(p));
+    this.merge(added);
+    return added.map((a) => a.slot);
   }
 
   remove(slot: number): void {
@@ -263,16 +289,19 @@ export class LshIndex {
     return this.kpCount[slot]!;
   }
 
-  /** Folds the deltas into the compact arrays and drops removed images. */
-  merge(): void {
+  /** Folds the deltas (and `extra` new images, from addBatch) into the compact arrays and drops removed images. */
+  merge(extra: { slot: number; count: number; codes: Uint32Array; sketches: Uint32Array }[] = []): void {
     const nb = 1 << this.params.bits;
+    const L = this.params.tables;
     const alive = this.alive;
     const live = (e: number) => alive[e >>> 11] === 1; // e / MAX_KP_PER_IMAGE
-    for (const tab of this.tables) {
+    this.tables.forEach((tab, t) => {
       const { offsets, entries, tags, delta } = tab;
       const counts = new Uint32Array(nb + 1);
       for (let b = 0; b < nb; b++) for (let k = offsets[b]!; k < offsets[b + 1]!; k++) if (live(entries[k]!)) counts[b + 1]!++;
       for (const [c, arr] of delta) for (let k = 0; k < arr.length; k += 2) if (live(arr[k]!)) counts[c + 1]!++;
+      const mask = this.mask;
+      for (const x of extra) for (let i = 0; i < x.count; i++) counts[(x.codes[i * L + t]! & mask) + 1]!++;
       for (let b = 0; b < nb; b++) counts[b + 1]! += counts[b]!;
       const out = new Uint32Array(counts[nb]!);
       const outTags = new Uint32Array(counts[nb]!);
@@ -284,12 +313,18 @@ export class LshIndex {
         }
       for (const [c, arr] of delta)
         for (let k = 0; k < arr.length; k += 2) if (live(arr[k]!)) (outTags[pos[c]!] = arr[k + 1]!), (out[pos[c]!++] = arr[k]!);
+      for (const x of extra)
+        for (let i = 0; i < x.count; i++) {
+          const c = x.codes[i * L + t]! & mask;
+          outTags[pos[c]!] = x.sketches[2 * i + (t & 1)]!;
+          out[pos[c]!++] = x.slot * MAX_KP_PER_IMAGE + i;
+        }
       tab.offsets = counts;
       tab.entries = out;
       tab.tags = outTags;
       tab.delta = new Map();
       tab.deltaCount = 0;
-    }
+    });
     this.deadEntries = 0;
   }
 

@@ -16,6 +16,9 @@ export interface SearchParams extends VerifyParams {
   voteHamming: number;
   /** Largest sketch Hamming distance for a colliding keypoint pair to go to the ratio test. */
   matchHamming: number;
+  /** The best-voted shortlisted images whose index collisions do not verify are matched again against
+   *  every one of their keypoints' sketches (collisions lost in over-full, skipped buckets). */
+  recollide: number;
 }
 
 export interface Hit extends Verification {
@@ -40,15 +43,22 @@ export function prepare(f: Features): Prepared {
 export type SlotLoader = (slot: number) => Prepared | undefined;
 
 interface Votes {
-  /** Votes per slot: query keypoints with a close colliding keypoint in that image. */
-  votes: Uint32Array;
+  /** Votes per slot: query keypoints with a close colliding keypoint in that image, each weighted by how
+   *  rare its bucket is. */
+  votes: Float32Array;
   /** Collisions close enough for the ratio test, as (slot, query kp, target kp) triples. */
   found: Int32Array;
 }
 
+/** Scan counters of the last query (for benchmarks): entries scanned, entries whose sketch half passed,
+ *  entries whose full sketch passed, probed buckets, buckets skipped as over-full. */
+export const scanStats = { scanned: 0, halfPassed: 0, fullPassed: 0, buckets: 0, skippedBuckets: 0 };
+
 /**
  * Scans every probed bucket of every query keypoint once. Sequential over each bucket's entries and their
- * sketch halves; the full sketch (and the entry's image) is only looked at when the half is close enough.
+ * sketch halves; the full sketch (and the entry's image) is only looked at when the half is close. The
+ * half's test is loose (at most half the full threshold plus 2): a pair whose distance sits unevenly in
+ * one half still passes in the tables that keep the other half, where it collides too.
  */
 function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, n: number, p: SearchParams): Votes {
   const L = index.params.tables;
@@ -56,26 +66,31 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
   const maxBucket = index.params.maxBucket;
   const alive = index.aliveFlags;
   const tabs = Array.from({ length: L }, (_, t) => index.table(t));
+  const sk = Array.from({ length: index.slots }, (_, s) => index.sketch(s));
   const voteH = p.voteHamming;
   const matchH = p.matchHamming;
   const maxH = Math.max(voteH, matchH);
-  const votes = new Uint32Array(index.slots);
+  const halfH = Math.min(32, (maxH >> 1) + 2);
+  const votes = new Float32Array(index.slots);
   const lastSeen = new Int32Array(index.slots).fill(-1);
   let found = new Int32Array(3 * 65536);
   let len = 0;
-  const sk = Array.from({ length: index.slots }, (_, s) => index.sketch(s));
-  let q0 = 0;
-  let q1 = 0;
-  const take = (q: number, e: number) => {
+  let scanned = 0;
+  let halfPassed = 0;
+  let buckets = 0;
+  let skipped = 0;
+  /** An entry whose sketch half passed: full sketch test, vote, collision. */
+  const take = (q: number, q0: number, q1: number, e: number, w: number): void => {
     const s = e >>> 11; // e / MAX_KP_PER_IMAGE
     if (!alive[s]) return;
     const kp = e & (MAX_KP_PER_IMAGE - 1);
     const ss = sk[s]!;
     const h = popcount(q0 ^ ss[2 * kp]!) + popcount(q1 ^ ss[2 * kp + 1]!);
     if (h > maxH) return;
+    scanStats.fullPassed++;
     if (h <= voteH && lastSeen[s] !== q) {
       lastSeen[s] = q;
-      votes[s]!++;
+      votes[s]! += w;
     }
     if (h <= matchH) {
       if (len + 3 > found.length) {
@@ -88,28 +103,37 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
       found[len++] = kp;
     }
   };
+  scanStats.fullPassed = 0;
   for (let q = 0; q < n; q++) {
-    q0 = sketches[2 * q]!;
-    q1 = sketches[2 * q + 1]!;
+    const q0 = sketches[2 * q]!;
+    const q1 = sketches[2 * q + 1]!;
     for (let t = 0; t < L; t++) {
       const { offsets, entries, tags, delta } = tabs[t]!;
-      const qh = sketches[2 * q + (t & 1)]!;
+      const qh = t & 1 ? q1 : q0;
       for (let k = 0; k < per; k++) {
         const code = probes[(q * L + t) * per + k]!;
         const a = offsets[code]!;
         const b = offsets[code + 1]!;
         const d = delta.size ? delta.get(code) : undefined;
-        if (b - a + (d ? d.length / 2 : 0) > maxBucket) continue;
-        for (let j = a; j < b; j++) {
-          if (popcount(qh ^ tags[j]!) <= maxH) take(q, entries[j]!);
+        buckets++;
+        const size = b - a + (d ? d.length / 2 : 0);
+        if (size > maxBucket) {
+          skipped++;
+          continue;
         }
-        if (d)
-          for (let j = 0; j < d.length; j += 2) {
-            if (popcount(qh ^ d[j + 1]!) <= maxH) take(q, d[j]!);
-          }
+        // A collision in a crowded bucket says less (the idf of text retrieval): weight ln(1 + maxBucket/size).
+        const w = Math.log1p(maxBucket / size);
+        scanned += b - a;
+        for (let j = a; j < b; j++) {
+          if (popcount(qh ^ tags[j]!) > halfH) continue;
+          halfPassed++;
+          take(q, q0, q1, entries[j]!, w);
+        }
+        if (d) for (let j = 0; j < d.length; j += 2) if (popcount(qh ^ d[j + 1]!) <= halfH) take(q, q0, q1, d[j]!, w);
       }
     }
   }
+  Object.assign(scanStats, { scanned, halfPassed, buckets, skippedBuckets: skipped });
   return { votes, found: found.subarray(0, len) };
 }
 
@@ -134,18 +158,54 @@ function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchParams, m
     const target = load(slot);
     if (!target) return;
     const c = coll[i]!;
-    const base = { slot, votes: votes[slot]!, mirrored };
+    const base = { slot, votes: Math.round(votes[slot]! * 10) / 10, mirrored };
     if (c.length / 2 < Math.max(4, p.minInliers)) {
       hits.push({ ...base, matches: 0, inliers: 0, score: 0, H: null, pairs: new Float32Array(0), meanError: 0, spread: 0, reason: 'too few collisions' });
       return;
     }
     hits.push({ ...verifyCandidate(v, target, c, p), ...base });
   });
+  // Crowded buckets are skipped at query time, and with them the collisions of common-looking keypoints;
+  // for the best-voted images that did not verify, pair keypoints by their full sketches instead (every
+  // query keypoint against every keypoint of that image: ~0.5M popcounts, about a millisecond).
+  for (let i = 0; i < Math.min(p.recollide, hits.length); i++) {
+    const h = hits[i]!;
+    if (h.score > 0) continue;
+    const target = load(h.slot)!;
+    const c = sketchCollisions(pr.sketches, n, index.sketch(h.slot), p.matchHamming);
+    if (c.length / 2 < Math.max(4, p.minInliers)) continue;
+    const r = verifyCandidate(v, target, c, p);
+    if (r.score > h.score || (r.score === h.score && r.inliers > h.inliers)) hits[i] = { ...r, slot: h.slot, votes: h.votes, mirrored };
+  }
   const t3 = performance.now();
   t.probeMs += t1 - t0;
   t.voteMs += t2 - t1;
   t.verifyMs += t3 - t2;
   return { hits, shortlist };
+}
+
+/** (query kp, target kp) pairs whose 64-bit sketches are within maxH, grouped by query keypoint. */
+export function sketchCollisions(qs: Uint32Array, nq: number, ts: Uint32Array, maxH: number): Int32Array {
+  const nt = ts.length / 2;
+  let out = new Int32Array(4096);
+  let len = 0;
+  for (let q = 0; q < nq; q++) {
+    const q0 = qs[2 * q]!;
+    const q1 = qs[2 * q + 1]!;
+    for (let t = 0; t < nt; t++) {
+      const h0 = popcount(q0 ^ ts[2 * t]!);
+      if (h0 > maxH) continue;
+      if (h0 + popcount(q1 ^ ts[2 * t + 1]!) > maxH) continue;
+      if (len + 2 > out.length) {
+        const nb = new Int32Array(out.length * 2);
+        nb.set(out);
+        out = nb;
+      }
+      out[len++] = q;
+      out[len++] = t;
+    }
+  }
+  return out.subarray(0, len);
 }
 
 const better = (a: Hit, b: Hit) => a.score - b.score || a.inliers - b.inliers || a.votes - b.votes;
@@ -192,7 +252,7 @@ function concatPrepared(a: Prepared, b: Prepared): Prepared {
 }
 
 /** Indexes of the k largest values with a positive count, largest first. */
-export function topK(v: Uint32Array, k: number): number[] {
+export function topK(v: Float32Array | Uint32Array, k: number): number[] {
   const idx: number[] = [];
   for (let i = 0; i < v.length; i++) if (v[i]! > 0) idx.push(i);
   idx.sort((a, b) => v[b]! - v[a]! || a - b);

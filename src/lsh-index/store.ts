@@ -1,17 +1,25 @@
 // The bank's index in memory: loaded from the lsh_codes rows (no projection work on restart), kept in step
 // with them (rows added since, rows gone), and the mapping slot -> target item. One handle per open bank.
 import type { Bank } from '../bank/index.js';
-import { FeaturesRepo, LshRepo } from '../bank/index.js';
+import { FeaturesRepo, LshRepo, type LshRow } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
-import { LshIndex, type LshParams } from './lsh.js';
+import { CODE_BITS, LshIndex, type LshParams } from './lsh.js';
 import { prepare, type SearchParams } from './searcher.js';
 import type { Prepared } from './verify.js';
 
-export function lshParams(config: Config): LshParams {
+/** The bucket width for a bank of `keypoints` indexed keypoints: about 64 entries per bucket on average,
+ *  never fewer than 16 bits (small banks) nor more than CODE_BITS. */
+export function autoBits(keypoints: number): number {
+  return Math.max(16, Math.min(CODE_BITS, Math.round(Math.log2(Math.max(1, keypoints) / 64))));
+}
+
+/** Index parameters; with lsh.bits 'auto' the width follows the number of keypoints indexed. */
+export function lshParams(config: Config, keypoints = 0): LshParams {
   const l = config.lsh;
-  return { tables: l.tables, bits: l.bits, probes: l.probes, maxBucket: l.maxBucket, seed: l.seed };
+  const bits = l.bits === 'auto' ? autoBits(keypoints) : l.bits;
+  return { tables: l.tables, bits, probes: l.probes, maxBucket: l.maxBucket, seed: l.seed };
 }
 
 export function searchParams(config: Config): SearchParams {
@@ -26,12 +34,14 @@ export function searchParams(config: Config): SearchParams {
     confidentScore: config.lsh.confidentScore,
     voteHamming: config.lsh.voteHamming,
     matchHamming: config.lsh.matchHamming,
+    recollide: config.lsh.recollide,
   };
 }
 
-/** What the stored codes depend on: a change means re-indexing. */
+/** What the stored codes depend on: a change means re-indexing. (Not the bucket width: codes keep
+ *  CODE_BITS bits per table and an index uses a prefix.) */
 export function paramsKey(p: LshParams): string {
-  return `srht-v1:t${p.tables}:b${p.bits}:s${p.seed}`;
+  return `srht-v3:t${p.tables}:c${CODE_BITS}:s${p.seed}`;
 }
 
 interface SlotInfo {
@@ -59,12 +69,20 @@ export class IndexHandle {
     const repo = this.bank.repo(LshRepo);
     const sig = repo.signature();
     if (sig.count === this.sig.count && sig.maxId === this.sig.maxId) return;
-    for (const row of repo.rowsAfter(this.loadedUpTo)) {
-      const slot = this.index.add(row.codes);
-      this.slots[slot] = { rowId: row.id, itemId: row.itemId, sha: row.imageSha256 };
-      this.slotByRow.set(row.id, slot);
-      this.loadedUpTo = row.id;
-    }
+    // In batches of up to 5,000 images: a bank opened at 100k images loads in 20 compact merges instead of
+    // growing the delta image by image.
+    let batch: LshRow[] = [];
+    const flush = () => {
+      const slots = this.index.addBatch(batch.map((r) => r.codes));
+      batch.forEach((row, i) => {
+        this.slots[slots[i]!] = { rowId: row.id, itemId: row.itemId, sha: row.imageSha256 };
+        this.slotByRow.set(row.id, slots[i]!);
+        this.loadedUpTo = row.id;
+      });
+      batch = [];
+    };
+    for (const row of repo.rowsAfter(this.loadedUpTo)) if (batch.push(row) >= 5000) flush();
+    flush();
     if (this.slotByRow.size !== sig.count) {
       const ids = repo.ids();
       for (const [rowId, slot] of this.slotByRow) {
@@ -115,15 +133,11 @@ export function syncIndex(
   config: Config,
   opts: { signal?: AbortSignal; progress?: Progress; logger?: Logger } = {},
 ): { handle: IndexHandle; summary: IndexSummary } {
-  const params = lshParams(config);
-  let handle = handles.get(bank);
-  if (!handle || handle.key !== paramsKey(params)) {
-    handle = new IndexHandle(bank, params);
-    handles.set(bank, handle);
-  }
   const repo = bank.repo(LshRepo);
+  const key = paramsKey(lshParams(config));
+  const codec = new LshIndex(lshParams(config)); // projects descriptors into stored codes (no buckets used)
   const feats = bank.repo(FeaturesRepo);
-  let removed = bank.transaction(() => repo.dropOtherParams(handle.key) + repo.dropStale());
+  const removed = bank.transaction(() => repo.dropOtherParams(key) + repo.dropStale());
   let indexed = 0;
   const total = repo.countPending();
   if (total) opts.logger?.info(`lsh: indexing ${total} target items`);
@@ -138,14 +152,21 @@ export function syncIndex(
       const f = feats.get(b.imageSha256);
       if (!f) continue;
       const p = prepare(f);
-      rows.push({ itemId: b.itemId, sha: b.imageSha256, count: f.count, codes: handle.index.codes(p.vecs, f.count) });
+      rows.push({ itemId: b.itemId, sha: b.imageSha256, count: f.count, codes: codec.codes(p.vecs, f.count) });
     }
     bank.transaction(() => {
-      for (const r of rows) repo.put(r.itemId, r.sha, handle.key, r.count, r.codes);
+      for (const r of rows) repo.put(r.itemId, r.sha, key, r.count, r.codes);
     });
     indexed += rows.length;
   }
+  // A new in-memory index when the codes' parameters changed, or when the bank outgrew the bucket width
+  // (auto bits grow by one as the bank doubles; stored codes are kept, only the buckets are rebuilt).
+  const params = lshParams(config, repo.keypointTotal());
+  let handle = handles.get(bank);
+  if (!handle || handle.key !== key || params.bits > handle.index.params.bits || (config.lsh.bits !== 'auto' && params.bits !== handle.index.params.bits)) {
+    handle = new IndexHandle(bank, params);
+    handles.set(bank, handle);
+  }
   handle.refresh();
-  removed += 0;
   return { handle, summary: { indexed, removed, images: handle.index.size, memoryBytes: handle.index.memoryBytes() } };
 }
