@@ -111,20 +111,13 @@ export function verifyCandidate(q: Prepared, t: Prepared, cand: Int32Array | num
     Math.min(hullArea(qxy) / (q.f.width * q.f.height), hullArea(txy) / (t.f.width * t.f.height)),
   );
   const base = { matches: m.length, inliers: inl, H: r.H, pairs, meanError: r.meanError, spread };
-  const sane = homographySane(r.H, q.f.width, q.f.height, qxy);
+  const sane = homographySane(r.H, q.f.width, q.f.height);
   if (!sane.ok) return { ...base, score: 0, reason: sane.reason };
   return { ...base, score: imageScore(inl, m.length, spread, r.meanError, p) };
 }
 
-/**
- * A homography a real view change can produce: orientation kept, bounded area change, mild perspective.
- * region (the query-side inliers, x y pairs): judged where the homography is observed instead of at the image
- * corners — the area change at the inliers' centroid (Jacobian) and the perspective over their bounding box
- * (ratio 4), with a looser bound over the whole image (ratio 16). An oblique plane (a cover or a facade at a
- * steep angle) has strong perspective across the image but is sane where it is seen.
- */
-export function homographySane(H: Mat3, w: number, h: number, region?: number[]): { ok: boolean; reason?: string } {
-  if (region && region.length >= 8) return homographySaneAt(H, w, h, region);
+/** A homography a real view change can produce: orientation kept, bounded area change, mild perspective. */
+export function homographySane(H: Mat3, w: number, h: number): { ok: boolean; reason?: string } {
   const det = H[0]! * H[4]! - H[1]! * H[3]!;
   if (!(det > 1 / 50 && det < 50)) return { ok: false, reason: `area scale ${det.toFixed(3)}` };
   const ws = [
@@ -150,40 +143,4 @@ export function imageScore(inliers: number, matches: number, spread: number, mea
   const area = Math.min(1, spread / 0.3);
   const err = Math.max(0, 1 - meanError / (p.ransacThreshold * 1.2));
   return count * Math.sqrt(ratio * area) * (0.5 + 0.5 * err);
-}
-
-function homographySaneAt(H: Mat3, w: number, h: number, xy: number[]): { ok: boolean; reason?: string } {
-  const n = xy.length / 2;
-  let x0 = Infinity;
-  let y0 = Infinity;
-  let x1 = -Infinity;
-  let y1 = -Infinity;
-  let cx = 0;
-  let cy = 0;
-  for (let i = 0; i < n; i++) {
-    const x = xy[2 * i]!;
-    const y = xy[2 * i + 1]!;
-    x0 = Math.min(x0, x);
-    x1 = Math.max(x1, x);
-    y0 = Math.min(y0, y);
-    y1 = Math.max(y1, y);
-    cx += x / n;
-    cy += y / n;
-  }
-  const wAt = (x: number, y: number) => H[6]! * x + H[7]! * y + H[8]!;
-  const wc = wAt(cx, cy);
-  if (wc === 0) return { ok: false, reason: 'degenerate' };
-  // Area change at the centroid: det of the Jacobian = det(H) / w^3 (invariant to the scale of H).
-  const det3 =
-    H[0]! * (H[4]! * H[8]! - H[5]! * H[7]!) - H[1]! * (H[3]! * H[8]! - H[5]! * H[6]!) + H[2]! * (H[3]! * H[7]! - H[4]! * H[6]!);
-  const jac = det3 / (wc * wc * wc);
-  if (!(jac > 1 / 50 && jac < 50)) return { ok: false, reason: `area scale ${jac.toFixed(3)}` };
-  const ratio = (pts: number[][]) => {
-    const ws = pts.map(([x, y]) => wAt(x!, y!) / wc);
-    const lo = Math.min(...ws);
-    return lo <= 0 ? Infinity : Math.max(...ws) / lo;
-  };
-  if (ratio([[x0, y0], [x1, y0], [x0, y1], [x1, y1]]) > 4) return { ok: false, reason: 'extreme perspective' };
-  if (ratio([[0, 0], [w, 0], [0, h], [w, h]]) > 16) return { ok: false, reason: 'extreme perspective (image)' };
-  return { ok: true };
 }
