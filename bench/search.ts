@@ -2,7 +2,8 @@
 // exhaustive verification, query latency without feature extraction, index build time and memory), the OpenCV
 // reference pipeline side by side (bench/opencv_search.py, same run), and a scaling run at 1k/10k/100k indexed
 // images. Prints ONE JSON line.
-// Flags: --sets a,b  --features ours|cv2  --skip-opencv  --skip-scaling  --scales 1000,10000,100000  --queries N
+// Flags: --sets a,b (none: scaling only)  --features ours|cv2  --skip-opencv  --skip-scaling  --scales 1000,10000,100000
+//        --queries N  --scale-queries N  --verbose (the scaling run's misses on stderr)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +13,7 @@ import { loadConfig } from '../src/config/load.js';
 import { SiftPool } from '../src/sift/pool.js';
 import type { Features } from '../src/lsh-index/features.js';
 import { CODE_BITS, LshIndex, mulberry32, project } from '../src/lsh-index/lsh.js';
+import { MEAN_ROOTSIFT } from '../src/lsh-index/mean-rootsift.js';
 import { prepare, scanStats, search, type SearchParams } from '../src/lsh-index/searcher.js';
 import { autoBits, lshParams, searchParams } from '../src/lsh-index/store.js';
 import type { Prepared } from '../src/lsh-index/verify.js';
@@ -90,6 +92,7 @@ async function runSet(name: string) {
   const ranked = new Map<string, string[]>();
   const emitted = new Map<string, string[]>();
   const lat: number[] = [];
+  const cpu: number[] = []; // CPU time of the query (the wall time is inflated on a shared machine)
   let inShort = 0;
   let truthPairs = 0;
   let exhaustiveFound = 0;
@@ -101,8 +104,11 @@ async function runSet(name: string) {
   for (const s of sources) {
     const q = feats.get(s.id)!;
     const t = performance.now();
+    const c0 = process.cpuUsage();
     const r = search(index, (slot) => prepared[slot], q, p);
     lat.push(performance.now() - t);
+    const c1 = process.cpuUsage(c0);
+    cpu.push((c1.user + c1.system) / 1000);
     // Ranked = the verified shortlist in score order (then inliers, votes), as the OpenCV run ranks its
     // shortlist by inliers; emitted = only images with a positive score (what match stores).
     ranked.set(s.id, r.hits.map((h) => ids[h.slot]!));
@@ -139,6 +145,7 @@ async function runSet(name: string) {
     shortlistRecallVsExhaustive: round(exhaustiveInShort / Math.max(1, exhaustiveFound)),
     unrelatedNonZero: round(negNonZero / Math.max(1, negVerified), 4),
     queryMs: { median: round(percentile(lat, 0.5), 1), p95: round(percentile(lat, 0.95), 1) },
+    queryCpuMs: { median: round(percentile(cpu, 0.5), 1), p95: round(percentile(cpu, 0.95), 1) },
     buildMs: Math.round(buildMs),
     indexBytes: index.memoryBytes(),
     indexBytesPerImage: Math.round(index.memoryBytes() / set.targets.length),
@@ -189,7 +196,10 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
   }
   const P = Math.min(poolVecs.length, 20000);
   const rndPool = mulberry32(99);
+  // Part k holds the descriptor on quadrant k and the mean descriptor elsewhere: project() subtracts the
+  // mean from each part, so the four parts' projections sum to the projection of the mosaic.
   const parts = new Float32Array(P * 4 * 128);
+  for (let i = 0; i < P * 4; i++) parts.set(MEAN_ROOTSIFT, i * 128);
   for (let i = 0; i < P; i++) {
     const v = poolVecs[Math.floor(rndPool() * poolVecs.length)]!;
     for (let q = 0; q < 4; q++) {
@@ -249,6 +259,7 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
     const buildMs = performance.now() - t0;
     const mem = index.memoryBytes();
     const lat: number[] = [];
+    const cpu: number[] = [];
     const parts2 = { probeMs: [] as number[], voteMs: [] as number[], verifyMs: [] as number[] };
     let p1 = 0;
     let mirrorPasses = 0;
@@ -260,14 +271,17 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
     const scanSum: Record<string, number> = {};
     for (const s of qs) {
       const t = performance.now();
+      const c0 = process.cpuUsage();
       const r = search(index, (slot) => (slot < realTargets.length ? realTargets[slot] : undefined), feats.get(s.id)!, p);
       lat.push(performance.now() - t);
+      const c1 = process.cpuUsage(c0);
+      cpu.push((c1.user + c1.system) / 1000);
       if (r.mirrorPass) mirrorPasses++;
       for (const [k, v] of Object.entries(scanStats)) scanSum[k] = (scanSum[k] ?? 0) + v;
       for (const k of Object.keys(parts2) as (keyof typeof parts2)[]) parts2[k].push(r.timings[k]);
       const top = r.hits[0];
       if (top && top.score > 0 && top.slot < realTargets.length && set.truth.get(s.id)?.has(set.targets[top.slot]!.id)) p1++;
-      else if (process.env.DEBUG_SCALE) {
+      else if (flag('verbose')) {
         const tIdx = set.targets.findIndex((t) => set.truth.get(s.id)?.has(t.id));
         log(`miss ${s.id}: truth slot ${tIdx} shortlist rank ${r.shortlist.indexOf(tIdx)} hit ${JSON.stringify(r.hits.find((h) => h.slot === tIdx) ? { s: r.hits.find((h) => h.slot === tIdx)!.score, v: r.hits.find((h) => h.slot === tIdx)!.votes } : null)} top votes ${r.hits.slice(0, 3).map((h) => h.votes).join(',')}`);
       }
@@ -277,6 +291,7 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
       rssDeltaBytes: process.memoryUsage().rss - mem0,
       queries: qs.length,
       queryMs: { median: round(percentile(lat, 0.5), 1), p95: round(percentile(lat, 0.95), 1) },
+      queryCpuMs: { median: round(percentile(cpu, 0.5), 1), p95: round(percentile(cpu, 0.95), 1) },
       medianPartsMs: Object.fromEntries(Object.entries(parts2).map(([k, v]) => [k, round(percentile(v, 0.5), 1)])),
       mirrorPasses, scanPerQuery: Object.fromEntries(Object.entries(scanSum).map(([k, v]) => [k, Math.round(v / qs.length)])),
       p1: round(p1 / qs.length),
