@@ -2,7 +2,8 @@
 // exhaustive verification, query latency without feature extraction, index build time and memory), the OpenCV
 // reference pipeline side by side (bench/opencv_search.py, same run), and a scaling run at 1k/10k/100k indexed
 // images. Prints ONE JSON line.
-// Flags: --sets a,b  --features ours|cv2  --skip-opencv  --skip-scaling  --scales 1000,10000,100000  --queries N
+// Flags: --sets a,b (none: scaling only)  --features ours|cv2  --skip-opencv  --skip-scaling  --scales 1000,10000,100000
+//        --queries N  --scale-queries N  --verbose (the scaling run's misses on stderr)
 //        --views [--view-tilts 2,4 --view-rotations 4 --view-keypoints 500 --view-confidence 0.3] (also the progressive search with synthesised query views, src/lsh-index/views.ts, side by side)
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,7 +14,10 @@ import { loadConfig } from '../src/config/load.js';
 import { SiftPool } from '../src/sift/pool.js';
 import type { Features } from '../src/lsh-index/features.js';
 import { CODE_BITS, LshIndex, mulberry32, project } from '../src/lsh-index/lsh.js';
-import { prepare, scanStats, search, type SearchParams } from '../src/lsh-index/searcher.js';
+import { MEAN_ROOTSIFT } from '../src/lsh-index/mean-rootsift.js';
+import { prepare, scanStats, search, sketchCollisions, type SearchParams } from '../src/lsh-index/searcher.js';
+import { verifyCandidate } from '../src/lsh-index/verify.js';
+import { mirrorFeatures } from '../src/lsh-index/descriptors.js';
 import { autoBits, lshParams, searchParams } from '../src/lsh-index/store.js';
 import type { Prepared } from '../src/lsh-index/verify.js';
 import { decodeGrey } from '../src/sift/decode.js';
@@ -32,7 +36,7 @@ const SETS = opt('sets', 'retrieval-smvs,mining-flickr8k,retrieval-wxbs').split(
 const FEATURES = opt('features', 'ours');
 const MAXQ = Number(opt('queries', '1000000'));
 const VIEWS = flag('views');
-const EXHAUSTIVE = Number(opt('exhaustive', '20'));
+const EXHAUSTIVE = Number(opt('exhaustive', '1000000'));
 const SCALES = opt('scales', '1000,10000,100000').split(',').map(Number);
 const { config } = loadConfig({});
 const log = (m: string) => process.stderr.write(`[bench:search] ${m}\n`);
@@ -94,6 +98,7 @@ async function runSet(name: string) {
   const ranked = new Map<string, string[]>();
   const emitted = new Map<string, string[]>();
   const lat: number[] = [];
+  const cpu: number[] = []; // CPU time of the query (the wall time is inflated on a shared machine)
   let inShort = 0;
   let truthPairs = 0;
   let exhaustiveFound = 0;
@@ -127,8 +132,11 @@ async function runSet(name: string) {
     }
     const q = feats.get(s.id)!;
     const t = performance.now();
+    const c0 = process.cpuUsage();
     const r = search(index, (slot) => prepared[slot], q, p);
     lat.push(performance.now() - t);
+    const c1 = process.cpuUsage(c0);
+    cpu.push((c1.user + c1.system) / 1000);
     // Ranked = the verified shortlist in score order (then inliers, votes), as the OpenCV run ranks its
     // shortlist by inliers; emitted = only images with a positive score (what match stores).
     ranked.set(s.id, r.hits.map((h) => ids[h.slot]!));
@@ -141,15 +149,24 @@ async function runSet(name: string) {
       truthPairs++;
       if (short.has(tid)) inShort++;
     }
-    // Exhaustive: every indexed image verified; which correct targets does it find, and did the shortlist hold them?
-    // (on the first EXHAUSTIVE sources with a counterpart: it verifies the whole bank per query)
+    // Exhaustive matching, without the index: every correct target of the query is matched keypoint against
+    // keypoint (pairs within Hamming 20 of 64 sketch bits, loose enough to hold the true nearest and second
+    // nearest neighbours, then the exact ratio test, RANSAC and score). Which correct targets does it verify,
+    // and did the shortlist hold them? (All sources with a counterpart unless --exhaustive N.)
     if (exhaustiveQueries++ >= EXHAUSTIVE) continue;
-    const ex = search(index, (slot) => prepared[slot], q, { ...p, shortlist: index.slots });
-    for (const h of ex.hits)
-      if (h.score > 0 && rel.has(ids[h.slot]!)) {
+    const qp = prepare(q);
+    const qs = index.probe(qp.vecs, Math.min(q.count, 2048)).sketches;
+    for (const tid of rel) {
+      const slot = ids.indexOf(tid);
+      const c = sketchCollisions(qs, Math.min(q.count, 2048), index.sketch(slot), 20);
+      const direct = verifyCandidate(qp, prepared[slot]!, c, p);
+      const mq = prepare(mirrorFeatures(q));
+      const mirrored = verifyCandidate(mq, prepared[slot]!, sketchCollisions(index.probe(mq.vecs, Math.min(q.count, 2048)).sketches, Math.min(q.count, 2048), index.sketch(slot), 20), p);
+      if (direct.score > 0 || mirrored.score > 0) {
         exhaustiveFound++;
-        if (short.has(ids[h.slot]!)) exhaustiveInShort++;
+        if (short.has(tid)) exhaustiveInShort++;
       }
+    }
   }
   const sub = { ...set, truth: new Map([...set.truth].filter(([k]) => sources.some((s) => s.id === k))) };
   const m = metrics(sub, ranked);
@@ -163,8 +180,10 @@ async function runSet(name: string) {
     emitted: { p: me.p, hit1: me.hit1 },
     shortlistRecall: round(inShort / Math.max(1, truthPairs)),
     shortlistRecallVsExhaustive: round(exhaustiveInShort / Math.max(1, exhaustiveFound)),
+    exhaustiveVerified: exhaustiveFound,
     unrelatedNonZero: round(negNonZero / Math.max(1, negVerified), 4),
     queryMs: { median: round(percentile(lat, 0.5), 1), p95: round(percentile(lat, 0.95), 1) },
+    queryCpuMs: { median: round(percentile(cpu, 0.5), 1), p95: round(percentile(cpu, 0.95), 1) },
     buildMs: Math.round(buildMs),
     indexBytes: index.memoryBytes(),
     indexBytesPerImage: Math.round(index.memoryBytes() / set.targets.length),
@@ -232,7 +251,10 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
   }
   const P = Math.min(poolVecs.length, 20000);
   const rndPool = mulberry32(99);
+  // Part k holds the descriptor on quadrant k and the mean descriptor elsewhere: project() subtracts the
+  // mean from each part, so the four parts' projections sum to the projection of the mosaic.
   const parts = new Float32Array(P * 4 * 128);
+  for (let i = 0; i < P * 4; i++) parts.set(MEAN_ROOTSIFT, i * 128);
   for (let i = 0; i < P; i++) {
     const v = poolVecs[Math.floor(rndPool() * poolVecs.length)]!;
     for (let q = 0; q < 4; q++) {
@@ -292,6 +314,7 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
     const buildMs = performance.now() - t0;
     const mem = index.memoryBytes();
     const lat: number[] = [];
+    const cpu: number[] = [];
     const parts2 = { probeMs: [] as number[], voteMs: [] as number[], verifyMs: [] as number[] };
     let p1 = 0;
     let mirrorPasses = 0;
@@ -303,14 +326,17 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
     const scanSum: Record<string, number> = {};
     for (const s of qs) {
       const t = performance.now();
+      const c0 = process.cpuUsage();
       const r = search(index, (slot) => (slot < realTargets.length ? realTargets[slot] : undefined), feats.get(s.id)!, p);
       lat.push(performance.now() - t);
+      const c1 = process.cpuUsage(c0);
+      cpu.push((c1.user + c1.system) / 1000);
       if (r.mirrorPass) mirrorPasses++;
       for (const [k, v] of Object.entries(scanStats)) scanSum[k] = (scanSum[k] ?? 0) + v;
       for (const k of Object.keys(parts2) as (keyof typeof parts2)[]) parts2[k].push(r.timings[k]);
       const top = r.hits[0];
       if (top && top.score > 0 && top.slot < realTargets.length && set.truth.get(s.id)?.has(set.targets[top.slot]!.id)) p1++;
-      else if (process.env.DEBUG_SCALE) {
+      else if (flag('verbose')) {
         const tIdx = set.targets.findIndex((t) => set.truth.get(s.id)?.has(t.id));
         log(`miss ${s.id}: truth slot ${tIdx} shortlist rank ${r.shortlist.indexOf(tIdx)} hit ${JSON.stringify(r.hits.find((h) => h.slot === tIdx) ? { s: r.hits.find((h) => h.slot === tIdx)!.score, v: r.hits.find((h) => h.slot === tIdx)!.votes } : null)} top votes ${r.hits.slice(0, 3).map((h) => h.votes).join(',')}`);
       }
@@ -320,6 +346,7 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
       rssDeltaBytes: process.memoryUsage().rss - mem0,
       queries: qs.length,
       queryMs: { median: round(percentile(lat, 0.5), 1), p95: round(percentile(lat, 0.95), 1) },
+      queryCpuMs: { median: round(percentile(cpu, 0.5), 1), p95: round(percentile(cpu, 0.95), 1) },
       medianPartsMs: Object.fromEntries(Object.entries(parts2).map(([k, v]) => [k, round(percentile(v, 0.5), 1)])),
       mirrorPasses, scanPerQuery: Object.fromEntries(Object.entries(scanSum).map(([k, v]) => [k, Math.round(v / qs.length)])),
       p1: round(p1 / qs.length),

@@ -66,6 +66,10 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
   const maxBucket = index.params.maxBucket;
   const alive = index.aliveFlags;
   const tabs = Array.from({ length: L }, (_, t) => index.table(t));
+  const offs = tabs.map((t) => t.offsets);
+  const ents = tabs.map((t) => t.entries);
+  const tgs = tabs.map((t) => t.tags);
+  const deltas = tabs.map((t) => (t.delta.size ? t.delta : null));
   const sk = Array.from({ length: index.slots }, (_, s) => index.sketch(s));
   const voteH = p.voteHamming;
   const matchH = p.matchHamming;
@@ -73,68 +77,92 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
   const halfH = Math.min(32, (maxH >> 1) + 2);
   const votes = new Float32Array(index.slots);
   const lastSeen = new Int32Array(index.slots).fill(-1);
-  let found = new Int32Array(3 * 65536);
-  let len = 0;
+  const found = new Collisions();
   let scanned = 0;
   let halfPassed = 0;
+  let fullPassed = 0;
   let buckets = 0;
   let skipped = 0;
-  /** An entry whose sketch half passed: full sketch test, vote, collision. */
-  const take = (q: number, q0: number, q1: number, e: number, w: number): void => {
-    const s = e >>> 11; // e / MAX_KP_PER_IMAGE
-    if (!alive[s]) return;
-    const kp = e & (MAX_KP_PER_IMAGE - 1);
-    const ss = sk[s]!;
-    const h = popcount(q0 ^ ss[2 * kp]!) + popcount(q1 ^ ss[2 * kp + 1]!);
-    if (h > maxH) return;
-    scanStats.fullPassed++;
-    if (h <= voteH && lastSeen[s] !== q) {
-      lastSeen[s] = q;
-      votes[s]! += w;
-    }
-    if (h <= matchH) {
-      if (len + 3 > found.length) {
-        const nb = new Int32Array(found.length * 2);
-        nb.set(found);
-        found = nb;
-      }
-      found[len++] = s;
-      found[len++] = q;
-      found[len++] = kp;
-    }
-  };
-  scanStats.fullPassed = 0;
+  // Entries whose sketch half passed, per bucket (entry ids): the full test runs after the sequential pass.
+  let cand = new Uint32Array(1024);
   for (let q = 0; q < n; q++) {
     const q0 = sketches[2 * q]!;
     const q1 = sketches[2 * q + 1]!;
     for (let t = 0; t < L; t++) {
-      const { offsets, entries, tags, delta } = tabs[t]!;
+      const offsets = offs[t]!;
+      const entries = ents[t]!;
+      const tags = tgs[t]!;
+      const delta = deltas[t];
       const qh = t & 1 ? q1 : q0;
       for (let k = 0; k < per; k++) {
         const code = probes[(q * L + t) * per + k]!;
         const a = offsets[code]!;
         const b = offsets[code + 1]!;
-        const d = delta.size ? delta.get(code) : undefined;
-        buckets++;
+        const d = delta ? delta.get(code) : undefined;
         const size = b - a + (d ? d.length / 2 : 0);
+        buckets++;
         if (size > maxBucket) {
           skipped++;
           continue;
         }
+        scanned += b - a;
+        if (size > cand.length) cand = new Uint32Array(Math.max(size, cand.length * 2));
+        let nc = 0;
+        for (let j = a; j < b; j++) {
+          const x = qh ^ tags[j]!;
+          if (POP16[x & 0xffff]! + POP16[x >>> 16]! <= halfH) cand[nc++] = entries[j]!;
+        }
+        if (d) for (let j = 0; j < d.length; j += 2) if (popcount(qh ^ d[j + 1]!) <= halfH) cand[nc++] = d[j]!;
+        halfPassed += nc;
+        if (!nc) continue;
         // A collision in a crowded bucket says less (the idf of text retrieval): weight ln(1 + maxBucket/size).
         const w = Math.log1p(maxBucket / size);
-        scanned += b - a;
-        for (let j = a; j < b; j++) {
-          if (popcount(qh ^ tags[j]!) > halfH) continue;
-          halfPassed++;
-          take(q, q0, q1, entries[j]!, w);
+        for (let c = 0; c < nc; c++) {
+          const e = cand[c]!;
+          const s = e >>> 11; // e / MAX_KP_PER_IMAGE
+          if (!alive[s]) continue;
+          const kp = e & (MAX_KP_PER_IMAGE - 1);
+          const ss = sk[s]!;
+          const h = popcount(q0 ^ ss[2 * kp]!) + popcount(q1 ^ ss[2 * kp + 1]!);
+          if (h > maxH) continue;
+          fullPassed++;
+          if (h <= voteH && lastSeen[s] !== q) {
+            lastSeen[s] = q;
+            votes[s]! += w;
+          }
+          if (h <= matchH) found.push(s, q, kp);
         }
-        if (d) for (let j = 0; j < d.length; j += 2) if (popcount(qh ^ d[j + 1]!) <= halfH) take(q, q0, q1, d[j]!, w);
       }
     }
   }
-  Object.assign(scanStats, { scanned, halfPassed, buckets, skippedBuckets: skipped });
-  return { votes, found: found.subarray(0, len) };
+  Object.assign(scanStats, { scanned, halfPassed, fullPassed, buckets, skippedBuckets: skipped });
+  return { votes, found: found.view() };
+}
+
+/** Popcount of 16-bit values: two lookups per 32-bit word in the scan's hot loop. */
+const POP16 = (() => {
+  const t = new Uint8Array(65536);
+  for (let i = 1; i < 65536; i++) t[i] = (i & 1) + t[i >>> 1]!;
+  return t;
+})();
+
+/** A growable list of (slot, query kp, target kp) triples. */
+class Collisions {
+  private a = new Int32Array(3 * 16384);
+  private len = 0;
+  push(s: number, q: number, kp: number): void {
+    if (this.len + 3 > this.a.length) {
+      const nb = new Int32Array(this.a.length * 2);
+      nb.set(this.a);
+      this.a = nb;
+    }
+    this.a[this.len++] = s;
+    this.a[this.len++] = q;
+    this.a[this.len++] = kp;
+  }
+  view(): Int32Array {
+    return this.a.subarray(0, this.len);
+  }
 }
 
 /** One pass (the query or its mirror image): votes, shortlist, verification of each shortlisted image. */
