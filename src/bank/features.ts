@@ -1,6 +1,7 @@
 // SIFT features per image (migration 2). Stored as compact BLOBs; see migrations/002-features.ts for the layout.
 import type Database from 'better-sqlite3';
 import type { Features } from '../sift/types.js';
+import { blobToFloat32, toBlob } from './blob.js';
 
 export interface StoredFeatures extends Features {
   ms: number;
@@ -16,22 +17,6 @@ interface Row {
   descriptors: Buffer;
   ms: number;
   created_at: string;
-}
-
-const LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-
-function kpToBlob(kp: Float32Array): Buffer {
-  if (LE) return Buffer.from(kp.buffer, kp.byteOffset, kp.byteLength);
-  const b = Buffer.alloc(kp.length * 4);
-  for (let i = 0; i < kp.length; i++) b.writeFloatLE(kp[i]!, i * 4);
-  return b;
-}
-
-function blobToKp(b: Buffer): Float32Array {
-  const out = new Float32Array(b.length >> 2);
-  if (LE) new Uint8Array(out.buffer).set(b); // copy: the Buffer may be unaligned
-  else for (let i = 0; i < out.length; i++) out[i] = b.readFloatLE(i * 4);
-  return out;
 }
 
 export class FeaturesRepo {
@@ -62,7 +47,7 @@ export class FeaturesRepo {
       height: r.height,
       scale: r.scale,
       count: r.count,
-      keypoints: blobToKp(r.keypoints),
+      keypoints: blobToFloat32(r.keypoints),
       descriptors: new Uint8Array(d.buffer, d.byteOffset, d.byteLength),
       ms: r.ms,
       createdAt: r.created_at,
@@ -83,7 +68,7 @@ export class FeaturesRepo {
       height: f.height,
       scale: f.scale,
       count: f.count,
-      keypoints: kpToBlob(f.keypoints),
+      keypoints: toBlob(f.keypoints),
       descriptors: Buffer.from(f.descriptors.buffer, f.descriptors.byteOffset, f.descriptors.byteLength),
       ms,
       createdAt: new Date().toISOString(),

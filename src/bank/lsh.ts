@@ -1,6 +1,7 @@
 // The persistent LSH index rows (migration 3): per indexed target item, the bucket codes and sketches of its
 // keypoints. The lsh-index layer loads them into memory and adds rows as targets get features.
 import type Database from 'better-sqlite3';
+import { blobToUint32, toBlob } from './blob.js';
 
 export interface LshRow {
   id: number;
@@ -8,22 +9,6 @@ export interface LshRow {
   imageSha256: string;
   count: number;
   codes: Uint32Array;
-}
-
-const LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-
-function toBlob(a: Uint32Array): Buffer {
-  if (LE) return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
-  const b = Buffer.alloc(a.length * 4);
-  for (let i = 0; i < a.length; i++) b.writeUInt32LE(a[i]!, i * 4);
-  return b;
-}
-
-function fromBlob(b: Buffer): Uint32Array {
-  const out = new Uint32Array(b.length >> 2);
-  if (LE) new Uint8Array(out.buffer).set(b);
-  else for (let i = 0; i < out.length; i++) out[i] = b.readUInt32LE(i * 4);
-  return out;
 }
 
 export class LshRepo {
@@ -100,7 +85,7 @@ export class LshRepo {
       'SELECT id, item_id AS itemId, image_sha256 AS imageSha256, count, codes FROM lsh_codes WHERE id > ? ORDER BY id',
     );
     for (const r of stmt.iterate(afterId) as Iterable<{ id: number; itemId: number; imageSha256: string; count: number; codes: Buffer }>) {
-      yield { id: r.id, itemId: r.itemId, imageSha256: r.imageSha256, count: r.count, codes: fromBlob(r.codes) };
+      yield { id: r.id, itemId: r.itemId, imageSha256: r.imageSha256, count: r.count, codes: blobToUint32(r.codes) };
     }
   }
 
