@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { MIRROR, mirrorFeatures, rootSift } from '../src/lsh-index/descriptors.js';
 import { fitHomography, homographyFrom4, ransacHomography, transferError2 } from '../src/lsh-index/geometry.js';
 import { CODE_BITS, LshIndex, mulberry32, popcount, type LshParams } from '../src/lsh-index/lsh.js';
-import { prepare, search, sketchCollisions } from '../src/lsh-index/searcher.js';
+import { prepare, search, sketchCollisions, topK } from '../src/lsh-index/searcher.js';
 import { autoBits } from '../src/lsh-index/store.js';
 import { homographySane, imageScore, verifyCandidate } from '../src/lsh-index/verify.js';
 import type { Features } from '../src/lsh-index/features.js';
@@ -224,5 +224,16 @@ describe('lsh-index: descriptors and index', () => {
         if (popcount(qs[2 * q]! ^ ts[2 * t]!) + popcount(qs[2 * q + 1]! ^ ts[2 * t + 1]!) <= 12) want.push(q, t);
     expect(Array.from(c)).to.deep.equal(want);
     expect(want.length / 2).to.be.at.least(10); // the 10 planted near-copies (2 bits apart) at least
+  });
+  it('topK gives the k largest positive votes, ties by slot, as a full sort would', () => {
+    const r = mulberry32(5);
+    for (let trial = 0; trial < 200; trial++) {
+      const n = Math.floor(r() * 300);
+      const v = new Float32Array(n);
+      for (let i = 0; i < n; i++) v[i] = r() < 0.3 ? 0 : Math.floor(r() * 20);
+      const k = Math.floor(r() * 40);
+      const ref = Array.from(v.keys()).filter((i) => v[i]! > 0).sort((a, b) => v[b]! - v[a]! || a - b).slice(0, k);
+      expect(topK(v, k)).to.deep.equal(ref);
+    }
   });
 });

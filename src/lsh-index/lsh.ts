@@ -214,6 +214,11 @@ export class LshIndex {
     return this.sketches[slot]!;
   }
 
+  /** Every slot's sketches, by slot (read-only use in the query scan). */
+  get allSketches(): readonly Uint32Array[] {
+    return this.sketches;
+  }
+
   /** Takes a new slot for an image (the output of codes()); its entries are not in the tables yet. */
   private newSlot(packed: Uint32Array): { slot: number; count: number; codes: Uint32Array; sketches: Uint32Array } {
     const L = this.params.tables;

@@ -70,7 +70,7 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
   const ents = tabs.map((t) => t.entries);
   const tgs = tabs.map((t) => t.tags);
   const deltas = tabs.map((t) => (t.delta.size ? t.delta : null));
-  const sk = Array.from({ length: index.slots }, (_, s) => index.sketch(s));
+  const sk = index.allSketches;
   const voteH = p.voteHamming;
   const matchH = p.matchHamming;
   const maxH = Math.max(voteH, matchH);
@@ -281,8 +281,20 @@ function concatPrepared(a: Prepared, b: Prepared): Prepared {
 
 /** Indexes of the k largest values with a positive count, largest first. */
 export function topK(v: Float32Array | Uint32Array, k: number): number[] {
-  const idx: number[] = [];
-  for (let i = 0; i < v.length; i++) if (v[i]! > 0) idx.push(i);
-  idx.sort((a, b) => v[b]! - v[a]! || a - b);
-  return idx.slice(0, k);
+  // One pass keeping the k best in a short sorted list: at 100k images most slots get a vote, and sorting
+  // them all cost more than the rest of the ranking.
+  const best: number[] = [];
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i]!;
+    if (!(x > 0) || k <= 0) continue;
+    if (best.length === k && x <= v[best[k - 1]!]!) continue;
+    let j = best.length < k ? best.length : k - 1;
+    best[j] = i;
+    while (j > 0 && v[best[j - 1]!]! < x) {
+      best[j] = best[j - 1]!;
+      best[j - 1] = i;
+      j--;
+    }
+  }
+  return best;
 }
