@@ -176,7 +176,12 @@ export class LshIndex {
   private alive: Uint8Array = new Uint8Array(1024);
   private kpCount: Uint16Array = new Uint16Array(1024);
   private nSlots = 0;
-  private sketches: Uint32Array[] = [];
+  /** Every slot's full sketches in one array (slot s at sketchOff[s], 2 words per keypoint): the query
+   *  scan looks one up per candidate entry, and one flat array costs one cache miss where an array of
+   *  per-image arrays cost three dependent loads. */
+  private pool: Uint32Array = new Uint32Array(1 << 16);
+  private poolLen = 0;
+  private sketchOff: Uint32Array = new Uint32Array(1024);
   private deadEntries = 0;
   private liveEntries = 0;
   private liveImages = 0;
@@ -211,12 +216,14 @@ export class LshIndex {
 
   /** The full 64-bit sketches of a slot (count*2 uint32). */
   sketch(slot: number): Uint32Array {
-    return this.sketches[slot]!;
+    if (!this.alive[slot]) return new Uint32Array(0);
+    const o = this.sketchOff[slot]!;
+    return this.pool.subarray(o, o + 2 * this.kpCount[slot]!);
   }
 
-  /** Every slot's sketches, by slot (read-only use in the query scan). */
-  get allSketches(): readonly Uint32Array[] {
-    return this.sketches;
+  /** The flat sketch array and each slot's offset in it (read-only use in the query scan). */
+  get sketchPool(): { pool: Uint32Array; offsets: Uint32Array } {
+    return { pool: this.pool, offsets: this.sketchOff };
   }
 
   /** Takes a new slot for an image (the output of codes()); its entries are not in the tables yet. */
@@ -224,8 +231,8 @@ export class LshIndex {
     const L = this.params.tables;
     const n0 = packed.length / (L + 2);
     const codes = packed.subarray(0, n0 * L);
-    const sketches = packed.slice(n0 * L);
-    this.sketches.push(sketches);
+    const count = Math.min(n0, MAX_KP_PER_IMAGE);
+    const sketches = packed.subarray(n0 * L, n0 * L + 2 * count);
     const slot = this.nSlots++;
     if (slot >= this.alive.length) {
       const a = new Uint8Array(this.alive.length * 2);
@@ -234,8 +241,18 @@ export class LshIndex {
       const k = new Uint16Array(this.kpCount.length * 2);
       k.set(this.kpCount);
       this.kpCount = k;
+      const o = new Uint32Array(this.sketchOff.length * 2);
+      o.set(this.sketchOff);
+      this.sketchOff = o;
     }
-    const count = Math.min(n0, MAX_KP_PER_IMAGE);
+    if (this.poolLen + sketches.length > this.pool.length) {
+      const g = new Uint32Array(Math.max(this.poolLen + sketches.length, Math.ceil(this.pool.length * 1.5)));
+      g.set(this.pool.subarray(0, this.poolLen));
+      this.pool = g;
+    }
+    this.pool.set(sketches, this.poolLen);
+    this.sketchOff[slot] = this.poolLen;
+    this.poolLen += sketches.length;
     this.alive[slot] = 1;
     this.kpCount[slot] = count;
     this.liveImages++;
@@ -278,7 +295,6 @@ export class LshIndex {
   remove(slot: number): void {
     if (slot >= this.nSlots || !this.alive[slot]) return;
     this.alive[slot] = 0;
-    this.sketches[slot] = new Uint32Array(0);
     this.liveImages--;
     const n = this.kpCount[slot]! * this.params.tables;
     this.liveEntries -= n;
@@ -331,6 +347,25 @@ export class LshIndex {
       tab.deltaCount = 0;
     });
     this.deadEntries = 0;
+    this.compactSketches();
+  }
+
+  /** Drops removed images' sketches from the pool (slot numbers stay). */
+  private compactSketches(): void {
+    let live = 0;
+    for (let s = 0; s < this.nSlots; s++) if (this.alive[s]) live += 2 * this.kpCount[s]!;
+    if (live === this.poolLen && this.pool.length <= Math.max(1 << 16, live * 1.5)) return;
+    const out = new Uint32Array(Math.max(1 << 16, live));
+    let o = 0;
+    for (let s = 0; s < this.nSlots; s++) {
+      if (!this.alive[s]) continue;
+      const n = 2 * this.kpCount[s]!;
+      out.set(this.pool.subarray(this.sketchOff[s]!, this.sketchOff[s]! + n), o);
+      this.sketchOff[s] = o;
+      o += n;
+    }
+    this.pool = out;
+    this.poolLen = o;
   }
 
   /** The arrays of table t, for inlined scans: entries/tags[offsets[c]..offsets[c+1]) plus delta.get(c). */
@@ -352,7 +387,7 @@ export class LshIndex {
   /** Bytes held by the index arrays (offsets, entries, deltas at ~8 bytes per entry plus per-bucket overhead). */
   memoryBytes(): number {
     let b = this.alive.byteLength + this.kpCount.byteLength;
-    for (const s of this.sketches) b += s.byteLength + 64;
+    b += this.pool.byteLength + this.sketchOff.byteLength;
     for (const t of this.tables)
       b += t.offsets.byteLength + t.entries.byteLength + t.tags.byteLength + t.deltaCount * 16 + t.delta.size * 64;
     return b;

@@ -70,7 +70,7 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
   const ents = tabs.map((t) => t.entries);
   const tgs = tabs.map((t) => t.tags);
   const deltas = tabs.map((t) => (t.delta.size ? t.delta : null));
-  const sk = index.allSketches;
+  const { pool, offsets: skOff } = index.sketchPool;
   const voteH = p.voteHamming;
   const matchH = p.matchHamming;
   const maxH = Math.max(voteH, matchH);
@@ -121,16 +121,15 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
           const e = cand[c]!;
           const s = e >>> 11; // e / MAX_KP_PER_IMAGE
           if (!alive[s]) continue;
-          const kp = e & (MAX_KP_PER_IMAGE - 1);
-          const ss = sk[s]!;
-          const h = popcount(q0 ^ ss[2 * kp]!) + popcount(q1 ^ ss[2 * kp + 1]!);
+          const o = skOff[s]! + 2 * (e & (MAX_KP_PER_IMAGE - 1));
+          const h = popcount(q0 ^ pool[o]!) + popcount(q1 ^ pool[o + 1]!);
           if (h > maxH) continue;
           fullPassed++;
           if (h <= voteH && lastSeen[s] !== q) {
             lastSeen[s] = q;
             votes[s]! += w;
           }
-          if (h <= matchH) found.push(s, q, kp);
+          if (h <= matchH) found.push(s, q, e & (MAX_KP_PER_IMAGE - 1));
         }
       }
     }
@@ -221,9 +220,11 @@ export function sketchCollisions(qs: Uint32Array, nq: number, ts: Uint32Array, m
     const q0 = qs[2 * q]!;
     const q1 = qs[2 * q + 1]!;
     for (let t = 0; t < nt; t++) {
-      const h0 = popcount(q0 ^ ts[2 * t]!);
+      const x = q0 ^ ts[2 * t]!;
+      const h0 = POP16[x & 0xffff]! + POP16[x >>> 16]!;
       if (h0 > maxH) continue;
-      if (h0 + popcount(q1 ^ ts[2 * t + 1]!) > maxH) continue;
+      const y = q1 ^ ts[2 * t + 1]!;
+      if (h0 + POP16[y & 0xffff]! + POP16[y >>> 16]! > maxH) continue;
       if (len + 2 > out.length) {
         const nb = new Int32Array(out.length * 2);
         nb.set(out);
