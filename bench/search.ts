@@ -306,8 +306,8 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
         packed[n * L + 2 * k] = lo >>> 0;
         packed[n * L + 2 * k + 1] = hi >>> 0;
       }
-      // Loaded as a bank is loaded on start (IndexHandle.refresh): batches of 5,000 images.
-      if (chunk.push(packed) >= 5000 || i === N - 1) (index.addBatch(chunk), (chunk = []));
+      // Loaded as a bank is loaded on start (IndexHandle.refresh): batches of max(5,000, half the loaded) images.
+      if (chunk.push(packed) >= Math.max(5000, index.size / 2) || i === N - 1) (index.addBatch(chunk), (chunk = []));
       if (i % 10000 === 0) log(`scaling ${N}: ${i} images`);
     }
     index.merge();

@@ -69,8 +69,9 @@ export class IndexHandle {
     const repo = this.bank.repo(LshRepo);
     const sig = repo.signature();
     if (sig.count === this.sig.count && sig.maxId === this.sig.maxId) return;
-    // In batches of up to 5,000 images: a bank opened at 100k images loads in 20 compact merges instead of
-    // growing the delta image by image.
+    // In batches of 5,000 images or half the images loaded so far, whichever is more: a bank opened at 100k
+    // images loads in about 6 compact merges (each one copies the whole index) instead of growing the delta
+    // image by image.
     let batch: LshRow[] = [];
     const flush = () => {
       const slots = this.index.addBatch(batch.map((r) => r.codes));
@@ -81,7 +82,7 @@ export class IndexHandle {
       });
       batch = [];
     };
-    for (const row of repo.rowsAfter(this.loadedUpTo)) if (batch.push(row) >= 5000) flush();
+    for (const row of repo.rowsAfter(this.loadedUpTo)) if (batch.push(row) >= Math.max(5000, this.index.size / 2)) flush();
     flush();
     if (this.slotByRow.size !== sig.count) {
       const ids = repo.ids();
