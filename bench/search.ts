@@ -154,15 +154,12 @@ async function runSet(name: string) {
     // nearest neighbours, then the exact ratio test, RANSAC and score). Which correct targets does it verify,
     // and did the shortlist hold them? (All sources with a counterpart unless --exhaustive N.)
     if (exhaustiveQueries++ >= EXHAUSTIVE) continue;
-    const qp = prepare(q);
-    const qs = index.probe(qp.vecs, Math.min(q.count, 2048)).sketches;
+    const nq = Math.min(q.count, 2048);
+    const variants = [prepare(q), prepare(mirrorFeatures(q))].map((v) => ({ v, sketches: index.probe(v.vecs, nq).sketches }));
     for (const tid of rel) {
       const slot = ids.indexOf(tid);
-      const c = sketchCollisions(qs, Math.min(q.count, 2048), index.sketch(slot), 20);
-      const direct = verifyCandidate(qp, prepared[slot]!, c, p);
-      const mq = prepare(mirrorFeatures(q));
-      const mirrored = verifyCandidate(mq, prepared[slot]!, sketchCollisions(index.probe(mq.vecs, Math.min(q.count, 2048)).sketches, Math.min(q.count, 2048), index.sketch(slot), 20), p);
-      if (direct.score > 0 || mirrored.score > 0) {
+      const verified = variants.some(({ v, sketches }) => verifyCandidate(v, prepared[slot]!, sketchCollisions(sketches, nq, index.sketch(slot), 20), p).score > 0);
+      if (verified) {
         exhaustiveFound++;
         if (short.has(tid)) exhaustiveInShort++;
       }

@@ -45,3 +45,18 @@ export function mirrorFeatures(f: Features): Features {
   }
   return { ...f, keypoints: kp, descriptors: d };
 }
+
+/** Several keypoint sets of one image (the same frame) as one Features: the views' keypoints, or the query
+ *  and its views. */
+export function concatFeatures(base: Pick<Features, 'width' | 'height' | 'scale'>, parts: Features[]): Features {
+  const count = parts.reduce((a, f) => a + f.count, 0);
+  const keypoints = new Float32Array(count * KP_STRIDE);
+  const descriptors = new Uint8Array(count * DESC_SIZE);
+  let k = 0;
+  for (const f of parts) {
+    keypoints.set(f.keypoints.subarray(0, f.count * KP_STRIDE), k * KP_STRIDE);
+    descriptors.set(f.descriptors.subarray(0, f.count * DESC_SIZE), k * DESC_SIZE);
+    k += f.count;
+  }
+  return { width: base.width, height: base.height, scale: base.scale, count, keypoints, descriptors };
+}

@@ -234,18 +234,14 @@ export function ransacHomography(
   let best: number[] = [];
   let bestH = null as Mat3 | null;
   let maxIt = opts.maxIterations;
-  const all = Array.from({ length: n }, (_, i) => i);
   const countInliers = (H: Mat3): number[] => {
     const inl: number[] = [];
     for (let i = 0; i < n; i++) if (transferError2(H, pts, i) < thr2) inl.push(i);
     return inl;
   };
-  const refine = (seed: number[]): void => {
-    if (seed.length < 4) return;
-    let H = fitHomography(pts, seed);
-    if (!H) return;
-    let inl = countInliers(H);
-    for (let lo = 0; lo < 4 && inl.length >= 4; lo++) {
+  /** Local optimisation: re-fit on the inliers until the set stops growing (at most `rounds` re-fits). */
+  const localOptimise = (H: Mat3, inl: number[], rounds: number): { H: Mat3; inl: number[] } => {
+    for (let lo = 0; lo < rounds && inl.length >= 4; lo++) {
       const H2 = fitHomography(pts, inl);
       if (!H2) break;
       const inl2 = countInliers(H2);
@@ -253,6 +249,13 @@ export function ransacHomography(
       inl = inl2;
       H = H2;
     }
+    return { H, inl };
+  };
+  const refine = (seed: number[]): void => {
+    if (seed.length < 4) return;
+    const H0 = fitHomography(pts, seed);
+    if (!H0) return;
+    const { H, inl } = localOptimise(H0, countInliers(H0), 4);
     if (inl.length > best.length) {
       best = inl;
       bestH = H;
@@ -300,27 +303,17 @@ export function ransacHomography(
     if (degenerate(pts, sample)) continue;
     const H = homographyFrom4(pts, sample);
     if (!H) continue;
-    let inl = countInliers(H);
-    if (inl.length > best.length && inl.length >= 4) {
-      // Local optimisation: re-fit on the inliers until the set stops growing.
-      let Hc = H;
-      for (let lo = 0; lo < 3; lo++) {
-        const H2 = fitHomography(pts, inl);
-        if (!H2) break;
-        const inl2 = countInliers(H2);
-        if (inl2.length <= inl.length) break;
-        inl = inl2;
-        Hc = H2;
-      }
-      best = inl;
-      bestH = Hc;
+    const inl0 = countInliers(H);
+    if (inl0.length > best.length && inl0.length >= 4) {
+      const lo = localOptimise(H, inl0, 3);
+      best = lo.inl;
+      bestH = lo.H;
       const w = best.length / n;
       const denom = Math.log(1 - Math.pow(w, 4));
       if (denom < 0) maxIt = Math.min(opts.maxIterations, Math.ceil(Math.log(1 - conf) / denom));
     }
   }
   if (!bestH) return null;
-  void all;
   let err = 0;
   for (const i of best) err += Math.sqrt(transferError2(bestH, pts, i));
   return { H: bestH, inliers: best, meanError: best.length ? err / best.length : 0 };

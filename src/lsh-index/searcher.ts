@@ -2,9 +2,9 @@
 // of the most-voted images, then verification of each (ratio test on the pairs the index brought together,
 // RANSAC, image score). The mirror pass finds left-right flipped copies, which SIFT alone does not match.
 import type { Features } from './features.js';
-import { mirrorFeatures, rootSift } from './descriptors.js';
+import { concatFeatures, mirrorFeatures, rootSift } from './descriptors.js';
 import { LshIndex, MAX_KP_PER_IMAGE, popcount } from './lsh.js';
-import { verifyCandidate, type Prepared, type Verification, type VerifyParams } from './verify.js';
+import { unverified, verifyCandidate, type Prepared, type Verification, type VerifyParams } from './verify.js';
 
 export interface SearchParams extends VerifyParams {
   shortlist: number;
@@ -187,7 +187,7 @@ function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchParams, m
     const c = coll[i]!;
     const base = { slot, votes: Math.round(votes[slot]! * 10) / 10, mirrored };
     if (c.length / 2 < Math.max(4, p.minInliers)) {
-      hits.push({ ...base, matches: 0, inliers: 0, score: 0, H: null, pairs: new Float32Array(0), meanError: 0, spread: 0, reason: 'too few collisions' });
+      hits.push({ ...unverified('too few collisions'), ...base });
       return;
     }
     hits.push({ ...verifyCandidate(v, target, c, p), ...base });
@@ -246,7 +246,7 @@ const better = (a: Hit, b: Hit) => a.score - b.score || a.inliers - b.inliers ||
 export function search(index: LshIndex, load: SlotLoader, query: Features, p: SearchParams, extra?: Features): SearchResult {
   const timings = { probeMs: 0, voteMs: 0, verifyMs: 0 };
   // --- views hook: the view keypoints follow the plain ones (indexes after query.count), no count cap
-  const q = extra?.count ? concatPrepared(prepare(query), prepare(extra)) : prepare(query);
+  const q = prepare(extra?.count ? concatFeatures(query, [query, extra]) : query);
   const direct = pass(index, load, q, p, false, timings, extra?.count ? Infinity : MAX_KP_PER_IMAGE);
   const bySlot = new Map<number, Hit>(direct.hits.map((h) => [h.slot, h]));
   const shortlist = [...direct.shortlist];
@@ -266,19 +266,6 @@ export function search(index: LshIndex, load: SlotLoader, query: Features, p: Se
   return { hits, shortlist, mirrorPass, timings };
 }
 
-/** One query from two keypoint sets in the same frame (b's keypoints after a's). */
-function concatPrepared(a: Prepared, b: Prepared): Prepared {
-  const kp = new Float32Array(a.f.keypoints.length + b.f.keypoints.length);
-  kp.set(a.f.keypoints);
-  kp.set(b.f.keypoints, a.f.keypoints.length);
-  const d = new Uint8Array(a.f.descriptors.length + b.f.descriptors.length);
-  d.set(a.f.descriptors);
-  d.set(b.f.descriptors, a.f.descriptors.length);
-  const vecs = new Float32Array(a.vecs.length + b.vecs.length);
-  vecs.set(a.vecs);
-  vecs.set(b.vecs, a.vecs.length);
-  return { f: { ...a.f, count: a.f.count + b.f.count, keypoints: kp, descriptors: d }, vecs };
-}
 
 /** Indexes of the k largest values with a positive count, largest first. */
 export function topK(v: Float32Array | Uint32Array, k: number): number[] {

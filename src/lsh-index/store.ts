@@ -136,7 +136,8 @@ export function syncIndex(
 ): { handle: IndexHandle; summary: IndexSummary } {
   const repo = bank.repo(LshRepo);
   const key = paramsKey(lshParams(config));
-  const codec = new LshIndex(lshParams(config)); // projects descriptors into stored codes (no buckets used)
+  // Projects descriptors into stored codes: the open index when its codes match, else made once when needed.
+  let codec: LshIndex | undefined = handles.get(bank)?.key === key ? handles.get(bank)!.index : undefined;
   const feats = bank.repo(FeaturesRepo);
   const removed = bank.transaction(() => repo.dropOtherParams(key) + repo.dropStale());
   let indexed = 0;
@@ -153,7 +154,7 @@ export function syncIndex(
       const f = feats.get(b.imageSha256);
       if (!f) continue;
       const p = prepare(f);
-      rows.push({ itemId: b.itemId, sha: b.imageSha256, count: f.count, codes: codec.codes(p.vecs, f.count) });
+      rows.push({ itemId: b.itemId, sha: b.imageSha256, count: f.count, codes: (codec ??= new LshIndex(lshParams(config))).codes(p.vecs, f.count) });
     }
     bank.transaction(() => {
       for (const r of rows) repo.put(r.itemId, r.sha, key, r.count, r.codes);
@@ -162,7 +163,7 @@ export function syncIndex(
   }
   // A new in-memory index when the codes' parameters changed, or when the bank outgrew the bucket width
   // (auto bits grow by one as the bank doubles; stored codes are kept, only the buckets are rebuilt).
-  const params = lshParams(config, repo.keypointTotal());
+  const params = lshParams(config, config.lsh.bits === 'auto' ? repo.keypointTotal() : 0);
   let handle = handles.get(bank);
   if (!handle || handle.key !== key || params.bits > handle.index.params.bits || (config.lsh.bits !== 'auto' && params.bits !== handle.index.params.bits)) {
     handle = new IndexHandle(bank, params);

@@ -37,14 +37,16 @@ function dist(a: Float32Array, ao: number, b: Float32Array, bo: number): number 
   return Math.sqrt(Math.max(0, 2 - 2 * s));
 }
 
+/** The verification of an image that could not be verified (score 0), with the reason. */
+export function unverified(reason: string, matches = 0): Verification {
+  return { matches, inliers: 0, score: 0, H: null, pairs: new Float32Array(0), meanError: 0, spread: 0, reason };
+}
+
 /**
  * cand: flat list of (queryKp, targetKp) pairs, the index's collisions grouped by query keypoint in
  * non-decreasing order (the scan walks query keypoints in order); duplicates allowed (several tables).
  */
 export function verifyCandidate(q: Prepared, t: Prepared, cand: Int32Array | number[], p: VerifyParams): Verification {
-  const empty = (reason: string, matches = 0): Verification => ({
-    matches, inliers: 0, score: 0, H: null, pairs: new Float32Array(0), meanError: 0, spread: 0, reason,
-  });
   // Per query keypoint: nearest and second nearest among the target keypoints that collided with it.
   const n = cand.length / 2;
   const seen = new Int32Array(t.f.count).fill(-1); // target kp -> last query kp that measured it
@@ -73,7 +75,7 @@ export function verifyCandidate(q: Prepared, t: Prepared, cand: Int32Array | num
   const used = new Set<number>();
   const m: typeof good = [];
   for (const g of good) if (!used.has(g.ti)) (used.add(g.ti), m.push(g));
-  if (m.length < Math.max(4, p.minInliers)) return empty('too few matches', m.length);
+  if (m.length < Math.max(4, p.minInliers)) return unverified('too few matches', m.length);
   const pts = new Float64Array(m.length * 4);
   const qk = q.f.keypoints;
   const tk = t.f.keypoints;
@@ -97,7 +99,7 @@ export function verifyCandidate(q: Prepared, t: Prepared, cand: Int32Array | num
     sim,
     simThreshold: Math.max(p.ransacThreshold * 2, 0.04 * diag),
   });
-  if (!r) return empty('no homography', m.length);
+  if (!r) return unverified('no homography', m.length);
   const inl = r.inliers.length;
   const pairs = new Float32Array(inl * 4);
   const qxy: number[] = [];

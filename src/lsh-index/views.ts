@@ -6,9 +6,12 @@
 import type { Config } from '../config/schema.js';
 import { siftParams } from '../sift/extract.js';
 import { viewFeatures, viewSpecs } from '../sift/views.js';
-import { KP_STRIDE, DESC_SIZE, type Features } from './features.js';
+import type { Features } from './features.js';
+import { concatFeatures } from './descriptors.js';
 import type { LshIndex } from './lsh.js';
 import { search, type Hit, type SearchParams, type SearchResult, type SlotLoader } from './searcher.js';
+
+export { concatFeatures };
 
 export interface ViewParams {
   enabled: boolean;
@@ -41,19 +44,6 @@ export interface ProgressiveResult extends SearchResult {
   views: { count: number; keypoints: number; synthMs: number; extractMs: number; searchMs: number };
 }
 
-/** The views' keypoints as one Features in the query's frame. */
-export function concatFeatures(base: Pick<Features, 'width' | 'height' | 'scale'>, parts: Features[]): Features {
-  const count = parts.reduce((a, f) => a + f.count, 0);
-  const keypoints = new Float32Array(count * KP_STRIDE);
-  const descriptors = new Uint8Array(count * DESC_SIZE);
-  let k = 0;
-  for (const f of parts) {
-    keypoints.set(f.keypoints.subarray(0, f.count * KP_STRIDE), k * KP_STRIDE);
-    descriptors.set(f.descriptors.subarray(0, f.count * DESC_SIZE), k * DESC_SIZE);
-    k += f.count;
-  }
-  return { width: base.width, height: base.height, scale: base.scale, count, keypoints, descriptors };
-}
 
 
 /**
