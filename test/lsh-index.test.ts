@@ -1,7 +1,7 @@
 // Unit tests of the index and the verifier on synthetic data: homography fitting and RANSAC, the mirror
 // permutation, the index's add/remove/merge and determinism, the sanity checks and the score.
 import { expect } from 'chai';
-import { MIRROR, mirrorFeatures, rootSift } from '../src/lsh-index/descriptors.js';
+import { concatFeatures, MIRROR, mirrorFeatures, rootSift } from '../src/lsh-index/descriptors.js';
 import { fitHomography, homographyFrom4, ransacHomography, transferError2 } from '../src/lsh-index/geometry.js';
 import { CODE_BITS, LshIndex, mulberry32, popcount, type LshParams } from '../src/lsh-index/lsh.js';
 import { prepare, search, sketchCollisions, topK } from '../src/lsh-index/searcher.js';
@@ -152,6 +152,26 @@ describe('lsh-index: descriptors and index', () => {
     for (const h of r.hits) expect(h.score).to.equal(0);
     idx.merge();
     expect(run().shortlist).to.not.include(1);
+  });
+
+  it("shares each query keypoint's vote among the images it reaches: a distinctive match outranks a common one", () => {
+    // The query's first 40 keypoints are in image 0 only; its next 80 in each of images 1..6 (a logo or
+    // lettering every cover carries). Whole votes would put the six first (80 > 40); shared votes count
+    // each of those 80 keypoints a sixth for each image.
+    const q = randomFeatures(30, 200);
+    const part = (f: Features, from: number, to: number): Features => ({
+      ...f, count: to - from,
+      keypoints: f.keypoints.slice(from * 6, to * 6), descriptors: f.descriptors.slice(from * 128, to * 128),
+    });
+    const imgs = [concatFeatures(q, [part(q, 0, 40), randomFeatures(31, 200)])];
+    for (let i = 1; i <= 6; i++) imgs.push(concatFeatures(q, [part(q, 40, 120), randomFeatures(31 + i * 7, 200)]));
+    const idx = new LshIndex(PARAMS);
+    const prepared = imgs.map((f) => prepare(f));
+    for (const p of prepared) idx.add(idx.codes(p.vecs, p.f.count));
+    const r = search(idx, (s) => prepared[s], q, { ...SP, mirror: false });
+    expect(r.shortlist[0]).to.equal(0);
+    const votes = new Map(r.hits.map((h) => [h.slot, h.votes]));
+    for (let s = 1; s <= 6; s++) expect(votes.get(s)!).to.be.greaterThan(0).and.lessThan(votes.get(0)! / 2);
   });
 
   it('verifies a mirrored copy through the mirror pass only', () => {
