@@ -14,7 +14,8 @@ import { LshIndex } from '../src/lsh-index/lsh.js';
 import { prepare, search } from '../src/lsh-index/searcher.js';
 import { runMatch } from '../src/lsh-index/stage.js';
 import { lshParams, searchParams } from '../src/lsh-index/store.js';
-import { searchProgressive, viewParams } from '../src/lsh-index/views.js';
+import { poolViews, searchProgressive, viewParams } from '../src/lsh-index/views.js';
+import { SiftPool } from '../src/sift/pool.js';
 import type { Prepared } from '../src/lsh-index/verify.js';
 import { importManifest } from '../src/ingest/manifest.js';
 import { tempDir, writeManifest } from './helpers.js';
@@ -75,6 +76,21 @@ describe('lsh-index: search with synthesised query views', function () {
     for (let i = 0; i < top.pairs.length; i += 4) {
       const [u, v] = onCopy(top.pairs[i]!, top.pairs[i + 1]!);
       expect(Math.hypot(u - top.pairs[i + 2]!, v - top.pairs[i + 3]!)).to.be.lessThan(config.match.ransacThreshold + 1);
+    }
+  });
+
+  it('gives the same hits with the views computed on worker threads', async () => {
+    const q = await extractFeatures(queryPng, config);
+    const here = await searchProgressive(index, (s) => prep[s], q, searchParams(config), viewParams(config), config.sift, grey(queryPng));
+    const pool = new SiftPool(config.sift, 2);
+    try {
+      const there = await searchProgressive(index, (s) => prep[s], q, searchParams(config), viewParams(config), config.sift, grey(queryPng), poolViews(pool));
+      expect(there.usedViews).to.equal(true);
+      expect(there.views.keypoints).to.equal(here.views.keypoints);
+      expect(there.hits).to.deep.equal(here.hits);
+      expect(there.shortlist).to.deep.equal(here.shortlist);
+    } finally {
+      await pool.close();
     }
   });
 
