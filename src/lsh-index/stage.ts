@@ -34,10 +34,15 @@ export interface MatchOptions {
  */
 export class ViewPool {
   private pool: SiftPool | undefined;
+  private closed = false;
   constructor(private config: Config, private threads?: number, private logger?: Logger) {}
 
-  /** The views on the pool; should the workers fail (a crash, not bad input), in this thread: the same features. */
+  /**
+   * The views on the pool; should the workers fail (a crash, not bad input), in this thread: the same features.
+   * After close(), in this thread (no new workers).
+   */
   readonly run: ViewRunner = async (g, specs, sift, keypointsPerView, maxSide) => {
+    if (this.closed) return inThreadViews(g, specs, sift, keypointsPerView, maxSide);
     this.pool ??= new SiftPool(this.config.sift, resolveThreads(this.threads, this.config.sift.threads));
     try {
       return await this.pool.views(g, specs, { sift, keypointsPerView, maxSide });
@@ -54,6 +59,7 @@ export class ViewPool {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const p = this.pool;
     this.pool = undefined;
     await p?.close();
