@@ -12,9 +12,12 @@ import { extractFeatures } from '../src/sift/extract.js';
 import { fitHomography } from '../src/lsh-index/geometry.js';
 import { LshIndex } from '../src/lsh-index/lsh.js';
 import { prepare, search } from '../src/lsh-index/searcher.js';
-import { runMatch } from '../src/lsh-index/stage.js';
+import { ViewPool, runMatch } from '../src/lsh-index/stage.js';
 import { lshParams, searchParams } from '../src/lsh-index/store.js';
-import { searchProgressive, viewParams } from '../src/lsh-index/views.js';
+import { inThreadViews, poolViews, searchProgressive, viewParams } from '../src/lsh-index/views.js';
+import { siftParams } from '../src/sift/extract.js';
+import { viewSpecs } from '../src/sift/views.js';
+import { SiftPool } from '../src/sift/pool.js';
 import type { Prepared } from '../src/lsh-index/verify.js';
 import { importManifest } from '../src/ingest/manifest.js';
 import { tempDir, writeManifest } from './helpers.js';
@@ -76,6 +79,45 @@ describe('lsh-index: search with synthesised query views', function () {
       const [u, v] = onCopy(top.pairs[i]!, top.pairs[i + 1]!);
       expect(Math.hypot(u - top.pairs[i + 2]!, v - top.pairs[i + 3]!)).to.be.lessThan(config.match.ransacThreshold + 1);
     }
+  });
+
+  it('gives the same hits with the views computed on worker threads', async () => {
+    const q = await extractFeatures(queryPng, config);
+    const here = await searchProgressive(index, (s) => prep[s], q, searchParams(config), viewParams(config), config.sift, grey(queryPng));
+    const pool = new SiftPool(config.sift, 2);
+    try {
+      const there = await searchProgressive(index, (s) => prep[s], q, searchParams(config), viewParams(config), config.sift, grey(queryPng), poolViews(pool));
+      expect(there.usedViews).to.equal(true);
+      expect(there.views.keypoints).to.equal(here.views.keypoints);
+      expect(there.hits).to.deep.equal(here.hits);
+      expect(there.shortlist).to.deep.equal(here.shortlist);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('a ViewPool starts workers only when views run, falls back to this thread when they fail, and stops', async () => {
+    const g = await grey(queryPng)();
+    const specs = viewSpecs(config.match.views.tilts, 2).slice(0, 3);
+    const args = [g, specs, siftParams(config.sift), 200, config.match.views.maxSide] as const;
+    const want = await inThreadViews(...args);
+    const vp = new ViewPool(config, 2);
+    try {
+      expect(vp.started).to.equal(false);
+      expect(await vp.run(...args)).to.deep.include({ views: want.views });
+      expect(vp.started).to.equal(true);
+      // Bad input is the caller's error: no fallback.
+      const bad = await Promise.resolve(vp.run({ ...g, width: 0 }, specs, args[2], 200, args[4])).catch((e: Error) => e);
+      expect(bad).to.be.instanceOf(RangeError);
+      // Workers that fail (here: a pool whose workers are gone) do not fail the query: same features, this thread.
+      await (vp as unknown as { pool: { close(): Promise<void> } }).pool.close();
+      expect(await vp.run(...args)).to.deep.include({ views: want.views });
+    } finally {
+      await vp.close();
+    }
+    expect(vp.started).to.equal(false);
+    expect(await vp.run(...args)).to.deep.include({ views: want.views });
+    expect(vp.started, 'no new workers after close').to.equal(false);
   });
 
   it('is progressive: a confident plain query and disabled views synthesise nothing', async () => {

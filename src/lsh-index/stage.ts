@@ -7,12 +7,14 @@ import type { Config } from '../config/schema.js';
 import { computeMissingFeatures } from '../sift/stage.js';
 import { decodeGrey } from '../sift/decode.js';
 import { extractFeatures } from '../sift/extract.js';
+import { SiftPool, resolveThreads } from '../sift/pool.js';
 import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
 import type { Features } from './features.js';
 import { search, type Hit } from './searcher.js';
 import { searchParams, syncIndex, type IndexHandle } from './store.js';
-import { searchProgressive, viewParams, type GreyImage } from './views.js';
+import { errorMessage } from '../util/errors.js';
+import { inThreadViews, poolViews, searchProgressive, viewParams, type GreyImage, type ViewRunner } from './views.js';
 
 export interface MatchOptions {
   top?: number;
@@ -21,6 +23,47 @@ export interface MatchOptions {
   logger?: Logger;
   /** Sources per committed batch. */
   batchSize?: number;
+  /** Worker threads for the features and the synthesised views (default: config sift.threads; 1 = this thread). */
+  threads?: number;
+}
+
+/**
+ * One SiftPool for the synthesised views of a whole run (match) or search, started the first time a query needs
+ * views (a run whose queries are all confident starts no worker), stopped by close(). With one thread (config
+ * sift.threads: 1, or one core) the views run in the calling thread, as the pool does.
+ */
+export class ViewPool {
+  private pool: SiftPool | undefined;
+  private closed = false;
+  constructor(private config: Config, private threads?: number, private logger?: Logger) {}
+
+  /**
+   * The views on the pool; should the workers fail (a crash, not bad input), in this thread: the same features.
+   * After close(), in this thread (no new workers).
+   */
+  readonly run: ViewRunner = async (g, specs, sift, keypointsPerView, maxSide) => {
+    if (this.closed) return inThreadViews(g, specs, sift, keypointsPerView, maxSide);
+    this.pool ??= new SiftPool(this.config.sift, resolveThreads(this.threads, this.config.sift.threads));
+    try {
+      return await this.pool.views(g, specs, { sift, keypointsPerView, maxSide });
+    } catch (err) {
+      if (err instanceof RangeError) throw err;
+      this.logger?.warn(`match: views on worker threads failed (${errorMessage(err)}), computing them in this thread`);
+      return inThreadViews(g, specs, sift, keypointsPerView, maxSide);
+    }
+  };
+
+  /** Whether workers were started (a query needed views). */
+  get started(): boolean {
+    return this.pool !== undefined;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const p = this.pool;
+    this.pool = undefined;
+    await p?.close();
+  }
 }
 
 export interface MatchSummary {
@@ -68,6 +111,7 @@ export function toOriginal(h: Hit, q: Features, t: Features): { homography: numb
 /**
  * Ranked candidates for query features: verified hits with a score above the threshold, best first.
  * grey: the query image at detection size, for the synthesised views (match.views); without it, the plain search only.
+ * runViews: where the views are computed (a ViewPool's run for worker threads; default: this thread).
  */
 export async function rankAgainstIndex(
   handle: IndexHandle,
@@ -75,10 +119,11 @@ export async function rankAgainstIndex(
   q: Features,
   top: number,
   grey?: () => Promise<GreyImage | undefined>,
+  runViews?: ViewRunner,
 ): Promise<{ cand: CandidateInput[]; hits: Hit[]; usedViews: boolean }> {
   const load = (s: number) => handle.load(s);
   const r = grey
-    ? await searchProgressive(handle.index, load, q, searchParams(config), viewParams(config), config.sift, grey)
+    ? await searchProgressive(handle.index, load, q, searchParams(config), viewParams(config), config.sift, grey, runViews)
     : { ...search(handle.index, load, q, searchParams(config)), usedViews: false };
   const minScore = config.match.minScore;
   const cand: CandidateInput[] = [];
@@ -117,7 +162,7 @@ function greyLoader(config: Config, bytes: () => Uint8Array): () => Promise<Grey
 export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = {}): Promise<MatchSummary> {
   const t0 = performance.now();
   const top = opts.top ?? config.match.top;
-  const fs = await computeMissingFeatures(bank, config, { signal: opts.signal, logger: opts.logger });
+  const fs = await computeMissingFeatures(bank, config, { signal: opts.signal, logger: opts.logger, threads: opts.threads });
   const summary: MatchSummary = {
     featured: fs.featured + fs.skipped, featureFailures: fs.failed, indexed: 0, indexedImages: 0, indexMemoryBytes: 0,
     sources: 0, withCandidates: 0, candidates: 0, viewed: 0, aborted: fs.aborted, ms: 0,
@@ -134,39 +179,45 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
   opts.progress?.setTotal(total);
   opts.logger?.info(`match: ${total} source items against ${handle.index.size} indexed target images`);
   const batchSize = opts.batchSize ?? 20;
+  // One pool for the views of the whole run (not one per query), stopped however the loop ends.
+  const views = new ViewPool(config, opts.threads, opts.logger);
   let afterId = 0;
-  for (;;) {
-    if (opts.signal?.aborted) {
-      summary.aborted = true;
-      break;
-    }
-    const batch = cands.pendingSources(seq, afterId, batchSize);
-    if (!batch.length) break;
-    afterId = batch[batch.length - 1]!.id;
-    const results: { id: number; sha: string; cand: CandidateInput[] }[] = [];
-    for (const s of batch) {
-      const q = feats.get(s.imageSha256);
-      let cand: CandidateInput[] = [];
-      if (q && handle.index.size) {
-        const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(s.imageSha256)));
-        cand = r.cand;
-        if (r.usedViews) summary.viewed++;
+  try {
+    for (;;) {
+      if (opts.signal?.aborted) {
+        summary.aborted = true;
+        break;
       }
-      results.push({ id: s.id, sha: s.imageSha256, cand });
-    }
-    const now = new Date().toISOString();
-    bank.transaction(() => {
+      const batch = cands.pendingSources(seq, afterId, batchSize);
+      if (!batch.length) break;
+      afterId = batch[batch.length - 1]!.id;
+      const results: { id: number; sha: string; cand: CandidateInput[] }[] = [];
+      for (const s of batch) {
+        const q = feats.get(s.imageSha256);
+        let cand: CandidateInput[] = [];
+        if (q && handle.index.size) {
+          const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(s.imageSha256)), views.run);
+          cand = r.cand;
+          if (r.usedViews) summary.viewed++;
+        }
+        results.push({ id: s.id, sha: s.imageSha256, cand });
+      }
+      const now = new Date().toISOString();
+      bank.transaction(() => {
+        for (const r of results) {
+          cands.replaceFor(r.id, r.cand, now);
+          cands.markMatched(r.id, r.sha, seq, now);
+        }
+      });
       for (const r of results) {
-        cands.replaceFor(r.id, r.cand, now);
-        cands.markMatched(r.id, r.sha, seq, now);
+        summary.sources++;
+        if (r.cand.length) summary.withCandidates++;
+        summary.candidates += r.cand.length;
       }
-    });
-    for (const r of results) {
-      summary.sources++;
-      if (r.cand.length) summary.withCandidates++;
-      summary.candidates += r.cand.length;
+      opts.progress?.tick(batch.length);
     }
-    opts.progress?.tick(batch.length);
+  } finally {
+    await views.close();
   }
   summary.ms = Math.round(performance.now() - t0);
   opts.logger?.info(
@@ -186,12 +237,28 @@ export interface SearchHit {
   homography: number[] | null;
 }
 
-/** Ranks the target bank for one image (bytes of any format sharp reads). Indexes pending targets first. */
-export async function searchImage(bank: Bank, config: Config, buf: Uint8Array, opts: { top?: number; logger?: Logger } = {}): Promise<SearchHit[]> {
+/**
+ * Ranks the target bank for one image (bytes of any format sharp reads). Indexes pending targets first.
+ * The synthesised views (when the plain search is not confident) run on `opts.pool` when given (a long-lived
+ * caller keeps one), else on a ViewPool started for this search only when views run, and stopped before returning.
+ */
+export async function searchImage(
+  bank: Bank,
+  config: Config,
+  buf: Uint8Array,
+  opts: { top?: number; logger?: Logger; pool?: SiftPool; threads?: number } = {},
+): Promise<SearchHit[]> {
   const q = await extractFeatures(buf, config);
   const { handle } = syncIndex(bank, config, { logger: opts.logger });
   if (!handle.index.size) return [];
-  const { cand } = await rankAgainstIndex(handle, config, q, opts.top ?? config.match.top, greyLoader(config, () => buf));
+  const own = opts.pool ? undefined : new ViewPool(config, opts.threads, opts.logger);
+  let cand: CandidateInput[];
+  try {
+    const runViews = opts.pool ? poolViews(opts.pool) : own!.run;
+    ({ cand } = await rankAgainstIndex(handle, config, q, opts.top ?? config.match.top, greyLoader(config, () => buf), runViews));
+  } finally {
+    await own?.close();
+  }
   const out: SearchHit[] = [];
   for (const c of cand) {
     const item = bank.items.byId(c.targetItemId);

@@ -5,7 +5,8 @@
 // The plain pass's hits are kept where they score higher, so views can only add.
 import type { Config } from '../config/schema.js';
 import { siftParams } from '../sift/extract.js';
-import { viewFeatures, viewSpecs } from '../sift/views.js';
+import type { SiftParams } from '../sift/types.js';
+import { viewFeatures, viewSpecs, type ViewFeaturesResult, type ViewSpec } from '../sift/views.js';
 import type { Features } from './features.js';
 import { concatFeatures } from './descriptors.js';
 import type { LshIndex } from './lsh.js';
@@ -38,6 +39,25 @@ export interface GreyImage {
   height: number;
 }
 
+/**
+ * Computes the views' features (one Features per spec, in spec order, mapped back to the grey image's frame).
+ * Default: in the calling thread (sift's viewFeatures); `poolViews` runs them on a SiftPool's workers.
+ */
+export type ViewRunner = (
+  g: GreyImage & { scale?: number },
+  specs: ViewSpec[],
+  sift: SiftParams,
+  keypointsPerView: number,
+  maxSide: number,
+) => Promise<ViewFeaturesResult> | ViewFeaturesResult;
+
+export const inThreadViews: ViewRunner = (g, specs, sift, kpv, maxSide) => viewFeatures(g, specs, sift, kpv, maxSide);
+
+/** A ViewRunner over a SiftPool (or anything with its views method). */
+export function poolViews(pool: { views: (d: GreyImage & { scale?: number }, specs: ViewSpec[], o: { sift: SiftParams; keypointsPerView: number; maxSide?: number }) => Promise<ViewFeaturesResult> }): ViewRunner {
+  return (g, specs, sift, keypointsPerView, maxSide) => pool.views(g, specs, { sift, keypointsPerView, maxSide });
+}
+
 export interface ProgressiveResult extends SearchResult {
   /** Whether the views ran (the plain query was not confident). */
   usedViews: boolean;
@@ -49,7 +69,8 @@ export interface ProgressiveResult extends SearchResult {
 /**
  * Plain search, then (when not confident and views are enabled) the views search; hits merged per image.
  * grey: the query image decoded at its detection size (called only when the views run). The query's
- * width/height must be the grey image's.
+ * width/height must be the grey image's. runViews: where the views are computed (default: this thread;
+ * `poolViews(pool)` for worker threads, same features).
  */
 export async function searchProgressive(
   index: LshIndex,
@@ -59,6 +80,7 @@ export async function searchProgressive(
   vp: ViewParams,
   sift: Config['sift'],
   grey: () => Promise<GreyImage | undefined> | GreyImage | undefined,
+  runViews: ViewRunner = inThreadViews,
 ): Promise<ProgressiveResult> {
   const plain = search(index, load, q, p);
   const none = { count: 0, keypoints: 0, synthMs: 0, extractMs: 0, searchMs: 0 };
@@ -67,7 +89,7 @@ export async function searchProgressive(
   const g = await grey();
   if (!g || g.width !== q.width || g.height !== q.height) return { ...plain, usedViews: false, views: none };
   const specs = viewSpecs(vp.tilts, vp.rotations);
-  const vf = viewFeatures(g, specs, siftParams(sift), vp.keypointsPerView, vp.maxSide);
+  const vf = await runViews(g, specs, siftParams(sift), vp.keypointsPerView, vp.maxSide);
   const extra = concatFeatures(q, vf.views);
   const t0 = performance.now();
   // The mirror pass already ran with the plain query; the views search the image as it is.

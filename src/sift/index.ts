@@ -5,3 +5,5 @@ export { decodeGrey, DecodeError, type DecodeErrorCode, type DecodedGrey } from 
 export { extractFeatures, siftParams, type SiftConfig } from './extract.js';
 export { SiftPool, resolveThreads } from './pool.js';
 export { computeMissingFeatures, type SiftStageOptions, type SiftStageSummary } from './stage.js';
+export { viewSpecs, viewFeatures, checkViewInput, type ViewSpec, type ViewFeaturesResult } from './views.js';
+export { type ViewsInput, type ViewsOptions } from './pool.js';

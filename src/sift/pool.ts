@@ -2,21 +2,54 @@
 // The worker file is resolved next to this module: worker.js when running from dist/, worker.ts when running the
 // TypeScript sources through tsx (tests, `node --import tsx src/cli.ts`), in which case the worker is started with
 // tsx's loader too.
+//
+// Two kinds of job: a whole image (bytes -> Features) and the synthesised views of a query (a decoded grey image
+// + view specs -> one Features per view, mapped back to the original frame, see views.ts). A query's views are
+// queued one job per view, so the pool's workers share them and the calling thread's event loop stays free.
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { DecodeError, type DecodeErrorCode } from './decode.js';
 import { extractFeatures, type SiftConfig } from './extract.js';
-import type { Features } from './types.js';
+import type { Features, SiftParams } from './types.js';
+import { viewFeatures, type ViewFeaturesResult, type ViewSpec } from './views.js';
 
-export interface WorkerRequest {
-  id: number;
-  buf: Uint8Array;
-  sift: SiftConfig;
+/** What a views job needs: the query's grey image at detection size and how to synthesise and describe its views. */
+export interface ViewsInput {
+  grey: Uint8Array;
+  width: number;
+  height: number;
+  /** Detection px per original px (copied into every view's Features). */
+  scale?: number;
 }
 
+export interface ViewsOptions {
+  sift: SiftParams;
+  keypointsPerView: number;
+  /** Longest side of a synthesised view (Infinity: no limit). */
+  maxSide?: number;
+}
+
+export type WorkerRequest =
+  | { id: number; kind: 'image'; buf: Uint8Array; sift: SiftConfig }
+  | {
+      id: number;
+      kind: 'views';
+      grey: Uint8Array;
+      width: number;
+      height: number;
+      scale: number;
+      specs: ViewSpec[];
+      params: SiftParams;
+      keypointsPerView: number;
+      maxSide: number;
+    };
+
 export type WorkerReply =
-  | { id: number; ok: true; features: Features; ms: number }
+  | { id: number; ok: true; kind: 'image'; features: Features; ms: number }
+  | { id: number; ok: true; kind: 'views'; views: Features[]; synthMs: number; extractMs: number; ms: number }
   | { id: number; ok: false; error: { name: string; code: string; message: string }; ms: number };
+
+type OkReply = Extract<WorkerReply, { ok: true }>;
 
 export interface ExtractResult {
   features: Features;
@@ -46,9 +79,23 @@ function spawnWorker(): Worker {
 
 interface Job {
   id: number;
-  buf: Uint8Array;
-  resolve: (r: ExtractResult) => void;
+  /** Builds the message at dispatch time (copies are made then, not while the job waits in the queue). */
+  message: (id: number) => { req: WorkerRequest; transfer: ArrayBuffer[] };
+  resolve: (r: OkReply) => void;
   reject: (e: Error) => void;
+}
+
+/** A copy of bytes in its own ArrayBuffer, to transfer (the caller keeps its own). */
+function copyBytes(b: Uint8Array): Uint8Array {
+  const copy = new Uint8Array(b.byteLength);
+  copy.set(b);
+  return copy;
+}
+
+function replyError(e: { name: string; code: string; message: string }): Error {
+  if (e.name === 'DecodeError') return new DecodeError(e.code as DecodeErrorCode, e.message);
+  const err = e.name === 'RangeError' ? new RangeError(e.message) : new Error(e.message);
+  return err;
 }
 
 export class SiftPool {
@@ -75,9 +122,62 @@ export class SiftPool {
       const t0 = performance.now();
       return extractFeatures(buf, { sift: this.sift }).then((features) => ({ features, ms: performance.now() - t0 }));
     }
+    return this.submit((id) => {
+      const copy = copyBytes(buf);
+      return { req: { id, kind: 'image', buf: copy, sift: this.sift }, transfer: [copy.buffer as ArrayBuffer] };
+    }).then((r) => {
+      if (r.kind !== 'image') throw new Error('sift worker answered an image job with views');
+      return { features: r.features, ms: r.ms };
+    });
+  }
+
+  /**
+   * The synthesised views of a grey image, described with SIFT and mapped back to its frame: the same Features,
+   * in the same order, as views.ts's viewFeatures in the calling thread (which is what runs with threads = 1).
+   * With workers, each view is one job, so the views of one query spread over all workers. synthMs and
+   * extractMs are summed over the views (CPU time, not wall time). Rejects with a RangeError for bad input
+   * (see checkViewInput) or an Error when a worker fails.
+   */
+  views(d: ViewsInput, specs: ViewSpec[], o: ViewsOptions): Promise<ViewFeaturesResult> {
+    if (this.closed) return Promise.reject(new Error('sift pool is closed'));
+    const maxSide = o.maxSide ?? Infinity;
+    if (this.threads === 1) {
+      // Synchronously, as the caller would: the result is the same function's.
+      try {
+        return Promise.resolve(viewFeatures(d, specs, o.sift, o.keypointsPerView, maxSide));
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
+    }
+    const jobs = specs.map((spec) =>
+      this.submit((id) => {
+        const grey = copyBytes(d.grey);
+        const req: WorkerRequest = {
+          id, kind: 'views', grey, width: d.width, height: d.height, scale: d.scale ?? 1,
+          specs: [spec], params: o.sift, keypointsPerView: o.keypointsPerView, maxSide,
+        };
+        return { req, transfer: [grey.buffer as ArrayBuffer] };
+      }),
+    );
+    return Promise.all(jobs).then((replies) => {
+      const out: ViewFeaturesResult = { views: [], synthMs: 0, extractMs: 0 };
+      for (const r of replies) {
+        if (r.kind !== 'views') throw new Error('sift worker answered a views job with an image');
+        out.views.push(...r.views);
+        out.synthMs += r.synthMs;
+        out.extractMs += r.extractMs;
+      }
+      return out;
+    });
+  }
+
+  private submit(message: Job['message']): Promise<OkReply> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, buf, resolve, reject });
-      if (!this.workers.length) this.queue.pop()!.reject(new Error('sift workers are not available'));
+      if (!this.workers.length) {
+        reject(new Error('sift workers are not available'));
+        return;
+      }
+      this.queue.push({ id: this.nextId++, message, resolve, reject });
       this.pump();
     });
   }
@@ -86,12 +186,17 @@ export class SiftPool {
     while (this.idle.length && this.queue.length) {
       const w = this.idle.pop()!;
       const job = this.queue.shift()!;
+      let msg: ReturnType<Job['message']>;
+      try {
+        msg = job.message(job.id);
+      } catch (err) {
+        this.idle.push(w);
+        job.reject(err as Error);
+        continue;
+      }
       this.running.set(w, job);
-      // Copy into a transferable buffer (the caller may keep its own).
-      const copy = new Uint8Array(job.buf.byteLength);
-      copy.set(job.buf);
       w.ref();
-      w.postMessage({ id: job.id, buf: copy, sift: this.sift } satisfies WorkerRequest, [copy.buffer]);
+      w.postMessage(msg.req, msg.transfer);
     }
   }
 
@@ -101,11 +206,8 @@ export class SiftPool {
     w.unref();
     this.idle.push(w);
     if (job) {
-      if (msg.ok) job.resolve({ features: msg.features, ms: msg.ms });
-      else {
-        const err = msg.error.name === 'DecodeError' ? new DecodeError(msg.error.code as DecodeErrorCode, msg.error.message) : new Error(msg.error.message);
-        job.reject(err);
-      }
+      if (msg.ok) job.resolve(msg);
+      else job.reject(replyError(msg.error));
     }
     this.pump();
   }
@@ -137,10 +239,13 @@ export class SiftPool {
     this.idle.push(w);
   }
 
+  /** Stops the workers. Queued jobs and jobs still running on a worker reject (none is left pending). */
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.queue) job.reject(new Error('sift pool closed'));
     this.queue = [];
+    for (const job of this.running.values()) job.reject(new Error('sift pool closed'));
+    this.running.clear();
     await Promise.all(this.workers.map((w) => w.terminate()));
     this.workers = [];
     this.idle = [];

@@ -191,6 +191,19 @@ export interface ViewFeaturesResult {
 }
 
 /**
+ * Throws a RangeError for input the warp would turn into garbage instead of failing: an empty image, a buffer
+ * of the wrong size, or a view whose tilt or direction is not a finite number (tilt below 1 is no view).
+ */
+export function checkViewInput(d: { grey: Uint8Array; width: number; height: number }, specs: ViewSpec[]): void {
+  const { width: w, height: h } = d;
+  if (!Number.isInteger(w) || !Number.isInteger(h) || w < 2 || h < 2) throw new RangeError(`views: bad image size ${w}x${h}`);
+  if (d.grey.length !== w * h) throw new RangeError(`views: grey image has ${d.grey.length} bytes, expected ${w}x${h} = ${w * h}`);
+  for (const s of specs) {
+    if (!Number.isFinite(s?.tilt) || !Number.isFinite(s?.phi) || s.tilt < 1) throw new RangeError(`views: bad view ${JSON.stringify(s)}`);
+  }
+}
+
+/**
  * Synthesises the views of a decoded grey image, describes each with SIFT (at most `keypointsPerView`
  * keypoints), and maps the keypoints back to the original frame.
  */
@@ -201,6 +214,7 @@ export function viewFeatures(
   keypointsPerView: number,
   maxSide = Infinity,
 ): ViewFeaturesResult {
+  checkViewInput(d, specs);
   let synthMs = 0;
   let extractMs = 0;
   const views: Features[] = [];
