@@ -113,20 +113,32 @@ export function verifyCandidate(q: Prepared, t: Prepared, cand: Int32Array | num
     Math.min(hullArea(qxy) / (q.f.width * q.f.height), hullArea(txy) / (t.f.width * t.f.height)),
   );
   const base = { matches: m.length, inliers: inl, H: r.H, pairs, meanError: r.meanError, spread };
-  const sane = homographySane(r.H, q.f.width, q.f.height);
+  // The perspective is judged where the inliers are: an oblique photo's frame reaches far beyond the
+  // matched plane (a cover on a table), where w may legitimately approach the plane's horizon.
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  for (let i = 0; i < qxy.length; i += 2) {
+    x0 = Math.min(x0, qxy[i]!);
+    x1 = Math.max(x1, qxy[i]!);
+    y0 = Math.min(y0, qxy[i + 1]!);
+    y1 = Math.max(y1, qxy[i + 1]!);
+  }
+  const sane = homographySane(r.H, { x0, y0, x1, y1 });
   if (!sane.ok) return { ...base, score: 0, reason: sane.reason };
   return { ...base, score: imageScore(inl, m.length, spread, r.meanError, p) };
 }
 
-/** A homography a real view change can produce: orientation kept, bounded area change, mild perspective. */
-export function homographySane(H: Mat3, w: number, h: number): { ok: boolean; reason?: string } {
+/**
+ * A homography a real view change can produce: orientation kept, bounded area change, mild perspective over
+ * the region it was fitted on (the query's inliers' bounding box).
+ */
+export function homographySane(H: Mat3, box: { x0: number; y0: number; x1: number; y1: number }): { ok: boolean; reason?: string } {
   const det = H[0]! * H[4]! - H[1]! * H[3]!;
   if (!(det > 1 / 50 && det < 50)) return { ok: false, reason: `area scale ${det.toFixed(3)}` };
   const ws = [
-    [0, 0],
-    [w, 0],
-    [0, h],
-    [w, h],
+    [box.x0, box.y0],
+    [box.x1, box.y0],
+    [box.x0, box.y1],
+    [box.x1, box.y1],
   ].map(([x, y]) => H[6]! * x! + H[7]! * y! + H[8]!);
   const lo = Math.min(...ws);
   const hi = Math.max(...ws);
