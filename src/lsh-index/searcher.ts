@@ -262,6 +262,22 @@ export function sketchCollisions(qs: Uint32Array, nq: number, ts: Uint32Array, m
 const better = (a: Hit, b: Hit) => a.score - b.score || a.inliers - b.inliers || a.votes - b.votes;
 
 /**
+ * Two passes' hits as one list, one hit per image, best first. keepFirstOnTie: a hit of `second` replaces
+ * the image's hit of `first` only with a higher score, and at equal scores `first`'s hits rank ahead (the
+ * views count only through verified evidence); otherwise the better hit wins (score, inliers, votes).
+ */
+export function mergeHits(first: Hit[], second: Hit[], keepFirstOnTie: boolean): Hit[] {
+  const bySlot = new Map<number, { h: Hit; first: boolean }>(first.map((h) => [h.slot, { h, first: true }]));
+  for (const h of second) {
+    const o = bySlot.get(h.slot);
+    if (!o || (keepFirstOnTie ? h.score > o.h.score : better(h, o.h) > 0)) bySlot.set(h.slot, { h, first: false });
+  }
+  return [...bySlot.values()]
+    .sort((a, b) => b.h.score - a.h.score || (keepFirstOnTie ? Number(b.first) - Number(a.first) : 0) || better(b.h, a.h))
+    .map((x) => x.h);
+}
+
+/**
  * extra: more keypoints of the query in its own frame (synthesised views, src/lsh-index/views.ts): the direct
  * pass then takes the plain keypoints and these together (one vote, one ratio test + RANSAC per image).
  */
@@ -270,22 +286,14 @@ export function search(index: LshIndex, load: SlotLoader, query: Features, p: Se
   // --- views hook: the view keypoints follow the plain ones (indexes after query.count), no count cap
   const q = prepare(extra?.count ? concatFeatures(query, [query, extra]) : query);
   const direct = pass(index, load, q, p, false, timings, extra?.count ? Infinity : MAX_KP_PER_IMAGE);
-  const bySlot = new Map<number, Hit>(direct.hits.map((h) => [h.slot, h]));
-  const shortlist = [...direct.shortlist];
   const confident = direct.hits.some((h) => h.score >= p.confidentScore);
   // The mirror pass finds left-right flipped copies (SIFT descriptors are not mirror-invariant); run only
   // when the direct pass found nothing confident, since a flipped copy matches nothing directly.
   const mirrorPass = p.mirror && !confident;
-  if (mirrorPass) {
-    const m = pass(index, load, prepare(mirrorFeatures(query)), p, true, timings);
-    for (const s of m.shortlist) if (!bySlot.has(s)) shortlist.push(s);
-    for (const h of m.hits) {
-      const d = bySlot.get(h.slot);
-      if (!d || better(h, d) > 0) bySlot.set(h.slot, h);
-    }
-  }
-  const hits = [...bySlot.values()].sort((a, b) => better(b, a));
-  return { hits, shortlist, mirrorPass, timings };
+  if (!mirrorPass) return { hits: mergeHits(direct.hits, [], false), shortlist: direct.shortlist, mirrorPass, timings };
+  const m = pass(index, load, prepare(mirrorFeatures(query)), p, true, timings);
+  const shortlist = [...new Set([...direct.shortlist, ...m.shortlist])];
+  return { hits: mergeHits(direct.hits, m.hits, false), shortlist, mirrorPass, timings };
 }
 
 

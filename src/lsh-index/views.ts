@@ -10,7 +10,7 @@ import { viewFeatures, viewSpecs, type ViewFeaturesResult, type ViewSpec } from 
 import type { Features } from './features.js';
 import { concatFeatures } from './descriptors.js';
 import type { LshIndex } from './lsh.js';
-import { search, type Hit, type SearchParams, type SearchResult, type SlotLoader } from './searcher.js';
+import { mergeHits, search, type SearchParams, type SearchResult, type SlotLoader } from './searcher.js';
 
 export { concatFeatures };
 
@@ -97,15 +97,7 @@ export async function searchProgressive(
   const searchMs = performance.now() - t0;
   // Views count only through verified evidence: a view hit replaces the plain one only with a higher score, and
   // among unverified (score 0) hits the plain pass's order stands, view-only ones after it.
-  const bySlot = new Map<number, { h: Hit; plain: boolean }>();
-  for (const h of plain.hits) bySlot.set(h.slot, { h, plain: true });
-  for (const h of r.hits) {
-    const o = bySlot.get(h.slot);
-    if (!o || h.score > o.h.score) bySlot.set(h.slot, { h, plain: false });
-  }
-  const hits = [...bySlot.values()]
-    .sort((a, b) => b.h.score - a.h.score || Number(b.plain) - Number(a.plain) || b.h.inliers - a.h.inliers || b.h.votes - a.h.votes)
-    .map((x) => x.h);
+  const hits = mergeHits(plain.hits, r.hits, true);
   const shortlist = [...new Set([...plain.shortlist, ...r.shortlist])];
   return {
     hits,
