@@ -105,6 +105,30 @@ describe('lsh-index: geometry', () => {
     expect(s).to.be.greaterThan(0.8).and.at.most(1);
     expect(imageScore(20, 200, 0.1, 3.5, SP)).to.be.lessThan(s);
   });
+
+  it('judges the perspective where the inliers are: an oblique plane in the middle of a wide frame verifies', () => {
+    // w = 1 + 0.0085 x: across the 400-pixel frame w goes 1 -> 4.4 (refused as extreme), across the matched
+    // region x 150..250 only 2.3 -> 3.1 (a cover seen at a steep angle on a table).
+    const H = Float64Array.of(1, 0, 0, 0, 1, 0, 0.0085, 0, 1);
+    expect(homographySane(H, BOX).ok).to.equal(false);
+    const q = randomFeatures(40, 60);
+    const r = mulberry32(41);
+    const t: Features = { ...q, keypoints: new Float32Array(q.keypoints) };
+    for (let i = 0; i < 60; i++) {
+      const x = 150 + r() * 100;
+      const y = 100 + r() * 100;
+      q.keypoints[i * 6] = x;
+      q.keypoints[i * 6 + 1] = y;
+      const [u, v] = mapH(H, x, y);
+      t.keypoints[i * 6] = u;
+      t.keypoints[i * 6 + 1] = v;
+    }
+    const cand = Array.from({ length: 60 }, (_, i) => [i, i]).flat();
+    const v = verifyCandidate(prepare(q), prepare(t), cand, SP);
+    expect(v.inliers).to.equal(60);
+    expect(v.reason).to.equal(undefined);
+    expect(v.score).to.be.greaterThan(0);
+  });
 });
 
 describe('lsh-index: descriptors and index', () => {
