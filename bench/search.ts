@@ -4,6 +4,7 @@
 // images. Prints ONE JSON line.
 // Flags: --sets a,b (none: scaling only)  --features ours|cv2  --skip-opencv  --skip-scaling  --scales 1000,10000,100000
 //        --queries N  --scale-queries N  --verbose (the scaling run's misses on stderr)
+//        --skip-pairs (the image-pairs section: Oxford graf/bikes pairs verified plain and with views)
 //        --views [--view-tilts 2,4 --view-rotations 4 --view-keypoints 500 --view-confidence 0.3] (also the progressive search with synthesised query views, src/lsh-index/views.ts, side by side)
 import fs from 'node:fs';
 import os from 'node:os';
@@ -22,6 +23,8 @@ import { autoBits, lshParams, searchParams } from '../src/lsh-index/store.js';
 import type { Prepared } from '../src/lsh-index/verify.js';
 import { decodeGrey } from '../src/sift/decode.js';
 import { searchProgressive, viewParams } from '../src/lsh-index/views.js';
+import { toOriginal } from '../src/lsh-index/stage.js';
+import { extractFeatures } from '../src/sift/extract.js';
 import { loadCv2Features, metrics, percentile, readSet, round, type RetrievalSet } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -353,6 +356,52 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
   return res;
 }
 
+/**
+ * The image-pairs set (Oxford graf 1->2..6: viewpoint 20-60 degrees; bikes: blur) through search against a
+ * one-image index, plain and progressive with views (forced, confidence 2), with the inliers checked against
+ * the set's true homography: median distance between H_true(query point) and the matched target point, in
+ * original pixels. Says how far the viewpoint can turn before a planar scene stops verifying.
+ */
+async function imagePairs() {
+  const dir = path.join(shared, 'image-pairs');
+  const rows = fs.readFileSync(path.join(dir, 'pairs.tsv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split('\t'));
+  const out: Record<string, unknown>[] = [];
+  for (const [id, a, b, hfile] of rows) {
+    if (!id || !a || !b || !hfile) continue;
+    const bufA = fs.readFileSync(path.join(dir, a));
+    const fa = await extractFeatures(bufA, config);
+    const fb = await extractFeatures(fs.readFileSync(path.join(dir, b)), config);
+    const Ht = fs.readFileSync(path.join(dir, hfile), 'utf8').trim().split(/\s+/).map(Number);
+    const index = new LshIndex(lshParams(config, 0));
+    const pb = prepare(fb);
+    index.add(index.codes(pb.vecs, fb.count));
+    const p = searchParams(config);
+    const grey = await decodeGrey(bufA, { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
+    const runs = {
+      plain: search(index, () => pb, fa, p).hits[0],
+      views: (await searchProgressive(index, () => pb, fa, p, { ...viewParams(config), enabled: true, confidence: 2 }, config.sift, () => grey)).hits[0],
+    };
+    const row: Record<string, unknown> = { id };
+    for (const [k, h] of Object.entries(runs)) {
+      if (!h) {
+        row[k] = null;
+        continue;
+      }
+      const { pairs } = toOriginal(h, fa, fb);
+      const err: number[] = [];
+      for (let i = 0; i < pairs.length; i += 4) {
+        const x = pairs[i]!, y = pairs[i + 1]!;
+        const w = Ht[6]! * x + Ht[7]! * y + Ht[8]!;
+        err.push(Math.hypot((Ht[0]! * x + Ht[1]! * y + Ht[2]!) / w - pairs[i + 2]!, (Ht[3]! * x + Ht[4]! * y + Ht[5]!) / w - pairs[i + 3]!));
+      }
+      row[k] = { score: round(h.score, 3), matches: h.matches, inliers: h.inliers, inlierErrPx: err.length ? round(percentile(err, 0.5), 2) : null, ...(h.reason ? { reason: h.reason } : {}) };
+    }
+    log(`image-pairs ${JSON.stringify(row)}`);
+    out.push(row);
+  }
+  return out;
+}
+
 async function main() {
   const started = new Date().toISOString();
   const out: Record<string, unknown> = {
@@ -369,6 +418,7 @@ async function main() {
     fs.writeFileSync(path.join(repoRoot, 'bench', 'out', 'search-partial.json'), JSON.stringify({ ...out, sets }) + '\n');
   }
   out.sets = sets;
+  if (!flag('skip-pairs') && fs.existsSync(path.join(shared, 'image-pairs', 'pairs.tsv'))) out.imagePairs = await imagePairs();
   if (!flag('skip-scaling')) {
     for (const name of ['retrieval-smvs', 'mining-flickr8k', 'retrieval-wxbs']) {
       const set = readSet(path.join(shared, name));
