@@ -366,11 +366,19 @@ async function imagePairs() {
   const dir = path.join(shared, 'image-pairs');
   const rows = fs.readFileSync(path.join(dir, 'pairs.tsv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split('\t'));
   const out: Record<string, unknown>[] = [];
+  // Image 1 of a sequence is the query of every pair: read and described once.
+  const cache = new Map<string, { buf: Buffer; f: Features }>();
+  const load = async (rel: string) => {
+    if (!cache.has(rel)) {
+      const buf = fs.readFileSync(path.join(dir, rel));
+      cache.set(rel, { buf, f: await extractFeatures(buf, config) });
+    }
+    return cache.get(rel)!;
+  };
   for (const [id, a, b, hfile] of rows) {
     if (!id || !a || !b || !hfile) continue;
-    const bufA = fs.readFileSync(path.join(dir, a));
-    const fa = await extractFeatures(bufA, config);
-    const fb = await extractFeatures(fs.readFileSync(path.join(dir, b)), config);
+    const { buf: bufA, f: fa } = await load(a);
+    const { f: fb } = await load(b);
     const Ht = fs.readFileSync(path.join(dir, hfile), 'utf8').trim().split(/\s+/).map(Number);
     const index = new LshIndex(lshParams(config, 0));
     const pb = prepare(fb);

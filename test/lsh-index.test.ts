@@ -45,16 +45,22 @@ const PARAMS: LshParams = { tables: 8, bits: 12, probes: 2, maxBucket: 300, seed
 const BOX = { x0: 0, y0: 0, x1: 400, y1: 300 };
 const SP = { ratio: 0.8, ransacThreshold: 4, ransacIterations: 1000, minInliers: 12, farDistance: 0.6, shortlist: 10, mirror: true, confidentScore: 0.3, voteHamming: 8, matchHamming: 12, recollide: 5 };
 
+/** 40 exact correspondences under H0: x, y, u, v per point over a 400 x 300 image. */
+function exactPairs(seed: number): Float64Array {
+  const pts = new Float64Array(40 * 4);
+  const r = mulberry32(seed);
+  for (let i = 0; i < 40; i++) {
+    const x = r() * 400;
+    const y = r() * 300;
+    const [u, v] = mapH(H0, x, y);
+    pts.set([x, y, u, v], i * 4);
+  }
+  return pts;
+}
+
 describe('lsh-index: geometry', () => {
   it('fits a homography exactly from 4 points and in least squares from many', () => {
-    const pts = new Float64Array(40 * 4);
-    const r = mulberry32(3);
-    for (let i = 0; i < 40; i++) {
-      const x = r() * 400;
-      const y = r() * 300;
-      const [u, v] = mapH(H0, x, y);
-      pts.set([x, y, u, v], i * 4);
-    }
+    const pts = exactPairs(3);
     for (const idx of [[0, 1, 2, 3], Array.from({ length: 40 }, (_, i) => i)]) {
       const H = fitHomography(pts, idx)!;
       for (let i = 0; i < 40; i++) expect(transferError2(H, pts, i)).to.be.lessThan(1e-6);
@@ -62,14 +68,7 @@ describe('lsh-index: geometry', () => {
   });
 
   it('the 4-point minimal solver gives the same homography as the DLT, and null on a collapsed quad', () => {
-    const pts = new Float64Array(40 * 4);
-    const r = mulberry32(7);
-    for (let i = 0; i < 40; i++) {
-      const x = r() * 400;
-      const y = r() * 300;
-      const [u, v] = mapH(H0, x, y);
-      pts.set([x, y, u, v], i * 4);
-    }
+    const pts = exactPairs(7);
     for (let k = 0; k < 10; k++) {
       const s = [4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3];
       const H = homographyFrom4(pts, s)!;

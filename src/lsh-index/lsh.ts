@@ -197,6 +197,10 @@ export class LshIndex {
   get size(): number {
     return this.liveImages;
   }
+  /** Keypoints of the live images (each has one entry per table). */
+  get keypoints(): number {
+    return this.liveEntries / this.params.tables;
+  }
   get slots(): number {
     return this.nSlots;
   }

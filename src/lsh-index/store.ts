@@ -163,12 +163,17 @@ export function syncIndex(
   }
   // A new in-memory index when the codes' parameters changed, or when the bank outgrew the bucket width
   // (auto bits grow by one as the bank doubles; stored codes are kept, only the buckets are rebuilt).
-  const params = lshParams(config, config.lsh.bits === 'auto' ? repo.keypointTotal() : 0);
+  // The bank's keypoint total comes from the open index once it has loaded the new rows (a search is not
+  // charged a SUM over every lsh_codes row); only a process's first open asks the bank.
   let handle = handles.get(bank);
-  if (!handle || handle.key !== key || params.bits > handle.index.params.bits || (config.lsh.bits !== 'auto' && params.bits !== handle.index.params.bits)) {
+  if (handle?.key === key) handle.refresh();
+  else handle = undefined;
+  const auto = config.lsh.bits === 'auto';
+  const params = lshParams(config, auto ? (handle ? handle.index.keypoints : repo.keypointTotal()) : 0);
+  if (!handle || params.bits > handle.index.params.bits || (!auto && params.bits !== handle.index.params.bits)) {
     handle = new IndexHandle(bank, params);
     handles.set(bank, handle);
+    handle.refresh();
   }
-  handle.refresh();
   return { handle, summary: { indexed, removed, images: handle.index.size, memoryBytes: handle.index.memoryBytes() } };
 }

@@ -12,7 +12,6 @@ import { concatFeatures } from './descriptors.js';
 import type { LshIndex } from './lsh.js';
 import { mergeHits, search, type SearchParams, type SearchResult, type SlotLoader } from './searcher.js';
 
-export { concatFeatures };
 
 export interface ViewParams {
   enabled: boolean;
@@ -63,8 +62,6 @@ export interface ProgressiveResult extends SearchResult {
   usedViews: boolean;
   views: { count: number; keypoints: number; synthMs: number; extractMs: number; searchMs: number };
 }
-
-
 
 /**
  * Plain search, then (when not confident and views are enabled) the views search; hits merged per image.
