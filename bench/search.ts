@@ -28,7 +28,13 @@ import { extractFeatures } from '../src/sift/extract.js';
 import { loadCv2Features, metrics, percentile, readSet, round, type RetrievalSet } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const shared = process.env.CAPBRIDGE_SHARED_DATA ?? path.resolve(repoRoot, '..', 'shared', 'data');
+// ../shared/data beside the clone, or beside the folder of worktrees (a worktree at /work/wt/NAME).
+// CAPBRIDGE_SHARED_DATA is read here and removed before the config loads (it takes CAPBRIDGE_* as config keys).
+const shared =
+  process.env.CAPBRIDGE_SHARED_DATA ??
+  [path.resolve(repoRoot, '..', 'shared', 'data'), path.resolve(repoRoot, '..', '..', 'shared', 'data')].find((d) => fs.existsSync(d)) ??
+  path.resolve(repoRoot, '..', 'shared', 'data');
+delete process.env.CAPBRIDGE_SHARED_DATA;
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
 const opt = (name: string, d: string) => {
