@@ -81,8 +81,9 @@ export interface MatchSummary {
   ms: number;
 }
 
-/** A hit in original pixels of both images: homography (source px -> target px) and inlier pairs. */
-export function toOriginal(h: Hit, q: Features, t: Features): { homography: number[] | null; pairs: Float32Array } {
+/** A hit in original pixels of both images: homography (source px -> target px), fundamental matrix
+ *  (x_targetᵀ F x_source = 0) and inlier pairs. */
+export function toOriginal(h: Hit, q: Features, t: Features): { homography: number[] | null; fundamental: number[] | null; pairs: Float32Array } {
   const pairs = new Float32Array(h.pairs.length);
   for (let i = 0; i < h.pairs.length; i += 4) {
     const qx = h.mirrored ? q.width - 1 - h.pairs[i]! : h.pairs[i]!;
@@ -91,21 +92,32 @@ export function toOriginal(h: Hit, q: Features, t: Features): { homography: numb
     pairs[i + 2] = h.pairs[i + 2]! / t.scale;
     pairs[i + 3] = h.pairs[i + 3]! / t.scale;
   }
-  if (!h.H) return { homography: null, pairs };
-  const H = Array.from(h.H);
-  // H_orig = St^-1 * H * M * Sq, with M the mirror in detection pixels (identity when not mirrored).
-  const M = h.mirrored ? [-1, 0, q.width - 1, 0, 1, 0, 0, 0, 1] : [1, 0, 0, 0, 1, 0, 0, 0, 1];
-  const Sq = [q.scale, 0, 0, 0, q.scale, 0, 0, 0, 1];
-  const St = [1 / t.scale, 0, 0, 0, 1 / t.scale, 0, 0, 0, 1];
   const mul = (a: number[], b: number[]) =>
     Array.from({ length: 9 }, (_, k) => {
       const i = Math.floor(k / 3);
       const j = k % 3;
       return a[i * 3]! * b[j]! + a[i * 3 + 1]! * b[3 + j]! + a[i * 3 + 2]! * b[6 + j]!;
     });
-  const R = mul(mul(mul(St, H), M), Sq);
-  const s = R[8]!;
-  return { homography: R.map((v) => Number((v / s).toPrecision(8))), pairs };
+  // M: the mirror in detection pixels (identity when not mirrored); Sq, St: original -> detection pixels.
+  const M = h.mirrored ? [-1, 0, q.width - 1, 0, 1, 0, 0, 0, 1] : [1, 0, 0, 0, 1, 0, 0, 0, 1];
+  const Sq = [q.scale, 0, 0, 0, q.scale, 0, 0, 0, 1];
+  const St = [t.scale, 0, 0, 0, t.scale, 0, 0, 0, 1];
+  const StInv = [1 / t.scale, 0, 0, 0, 1 / t.scale, 0, 0, 0, 1];
+  let homography: number[] | null = null;
+  if (h.H) {
+    // H_orig = St^-1 * H * M * Sq
+    const R = mul(mul(mul(StInv, Array.from(h.H)), M), Sq);
+    const s = R[8]!;
+    homography = R.map((v) => Number((v / s).toPrecision(8)));
+  }
+  let fundamental: number[] | null = null;
+  if (h.model === 'fundamental' && h.F) {
+    // x_t,det = St x_t, x_q,det = M Sq x_q: F_orig = Stᵀ F M Sq (St is diagonal), scaled to unit norm.
+    const R = mul(mul(mul(St, Array.from(h.F)), M), Sq);
+    const n = Math.hypot(...R) || 1;
+    fundamental = R.map((v) => Number((v / n).toPrecision(8)));
+  }
+  return { homography, fundamental, pairs };
 }
 
 /**
@@ -141,6 +153,8 @@ export async function rankAgainstIndex(
       matches: h.matches,
       inliers: h.inliers,
       homography: o.homography,
+      model: h.model ?? 'homography',
+      fundamental: o.fundamental,
       mirrored: h.mirrored,
       pairs: o.pairs,
     });
@@ -234,7 +248,10 @@ export interface SearchHit {
   matches: number;
   inliers: number;
   mirrored: boolean;
+  /** The model that verified it (see CandidateInput.model). */
+  model: 'homography' | 'fundamental';
   homography: number[] | null;
+  fundamental: number[] | null;
 }
 
 /**
@@ -263,7 +280,10 @@ export async function searchImage(
   for (const c of cand) {
     const item = bank.items.byId(c.targetItemId);
     if (!item) continue;
-    out.push({ rank: c.rank, item, imageScore: c.imageScore, matches: c.matches, inliers: c.inliers, mirrored: c.mirrored, homography: c.homography });
+    out.push({
+      rank: c.rank, item, imageScore: c.imageScore, matches: c.matches, inliers: c.inliers, mirrored: c.mirrored,
+      model: c.model, homography: c.homography, fundamental: c.fundamental,
+    });
   }
   return out;
 }
