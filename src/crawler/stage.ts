@@ -467,6 +467,7 @@ class SiteCycle {
         bank: data.bank,
         extId: data.extId,
         caption: data.caption,
+        credit: data.credit ?? null,
         lang: check.lang,
         captionStatus: check.status,
         captionReason: check.reason,
