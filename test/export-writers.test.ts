@@ -16,8 +16,9 @@ const nasty: ExportRecord = {
   source_image: ['https://en.example/a.jpg', 'https://en2.example/b.jpg'],
   target_image: ['https://zh.example/a.jpg', 'https://zh.example/b.jpg'],
   source_id: ['s1', 's2'], target_id: ['t1', 't2'], harvested_at: '2026-11-01T00:00:00.000Z',
+  source_credit: ['REUTERS/Jane Doe', ''], target_credit: ['新华社记者 才扬 摄', ''],
 };
-const plain: ExportRecord = { ...nasty, en: 'A dog runs on the beach.', zh: '一只狗在海滩上奔跑。', level: 'par', source_url: ['u'], target_url: ['v'], source_image: ['i'], target_image: ['j'], source_id: ['s3'], target_id: ['t3'] };
+const plain: ExportRecord = { ...nasty, en: 'A dog runs on the beach.', zh: '一只狗在海滩上奔跑。', level: 'par', source_url: ['u'], target_url: ['v'], source_image: ['i'], target_image: ['j'], source_id: ['s3'], target_id: ['t3'], source_credit: [''], target_credit: [''] };
 
 function write(format: ExportFormat, file: string, recs: ExportRecord[]): string[] {
   const w = createWriter(format, file);
@@ -43,6 +44,8 @@ describe('export writers', () => {
     expect(cells[8]).to.equal('57');
     expect(cells[9]).to.equal('https://en.example/a?x=1&y=2 | https://en2.example/b');
     expect(cells[13]).to.equal('s1 | s2');
+    expect(cells[EXPORT_FIELDS.indexOf('source_credit')]).to.equal('REUTERS/Jane Doe | ');
+    expect(cells[EXPORT_FIELDS.indexOf('target_credit')]).to.equal('新华社记者 才扬 摄 | ');
   });
 
   it('JSONL: the same fields, provenance as arrays', () => {
@@ -52,6 +55,7 @@ describe('export writers', () => {
     expect(Object.keys(recs[0])).to.deep.equal([...EXPORT_FIELDS]);
     expect(recs[0].en).to.equal(nasty.en);
     expect(recs[0].source_url).to.deep.equal(nasty.source_url);
+    expect(recs[0].target_credit).to.deep.equal(['新华社记者 才扬 摄', '']);
   });
 
   it('TMX 1.4b: well-formed, en + zh-CN tuv, props, escaped text', () => {
@@ -72,6 +76,11 @@ describe('export writers', () => {
     expect(props['x-level']).to.equal('com');
     expect(props['x-inliers']).to.equal('57');
     expect(props['x-source-url']).to.equal('https://en.example/a?x=1&y=2 | https://en2.example/b');
+    expect(props['x-source-credit']).to.equal('REUTERS/Jane Doe |');
+    expect(props['x-target-credit']).to.equal('新华社记者 才扬 摄 |');
+    // No credit anywhere: no credit prop.
+    const plainProps = tus[1].prop.map((p: Record<string, string>) => p['@type']);
+    expect(plainProps).to.not.include('x-source-credit');
   });
 
   it('Moses: two line-aligned files, one caption per line', () => {

@@ -69,6 +69,8 @@ export interface PairForExport extends PairRow {
   sourceUrl: string | null;
   targetUrl: string | null;
   sourceImage: string | null;
+  sourceCredit: string | null;
+  targetCredit: string | null;
   targetImage: string | null;
   sourceHarvestedAt: string | null;
   targetHarvestedAt: string | null;
@@ -292,7 +294,7 @@ export class PairsRepo {
     const r = opts.reviewed;
     const stmt = this.db.prepare(
       `SELECT ${r ? COLUMNS.replace('p.level,', 'COALESCE(r.level, p.level) AS level,') : COLUMNS}, s.ext_id AS sourceExtId, t.ext_id AS targetExtId, s.page_url AS sourceUrl, t.page_url AS targetUrl,
-              s.image_url AS sourceImage, t.image_url AS targetImage,
+              s.image_url AS sourceImage, t.image_url AS targetImage, s.credit AS sourceCredit, t.credit AS targetCredit,
               COALESCE(s.fetched_at, s.imported_at) AS sourceHarvestedAt, COALESCE(t.fetched_at, t.imported_at) AS targetHarvestedAt,
               ${opts.onlyNew ? `EXISTS (SELECT 1 FROM pairs q WHERE q.text_key = p.text_key AND q.emitted = 1 AND q.exported_at IS NOT NULL)` : '0'} AS textExported
        FROM pairs p JOIN items s ON s.id = p.source_item_id JOIN items t ON t.id = p.target_item_id

@@ -71,8 +71,12 @@ export function collapseGroup(group: PairForExport[]): ExportRecord {
     source_id: [],
     target_id: [],
     harvested_at: harvested(best),
+    source_credit: [],
+    target_credit: [],
   };
   for (const p of group) {
+    rec.source_credit.push(p.sourceCredit ?? '');
+    rec.target_credit.push(p.targetCredit ?? '');
     rec.source_url.push(p.sourceUrl ?? '');
     rec.target_url.push(p.targetUrl ?? '');
     rec.source_image.push(p.sourceImage ?? '');
