@@ -73,6 +73,8 @@ export const configSchema = z
             keypointsPerView: pos(),
             confidence: nonneg(),
             maxSide: pos(),
+            minEvidence: int().min(0),
+            budget: z.number().min(0).max(1),
           })
           .strict(),
       })

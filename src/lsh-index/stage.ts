@@ -1,6 +1,8 @@
 // The match stage and image search (stage contract): features first (sift stage), then the index is brought in
 // step with the target bank, then every source item not yet matched, or matched before targets were added, is
 // ranked against the index; its verified candidates are stored (committed per batch, so a killed run resumes).
+// The plain searches come first; the synthesised views then go, within the run's budget (match.views.budget),
+// to the sources whose plain search found the most evidence without a confident hit.
 import type { Bank, Item } from '../bank/index.js';
 import { CandidatesRepo, FeaturesRepo, LshRepo, TwinsRepo, type CandidateInput } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
@@ -26,7 +28,8 @@ export interface MatchOptions {
   /** Worker threads for the features and the synthesised views (default: config sift.threads; 1 = this thread). */
   threads?: number;
   /** Called after each source's search (not for sources that took another's candidates), with its cost: CPU of
-   *  the whole process (the views' worker threads included) and wall time. For benchmarks. */
+   *  the whole process (the views' worker threads included) and wall time; a second time for a source that gets
+   *  views (its views search: viewed true). For benchmarks. */
   onSource?: (s: { itemId: number; cpuMs: number; wallMs: number; viewed: boolean; candidates: number }) => void;
 }
 
@@ -151,11 +154,12 @@ export async function rankAgainstIndex(
   top: number,
   grey?: () => Promise<GreyImage | undefined>,
   runViews?: ViewRunner,
-): Promise<{ cand: CandidateInput[]; hits: Hit[]; usedViews: boolean }> {
+  allowViews?: (evidence: number) => boolean,
+): Promise<{ cand: CandidateInput[]; hits: Hit[]; usedViews: boolean; evidence: number | null }> {
   const load = (s: number) => handle.load(s);
   const r = grey
-    ? await searchProgressive(handle.index, load, q, searchParams(config), viewParams(config), config.sift, grey, runViews)
-    : { ...search(handle.index, load, q, searchParams(config)), usedViews: false };
+    ? await searchProgressive(handle.index, load, q, searchParams(config), viewParams(config), config.sift, grey, runViews, allowViews)
+    : { ...search(handle.index, load, q, searchParams(config)), usedViews: false, evidence: null };
   const minScore = config.match.minScore;
   const cand: CandidateInput[] = [];
   const twins = handle.bank.repo(TwinsRepo);
@@ -185,7 +189,7 @@ export async function rankAgainstIndex(
       if (s.itemId !== info.itemId) cand.push(rescaleCandidate({ ...c, targetItemId: s.itemId }, 1, s.width ? s.width / width : 1));
     }
   }
-  return { cand, hits: r.hits, usedViews: r.usedViews };
+  return { cand, hits: r.hits, usedViews: r.usedViews, evidence: r.evidence };
 }
 
 /** The query image at detection size, or undefined when it cannot be read (the plain search still counts). */
@@ -221,7 +225,9 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
   const batchSize = opts.batchSize ?? 20;
   // One pool for the views of the whole run (not one per query), stopped however the loop ends.
   const views = new ViewPool(config, opts.threads, opts.logger);
-  const ranked = new Map<string, { cand: CandidateInput[]; width: number }>(); // picture -> its candidates (source px of `width`)
+  // picture -> its candidates (source px of `width`) and the sources showing it in this run
+  const ranked = new Map<string, { cand: CandidateInput[]; width: number; members: { id: number; sha: string; width: number }[] }>();
+  const hopeful: { picture: string; id: number; sha: string; evidence: number }[] = []; // not confident, plausible candidate
   let afterId = 0;
   try {
     for (;;) {
@@ -244,16 +250,18 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
           const seen = ranked.get(picture);
           if (seen) {
             cand = seen.cand.map((c) => rescaleCandidate(c, width / seen.width, 1));
+            seen.members.push({ id: s.id, sha: s.imageSha256, width });
             summary.reused++;
           } else {
+            // The plain search only: views are handed out after the run's plain searches (below).
             const c0 = process.cpuUsage();
             const w0 = performance.now();
-            const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(s.imageSha256)), views.run);
+            const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(s.imageSha256)), views.run, () => false);
             cand = r.cand;
-            if (r.usedViews) summary.viewed++;
-            ranked.set(picture, { cand, width });
+            ranked.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }] });
+            if (r.evidence !== null) hopeful.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence });
             const cpu = process.cpuUsage(c0);
-            opts.onSource?.({ itemId: s.id, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: r.usedViews, candidates: cand.length });
+            opts.onSource?.({ itemId: s.id, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: false, candidates: cand.length });
           }
         }
         results.push({ id: s.id, sha: s.imageSha256, cand });
@@ -271,6 +279,40 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
         summary.candidates += r.cand.length;
       }
       opts.progress?.tick(batch.length);
+    }
+    // Views only where they can pay: a view search costs about fifteen plain ones, so of the sources whose plain
+    // search was not confident but found a plausible candidate (viewEvidence), the run's budget goes to those
+    // with the most evidence. Their candidates (and those of every source showing the same picture) are replaced
+    // by the progressive search's, which keeps every plain hit.
+    const budget = hopeful.length ? Math.max(1, Math.floor(config.match.views.budget * summary.sources)) : 0;
+    hopeful.sort((a, b) => b.evidence - a.evidence || a.id - b.id);
+    for (const h of hopeful.slice(0, budget)) {
+      if (opts.signal?.aborted) {
+        summary.aborted = true;
+        break;
+      }
+      const q = feats.get(h.sha);
+      const entry = ranked.get(h.picture);
+      if (!q || !entry) continue;
+      const c0 = process.cpuUsage();
+      const w0 = performance.now();
+      const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true);
+      const cpu = process.cpuUsage(c0);
+      opts.onSource?.({ itemId: h.id, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: r.usedViews, candidates: r.cand.length });
+      if (!r.usedViews) continue;
+      summary.viewed++;
+      const now = new Date().toISOString();
+      bank.transaction(() => {
+        for (const m of entry.members) {
+          const before = entry.cand.length;
+          const cand = r.cand.map((c) => rescaleCandidate(c, m.width / entry.width, 1));
+          cands.replaceFor(m.id, cand, now);
+          cands.markMatched(m.id, m.sha, seq, now);
+          if (!before && cand.length) summary.withCandidates++;
+          summary.candidates += cand.length - before;
+        }
+      });
+      entry.cand = r.cand;
     }
   } finally {
     await views.close();
