@@ -10,6 +10,7 @@ import { m003Index } from './003-index.js';
 import { m006Pairs } from './006-pairs.js';
 import { m005Crawler } from './005-crawler.js';
 import { m008Reviews } from './008-reviews.js';
+import { m011SentencePairs } from './011-sentence-pairs.js';
 
 // One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
 // number than one already applied is still applied (db.ts tracks each version, not just the highest).
@@ -21,5 +22,6 @@ export const migrations: Migration[] = [
   m006Pairs,
   m005Crawler,
   m008Reviews,
+  m011SentencePairs,
 ].sort((a, b) => a.version - b.version);
 export type { Migration };
