@@ -137,6 +137,10 @@ describe('review: API', function () {
     expect(body).to.match(/<mark class="hl c\d ent" data-c="0" title="name: Sichuan ↔ 四川">四川<\/mark>/);
     expect(body).to.include('https://news.example.org/story/0').and.include('https://news.example.cn/story/0');
     expect(body).to.include('0.710'); // C
+    // the sentence pairs the exports write, under their caption pair (here one on each side)
+    expect(body).to.match(/<table class="pairs" id="sentence-pairs">[\s\S]*<td>emitted<\/td>/);
+    const api = (await get(`/api/pairs/${s}/${t}`)).json();
+    expect(api.sentencePairs.map((x: { en: string; emitted: number }) => [x.en, x.emitted])).to.deep.equal([[src.caption, 1]]);
     expect(body).to.include('id="no-points"'); // no stored keypoints in this build: said, not drawn
     expect((body.match(/<line /g) ?? []).length).to.equal(0);
     // next / previous in list order

@@ -9,6 +9,7 @@ import { levelOf, type Level } from './levels.js';
 import { ConceptSpace, DEFAULT_MEASURE, contentSimilarity, entityCooccurrence, lengthRatio, type MeasureOptions } from './measure.js';
 import { alignSentences, type Span } from './align.js';
 import { boundedSentences, chineseWordCount, type BoundedSentences } from './sentences.js';
+import { isCreditOrDateline, splitCredit } from '../ingest/credit.js';
 
 export type { Level } from './levels.js';
 export { LEVELS, LEVEL_RATING, levelOf } from './levels.js';
@@ -87,7 +88,7 @@ export function createScorer(config: Config, opts: ScorerOptions = {}): Scorer {
   const measure: MeasureOptions = { ...DEFAULT_MEASURE, ...opts.measure };
   const analyzer = new Analyzer(lexicon, { enCompounds: measure.compounds });
   const space = new ConceptSpace(lexicon, measure);
-  if (opts.bank && opts.refreshIdf !== false) countNewCaptions(opts.bank, analyzer);
+  if (opts.bank && opts.refreshIdf !== false) countNewCaptions(opts.bank, analyzer, cfg.maxCaptionChars);
   const termStats = opts.bank ? opts.bank.repo(TermStatsRepo).load() : new TermStats();
   const idf: IdfSource = opts.uniformIdf ? UNIFORM_IDF : termStats;
   const { alpha, beta, gamma, delta } = cfg.weights;
@@ -116,11 +117,19 @@ export function createScorer(config: Config, opts: ScorerOptions = {}): Scorer {
       },
     };
   };
-  const bounds = { maxChars: cfg.maxCaptionChars, maxSentences: cfg.maxSentences };
+  // Captions are read within maxCaptionChars; a photo credit or a dateline printed with a caption is not text to
+  // compare (src/ingest/credit.ts, shared with the extractor): taken off the caption's ends, and a fragment that is
+  // wholly one is not a sentence.
+  const bounds = (lang: 'en' | 'zh') => ({
+    maxChars: cfg.maxCaptionChars,
+    maxSentences: cfg.maxSentences,
+    clean: (t: string) => splitCredit(t, lang).caption,
+    skip: (fragment: string) => isCreditOrDateline(fragment, lang),
+  });
   /** A text read within maxCaptionChars: cut at the last sentence end before the limit when longer. */
   const bounded = (text: string, lang: 'en' | 'zh'): string => {
     if (text.length <= cfg.maxCaptionChars) return text;
-    const b = boundedSentences(text, lang, { ...bounds, maxSentences: Infinity });
+    const b = boundedSentences(text, lang, { maxChars: cfg.maxCaptionChars, maxSentences: Infinity });
     return b.sentences.length ? text.slice(0, b.sentences[b.sentences.length - 1]!.end) : '';
   };
 
@@ -142,8 +151,8 @@ export function createScorer(config: Config, opts: ScorerOptions = {}): Scorer {
       return scoreAnalyses(analyzer.english(bounded(en, 'en')), analyzer.chinese(bounded(zh, 'zh')));
     },
     align(en, zh) {
-      const es = boundedSentences(en, 'en', bounds);
-      const zs = boundedSentences(zh, 'zh', bounds);
+      const es = boundedSentences(en, 'en', bounds('en'));
+      const zs = boundedSentences(zh, 'zh', bounds('zh'));
       const refused = es.refused ? 'en' : zs.refused ? 'zh' : null;
       if (refused) return { en: es, zh: zs, pairs: [], refused };
       // each sentence, and each merge of two adjacent ones, is analysed once
@@ -177,13 +186,12 @@ export async function updateIdf(
   config: Config,
   opts: { signal?: AbortSignal; batchSize?: number; dataDir?: string; cacheDir?: string } = {},
 ): Promise<{ added: { source: number; target: number } }> {
-  void config;
   const lexicon = loadLexicon({ dataDir: opts.dataDir ?? bank.dataDir, cacheDir: opts.cacheDir });
   const analyzer = new Analyzer(lexicon, { enCompounds: true });
   const added = { source: 0, target: 0 };
   for (;;) {
     if (opts.signal?.aborted) break;
-    const step = countNewCaptions(bank, analyzer, opts.batchSize ?? 500, 1);
+    const step = countNewCaptions(bank, analyzer, config.comparability.maxCaptionChars, opts.batchSize ?? 500, 1);
     added.source += step.source;
     added.target += step.target;
     if (!step.more) break;
@@ -192,8 +200,11 @@ export async function updateIdf(
   return { added };
 }
 
-/** Counts captions past the watermarks, batch by batch (one transaction each), at most maxBatches per bank. */
-function countNewCaptions(bank: Bank, analyzer: Analyzer, batch = 500, maxBatches = Infinity): { source: number; target: number; more: boolean } {
+/**
+ * Counts captions past the watermarks, batch by batch (one transaction each), at most maxBatches per bank. A caption
+ * counts by its first maxChars characters, the most that scoring ever reads of it.
+ */
+function countNewCaptions(bank: Bank, analyzer: Analyzer, maxChars: number, batch = 500, maxBatches = Infinity): { source: number; target: number; more: boolean } {
   const repo = bank.repo(TermStatsRepo);
   const added = { source: 0, target: 0, more: false };
   for (const which of ['source', 'target'] as const) {
@@ -208,7 +219,8 @@ function countNewCaptions(bank: Bank, analyzer: Analyzer, batch = 500, maxBatche
       const docs: string[][] = [];
       for (const it of items) {
         if (it.captionStatus !== 'ok' || !it.caption.trim()) continue;
-        docs.push((lang === 'en' ? analyzer.english(it.caption) : analyzer.chinese(it.caption)).tokens);
+        const text = it.caption.length > maxChars ? it.caption.slice(0, maxChars) : it.caption;
+        docs.push((lang === 'en' ? analyzer.english(text) : analyzer.chinese(text)).tokens);
       }
       bank.transaction(() => repo.addDocuments(lang, docs, which, items[items.length - 1]!.id));
       added[which] += docs.length;

@@ -79,16 +79,18 @@ export interface BoundedSentences {
 /**
  * The sentences of a caption that are scored: the caption is read only up to maxChars characters (a longer one is
  * cut at its last sentence end before the limit, so the cost of everything after is bounded by maxChars whatever
- * the caption's length), fragments that `skip` rejects (credits, datelines) are left out, and at most maxSentences
- * are kept.
+ * the caption's length), `clean` may take a credit or dateline off the text first (offsets are then in the cleaned
+ * text), fragments that `skip` rejects (credits, datelines inside the caption) are left out, and at most
+ * maxSentences are kept.
  */
 export function boundedSentences(
   text: string,
   lang: Lang,
-  opts: { maxChars: number; maxSentences: number; skip?: (fragment: string) => boolean },
+  opts: { maxChars: number; maxSentences: number; clean?: (text: string) => string; skip?: (fragment: string) => boolean },
 ): BoundedSentences {
   const truncated = text.length > opts.maxChars;
-  let sentences = splitSentences(truncated ? text.slice(0, opts.maxChars) : text, lang);
+  const read = truncated ? text.slice(0, opts.maxChars) : text;
+  let sentences = splitSentences(opts.clean ? opts.clean(read) : read, lang);
   // the last piece of a cut text is a sentence cut in the middle
   if (truncated) sentences = sentences.slice(0, -1);
   if (truncated && !sentences.length) return { sentences, truncated, refused: true, dropped: 0 };

@@ -85,6 +85,7 @@ export const configSchema = z
     export: z
       .object({
         minLevel: z.enum(['par', 'com', 'pse']),
+        minLevelMoreSentences: z.enum(['par', 'com', 'pse']),
         maxSentences: int().min(0),
         maxChineseWords: int().min(0),
         rescoreDrift: z.number().positive(),

@@ -2,7 +2,7 @@
 // literal specifiers: type-checked against their real signatures, and a CLI start does not pay for loading
 // crawlee, SIFT or the lexicon.
 import type { Bank } from '../bank/index.js';
-import type { CaptionAlignment, ScoreResult } from '../comparability/index.js';
+import type { CaptionAlignment, ScoreResult, SentencePairScore } from '../comparability/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
@@ -15,7 +15,7 @@ export interface StageOptions {
 }
 export type StageFn = (bank: Bank, config: Config, opts: StageOptions) => Promise<Record<string, unknown>>;
 
-export type { CaptionAlignment, ScoreResult };
+export type { CaptionAlignment, ScoreResult, SentencePairScore };
 /** What pairing needs of a scorer (the comparability layer's Scorer has more). */
 export interface Scorer {
   score(en: string, zh: string): ScoreResult | Promise<ScoreResult>;

@@ -21,7 +21,7 @@ import { LEVEL_RANK, PairsRepo, SentencePairsRepo } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
-import { loadCreateScorer, loadUpdateIdf, type CaptionAlignment, type Scorer } from './layers.js';
+import { loadCreateScorer, loadUpdateIdf, type CaptionAlignment, type Scorer, type SentencePairScore } from './layers.js';
 
 export interface PairingOptions {
   logger?: Logger;
@@ -60,6 +60,8 @@ export interface DecisionRules {
   minInliers: number;
   minImageScore: number;
   minLevel: PairLevel;
+  /** The floor of a caption pair's sentence pairs other than its best one (default minLevel). */
+  minLevelMoreSentences?: PairLevel;
   /** 0 = off: a caption pair with more sentences on a side is not emitted. */
   maxSentences?: number;
   /** 0 = off: a Chinese caption of more words is not emitted. */
@@ -71,7 +73,7 @@ export interface DecisionRules {
 export function rulesOf(config: Config, minLevel?: PairLevel, idfDocs?: number): DecisionRules {
   const e = config.export;
   return {
-    minInliers: e.minInliers, minImageScore: e.minImageScore, minLevel: minLevel ?? e.minLevel,
+    minInliers: e.minInliers, minImageScore: e.minImageScore, minLevel: minLevel ?? e.minLevel, minLevelMoreSentences: e.minLevelMoreSentences,
     maxSentences: e.maxSentences, maxChineseWords: e.maxChineseWords, idfDocs,
   };
 }
@@ -90,7 +92,7 @@ export async function decide(src: Item, tgt: Item, cand: PairCandidate, scorer: 
   const counts = { enSentences: al.en.sentences.length, zhSentences: al.zh.sentences.length };
   if (al.refused) return { ...base, ...unscored, ...counts, emitted: false, reason: 'caption-too-long' };
   if (!al.pairs.length) return { ...base, ...unscored, ...counts, emitted: false, reason: 'no-sentences' };
-  const best = al.pairs.reduce((a, b) => (b.c > a.c ? b : a));
+  const best = bestOf(al.pairs);
   const imageOk = cand.inliers >= t.minInliers && cand.imageScore >= t.minImageScore;
   // the Chinese length filter counts the words of the caption's sentences (credits and datelines are not text)
   const filter = filterReason(al, () => scorer.chineseWordCount(al.zh.sentences.map((x) => x.text).join('')), t);
@@ -108,6 +110,21 @@ export async function decide(src: Item, tgt: Item, cand: PairCandidate, scorer: 
     level: best.level, c: best.c, fc: best.fc, fe: best.fe, fl: best.fl, fcov: best.fcov, explain: best.explain,
     sentencePairs,
   };
+}
+
+const bestOf = (pairs: SentencePairScore[]): SentencePairScore => pairs.reduce((a, b) => (b.c > a.c ? b : a));
+
+/**
+ * Which aligned sentence pairs of a caption pair reach their level floor. The image match vouches for one sentence
+ * pair, the best aligned one (what the photo shows): it needs export.minLevel. The others are context the photo
+ * does not show and stand on their own C: they need export.minLevelMoreSentences too (two unrelated sentences of
+ * news prose share enough common words to pass a floor fitted on captions of one photo).
+ */
+export function levelsReached(pairs: SentencePairScore[], t: Pick<DecisionRules, 'minLevel' | 'minLevelMoreSentences'>): boolean[] {
+  if (!pairs.length) return [];
+  const best = bestOf(pairs);
+  const more = Math.max(LEVEL_RANK[t.minLevel], LEVEL_RANK[t.minLevelMoreSentences ?? t.minLevel]);
+  return pairs.map((p) => LEVEL_RANK[p.level] >= (p === best ? LEVEL_RANK[t.minLevel] : more));
 }
 
 /** The seed paper's caption filters, as options of the decision (src/crawler stores every caption). */
