@@ -173,6 +173,7 @@ describe('crawler: harvesting fixture sites on loopback', function () {
     // Chinese: the GBK page and the UTF-8 page that declares gb2312, credits split off.
     const tgt = bank.items.list('target', 100).map((i) => i.caption);
     expect(tgt).to.have.members(['市民在公园里赏花。', '图为工人在车间里检查设备。']);
+    expect(bank.items.list('target', 100).map((i) => i.credit)).to.have.members(['新华社记者 李明 摄', '图／本报记者']);
     expect(s.itemsAdded).to.deep.equal({ source: 3, target: 2 });
     // robots.txt: the disallowed path is never requested; the host whose robots.txt answers 500 gets nothing else.
     expect(en.hits.some((h) => h.path.startsWith('/private/'))).to.equal(false);

@@ -17,8 +17,9 @@ const nasty: ExportRecord = {
   target_image: ['https://zh.example/a.jpg', 'https://zh.example/b.jpg'],
   source_id: ['s1', 's2'], target_id: ['t1', 't2'], pair_id: ['7', '9'], en_sentences: ['0', '1-2'], zh_sentences: ['1', '0'],
   harvested_at: '2026-11-01T00:00:00.000Z',
+  source_credit: ['REUTERS/Jane Doe', ''], target_credit: ['新华社记者 才扬 摄', ''],
 };
-const plain: ExportRecord = { ...nasty, en: 'A dog runs on the beach.', zh: '一只狗在海滩上奔跑。', level: 'par', source_url: ['u'], target_url: ['v'], source_image: ['i'], target_image: ['j'], source_id: ['s3'], target_id: ['t3'], pair_id: ['4'], en_sentences: ['0'], zh_sentences: ['0'] };
+const plain: ExportRecord = { ...nasty, en: 'A dog runs on the beach.', zh: '一只狗在海滩上奔跑。', level: 'par', source_url: ['u'], target_url: ['v'], source_image: ['i'], target_image: ['j'], source_id: ['s3'], target_id: ['t3'], pair_id: ['4'], en_sentences: ['0'], zh_sentences: ['0'], source_credit: [''], target_credit: [''] };
 
 function write(format: ExportFormat, file: string, recs: ExportRecord[]): string[] {
   const w = createWriter(format, file);
@@ -47,6 +48,8 @@ describe('export writers', () => {
     expect(cell('source_id')).to.equal('s1 | s2');
     // the sentence pair's caption pairs and where the sentences sit in them
     expect([cell('pair_id'), cell('en_sentences'), cell('zh_sentences')]).to.deep.equal(['7 | 9', '0 | 1-2', '1 | 0']);
+    expect(cell('source_credit')).to.equal('REUTERS/Jane Doe | ');
+    expect(cell('target_credit')).to.equal('新华社记者 才扬 摄 | ');
   });
 
   it('JSONL: the same fields, provenance as arrays', () => {
@@ -56,6 +59,7 @@ describe('export writers', () => {
     expect(Object.keys(recs[0])).to.deep.equal([...EXPORT_FIELDS]);
     expect(recs[0].en).to.equal(nasty.en);
     expect(recs[0].source_url).to.deep.equal(nasty.source_url);
+    expect(recs[0].target_credit).to.deep.equal(['新华社记者 才扬 摄', '']);
   });
 
   it('TMX 1.4b: well-formed, en + zh-CN tuv, props, escaped text', () => {
@@ -77,6 +81,11 @@ describe('export writers', () => {
     expect(props['x-inliers']).to.equal('57');
     expect(props['x-source-url']).to.equal('https://en.example/a?x=1&y=2 | https://en2.example/b');
     expect([props['x-pair-id'], props['x-en-sentences'], props['x-zh-sentences']]).to.deep.equal(['7 | 9', '0 | 1-2', '1 | 0']);
+    expect(props['x-source-credit']).to.equal('REUTERS/Jane Doe |');
+    expect(props['x-target-credit']).to.equal('新华社记者 才扬 摄 |');
+    // No credit anywhere: no credit prop.
+    const plainProps = tus[1].prop.map((p: Record<string, string>) => p['@type']);
+    expect(plainProps).to.not.include('x-source-credit');
   });
 
   it('Moses: two line-aligned files, one sentence per line, and their provenance in a third', () => {

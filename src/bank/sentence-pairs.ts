@@ -36,6 +36,9 @@ export interface SentencePairForExport extends SentencePairRow {
   targetUrl: string | null;
   sourceImage: string | null;
   targetImage: string | null;
+  /** Photo credits stored with the items (migration 10). */
+  sourceCredit: string | null;
+  targetCredit: string | null;
   sourceHarvestedAt: string | null;
   targetHarvestedAt: string | null;
   /** 1 when a sentence pair with the same texts was exported before (only set for onlyNew walks). */
@@ -108,7 +111,7 @@ export class SentencePairsRepo {
       `SELECT ${r ? COLUMNS.replace('sp.level,', 'COALESCE(r.level, sp.level) AS level,') : COLUMNS},
               p.image_score AS imageScore, p.inliers,
               s.ext_id AS sourceExtId, t.ext_id AS targetExtId, s.page_url AS sourceUrl, t.page_url AS targetUrl,
-              s.image_url AS sourceImage, t.image_url AS targetImage,
+              s.image_url AS sourceImage, t.image_url AS targetImage, s.credit AS sourceCredit, t.credit AS targetCredit,
               COALESCE(s.fetched_at, s.imported_at) AS sourceHarvestedAt, COALESCE(t.fetched_at, t.imported_at) AS targetHarvestedAt,
               ${opts.onlyNew ? `EXISTS (SELECT 1 FROM sentence_pairs q WHERE q.text_key = sp.text_key AND q.exported_at IS NOT NULL)` : '0'} AS textExported
        FROM sentence_pairs sp JOIN pairs p ON p.id = sp.pair_id JOIN items s ON s.id = sp.source_item_id JOIN items t ON t.id = sp.target_item_id

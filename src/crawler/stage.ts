@@ -304,6 +304,7 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
           bank: bankName,
           extId,
           caption: pair.caption,
+          credit: pair.credit ?? null,
           lang: check.lang,
           captionStatus: check.status,
           captionReason: check.reason,

@@ -77,11 +77,15 @@ export function collapseGroup(group: SentencePairForExport[]): ExportRecord {
     en_sentences: [],
     zh_sentences: [],
     harvested_at: harvested(best),
+    source_credit: [],
+    target_credit: [],
   };
   for (const p of group) {
     rec.pair_id.push(String(p.pairId));
     rec.en_sentences.push(span(p.enFirst, p.enLast));
     rec.zh_sentences.push(span(p.zhFirst, p.zhLast));
+    rec.source_credit.push(p.sourceCredit ?? '');
+    rec.target_credit.push(p.targetCredit ?? '');
     rec.source_url.push(p.sourceUrl ?? '');
     rec.target_url.push(p.targetUrl ?? '');
     rec.source_image.push(p.sourceImage ?? '');

@@ -26,15 +26,21 @@ export interface ExportRecord {
   en_sentences: string[];
   zh_sentences: string[];
   harvested_at: string;
+  /** Photo credits printed with the captions (one entry per item pair, '' where none). */
+  source_credit: string[];
+  target_credit: string[];
 }
 
 /** Column order of TSV (and key order of JSONL). */
 export const EXPORT_FIELDS = [
   'en', 'zh', 'level', 'c', 'fc', 'fe', 'fl', 'fcov', 'image_score', 'inliers',
   'source_url', 'target_url', 'source_image', 'target_image', 'source_id', 'target_id', 'pair_id', 'en_sentences', 'zh_sentences', 'harvested_at',
+  'source_credit', 'target_credit',
 ] as const satisfies readonly (keyof ExportRecord)[];
 
-export const PROVENANCE_FIELDS = ['source_url', 'target_url', 'source_image', 'target_image', 'source_id', 'target_id', 'pair_id', 'en_sentences', 'zh_sentences'] as const;
+export const PROVENANCE_FIELDS = [
+  'source_url', 'target_url', 'source_image', 'target_image', 'source_id', 'target_id', 'pair_id', 'en_sentences', 'zh_sentences', 'source_credit', 'target_credit',
+] as const;
 
 /** Separator of provenance lists in one TSV cell / one Moses-less prop. */
 export const LIST_SEPARATOR = ' | ';

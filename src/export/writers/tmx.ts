@@ -58,6 +58,9 @@ export class TmxWriter implements CorpusWriter {
       ['x-zh-sentences', rec.zh_sentences.join(LIST_SEPARATOR)],
       ['x-harvested-at', rec.harvested_at],
     ];
+    // Photo credits: a prop only when some item pair has one.
+    if (rec.source_credit.some(Boolean)) props.push(['x-source-credit', rec.source_credit.join(LIST_SEPARATOR)]);
+    if (rec.target_credit.some(Boolean)) props.push(['x-target-credit', rec.target_credit.join(LIST_SEPARATOR)]);
     let s = '    <tu>\n';
     for (const [type, value] of props) s += `      <prop type="${type}">${xmlEscape(oneLine(value))}</prop>\n`;
     s += `      <tuv xml:lang="en"><seg>${xmlEscape(oneLine(rec.en))}</seg></tuv>\n`;
