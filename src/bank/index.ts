@@ -5,7 +5,7 @@ export { ImageStore, ImageReadError, probeImage, sha256Hex, type ImageRecord } f
 export { MetaRepo } from './meta.js';
 export { StatsRepo, type BankStats, type BankCounts } from './stats.js';
 export { LATEST_SCHEMA_VERSION } from './db.js';
-export { CrawlRepo, type Validators, type RobotsRow } from './crawl.js';
+export { CrawlRepo, type Validators, type RobotsRow, type FrontierRow, type NewUrl, type UrlKind, type UrlState, type RowOutcome, type CrawlStats } from './crawl.js';
 export { PairsRepo, LEVELS, LEVEL_RANK, textKey, type PairLevel, type PairDecision, type PairRow, type PairCandidate, type SentencePairDecision } from './pairs.js';
 export { SentencePairsRepo, type SentencePairRow, type SentencePairForExport } from './sentence-pairs.js';
 export { FeaturesRepo, type StoredFeatures } from './features.js';

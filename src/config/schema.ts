@@ -112,8 +112,19 @@ export const configSchema = z
         maxDepth: int().min(0),
         requestTimeoutSecs: pos(),
         maxPagesPerSite: pos(),
-        filters: z
-          .object({ oneSentence: z.boolean(), maxChineseWords: pos(), checkLanguage: z.boolean() })
+        maxPageElements: pos(),
+        maxPageDepth: pos(),
+        retry: z
+          .object({
+            triesPerCycle: pos().max(10),
+            baseDelayMs: int().min(0),
+            maxDelayMs: int().min(0),
+            giveUpAfter: pos(),
+            maxRetryAfterSecs: nonneg(),
+          })
+          .strict(),
+        hosts: z
+          .object({ errorDelayMs: int().min(0), maxDelayMs: int().min(0), recoverStepMs: int().min(0), breakerErrors: int().min(0) })
           .strict(),
       })
       .strict(),

@@ -10,6 +10,7 @@ import { m003Index } from './003-index.js';
 import { m006Pairs } from './006-pairs.js';
 import { m005Crawler } from './005-crawler.js';
 import { m008Reviews } from './008-reviews.js';
+import { m009CrawlFrontier } from './009-crawl-frontier.js';
 import { m010Credit } from './010-credit.js';
 import { m011SentencePairs } from './011-sentence-pairs.js';
 
@@ -23,6 +24,7 @@ export const migrations: Migration[] = [
   m006Pairs,
   m005Crawler,
   m008Reviews,
+  m009CrawlFrontier,
   m010Credit,
   m011SentencePairs,
 ].sort((a, b) => a.version - b.version);
