@@ -12,6 +12,7 @@ import { m005Crawler } from './005-crawler.js';
 import { m008Reviews } from './008-reviews.js';
 import { m009CrawlFrontier } from './009-crawl-frontier.js';
 import { m010Credit } from './010-credit.js';
+import { m011SentencePairs } from './011-sentence-pairs.js';
 import { m013Twins } from './013-twins.js';
 
 // One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
@@ -26,6 +27,7 @@ export const migrations: Migration[] = [
   m008Reviews,
   m009CrawlFrontier,
   m010Credit,
+  m011SentencePairs,
   m013Twins,
 ].sort((a, b) => a.version - b.version);
 export type { Migration };
