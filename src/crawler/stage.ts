@@ -55,8 +55,9 @@ export interface SiteFailure {
 export interface CrawlSummary {
   sites: string[];
   resumed: string[];
-  /** Sites that could not run this cycle, each with its reason (the other sites ran). */
+  /** Sites that could not run this cycle, each with its reason (the other sites ran); sitesFailed counts them. */
   failedSites: SiteFailure[];
+  sitesFailed: number;
   cycles: Record<string, number>;
   requests: number;
   /** Requests repeated within the cycle after a transient failure. */
@@ -172,6 +173,7 @@ class Crawl {
       sites: this.sites.map((s) => s.name),
       resumed: [],
       failedSites: [],
+      sitesFailed: 0,
       cycles: {},
       requests: 0,
       retries: 0,
@@ -586,6 +588,7 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
       opts.logger?.error(`crawl: ${reason}`);
     }
   });
+  s.sitesFailed = s.failedSites.length;
   const stats = c.repo.stats();
   s.pendingRetries = stats.pendingRetries;
   s.givenUpTotal = stats.givenUp;
