@@ -46,7 +46,7 @@ const CONFIG = {
     minImageSide: 100,
     maxPagesPerSite: 10000,
     retry: { triesPerCycle: 3, baseDelayMs: 100, maxDelayMs: 1000, giveUpAfter: 5, maxRetryAfterSecs: 30 },
-    hosts: { errorDelayMs: 50, maxDelayMs: 1000, recoverStepMs: 25, breakerErrors: 25 },
+    hosts: { errorDelayMs: 50, maxDelayMs: 1000, recoverRate: 5, breakerErrors: 25 },
   },
 };
 const FAULTS: FaultOptions = { share: SHARE, seed: SEED, retryAfterSecs: 1, stallMs: 3000 };
@@ -207,6 +207,7 @@ async function main(): Promise<void> {
         seed: SEED,
         injected: faultsInjected,
         serverRequests,
+        realizedShare: round(Object.values(faultsInjected).reduce((a, b) => a + b, 0) / Math.max(1, serverRequests), 3),
         harvestedAfterCycle: cycles.map((c) => c.found),
         lost: expected - faulted.found,
         duplicated: faulted.duplicated,

@@ -23,7 +23,7 @@ const FAST = {
   requestTimeoutSecs: 1,
   minImageSide: 100,
   retry: { triesPerCycle: 3, baseDelayMs: 20, maxDelayMs: 200, giveUpAfter: 3, maxRetryAfterSecs: 10 },
-  hosts: { errorDelayMs: 20, maxDelayMs: 500, recoverStepMs: 20, breakerErrors: 10 },
+  hosts: { errorDelayMs: 20, maxDelayMs: 500, recoverRate: 20, breakerErrors: 10 },
 };
 
 function config(over: Record<string, unknown> = {}): Config {

@@ -317,7 +317,11 @@ class SiteCycle {
     }
   }
 
-  private handle(row: FrontierRow): Promise<void> {
+  private async handle(picked: FrontierRow): Promise<void> {
+    // The row as the bank has it now: another worker may have settled it since it was read (a page harvested
+    // under its canonical URL settles that URL's own row).
+    const row = this.repo.row(picked.key);
+    if (!row || row.state !== 'pending' || row.retryCycle > this.cycle) return;
     if (row.kind === 'image') return this.fetchImageRow(row);
     if (row.kind === 'article') return this.harvestArticle(row);
     return this.walkListing(row);
