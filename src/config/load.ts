@@ -43,6 +43,13 @@ export function deepMerge(base: Tree, over: Tree): Tree {
   return out;
 }
 
+/** Keys that no longer exist, with where their meaning went (an old override file gets told, not just refused). */
+const RETIRED_KEYS: Record<string, string> = {
+  'comparability.levels': 'replaced by comparability.thresholds (rerun capbridge calibrate, or copy the defaults)',
+  'comparability.a': 'replaced by comparability.thresholds',
+  'comparability.epsilon': 'replaced by comparability.thresholds',
+};
+
 function validate(tree: Tree, origin: string): Config {
   const res = configSchema.safeParse(tree);
   if (res.success) return res.data;
@@ -50,7 +57,8 @@ function validate(tree: Tree, origin: string): Config {
     const keyPath = issue.path.map(String).join('.');
     if (issue.code === 'unrecognized_keys') {
       const keys = issue.keys.map((k) => (keyPath ? `${keyPath}.${k}` : k));
-      return `unknown key ${keys.map((k) => `"${k}"`).join(', ')}`;
+      const hints = keys.filter((k) => RETIRED_KEYS[k]).map((k) => ` ("${k}" was ${RETIRED_KEYS[k]})`);
+      return `unknown key ${keys.map((k) => `"${k}"`).join(', ')}${hints.join('')}`;
     }
     return `"${keyPath}": ${issue.message}`;
   });

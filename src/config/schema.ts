@@ -71,16 +71,24 @@ export const configSchema = z
       .strict(),
     comparability: z
       .object({
-        weights: z.object({ alpha: nonneg(), beta: nonneg(), gamma: nonneg() }).strict(),
+        weights: z.object({ alpha: nonneg(), beta: nonneg(), gamma: nonneg(), delta: nonneg() }).strict(),
         hanziPerWord: z.number().positive(),
-        levels: z.object({ par: z.number(), com: z.number(), pse: z.number() }).strict(),
-        a: z.number(),
-        epsilon: z.number(),
+        thresholds: z
+          .object({ par: z.number(), com: z.number(), pse: z.number() })
+          .strict()
+          .refine((t) => t.par >= t.com && t.com >= t.pse, 'expected par >= com >= pse'),
+        parMinLengthRatio: z.number().min(0).max(1),
+        maxCaptionChars: pos(),
+        maxSentences: pos().max(64),
       })
       .strict(),
     export: z
       .object({
         minLevel: z.enum(['par', 'com', 'pse']),
+        minLevelMoreSentences: z.enum(['par', 'com', 'pse']),
+        maxSentences: int().min(0),
+        maxChineseWords: int().min(0),
+        rescoreDrift: z.number().positive(),
         minInliers: int().min(0),
         minImageScore: nonneg(),
         folder: z.string().min(1),

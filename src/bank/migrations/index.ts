@@ -12,6 +12,7 @@ import { m005Crawler } from './005-crawler.js';
 import { m008Reviews } from './008-reviews.js';
 import { m009CrawlFrontier } from './009-crawl-frontier.js';
 import { m010Credit } from './010-credit.js';
+import { m011SentencePairs } from './011-sentence-pairs.js';
 
 // One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
 // number than one already applied is still applied (db.ts tracks each version, not just the highest).
@@ -25,5 +26,6 @@ export const migrations: Migration[] = [
   m008Reviews,
   m009CrawlFrontier,
   m010Credit,
+  m011SentencePairs,
 ].sort((a, b) => a.version - b.version);
 export type { Migration };
