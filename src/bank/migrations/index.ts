@@ -2,6 +2,7 @@
 // Version numbers are reserved per layer so parallel work does not collide:
 //   1 banks (foundation) · 2 features (sift) · 3 index + candidates (lsh-index) · 4 comparability
 //   5 crawler · 6 pairs + exports (export) · 7 daemon · 8 reviews (review) · 10 items.credit (extract)
+//   11 sentence pairs (export)
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
 import { m002Features } from './002-features.js';
