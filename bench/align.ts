@@ -150,7 +150,10 @@ async function main(): Promise<void> {
       minLevelMoreSentences: config.export.minLevelMoreSentences,
       ...results,
       cpuSeconds: Math.round((cpu.user + cpu.system) / 1e4) / 100,
-      targetsMet: [main.open, main.heldOut].every((f) => f.precision >= 0.95 && f.recall >= 0.9 && f.addedWronglyEmitted <= 0.02),
+      // issue 15: precision >= 0.95, recall >= 0.90, added sentences wrongly emitted <= 2 %
+      targetsMet: Object.fromEntries(
+        (['open', 'heldOut'] as const).map((k) => [k, main[k].precision >= 0.95 && main[k].recall >= 0.9 && main[k].addedWronglyEmitted <= 0.02]),
+      ),
     }) + '\n',
   );
 }

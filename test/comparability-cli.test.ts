@@ -101,6 +101,16 @@ describe('comparability: score and calibrate commands', function () {
     expect(r.stdout).to.contain('dog ↔ 小狗');
   });
 
+  it('score --sentences aligns the sentences of two captions as the pairing stage does', async () => {
+    const r = await cliHere(['--data', path.join(dir, 'nodata'), 'score', '--json', '--sentences',
+      '--en', 'A dog runs on the beach. The stock market fell sharply. Photo: Reuters/Jane Doe', '--zh', '一只小狗在海滩上奔跑。新华社记者 张三 摄']);
+    expect(r.code, r.stderr).to.equal(0);
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    // two English sentences (the credit is none), one Chinese: the dog sentence pairs
+    expect(lines.map((l) => [l.enSentences, l.zhSentences, l.en])).to.deep.include([[0, 0], [0, 0], 'A dog runs on the beach.']);
+    expect(lines.every((l) => !l.en.includes('Reuters') && !l.zh.includes('摄'))).to.equal(true);
+  });
+
   it('a malformed pairs file gives FILE:LINE errors', async () => {
     const file = path.join(dir, 'bad.tsv');
     fs.writeFileSync(file, 'level\ten\tzh\npar\tA dog.\t一只狗。\npar\tonly english\n');

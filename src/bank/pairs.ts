@@ -19,21 +19,25 @@ export interface PairCandidate {
   matchedAt: string | null;
 }
 
-/** One aligned sentence pair of a caption pair (src/comparability/align.ts), as stored in `sentence_pairs`. */
-export interface SentencePairDecision {
+/** An aligned sentence pair of a caption pair (src/comparability/align.ts): spans, texts, level and scores. */
+export interface SentencePairFields {
   enFirst: number;
   enLast: number;
   zhFirst: number;
   zhLast: number;
   en: string;
   zh: string;
-  emitted: boolean;
   level: PairLevel;
   c: number;
   fc: number;
   fe: number;
   fl: number;
   fcov: number;
+}
+
+/** A sentence pair as the pairing stage decides it, stored in `sentence_pairs`. */
+export interface SentencePairDecision extends SentencePairFields {
+  emitted: boolean;
 }
 
 export interface PairDecision {

@@ -2,27 +2,15 @@
 // The pairing stage replaces a caption pair's sentence pairs whenever it re-decides that pair; a sentence pair whose
 // texts were exported before keeps its export watermark, so `export --new` never writes it again.
 import type Database from 'better-sqlite3';
-import { LEVEL_RANK, textKey, type PairLevel, type SentencePairDecision } from './pairs.js';
+import { LEVEL_RANK, textKey, type PairLevel, type SentencePairDecision, type SentencePairFields } from './pairs.js';
 
-export interface SentencePairRow {
+export interface SentencePairRow extends SentencePairFields {
   id: number;
   pairId: number;
   sourceItemId: number;
   targetItemId: number;
-  enFirst: number;
-  enLast: number;
-  zhFirst: number;
-  zhLast: number;
-  en: string;
-  zh: string;
   textKey: string;
   emitted: number;
-  level: PairLevel;
-  c: number;
-  fc: number;
-  fe: number;
-  fl: number;
-  fcov: number;
   exportedAt: string | null;
 }
 

@@ -134,7 +134,7 @@ export const configSchema = z
           })
           .strict(),
         hosts: z
-          .object({ errorDelayMs: int().min(0), maxDelayMs: int().min(0), recoverStepMs: int().min(0), breakerErrors: int().min(0) })
+          .object({ errorDelayMs: int().min(0), maxDelayMs: int().min(0), recoverRate: z.number().positive(), breakerErrors: int().min(0) })
           .strict(),
       })
       .strict(),

@@ -158,6 +158,6 @@ export function exportPairs(bank: Bank, config: Config, opts: ExportOptions): Ex
     sentences.markExported(summary.exportId, marked);
     pairs.finishExport(summary.exportId, summary.records, marked.length);
   });
-  opts.logger?.info(`export: ${summary.records} sentence pairs (from ${summary.pairs} of item pairs) → ${files.join(', ')}`);
+  opts.logger?.info(`export: ${summary.records} sentence pairs (${summary.pairs} with the item pairs they repeat in) → ${files.join(', ')}`);
   return summary;
 }

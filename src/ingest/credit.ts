@@ -44,7 +44,7 @@ const WEEKDAY = '(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day';
 
 // English news-photo agencies and photo desks (names as they are printed in credits).
 const EN_AGENCY =
-  '(?:AP|A\\.P\\.|AFP|EPA(?:-EFE)?|REUTERS|Reuters|XINHUA|Xinhua|ANP|AAP|DPA|dpa|PA(?: Wire| Images)?|ANSA|EFE|KCNA|Yonhap|UPI|IANS|PTI|ANI|Kyodo|TASS|Sputnik|Getty(?: Images)?|China Daily|CNS|VCG|CFP|IC|NurPhoto|Anadolu(?: Agency)?|SOPA Images|ZUMA(?: Press)?|Bloomberg|WireImage|Shutterstock|iStock(?:photo)?|Alamy|Imagine China|CGTN|Associated Press|Agence France-Presse|AP Images|USA TODAY Sports|USATSI|Handout|NASA|Pool|POOL)';
+  '(?:AP|A\\.P\\.|AFP|EPA(?:-EFE)?|REUTERS|Reuters|XINHUA|Xinhua|ANP|AAP|DPA|dpa|PA(?: Wire| Images| Media)?|ANSA|EFE|KCNA|Yonhap|UPI|IANS|PTI|ANI|Kyodo|TASS|Sputnik|Getty(?: Images)?|China Daily|CNS|VCG|CFP|IC|NurPhoto|Anadolu(?: Agency)?|SOPA Images|ZUMA(?: Press)?|Bloomberg|WireImage|Shutterstock|iStock(?:photo)?|Alamy|Imagine China|CGTN|Associated Press|Agence France-Presse|AP Images|USA TODAY Sports|USATSI|Handout|NASA|Pool|POOL)';
 
 // A capitalised word; a dot only as an initial ("Ellen M. Banner"), so "Washington. Evan Vucci/AP" is not one name.
 const EN_WORD = "(?:\\p{Lu}\\.|[\\p{Lu}\\d][\\p{L}\\d'’&-]*)";
@@ -69,6 +69,8 @@ const EN_CREDIT_STRONG: RegExp[] = [
   new RegExp(`^${EN_WORD}\\s*\\/\\s*(?:${EN_AGENCY}|${EN_NAME})(?:\\s*\\/\\s*(?:${EN_AGENCY}|${EN_NAME})){0,3}$`, 'u'),
   // an agency alone: "(Xinhua)", "Getty Images", "AP Photo", "Reuters file photo"
   new RegExp(`^${EN_AGENCY}(?:\\s+(?:Photo|PHOTO|Photos|Images|Pictures|file photo|File Photo|File|Video|TV))?$`, 'u'),
+  // an outlet alone: "(The Independent)", "(The White House)"
+  /^The(?:\s+[\p{Lu}][\p{L}&.'’-]*){1,4}$/u,
   // "Tara Atkinson for Rest of World", "Tom Brenner for The Washington Post via Getty Images"
   new RegExp(`^(?:${EN_WORD}\\s+){0,3}${EN_WORD}\\s+(?:for|via)\\s+${EN_NAME}(?:\\s+via\\s+${EN_NAME})?$`, 'u'),
 ];

@@ -1,7 +1,8 @@
 // The ordered list of schema migrations. Append only: a released migration is never edited.
 // Version numbers are reserved per layer so parallel work does not collide:
 //   1 banks (foundation) · 2 features (sift) · 3 index + candidates (lsh-index) · 4 comparability
-//   5 crawler · 6 pairs + exports (export) · 7 daemon · 8 reviews (review) · 10 items.credit (extract) · 13 picture hashes and twins (sift)
+//   5 crawler · 6 pairs + exports (export) · 7 daemon · 8 reviews (review) · 10 items.credit (extract)
+//   11 sentence pairs (export) · 13 picture hashes and twins (sift)
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
 import { m002Features } from './002-features.js';
