@@ -101,6 +101,16 @@ describe('comparability: score and calibrate commands', function () {
     expect(r.stdout).to.contain('dog ↔ 小狗');
   });
 
+  it('score --sentences aligns the sentences of two captions as the pairing stage does', async () => {
+    const r = await cliHere(['--data', path.join(dir, 'nodata'), 'score', '--json', '--sentences',
+      '--en', 'A dog runs on the beach. The stock market fell sharply. Photo: Reuters/Jane Doe', '--zh', '一只小狗在海滩上奔跑。新华社记者 张三 摄']);
+    expect(r.code, r.stderr).to.equal(0);
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    // two English sentences (the credit is none), one Chinese: the dog sentence pairs
+    expect(lines.map((l) => [l.enSentences, l.zhSentences, l.en])).to.deep.include([[0, 0], [0, 0], 'A dog runs on the beach.']);
+    expect(lines.every((l) => !l.en.includes('Reuters') && !l.zh.includes('摄'))).to.equal(true);
+  });
+
   it('a malformed pairs file gives FILE:LINE errors', async () => {
     const file = path.join(dir, 'bad.tsv');
     fs.writeFileSync(file, 'level\ten\tzh\npar\tA dog.\t一只狗。\npar\tonly english\n');
@@ -117,12 +127,32 @@ describe('comparability: score and calibrate commands', function () {
     expect(r.code, r.stderr).to.equal(0);
     const res = JSON.parse(r.stdout.trim());
     expect(res.pairs).to.equal(LABELLED.length);
-    expect(res.before).to.include.keys('aucParInc', 'aucComInc', 'levelAccuracy', 'emittedPrecision');
-    expect(res.after.aucParInc).to.be.at.least(res.before.aucParInc - 1e-9);
+    expect(res.before).to.include.keys('aucParCom', 'aucComInc', 'levelAccuracy', 'parPrecision', 'parRecall', 'comOrBetterPrecision');
+    expect(res.heldOut).to.equal(null);
     const { config } = loadConfig({ configFile: out, env: {} });
     const w = config.comparability.weights;
-    expect(w.alpha + w.beta + w.gamma).to.be.closeTo(1, 1e-9);
-    expect(config.comparability).to.deep.include({ hanziPerWord: res.values.hanziPerWord, a: res.values.a, epsilon: res.values.epsilon });
-    expect(config.comparability.levels.par).to.be.greaterThan(config.comparability.levels.com);
+    expect(w.alpha + w.beta + w.gamma + w.delta).to.be.closeTo(1, 1e-9);
+    expect(config.comparability).to.deep.include({ hanziPerWord: res.values.hanziPerWord, parMinLengthRatio: res.values.parMinLengthRatio });
+    expect(config.comparability.thresholds).to.deep.equal(res.values.thresholds);
+    const t = config.comparability.thresholds;
+    expect(t.par).to.be.at.least(t.com);
+    expect(t.com).to.be.at.least(t.pse);
+  });
+
+  it('calibrate --holdout keeps a seeded, stratified part out of the fit and scores it after', async () => {
+    const file = path.join(dir, 'labelled.tsv');
+    const out = path.join(dir, 'calibrated-holdout.yaml');
+    const run = () => cliHere(['--data', path.join(dir, 'nodata'), 'calibrate', '--pairs', file, '--out', out, '--holdout', '0.34', '--seed', '7', '--json']);
+    const r = await run();
+    expect(r.code, r.stderr).to.equal(0);
+    const res = JSON.parse(r.stdout.trim());
+    const byLevel = (l: string) => LABELLED.filter((x) => x[0] === l).length;
+    // each level loses about a third to the held-out part
+    expect(res.heldOutPairs).to.equal(['par', 'com', 'pse', 'inc'].reduce((n, l) => n + Math.round(byLevel(l) * 0.34), 0));
+    expect(res.pairs + res.heldOutPairs).to.equal(LABELLED.length);
+    expect(res.heldOut.pairs).to.equal(res.heldOutPairs);
+    expect(res.seed).to.equal(7);
+    // the same seed draws the same part
+    expect(JSON.parse((await run()).stdout.trim()).heldOut).to.deep.equal(res.heldOut);
   });
 });

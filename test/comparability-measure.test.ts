@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { loadConfig } from '../src/config/load.js';
-import { createScorer, updateIdf, levelOf, thresholds, BASELINE_MEASURE, DEFAULT_MEASURE } from '../src/comparability/index.js';
+import { createScorer, updateIdf, levelOf, BASELINE_MEASURE, DEFAULT_MEASURE } from '../src/comparability/index.js';
 import { ConceptSpace } from '../src/comparability/measure.js';
 import { Bank, TermStatsRepo } from '../src/bank/index.js';
 import { testLexicon, testLexiconDir } from './helpers/comparability.js';
@@ -59,18 +59,17 @@ describe('comparability: the C-measure', () => {
     expect(s.score('A dog runs on the beach.', '一只小狗在海滩上奔跑。').explain.matches.map((m) => m.zh)).to.include('小狗');
   });
 
-  it('gives levels from the thresholds ϑ = C̄_level − a·ε', () => {
-    const lv = { levels: { par: 0.6, com: 0.4, pse: 0.2 }, a: 1, epsilon: 0.1 };
-    const t = thresholds(lv);
-    expect(t.par).to.be.closeTo(0.5, 1e-9);
-    expect(levelOf(0.55, t)).to.equal('par');
-    expect(levelOf(0.45, t)).to.equal('com');
-    expect(levelOf(0.2, t)).to.equal('pse');
-    expect(levelOf(0.05, t)).to.equal('inc');
-    const c2 = { ...config, comparability: { ...config.comparability, levels: { par: 0.9, com: 0.8, pse: 0.7 }, a: 0, epsilon: 0 } };
+  it('gives levels from the thresholds; par also needs the length ratio', () => {
+    const lv = { thresholds: { par: 0.5, com: 0.3, pse: 0.1 }, parMinLengthRatio: 0.6 };
+    expect(levelOf(0.55, 0.9, lv)).to.equal('par');
+    expect(levelOf(0.55, 0.5, lv)).to.equal('com'); // as close as a translation in words, not in length
+    expect(levelOf(0.45, 1, lv)).to.equal('com');
+    expect(levelOf(0.2, 1, lv)).to.equal('pse');
+    expect(levelOf(0.05, 1, lv)).to.equal('inc');
+    const c2 = { ...config, comparability: { ...config.comparability, thresholds: { par: 0.9, com: 0.8, pse: 0.7 } } };
     const s = createScorer(c2, { cacheDir: testLexiconDir() });
     const r = s.score('A man rides a horse.', '一个男人在骑马。');
-    expect(r.level).to.equal(levelOf(r.c, thresholds(c2.comparability)));
+    expect(r.level).to.equal(levelOf(r.c, r.fl, c2.comparability));
   });
 
   it('keeps IDF in the bank current as captions arrive (incremental, by watermark)', async () => {

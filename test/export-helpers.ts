@@ -2,8 +2,9 @@
 // the PairsRepo, as the pairing stage stores them.
 import path from 'node:path';
 import fs from 'node:fs';
-import { Bank, PairsRepo, type PairDecision, type PairLevel } from '../src/bank/index.js';
+import { Bank, PairsRepo, SentencePairsRepo, type PairDecision, type PairLevel } from '../src/bank/index.js';
 import { makeImage } from './helpers.js';
+import type { Scorer, ScoreResult } from '../src/export/layers.js';
 
 export async function addItem(
   bank: Bank,
@@ -33,7 +34,36 @@ export function decision(sourceItemId: number, targetItemId: number, en: string,
   };
 }
 
+/** Stores decisions as the pairing stage does; a scored decision without sentence pairs is one sentence on each side. */
 export function storeDecisions(bank: Bank, ds: PairDecision[]): void {
   const repo = bank.repo(PairsRepo);
-  bank.transaction(() => ds.forEach((d) => repo.upsert(d)));
+  const sentences = bank.repo(SentencePairsRepo);
+  bank.transaction(() =>
+    ds.forEach((d) => {
+      repo.upsert(d);
+      const whole =
+        d.level && d.c !== null
+          ? [{ enFirst: 0, enLast: 0, zhFirst: 0, zhLast: 0, en: d.en, zh: d.zh, emitted: d.emitted, level: d.level, c: d.c, fc: d.fc ?? 0, fe: d.fe ?? 0, fl: d.fl ?? 0, fcov: d.fcov ?? 0 }]
+          : [];
+      sentences.replace(repo.get(d.sourceItemId, d.targetItemId)!.id, d.sourceItemId, d.targetItemId, d.sentencePairs ?? whole);
+    }),
+  );
+}
+
+/**
+ * A scorer for decision-rule tests of other layers: each caption is one sentence, the level is read from a
+ * "[par]"-style tag in the Chinese caption.
+ */
+export function taggedScorer(): Scorer {
+  const score = (_en: string, zh: string): ScoreResult => {
+    const level = (/\[(par|com|pse|inc)\]/.exec(zh)?.[1] ?? 'inc') as PairLevel;
+    const c = { par: 0.8, com: 0.55, pse: 0.42, inc: 0.1 }[level];
+    return { fc: c, fe: 0, fl: 1, fcov: c, c, level, explain: { rule: 'test' } as never };
+  };
+  const one = (text: string) => ({ sentences: [{ text, start: 0, end: text.length }], truncated: false, refused: false, dropped: 0 });
+  return {
+    score,
+    align: (en, zh) => ({ en: one(en), zh: one(zh), pairs: [{ ...score(en, zh), en, zh, enSpan: [0, 0], zhSpan: [0, 0] }], refused: null }),
+    chineseWordCount: (text) => text.length,
+  };
 }

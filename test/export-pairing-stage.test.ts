@@ -7,17 +7,11 @@ import { loadConfig } from '../src/config/load.js';
 import { runPairing } from '../src/export/pairing.js';
 import type { Scorer } from '../src/export/layers.js';
 import { tempDir } from './helpers.js';
-import { addItem } from './export-helpers.js';
+import { addItem, taggedScorer } from './export-helpers.js';
 
 const config = loadConfig({}).config;
 // Decision rules only: the level is read from the Chinese caption.
-const scorer: Scorer = {
-  score: (_en, zh) => {
-    const level = (/\[(par|com|pse|inc)\]/.exec(zh)?.[1] ?? 'inc') as 'par' | 'com' | 'pse' | 'inc';
-    const c = { par: 0.8, com: 0.55, pse: 0.42, inc: 0.1 }[level];
-    return { fc: c, fe: 0, fl: 1, c, level, explain: {} };
-  },
-};
+const scorer: Scorer = taggedScorer();
 
 describe('pairing stage over candidates', () => {
   it('emits, re-runs idempotently, re-decides a changed caption, drops a vanished candidate', async () => {
@@ -43,7 +37,7 @@ describe('pairing stage over candidates', () => {
       const first = await runPairing(bank, config, { scorer });
       expect(first.decided).to.equal(4);
       expect(first.emitted).to.equal(1);
-      expect(first.notEmitted).to.deep.equal({ caption: 1, image: 1, level: 1 });
+      expect(first.notEmitted).to.deep.equal({ caption: 1, image: 1, level: 1, filter: 0 });
       const repo = bank.repo(PairsRepo);
       expect(repo.get(s1, t1)?.emitted).to.equal(1);
       // nothing changed: nothing decided again

@@ -9,19 +9,13 @@ import { decide } from '../src/export/pairing.js';
 import type { Scorer } from '../src/export/layers.js';
 import { createLogger } from '../src/util/log.js';
 import { tempDir } from './helpers.js';
-import { addItem, decision, storeDecisions } from './export-helpers.js';
+import { addItem, decision, storeDecisions, taggedScorer } from './export-helpers.js';
 
 const config = loadConfig({}).config;
 const thresholds = { minInliers: 12, minImageScore: 0.2, minLevel: 'com' as const };
 
 // A scorer for the decision rules only: the level is given by the test through the Chinese caption.
-const scorer: Scorer = {
-  score: (_en, zh) => {
-    const level = (/\[(par|com|pse|inc)\]/.exec(zh)?.[1] ?? 'inc') as 'par' | 'com' | 'pse' | 'inc';
-    const c = { par: 0.8, com: 0.55, pse: 0.42, inc: 0.1 }[level];
-    return { fc: c, fe: 0, fl: 1, c, level, explain: { rule: 'test' } };
-  },
-};
+const scorer: Scorer = taggedScorer();
 
 const item = (over: Partial<Item>): Item =>
   ({ id: 1, bank: 'source', extId: 'x', caption: 'A caption.', lang: 'eng', captionStatus: 'ok', captionReason: null, imageSha256: 'a',

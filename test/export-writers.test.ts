@@ -10,14 +10,16 @@ import { tempDir } from './helpers.js';
 const nasty: ExportRecord = {
   en: 'Fire & <smoke> over "Old Town"\tat\nnight\u0001',
   zh: '老城区上空的火\n与烟 <夜>',
-  level: 'com', c: 0.61234567, fc: 0.7, fe: 0.25, fl: 0.95, image_score: 0.82, inliers: 57,
+  level: 'com', c: 0.61234567, fc: 0.7, fe: 0.25, fl: 0.95, fcov: 0.6, image_score: 0.82, inliers: 57,
   source_url: ['https://en.example/a?x=1&y=2', 'https://en2.example/b'],
   target_url: ['https://zh.example/a', 'https://zh.example/b'],
   source_image: ['https://en.example/a.jpg', 'https://en2.example/b.jpg'],
   target_image: ['https://zh.example/a.jpg', 'https://zh.example/b.jpg'],
-  source_id: ['s1', 's2'], target_id: ['t1', 't2'], harvested_at: '2026-11-01T00:00:00.000Z',
+  source_id: ['s1', 's2'], target_id: ['t1', 't2'], pair_id: ['7', '9'], en_sentences: ['0', '1-2'], zh_sentences: ['1', '0'],
+  harvested_at: '2026-11-01T00:00:00.000Z',
+  source_credit: ['REUTERS/Jane Doe', ''], target_credit: ['新华社记者 才扬 摄', ''],
 };
-const plain: ExportRecord = { ...nasty, en: 'A dog runs on the beach.', zh: '一只狗在海滩上奔跑。', level: 'par', source_url: ['u'], target_url: ['v'], source_image: ['i'], target_image: ['j'], source_id: ['s3'], target_id: ['t3'] };
+const plain: ExportRecord = { ...nasty, en: 'A dog runs on the beach.', zh: '一只狗在海滩上奔跑。', level: 'par', source_url: ['u'], target_url: ['v'], source_image: ['i'], target_image: ['j'], source_id: ['s3'], target_id: ['t3'], pair_id: ['4'], en_sentences: ['0'], zh_sentences: ['0'], source_credit: [''], target_credit: [''] };
 
 function write(format: ExportFormat, file: string, recs: ExportRecord[]): string[] {
   const w = createWriter(format, file);
@@ -38,11 +40,16 @@ describe('export writers', () => {
     const cells = lines[1]!.split('\t');
     expect(cells).to.have.length(EXPORT_FIELDS.length);
     expect(cells[0]).to.equal('Fire & <smoke> over "Old Town" at night');
-    expect(cells[2]).to.equal('com');
-    expect(cells[3]).to.equal('0.6123');
-    expect(cells[8]).to.equal('57');
-    expect(cells[9]).to.equal('https://en.example/a?x=1&y=2 | https://en2.example/b');
-    expect(cells[13]).to.equal('s1 | s2');
+    const cell = (f: (typeof EXPORT_FIELDS)[number]) => cells[EXPORT_FIELDS.indexOf(f)];
+    expect(cell('level')).to.equal('com');
+    expect(cell('c')).to.equal('0.6123');
+    expect(cell('inliers')).to.equal('57');
+    expect(cell('source_url')).to.equal('https://en.example/a?x=1&y=2 | https://en2.example/b');
+    expect(cell('source_id')).to.equal('s1 | s2');
+    // the sentence pair's caption pairs and where the sentences sit in them
+    expect([cell('pair_id'), cell('en_sentences'), cell('zh_sentences')]).to.deep.equal(['7 | 9', '0 | 1-2', '1 | 0']);
+    expect(cell('source_credit')).to.equal('REUTERS/Jane Doe | ');
+    expect(cell('target_credit')).to.equal('新华社记者 才扬 摄 | ');
   });
 
   it('JSONL: the same fields, provenance as arrays', () => {
@@ -52,6 +59,7 @@ describe('export writers', () => {
     expect(Object.keys(recs[0])).to.deep.equal([...EXPORT_FIELDS]);
     expect(recs[0].en).to.equal(nasty.en);
     expect(recs[0].source_url).to.deep.equal(nasty.source_url);
+    expect(recs[0].target_credit).to.deep.equal(['新华社记者 才扬 摄', '']);
   });
 
   it('TMX 1.4b: well-formed, en + zh-CN tuv, props, escaped text', () => {
@@ -72,11 +80,19 @@ describe('export writers', () => {
     expect(props['x-level']).to.equal('com');
     expect(props['x-inliers']).to.equal('57');
     expect(props['x-source-url']).to.equal('https://en.example/a?x=1&y=2 | https://en2.example/b');
+    expect([props['x-pair-id'], props['x-en-sentences'], props['x-zh-sentences']]).to.deep.equal(['7 | 9', '0 | 1-2', '1 | 0']);
+    expect(props['x-source-credit']).to.equal('REUTERS/Jane Doe |');
+    expect(props['x-target-credit']).to.equal('新华社记者 才扬 摄 |');
+    // No credit anywhere: no credit prop.
+    const plainProps = tus[1].prop.map((p: Record<string, string>) => p['@type']);
+    expect(plainProps).to.not.include('x-source-credit');
   });
 
-  it('Moses: two line-aligned files, one caption per line', () => {
+  it('Moses: two line-aligned files, one sentence per line, and their provenance in a third', () => {
     const paths = write('moses', path.join(dir, 'corpus'), [nasty, plain]);
-    expect(paths).to.deep.equal([mosesPaths(path.join(dir, 'corpus')).en, mosesPaths(path.join(dir, 'corpus')).zh]);
+    const mp = mosesPaths(path.join(dir, 'corpus'));
+    expect(paths).to.deep.equal([mp.en, mp.zh, mp.ids]);
+    expect(fs.readFileSync(mp.ids, 'utf8').split('\n')).to.deep.equal(['com\t7 | 9\ts1 | s2\tt1 | t2\t0 | 1-2\t1 | 0', 'par\t4\ts3\tt3\t0\t0', '']);
     const en = fs.readFileSync(paths[0]!, 'utf8').split('\n');
     const zh = fs.readFileSync(paths[1]!, 'utf8').split('\n');
     expect(en).to.have.length(3);

@@ -84,6 +84,27 @@ describe('bank', () => {
   });
 });
 
+describe('bank: item credits (migration 10)', () => {
+  it('stores the credit apart from the caption; a new credit updates the item without re-scoring its caption', async () => {
+    const dir = tempDir();
+    const bank = Bank.open(dir);
+    const a = await bank.images.prepare(fs.readFileSync(await makeImage(path.join(dir, 'a.png'), 5)));
+    bank.images.record(a);
+    const base = { bank: 'target' as const, extId: 'z1', caption: '市民在公园里赏花。', credit: '新华社记者 李明 摄', lang: 'cmn', captionStatus: 'ok' as const, captionReason: null, imageSha256: a.sha256 };
+    expect(bank.items.upsert(base).outcome).to.equal('added');
+    const first = bank.items.get('target', 'z1')!;
+    expect([first.caption, first.credit]).to.deep.equal(['市民在公园里赏花。', '新华社记者 李明 摄']);
+    expect(bank.items.upsert(base).outcome).to.equal('unchanged');
+    expect(bank.items.upsert({ ...base, credit: '新华社记者 王芳 摄' }, '2099-01-01T00:00:00.000Z').outcome).to.equal('updated');
+    const second = bank.items.get('target', 'z1')!;
+    expect(second.credit).to.equal('新华社记者 王芳 摄');
+    expect(second.captionUpdatedAt).to.equal(first.captionUpdatedAt);
+    expect(bank.items.upsert({ ...base, credit: '' }).outcome).to.equal('updated');
+    expect(bank.items.get('target', 'z1')!.credit).to.equal(null);
+    bank.close();
+  });
+});
+
 describe('migrations', () => {
   it('applies a migration numbered below one already applied (layers land in any order), once', () => {
     const file = path.join(tempDir(), 'm.db');

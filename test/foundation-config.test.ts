@@ -9,7 +9,17 @@ describe('config', () => {
     const { config } = loadConfig({ env: {} });
     expect(config.sift.maxSide).to.equal(640);
     expect(config.match.ratio).to.equal(0.8);
-    expect(config.comparability.weights).to.deep.equal({ alpha: 0.8, beta: 0.15, gamma: 0.05 });
+    const w = config.comparability.weights;
+    expect(w.alpha + w.beta + w.gamma + w.delta).to.be.closeTo(1, 1e-9);
+    const t = config.comparability.thresholds;
+    expect(t.par >= t.com && t.com >= t.pse).to.equal(true);
+  });
+
+  it('refuses the retired level keys with where they went', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'old-calibration.yaml');
+    fs.writeFileSync(file, 'comparability:\n  levels:\n    par: 0.6\n    com: 0.5\n    pse: 0.4\n  a: 2.2\n');
+    expect(() => loadConfig({ configFile: file, env: {} })).to.throw(/comparability\.levels" was replaced by comparability\.thresholds/);
   });
 
   it('overrides from a file, then from CAPBRIDGE_* variables', () => {

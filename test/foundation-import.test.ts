@@ -43,6 +43,30 @@ describe('import', () => {
     expect(after.images).to.deep.equal(before.images);
   });
 
+  it('reads an optional credit column into the items\' credit', async () => {
+    const set = tempDir();
+    const data = tempDir();
+    await makeImage(path.join(set, 'images', '0.png'), 40);
+    await makeImage(path.join(set, 'images', '1.png'), 41);
+    const manifest = writeManifest(
+      path.join(set, 'manifest.tsv'),
+      [
+        ['c0', 'images/0.png', ZH[0]!, '新华社记者 李明 摄'],
+        ['c1', 'images/1.png', ZH[1]!, ''],
+      ],
+      ['id', 'image', 'caption', 'credit'],
+    );
+    const res = await runCli(['import', '--bank', 'target', '--manifest', manifest, '--data', data, '--json']);
+    expect(res.code, res.stderr).to.equal(0);
+    const db = new Database(path.join(data, 'capbridge.db'), { readonly: true });
+    const rows = db.prepare('SELECT ext_id, caption, credit FROM items ORDER BY ext_id').all();
+    db.close();
+    expect(rows).to.deep.equal([
+      { ext_id: 'c0', caption: ZH[0], credit: '新华社记者 李明 摄' },
+      { ext_id: 'c1', caption: ZH[1], credit: null },
+    ]);
+  });
+
   it('updates an item whose caption or image changed', async () => {
     const set = tempDir();
     const data = tempDir();

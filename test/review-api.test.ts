@@ -5,7 +5,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import sharp from 'sharp';
 import type { FastifyInstance } from 'fastify';
-import { PairsRepo, ReviewsRepo, type PairListFilter } from '../src/bank/index.js';
+import { PairsRepo, ReviewsRepo, SentencePairsRepo, type PairListFilter } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { createReviewServer } from '../src/review/index.js';
 import { labelledPairsFromReviews } from '../src/review/labelled.js';
@@ -137,6 +137,10 @@ describe('review: API', function () {
     expect(body).to.match(/<mark class="hl c\d ent" data-c="0" title="name: Sichuan ↔ 四川">四川<\/mark>/);
     expect(body).to.include('https://news.example.org/story/0').and.include('https://news.example.cn/story/0');
     expect(body).to.include('0.710'); // C
+    // the sentence pairs the exports write, under their caption pair (here one on each side)
+    expect(body).to.match(/<table class="pairs" id="sentence-pairs">[\s\S]*<td>emitted<\/td>/);
+    const api = (await get(`/api/pairs/${s}/${t}`)).json();
+    expect(api.sentencePairs.map((x: { en: string; emitted: number }) => [x.en, x.emitted])).to.deep.equal([[src.caption, 1]]);
     expect(body).to.include('id="no-points"'); // no stored keypoints in this build: said, not drawn
     expect((body.match(/<line /g) ?? []).length).to.equal(0);
     // next / previous in list order
@@ -169,9 +173,12 @@ describe('review: API', function () {
     // the pairing stage re-decides the pair (drops and re-inserts its row): the judgement stays
     const repo = fx.bank.repo(PairsRepo);
     const p = repo.get(s, t)!;
+    const sentences = fx.bank.repo(SentencePairsRepo);
+    const kept = sentences.ofPair(p.id);
     fx.bank.transaction(() => {
       repo.removeOthers(s, []);
       repo.upsert({ ...p, emitted: true, explain: JSON.parse(p.explain!), imageScore: p.imageScore!, inliers: p.inliers!, candidateRank: 0 }, p.decidedAt);
+      sentences.replace(repo.get(s, t)!.id, s, t, kept.map((x) => ({ ...x, emitted: Boolean(x.emitted) })));
     });
     expect(repo.get(s, t)!.id).to.not.equal(p.id);
     const j = (await get(`/api/pairs/${s}/${t}`)).json();
@@ -181,10 +188,10 @@ describe('review: API', function () {
     const labels = labelledPairsFromReviews(fx.bank);
     expect(labels).to.have.length(1);
     expect(labels[0]).to.include({ label: 'com', verdict: 'accepted', machineLevel: 'par', en: SCENES[0]!.en });
-    // reject another, then clear it
+    // reject another (a verdict without a level is no label for calibration), then clear it
     const q = fx.pairs[2]!;
     expect((await review(q.sourceItemId, q.targetItemId, { verdict: 'rejected' })).json().review.verdict).to.equal('rejected');
-    expect(labelledPairsFromReviews(fx.bank).find((l) => l.sourceItemId === q.sourceItemId)!.label).to.equal('inc');
+    expect(labelledPairsFromReviews(fx.bank).find((l) => l.sourceItemId === q.sourceItemId)).to.equal(undefined);
     expect((await review(q.sourceItemId, q.targetItemId, { verdict: null, level: null })).json().review).to.equal(null);
     expect(fx.bank.repo(ReviewsRepo).get(q.sourceItemId, q.targetItemId)).to.equal(undefined);
   });

@@ -25,7 +25,7 @@ describe('review: calibrate --from-reviews', function () {
     const out = path.join(fx.dir, 'calibrated.yaml');
     let r = await runInProcess(['calibrate', '--data', fx.dataDir, '--from-reviews', '--out', out]);
     expect(r.code).to.not.equal(0);
-    expect(r.stderr).to.match(/no judgements/);
+    expect(r.stderr).to.match(/no judgement that sets a level/);
     r = await runInProcess(['calibrate', '--data', fx.dataDir, '--out', out]);
     expect(r.code).to.not.equal(0);
     expect(r.stderr).to.match(/--pairs FILE\.tsv, --from-reviews, or both/);
@@ -37,15 +37,16 @@ describe('review: calibrate --from-reviews', function () {
       reviews.set({ ...b!, verdict: 'accepted', en: SCENES[1]!.en, zh: SCENES[1]!.zh });
       reviews.set({ ...c!, verdict: 'rejected', en: SCENES[2]!.en, zh: SCENES[2]!.zh });
     });
-    expect(labelledPairsFromReviews(fx.bank).map((l) => l.label)).to.deep.equal(['par', 'com', 'inc']);
+    // only the judgement that set a level is a label
+    expect(labelledPairsFromReviews(fx.bank).map((l) => l.label)).to.deep.equal(['par']);
     // a labelled file and the judgements together
     const file = path.join(fx.dir, 'labelled.tsv');
     fs.writeFileSync(file, 'level\ten\tzh\npar\tA black dog runs across the green field.\t一只黑狗跑过绿色的田野。\ninc\tA black dog runs across the green field.\t厨房里有一台冰箱和一个微波炉。\n');
     r = await runInProcess(['calibrate', '--data', fx.dataDir, '--from-reviews', '--pairs', file, '--out', out, '--json']);
     expect(r.code, r.stderr).to.equal(0);
     const res = JSON.parse(r.stdout.trim());
-    expect(res.pairs).to.equal(5);
+    expect(res.pairs).to.equal(3);
     const { config } = loadConfig({ configFile: out, env: {} });
-    expect(config.comparability.levels).to.deep.equal(res.values.levels); // what was fitted is what loads
+    expect(config.comparability.thresholds).to.deep.equal(res.values.thresholds); // what was fitted is what loads
   });
 });

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { Bank, PairsRepo, type PairDecision } from '../src/bank/index.js';
+import { Bank, PairsRepo, SentencePairsRepo, type PairDecision } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { importManifest } from '../src/ingest/manifest.js';
 import { createScorer } from '../src/comparability/index.js';
@@ -127,6 +127,10 @@ export async function buildReviewBank(opts: { width?: number; height?: number; d
         fc: s.c, fe: s.level === 'par' ? 1 : 0, fl: 0.9, imageScore: s.imageScore, inliers: s.inliers, candidateRank: 0,
         matchedAt: '2026-11-20T10:00:00.000Z', explain: s.explain,
       }, `2026-11-2${i}T12:00:00.000Z`);
+      // one sentence on each side: the caption pair is its one sentence pair
+      bank.repo(SentencePairsRepo).replace(repo.get(sourceItemId, targetItemId)!.id, sourceItemId, targetItemId, [
+        { enFirst: 0, enLast: 0, zhFirst: 0, zhLast: 0, en: s.en, zh: s.zh, emitted: s.emitted, level: s.level, c: s.c, fc: s.c, fe: s.level === 'par' ? 1 : 0, fl: 0.9, fcov: s.c },
+      ]);
       pairs.push({ sourceItemId, targetItemId });
     });
   });

@@ -80,14 +80,13 @@ describe('review: highlighting, queries, SVG', () => {
     expect(() => decodeCursor(encodeCursor({ v: 3, id: 7 }), 'id')).to.throw(/cursor/);
   });
 
-  it('labels judgements for calibration: the linguist\'s level, else what the verdict implies', () => {
+  it('labels judgements for calibration only by a level the linguist set', () => {
     const base = { sourceItemId: 1, targetItemId: 2, en: 'e', zh: 'z', c: 0.5, fc: 0.5, fe: 0, fl: 1, reviewedAt: 'x' };
     expect(labelOf({ ...base, verdict: 'accepted', level: 'pse', machineLevel: 'par' })).to.equal('pse');
-    expect(labelOf({ ...base, verdict: 'rejected', level: null, machineLevel: 'par' })).to.equal('inc');
-    expect(labelOf({ ...base, verdict: 'accepted', level: null, machineLevel: 'par' })).to.equal('par');
-    expect(labelOf({ ...base, verdict: 'accepted', level: null, machineLevel: 'pse' })).to.equal('com');
-    expect(labelOf({ ...base, verdict: 'accepted', level: null, machineLevel: 'pse' }, 'pse')).to.equal('pse');
-    expect(labelOf({ ...base, verdict: 'accepted', level: null, machineLevel: null })).to.equal('com');
+    expect(labelOf({ ...base, verdict: null, level: 'par', machineLevel: 'com' })).to.equal('par');
+    // a verdict alone says keep or drop, not which level: no label
+    expect(labelOf({ ...base, verdict: 'rejected', level: null, machineLevel: 'par' })).to.equal(null);
+    expect(labelOf({ ...base, verdict: 'accepted', level: null, machineLevel: 'pse' })).to.equal(null);
     expect(labelOf({ ...base, verdict: null, level: null, machineLevel: 'par' })).to.equal(null);
   });
 

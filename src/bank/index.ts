@@ -5,10 +5,12 @@ export { ImageStore, ImageReadError, probeImage, sha256Hex, type ImageRecord } f
 export { MetaRepo } from './meta.js';
 export { StatsRepo, type BankStats, type BankCounts } from './stats.js';
 export { LATEST_SCHEMA_VERSION } from './db.js';
-export { CrawlRepo, type Validators, type RobotsRow } from './crawl.js';
-export { PairsRepo, LEVELS, LEVEL_RANK, textKey, type PairLevel, type PairDecision, type PairRow, type PairForExport, type PairCandidate } from './pairs.js';
+export { CrawlRepo, type Validators, type RobotsRow, type FrontierRow, type NewUrl, type UrlKind, type UrlState, type RowOutcome, type CrawlStats } from './crawl.js';
+export { PairsRepo, LEVELS, LEVEL_RANK, textKey, type PairLevel, type PairDecision, type PairRow, type PairCandidate, type SentencePairDecision } from './pairs.js';
+export { SentencePairsRepo, type SentencePairRow, type SentencePairForExport } from './sentence-pairs.js';
 export { FeaturesRepo, type StoredFeatures } from './features.js';
 export { ReviewsRepo, VERDICTS, type Verdict, type Review, type ReviewState, type PairListFilter, type PairListKind, type PairListSort, type ListCursor, type ReviewPairRow, type LabelledPair } from './reviews.js';
 export { TermStatsRepo } from './term-stats.js';
 export { LshRepo, type LshRow } from './lsh.js';
+export { TwinsRepo, type StoredHash, type Twin } from './twins.js';
 export { CandidatesRepo, type CandidateInput, type Candidate, type CandidateJoined } from './candidates.js';

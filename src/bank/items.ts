@@ -11,6 +11,8 @@ export interface ItemInput {
   bank: BankName;
   extId: string;
   caption: string;
+  /** Photo credit and dateline printed with the caption, kept apart from it. */
+  credit?: string | null;
   lang: string | null;
   captionStatus: CaptionStatus;
   captionReason: string | null;
@@ -27,6 +29,7 @@ export interface Item {
   bank: BankName;
   extId: string;
   caption: string;
+  credit: string | null;
   lang: string | null;
   captionStatus: CaptionStatus;
   captionReason: string | null;
@@ -45,7 +48,7 @@ export interface Item {
 
 export type UpsertOutcome = 'added' | 'unchanged' | 'updated';
 
-const COLUMNS = `id, bank, ext_id AS extId, caption, lang, caption_status AS captionStatus, caption_reason AS captionReason,
+const COLUMNS = `id, bank, ext_id AS extId, caption, credit, lang, caption_status AS captionStatus, caption_reason AS captionReason,
   image_sha256 AS imageSha256, page_url AS pageUrl, image_url AS imageUrl, site, imported_at AS importedAt,
   fetched_at AS fetchedAt, updated_at AS updatedAt, caption_updated_at AS captionUpdatedAt, status,
   status_reason AS statusReason, status_at AS statusAt`;
@@ -58,9 +61,9 @@ export class ItemsRepo {
   constructor(private db: Database.Database) {
     this.byExt = db.prepare(`SELECT ${COLUMNS} FROM items WHERE bank = ? AND ext_id = ?`);
     this.byIdStmt = db.prepare(`SELECT ${COLUMNS} FROM items WHERE id = ?`);
-    this.insert = db.prepare(`INSERT INTO items (bank, ext_id, caption, lang, caption_status, caption_reason, image_sha256,
+    this.insert = db.prepare(`INSERT INTO items (bank, ext_id, caption, credit, lang, caption_status, caption_reason, image_sha256,
         page_url, image_url, site, imported_at, fetched_at, updated_at, caption_updated_at, status, status_at)
-      VALUES (@bank, @extId, @caption, @lang, @captionStatus, @captionReason, @imageSha256, @pageUrl, @imageUrl, @site,
+      VALUES (@bank, @extId, @caption, @credit, @lang, @captionStatus, @captionReason, @imageSha256, @pageUrl, @imageUrl, @site,
         @importedAt, @fetchedAt, @now, @now, 'new', @now)`);
   }
 
@@ -82,6 +85,7 @@ export class ItemsRepo {
     const row = {
       pageUrl: null, imageUrl: null, site: null, importedAt: null, fetchedAt: null,
       ...input,
+      credit: input.credit || null,
       now,
     };
     if (!existing) {
@@ -90,10 +94,11 @@ export class ItemsRepo {
     }
     const imageChanged = existing.imageSha256 !== input.imageSha256;
     const captionChanged = existing.caption !== input.caption || existing.captionStatus !== input.captionStatus;
-    if (!imageChanged && !captionChanged) return { outcome: 'unchanged', id: existing.id };
+    const creditChanged = (existing.credit ?? null) !== row.credit;
+    if (!imageChanged && !captionChanged && !creditChanged) return { outcome: 'unchanged', id: existing.id };
     this.db
       .prepare(
-        `UPDATE items SET caption = @caption, lang = @lang, caption_status = @captionStatus, caption_reason = @captionReason,
+        `UPDATE items SET caption = @caption, credit = @credit, lang = @lang, caption_status = @captionStatus, caption_reason = @captionReason,
            image_sha256 = @imageSha256, page_url = COALESCE(@pageUrl, page_url), image_url = COALESCE(@imageUrl, image_url),
            site = COALESCE(@site, site), imported_at = COALESCE(@importedAt, imported_at), fetched_at = COALESCE(@fetchedAt, fetched_at),
            updated_at = @now,

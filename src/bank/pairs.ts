@@ -19,6 +19,27 @@ export interface PairCandidate {
   matchedAt: string | null;
 }
 
+/** An aligned sentence pair of a caption pair (src/comparability/align.ts): spans, texts, level and scores. */
+export interface SentencePairFields {
+  enFirst: number;
+  enLast: number;
+  zhFirst: number;
+  zhLast: number;
+  en: string;
+  zh: string;
+  level: PairLevel;
+  c: number;
+  fc: number;
+  fe: number;
+  fl: number;
+  fcov: number;
+}
+
+/** A sentence pair as the pairing stage decides it, stored in `sentence_pairs`. */
+export interface SentencePairDecision extends SentencePairFields {
+  emitted: boolean;
+}
+
 export interface PairDecision {
   sourceItemId: number;
   targetItemId: number;
@@ -26,16 +47,25 @@ export interface PairDecision {
   reason: string | null;
   en: string;
   zh: string;
+  /** Scores of the caption pair: those of its best sentence pair (of the captions themselves when one sentence each). */
   level: PairLevel | null;
   c: number | null;
   fc: number | null;
   fe: number | null;
   fl: number | null;
+  fcov?: number | null;
   imageScore: number;
   inliers: number;
   candidateRank: number;
   matchedAt: string | null;
   explain: unknown;
+  /** Sentences scored in each caption (null when not scored). */
+  enSentences?: number | null;
+  zhSentences?: number | null;
+  /** Documents in the IDF table the scores were computed with. */
+  idfDocs?: number | null;
+  /** The aligned sentence pairs (stored in sentence_pairs by SentencePairsRepo.replace). */
+  sentencePairs?: SentencePairDecision[];
 }
 
 export interface PairRow {
@@ -62,20 +92,6 @@ export interface PairRow {
   exportId: number | null;
 }
 
-/** A pair joined with the provenance of its two items, as exports read it. */
-export interface PairForExport extends PairRow {
-  sourceExtId: string;
-  targetExtId: string;
-  sourceUrl: string | null;
-  targetUrl: string | null;
-  sourceImage: string | null;
-  targetImage: string | null;
-  sourceHarvestedAt: string | null;
-  targetHarvestedAt: string | null;
-  /** 1 when another pair with the same caption texts was exported before (only set for onlyNew walks). */
-  textExported: number;
-}
-
 export const textKey = (en: string, zh: string): string =>
   crypto.createHash('sha256').update(en).update('\u0000').update(zh).digest('hex').slice(0, 32);
 
@@ -90,13 +106,14 @@ export class PairsRepo {
 
   constructor(private db: Database.Database) {
     this.upsertStmt = db.prepare(`
-      INSERT INTO pairs (source_item_id, target_item_id, emitted, reason, en, zh, text_key, level, level_rank, c, fc, fe, fl,
-          image_score, inliers, candidate_rank, matched_at, explain, decided_at)
-        VALUES (@sourceItemId, @targetItemId, @emitted, @reason, @en, @zh, @textKey, @level, @levelRank, @c, @fc, @fe, @fl,
-          @imageScore, @inliers, @candidateRank, @matchedAt, @explain, @now)
+      INSERT INTO pairs (source_item_id, target_item_id, emitted, reason, en, zh, text_key, level, level_rank, c, fc, fe, fl, fcov,
+          image_score, inliers, candidate_rank, matched_at, explain, decided_at, en_sentences, zh_sentences, idf_docs)
+        VALUES (@sourceItemId, @targetItemId, @emitted, @reason, @en, @zh, @textKey, @level, @levelRank, @c, @fc, @fe, @fl, @fcov,
+          @imageScore, @inliers, @candidateRank, @matchedAt, @explain, @now, @enSentences, @zhSentences, @idfDocs)
       ON CONFLICT (source_item_id, target_item_id) DO UPDATE SET
         emitted = excluded.emitted, reason = excluded.reason, en = excluded.en, zh = excluded.zh, text_key = excluded.text_key,
         level = excluded.level, level_rank = excluded.level_rank, c = excluded.c, fc = excluded.fc, fe = excluded.fe, fl = excluded.fl,
+        fcov = excluded.fcov, en_sentences = excluded.en_sentences, zh_sentences = excluded.zh_sentences, idf_docs = excluded.idf_docs,
         image_score = excluded.image_score, inliers = excluded.inliers, candidate_rank = excluded.candidate_rank,
         matched_at = excluded.matched_at, explain = excluded.explain, decided_at = excluded.decided_at,
         -- a pair whose caption texts changed is a new pair of the corpus: it will be exported again
@@ -111,13 +128,15 @@ export class PairsRepo {
 
   /**
    * Source items (id order, after `afterId`) that need a pairing decision: a candidate never decided, or decided on
-   * other caption texts, another candidate run, or a caption status that no longer allows pairing. With `all`, every
-   * source that has candidates (re-decide after a threshold change).
+   * other caption texts, another candidate run, or a caption status that no longer allows pairing, or scored with an
+   * IDF table of fewer than `staleBelowDocs` documents (or before sentence alignment: idf_docs NULL). With `all`,
+   * every source that has candidates (re-decide after a threshold change).
    */
-  pendingSources(afterId: number, limit: number, all = false): number[] {
+  pendingSources(afterId: number, limit: number, all = false, staleBelowDocs = 0): number[] {
     const where = all
       ? ''
-      : `AND (p.id IS NULL OR p.en <> s.caption OR p.zh <> t.caption OR p.matched_at IS NOT CAST(c.matched_at AS TEXT)
+      : `AND (p.id IS NULL OR p.idf_docs IS NULL OR (p.c IS NOT NULL AND p.idf_docs < ${Math.floor(staleBelowDocs)})
+           OR p.en <> s.caption OR p.zh <> t.caption OR p.matched_at IS NOT CAST(c.matched_at AS TEXT)
            OR p.image_score IS NOT c.image_score OR p.inliers IS NOT c.inliers
            OR (p.emitted = 1 AND (s.caption_status <> 'ok' OR t.caption_status <> 'ok'))
            OR (p.emitted = 0 AND p.reason = 'caption-status' AND s.caption_status = 'ok' AND t.caption_status = 'ok'))`;
@@ -172,6 +191,10 @@ export class PairsRepo {
       fc: d.fc,
       fe: d.fe,
       fl: d.fl,
+      fcov: d.fcov ?? null,
+      enSentences: d.enSentences ?? null,
+      zhSentences: d.zhSentences ?? null,
+      idfDocs: d.idfDocs ?? null,
       imageScore: d.imageScore,
       inliers: d.inliers,
       candidateRank: d.candidateRank,
@@ -282,32 +305,6 @@ export class PairsRepo {
     return (this.db.prepare('SELECT COUNT(*) AS n FROM candidates').get() as { n: number }).n;
   }
 
-  /**
-   * Emitted pairs to export (with item provenance), grouped by caption texts (text_key), best score first in a group,
-   * best groups first. `reviewed` (the review page's judgements, migration 8): instead of the emitted pairs, the pairs a linguist
-   * accepted / rejected / judged at all, emitted or not, at the linguist's level when one was set. Without it, a pair a
-   * linguist rejected is never exported: a human judgement outranks the machine's.
-   */
-  *iterateForExport(opts: { minLevel: PairLevel; onlyNew: boolean; reviewed?: 'accepted' | 'rejected' | 'all' }): IterableIterator<PairForExport> {
-    const r = opts.reviewed;
-    const stmt = this.db.prepare(
-      `SELECT ${r ? COLUMNS.replace('p.level,', 'COALESCE(r.level, p.level) AS level,') : COLUMNS}, s.ext_id AS sourceExtId, t.ext_id AS targetExtId, s.page_url AS sourceUrl, t.page_url AS targetUrl,
-              s.image_url AS sourceImage, t.image_url AS targetImage,
-              COALESCE(s.fetched_at, s.imported_at) AS sourceHarvestedAt, COALESCE(t.fetched_at, t.imported_at) AS targetHarvestedAt,
-              ${opts.onlyNew ? `EXISTS (SELECT 1 FROM pairs q WHERE q.text_key = p.text_key AND q.emitted = 1 AND q.exported_at IS NOT NULL)` : '0'} AS textExported
-       FROM pairs p JOIN items s ON s.id = p.source_item_id JOIN items t ON t.id = p.target_item_id
-       ${r ? 'JOIN reviews r ON r.source_item_id = p.source_item_id AND r.target_item_id = p.target_item_id' : ''}
-       WHERE ${r ? `${r === 'all' ? '1' : `r.verdict = '${r === 'accepted' ? 'accepted' : 'rejected'}'`} AND p.en <> '' AND p.zh <> ''
-             AND COALESCE(r.level_rank, p.level_rank) >= ?` : `p.emitted = 1 AND p.level_rank >= ?
-             AND NOT EXISTS (SELECT 1 FROM reviews x WHERE x.source_item_id = p.source_item_id AND x.target_item_id = p.target_item_id
-                             AND x.verdict = 'rejected')`} ${opts.onlyNew ? 'AND p.exported_at IS NULL' : ''}
-       WINDOW w AS (PARTITION BY p.text_key)
-       -- best groups first (level, then the C of the group's best pair); a group's rows stay adjacent (text_key)
-       ORDER BY MAX(${r ? 'COALESCE(r.level_rank, p.level_rank)' : 'p.level_rank'}) OVER w DESC, MAX(p.c) OVER w DESC, p.text_key, p.c DESC, p.id`,
-    );
-    yield* stmt.iterate(LEVEL_RANK[opts.minLevel]) as IterableIterator<PairForExport>;
-  }
-
   beginExport(e: { formats: string[]; paths: string[]; onlyNew: boolean; minLevel: PairLevel }, now = new Date().toISOString()): number {
     const info = this.db
       .prepare('INSERT INTO exports (started_at, formats, paths, only_new, min_level) VALUES (?, ?, ?, ?, ?)')
@@ -315,11 +312,9 @@ export class PairsRepo {
     return Number(info.lastInsertRowid);
   }
 
-  /** Records a finished export and moves the watermark: its pairs are never exported by --new again. */
-  finishExport(exportId: number, pairIds: number[], rows: number, now = new Date().toISOString()): void {
-    const mark = this.db.prepare('UPDATE pairs SET exported_at = ?, export_id = ? WHERE id = ? AND exported_at IS NULL');
-    for (const id of pairIds) mark.run(now, exportId, id);
-    this.db.prepare('UPDATE exports SET finished_at = ?, pairs = ?, members = ? WHERE id = ?').run(now, rows, pairIds.length, exportId);
+  /** Records a finished export: rows written, and the sentence pairs those rows stand for (SentencePairsRepo.markExported moves their watermark). */
+  finishExport(exportId: number, rows: number, members: number, now = new Date().toISOString()): void {
+    this.db.prepare('UPDATE exports SET finished_at = ?, pairs = ?, members = ? WHERE id = ?').run(now, rows, members, exportId);
   }
 
   lastExport(): { id: number; startedAt: string; finishedAt: string | null; formats: string; paths: string; pairs: number } | undefined {

@@ -3,6 +3,7 @@
 import type Database from 'better-sqlite3';
 import { BANKS, type BankName } from './items.js';
 import type { Bank } from './bank.js';
+import { CrawlRepo, type CrawlStats } from './crawl.js';
 
 export interface BankCounts {
   items: number;
@@ -18,6 +19,8 @@ export interface BankStats {
   banks: Record<BankName, BankCounts>;
   images: { files: number; bytes: number };
   database: { path: string; bytes: number };
+  /** The crawl frontier: URLs by kind and state, pending retries, given up, failures by class and reason. */
+  crawl: CrawlStats;
 }
 
 export class StatsRepo {
@@ -49,6 +52,7 @@ export class StatsRepo {
       banks: Object.fromEntries(BANKS.map((b) => [b, this.bankCounts(b)])) as Record<BankName, BankCounts>,
       images: this.bank.images.totals(),
       database: { path: this.bank.dbPath, bytes: this.bank.databaseBytes() },
+      crawl: this.bank.repo(CrawlRepo).stats(),
     };
   }
 }

@@ -1,10 +1,12 @@
-// `capbridge calibrate --pairs FILE.tsv [--out FILE.yaml] [--precision P] [--json]`: fits the C-measure's
-// weights, hanzi per word and level thresholds on labelled pairs, writes them to a config file, and prints the
-// figures before and after.
+// `capbridge calibrate --pairs FILE.tsv [--from-reviews] [--holdout F --seed N] [--out FILE.yaml] [--precision P]
+// [--com-precision P] [--json]`: fits the C-measure's weights, hanzi per word, the par length gate and the level
+// thresholds on labelled pairs (src/comparability/calibrate.ts), writes them to a config file, and prints the figures
+// before and after; with --holdout, a seeded stratified part of the file is kept out of the fit and scored only after
+// it, with the fitted values.
 import path from 'node:path';
 import type { Command } from 'commander';
-import { calibrate, type Figures } from '../comparability/calibrate.js';
-import { readPairsFile } from '../comparability/pairs-file.js';
+import { calibrate, figures, scoreRows, splitHoldout, type Figures } from '../comparability/calibrate.js';
+import { readPairsFile, type PairRow } from '../comparability/pairs-file.js';
 import { labelledPairsFromReviews } from '../review/labelled.js';
 import { writeConfigFile } from '../config/load.js';
 import { UserError } from '../util/errors.js';
@@ -15,49 +17,74 @@ const f3 = (x: number): string => (Number.isFinite(x) ? x.toFixed(3) : '–');
 
 function describe(name: string, f: Figures): string {
   return (
-    `${name}: AUC par-vs-inc ${f3(f.aucParInc)}, com-vs-inc ${f3(f.aucComInc)}, pse-vs-inc ${f3(f.aucPseInc)}; ` +
-    `Pearson ${f3(f.pearsonPairs)} (level means ${f3(f.pearsonLevelMeans)}); level accuracy ${f3(f.levelAccuracy)}; ` +
-    `emitted precision ${f3(f.emittedPrecision)}, recall ${f3(f.emittedRecall)}\n`
+    `${name} (${f.pairs} pairs): par precision ${f3(f.parPrecision)}, recall ${f3(f.parRecall)}; ` +
+    `com-or-better precision ${f3(f.comOrBetterPrecision)}, recall ${f3(f.comOrBetterRecall)}; ` +
+    `AUC par-vs-com ${f3(f.aucParCom)}, com-vs-inc ${f3(f.aucComInc)}, pse-vs-inc ${f3(f.aucPseInc)}; level accuracy ${f3(f.levelAccuracy)}\n`
   );
+}
+
+function fraction(text: string, name: string, lo: number, hiInclusive: boolean): number {
+  const x = Number(text);
+  if (!(x > lo && (hiInclusive ? x <= 1 : x < 1))) throw new UserError(`${name}: expected a number in (${lo}, 1${hiInclusive ? ']' : ')'}, got "${text}"`);
+  return x;
 }
 
 export function registerCalibrate(program: Command): void {
   program
     .command('calibrate')
     .description('fit the C-measure weights and level thresholds on labelled pairs (TSV: level, en, zh) and write them to a config file')
-    .option('--pairs <file>', 'TSV with a header and columns level (par|com|pse|inc), en, zh; others ignored')
-    .option('--from-reviews', 'also learn from the judgements made on the review page (capbridge serve) in the bank')
+    .option('--pairs <file>', 'TSV with a header and columns level (par|com|pse|inc), en, zh[, corpus]; others ignored')
+    .option('--from-reviews', 'also learn from the review page\'s judgements that set a level (capbridge serve)')
+    .option('--holdout <fraction>', 'keep this share of --pairs out of the fit (stratified by level and corpus) and score it after', '0')
+    .option('--seed <n>', 'seed of the held-out draw', '15')
     .option('--out <file>', 'config file to write (other keys in it are kept); default: the --config file, else <data>/calibration.yaml')
-    .option('--precision <p>', 'precision target for the pairs emitted at or above export.minLevel', '0.9')
+    .option('--precision <p>', 'par precision to reach (judged on par, com and inc pairs, at its 90% lower confidence bound)', '0.9')
+    .option('--com-precision <p>', 'precision of "com or better" against inc to reach', '0.95')
     .option('--json', 'print the figures and the fitted values as JSON')
     .action(
-      action(async (ctx, opts: { pairs?: string; fromReviews?: boolean; out?: string; precision: string; json?: boolean }) => {
-        const precision = Number(opts.precision);
-        if (!(precision > 0 && precision <= 1)) throw new UserError(`--precision: expected a number in (0, 1], got "${opts.precision}"`);
-        if (!opts.pairs && !opts.fromReviews) throw new UserError('calibrate: give --pairs FILE.tsv, --from-reviews, or both');
-        const rows = opts.pairs ? await readPairsFile(opts.pairs, { requireLevel: true }) : [];
-        if (opts.fromReviews) {
-          const judged = labelledPairsFromReviews(ctx.bank, { minLevel: ctx.config.export.minLevel });
-          if (!judged.length) throw new UserError(`calibrate --from-reviews: no judgements in ${ctx.dataDir} (judge pairs with capbridge serve)`);
-          rows.push(...judged.map((j) => ({ line: 0, en: j.en, zh: j.zh, level: j.label })));
-        }
-        const scorer = scorerForCommand(ctx, rows);
-        const feats = rows.map((r) => ({ level: r.level!, ...scorer.features(r.en, r.zh) }));
-        const res = calibrate(ctx.config, feats, { precision });
-        const out = path.resolve(opts.out ?? (ctx.configFiles.length > 1 ? ctx.configFiles[ctx.configFiles.length - 1]! : path.join(ctx.dataDir, 'calibration.yaml')));
-        writeConfigFile(out, res.patch);
-        if (opts.json) printJson({ pairs: rows.length, out, before: res.before, after: res.after, values: res.patch.comparability });
-        else {
-          process.stdout.write(describe('before', res.before));
-          process.stdout.write(describe('after ', res.after));
-          const c = res.patch.comparability;
-          process.stdout.write(
-            `wrote ${out}: weights α ${c.weights.alpha}, β ${c.weights.beta}, γ ${c.weights.gamma}; hanziPerWord ${c.hanziPerWord}; ` +
-              `levels par ${c.levels.par}, com ${c.levels.com}, pse ${c.levels.pse}; a ${c.a}, epsilon ${c.epsilon}\n` +
-              `use it with --config ${out}\n`,
-          );
-        }
-        return 0;
-      }),
+      action(
+        async (
+          ctx,
+          opts: { pairs?: string; fromReviews?: boolean; holdout: string; seed: string; out?: string; precision: string; comPrecision: string; json?: boolean },
+        ) => {
+          const precision = fraction(opts.precision, '--precision', 0, true);
+          const comPrecision = fraction(opts.comPrecision, '--com-precision', 0, true);
+          const holdout = opts.holdout === '0' ? 0 : fraction(opts.holdout, '--holdout', 0, false);
+          const seed = Number(opts.seed);
+          if (!Number.isInteger(seed)) throw new UserError(`--seed: expected an integer, got "${opts.seed}"`);
+          if (!opts.pairs && !opts.fromReviews) throw new UserError('calibrate: give --pairs FILE.tsv, --from-reviews, or both');
+          if (holdout && !opts.pairs) throw new UserError('calibrate: --holdout splits the --pairs file; give --pairs');
+          const fileRows = opts.pairs ? await readPairsFile(opts.pairs, { requireLevel: true }) : [];
+          const { fit, heldOut } = holdout ? splitHoldout(fileRows, holdout, seed) : { fit: fileRows, heldOut: [] as PairRow[] };
+          const rows = [...fit];
+          if (opts.fromReviews) {
+            const judged = labelledPairsFromReviews(ctx.bank);
+            if (!judged.length) throw new UserError(`calibrate --from-reviews: no judgement that sets a level in ${ctx.dataDir} (set levels with 1-4 in capbridge serve)`);
+            rows.push(...judged.map((j) => ({ line: 0, en: j.en, zh: j.zh, level: j.label, corpus: 'reviews' })));
+          }
+          // IDF from the bank, else from every caption of the file (held-out ones too: IDF needs no label)
+          const scorer = scorerForCommand(ctx, [...rows, ...heldOut]);
+          const feats = (list: PairRow[]) => list.map((r) => ({ level: r.level!, corpus: r.corpus, ...scorer.features(r.en, r.zh) }));
+          const res = calibrate(ctx.config, feats(rows), { precision, comPrecision });
+          const held = heldOut.length ? figures(scoreRows(feats(heldOut), res.values), res.values) : null;
+          const out = path.resolve(opts.out ?? (ctx.configFiles.length > 1 ? ctx.configFiles[ctx.configFiles.length - 1]! : path.join(ctx.dataDir, 'calibration.yaml')));
+          writeConfigFile(out, { comparability: res.values });
+          if (opts.json) {
+            printJson({ pairs: rows.length, heldOutPairs: heldOut.length, seed: holdout ? seed : null, out, before: res.before, after: res.after, heldOut: held, values: res.values });
+          } else {
+            process.stdout.write(describe('before  ', res.before));
+            process.stdout.write(describe('after   ', res.after));
+            if (held) process.stdout.write(describe(`held out (seed ${seed})`, held));
+            const v = res.values;
+            const w = v.weights;
+            process.stdout.write(
+              `wrote ${out}: weights α ${w.alpha}, β ${w.beta}, γ ${w.gamma}, δ ${w.delta}; hanziPerWord ${v.hanziPerWord}; ` +
+                `thresholds par ${v.thresholds.par} (fl >= ${v.parMinLengthRatio}), com ${v.thresholds.com}, pse ${v.thresholds.pse}\n` +
+                `use it with --config ${out}\n`,
+            );
+          }
+          return 0;
+        },
+      ),
     );
 }

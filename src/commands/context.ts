@@ -39,10 +39,12 @@ export function resolveDataDir(opt: string | undefined, env = process.env): stri
 }
 
 export function createContext(opts: GlobalOptions): Context {
-  const { config, files } = loadConfig({ configFile: opts.config });
+  const { config, files, warnings } = loadConfig({ configFile: opts.config });
   const level = opts.logLevel ?? process.env.CAPBRIDGE_LOG_LEVEL ?? config.log.level;
   if (!['error', 'warn', 'info', 'debug'].includes(level)) throw new UserError(`--log-level: expected error, warn, info or debug, got "${level}"`);
-  return new Context(resolveDataDir(opts.data), config, createLogger(level), files);
+  const logger = createLogger(level);
+  for (const w of warnings) logger.warn(w);
+  return new Context(resolveDataDir(opts.data), config, logger, files);
 }
 
 /** Wraps a command action: builds the context, runs, reports errors on stderr with a non-zero exit code. */

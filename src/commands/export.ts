@@ -42,7 +42,7 @@ export function registerExport(program: Command): void {
         else {
           const lv = summary.byLevel;
           process.stdout.write(
-            `export ${summary.formats.join(', ')}: ${summary.records} caption pairs (${summary.pairs} item pairs; par ${lv.par}, com ${lv.com}, pse ${lv.pse})` +
+            `export ${summary.formats.join(', ')}: ${summary.records} sentence pairs (${summary.pairs} with the item pairs they repeat in; par ${lv.par}, com ${lv.com}, pse ${lv.pse})` +
               `${summary.onlyNew ? ', new only' : ''}, min level ${summary.minLevel}\n` +
               summary.files.map((f) => `  ${f}\n`).join(''),
           );

@@ -9,7 +9,7 @@ import type { BankName } from '../bank/index.js';
 export function registerImport(program: Command): void {
   program
     .command('import')
-    .description('import (image, caption) items from a TSV manifest (columns id, image, caption[, url]) into a bank')
+    .description('import (image, caption) items from a TSV manifest (columns id, image, caption[, url][, credit]) into a bank')
     .addOption(new Option('--bank <bank>', 'which bank: source (English) or target (Chinese)').choices(['source', 'target']).makeOptionMandatory())
     .requiredOption('--manifest <file>', 'TSV manifest; image paths relative to its folder, or absolute')
     .option('--json', 'print the summary as JSON')

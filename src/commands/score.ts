@@ -29,11 +29,11 @@ export function scorerForCommand(ctx: Context, captions: Array<{ en?: string; zh
 const r4 = (x: number): number => Math.round(x * 10000) / 10000;
 
 function jsonOf(res: ScoreResult, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { ...extra, fc: r4(res.fc), fe: r4(res.fe), fl: r4(res.fl), c: r4(res.c), level: res.level, explain: res.explain };
+  return { ...extra, fc: r4(res.fc), fe: r4(res.fe), fl: r4(res.fl), fcov: r4(res.fcov), c: r4(res.c), level: res.level, explain: res.explain };
 }
 
 function textOf(res: ScoreResult): string {
-  const lines = [`C = ${res.c.toFixed(3)}  level ${res.level}  (fc ${res.fc.toFixed(3)}, fe ${res.fe.toFixed(3)}, fl ${res.fl.toFixed(3)})`];
+  const lines = [`C = ${res.c.toFixed(3)}  level ${res.level}  (fc ${res.fc.toFixed(3)}, fe ${res.fe.toFixed(3)}, fl ${res.fl.toFixed(3)}, fcov ${res.fcov.toFixed(3)})`];
   for (const m of res.explain.matches) lines.push(`  ${m.en} ↔ ${m.zh}  via "${m.gloss}"  ${m.weight.toFixed(3)}`);
   for (const e of res.explain.entities) lines.push(`  entity ${e.kind}: ${e.en} ↔ ${e.zh}`);
   return lines.join('\n') + '\n';
@@ -46,9 +46,10 @@ export function registerScore(program: Command): void {
     .option('--en <text>', 'English caption')
     .option('--zh <text>', 'Chinese caption')
     .option('--pairs <file>', 'TSV with a header and columns en, zh (others ignored): one result per pair, in input order')
+    .option('--sentences', 'split --en and --zh into sentences and align them, as the pairing stage does: one result per sentence pair')
     .option('--json', 'one JSON line per pair')
     .action(
-      action(async (ctx, opts: { en?: string; zh?: string; pairs?: string; json?: boolean }) => {
+      action(async (ctx, opts: { en?: string; zh?: string; pairs?: string; sentences?: boolean; json?: boolean }) => {
         if (opts.pairs) {
           if (opts.en || opts.zh) throw new UserError('give either --pairs FILE or --en and --zh, not both');
           const rows = await readPairsFile(opts.pairs);
@@ -62,6 +63,16 @@ export function registerScore(program: Command): void {
         }
         if (!opts.en?.trim() || !opts.zh?.trim()) throw new UserError('give --en TEXT and --zh TEXT (both non-empty), or --pairs FILE.tsv');
         const scorer = scorerForCommand(ctx, [{ en: opts.en, zh: opts.zh }]);
+        if (opts.sentences) {
+          const al = scorer.align(opts.en, opts.zh);
+          if (al.refused) throw new UserError(`--${al.refused}: no sentence ends within comparability.maxCaptionChars (${ctx.config.comparability.maxCaptionChars}) characters`);
+          for (const p of al.pairs) {
+            const spans = { enSentences: p.enSpan, zhSentences: p.zhSpan, en: p.en, zh: p.zh };
+            if (opts.json) printJson(jsonOf(p, spans));
+            else process.stdout.write(`en ${p.enSpan.join('-')} ↔ zh ${p.zhSpan.join('-')}: ${p.en} | ${p.zh}\n${textOf(p)}`);
+          }
+          return 0;
+        }
         const res = scorer.score(opts.en, opts.zh);
         if (opts.json) printJson(jsonOf(res));
         else process.stdout.write(textOf(res));

@@ -24,6 +24,16 @@ export function registerStats(program: Command): void {
           for (const [reason, n] of Object.entries(c.captionProblems)) out.push(`  caption ${n}: ${reason}`);
         }
         out.push(`images: ${stats.images.files} files, ${mb(stats.images.bytes)}; database: ${mb(stats.database.bytes)}`);
+        const cr = stats.crawl;
+        if (Object.keys(cr.urls).length) {
+          const kinds = Object.entries(cr.urls).map(([k, by]) => `${k} ${Object.entries(by).map(([st, n]) => `${st} ${n}`).join('/')}`).join('; ');
+          out.push(`crawl: ${kinds}`);
+          out.push(`  pending retries ${cr.pendingRetries}, given up ${cr.givenUp} (capbridge crawl --list given-up), failed ${cr.failed}`);
+          for (const cls of ['transient', 'permanent'] as const) {
+            const by = Object.entries(cr.failures[cls]).map(([k, n]) => `${k} ${n}`).join(', ');
+            if (by) out.push(`  ${cls} failures: ${by}`);
+          }
+        }
         process.stdout.write(out.join('\n') + '\n');
       }),
     );

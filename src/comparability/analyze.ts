@@ -34,7 +34,8 @@ export interface AnalyzeOptions {
 }
 
 let jieba: Jieba | null = null;
-function getJieba(): Jieba {
+/** The one jieba segmenter of the process (its dictionary takes a moment to load). */
+export function getJieba(): Jieba {
   if (!jieba) {
     const { dict } = require('@node-rs/jieba/dict') as { dict: Uint8Array };
     jieba = Jieba.withDict(dict);
@@ -101,6 +102,13 @@ export function englishLength(s: string): number {
   return n;
 }
 
+/** True when the text before `index` ends with . ! or ? and optional whitespace. */
+function afterSentenceEnd(text: string, index: number): boolean {
+  let i = index - 1;
+  while (i >= 0 && /\s/.test(text[i]!)) i--;
+  return i >= 0 && (text[i] === '.' || text[i] === '!' || text[i] === '?');
+}
+
 export class Analyzer {
   private enMemo = new Map<string, string>();
   private zhMemo = new Map<string, { token: string; entity: Entity | null } | null>();
@@ -145,9 +153,11 @@ export class Analyzer {
     const length = englishLength(text);
     // Capitalised spans that are not just the sentence's first word: names of people, places, organisations.
     const spanRe = /\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|the|and)\s+)?[A-Z][\w'’.-]*)*/g;
+    // (looked at around each span, never by re-reading the text before it: linear in the caption's length)
+    const lead = /^[\s"'“‘(]*/.exec(rest)![0].length;
     for (const m of rest.matchAll(spanRe)) {
       let words = m[0].split(/\s+/);
-      const atStart = /^[\s"'“‘(]*$/.test(rest.slice(0, m.index)) || /[.!?]\s*$/.test(rest.slice(0, m.index));
+      const atStart = m.index <= lead || afterSentenceEnd(rest, m.index);
       if (atStart) {
         const first = words[0]!.toLowerCase();
         if (EN_STOPWORDS.has(first) || this.lex.isWordNetLemma(this.lemma(first))) words = words.slice(1);

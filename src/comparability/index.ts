@@ -5,11 +5,16 @@ import type { Config } from '../config/schema.js';
 import { Analyzer, type Analysis } from './analyze.js';
 import { TermStats, UNIFORM_IDF, type IdfSource } from './idf.js';
 import { loadLexicon, type Lexicon } from './lexicon.js';
-import { levelOf, thresholds, type Level } from './levels.js';
+import { levelOf, type Level } from './levels.js';
 import { ConceptSpace, DEFAULT_MEASURE, contentSimilarity, entityCooccurrence, lengthRatio, type MeasureOptions } from './measure.js';
+import { alignSentences, type Span } from './align.js';
+import { boundedSentences, chineseWordCount, type BoundedSentences } from './sentences.js';
+import { isCreditOrDateline, splitCredit } from '../ingest/credit.js';
 
 export type { Level } from './levels.js';
-export { LEVELS, LEVEL_RATING, levelOf, thresholds } from './levels.js';
+export { LEVELS, LEVEL_RATING, levelOf } from './levels.js';
+export type { Span } from './align.js';
+export { splitSentences, boundedSentences, chineseWordCount, type Sentence, type BoundedSentences } from './sentences.js';
 export { loadLexicon, type Lexicon } from './lexicon.js';
 export { TermStats } from './idf.js';
 export { DEFAULT_MEASURE, BASELINE_MEASURE, type MeasureOptions } from './measure.js';
@@ -18,6 +23,7 @@ export interface ScoreResult {
   fc: number;
   fe: number;
   fl: number;
+  fcov: number;
   c: number;
   level: Level;
   explain: {
@@ -28,10 +34,35 @@ export interface ScoreResult {
   };
 }
 
+/** One aligned sentence pair of a caption pair: the sentences' texts (two joined for a merge) and spans. */
+export interface SentencePairScore extends ScoreResult {
+  en: string;
+  zh: string;
+  enSpan: Span;
+  zhSpan: Span;
+}
+
+export interface CaptionAlignment {
+  /** The sentences scored on each side (credits and datelines left out, bounded by maxCaptionChars / maxSentences). */
+  en: BoundedSentences;
+  zh: BoundedSentences;
+  /** Every alignment taken, best-first per sentence (levels may be inc: a sentence with no counterpart). */
+  pairs: SentencePairScore[];
+  /** A side whose caption could not be scored within the bounds (its first sentence is longer than maxCaptionChars). */
+  refused: 'en' | 'zh' | null;
+}
+
 export interface Scorer {
+  /** The C-measure of two texts as they are (read up to maxCaptionChars, cut at a sentence end). */
   score(en: string, zh: string): ScoreResult;
+  /** A caption pair split into sentences and aligned (src/comparability/align.ts). */
+  align(en: string, zh: string): CaptionAlignment;
   /** The features alone (no explanation objects), for calibration and benchmarks. */
-  features(en: string, zh: string): { fc: number; fe: number; fl: number; enLength: number; zhLength: number };
+  features(en: string, zh: string): { fc: number; fe: number; fl: number; fcov: number; enLength: number; zhLength: number };
+  /** Words of a Chinese text as jieba cuts them (the seed paper's length filter). */
+  chineseWordCount(text: string): number;
+  /** Documents (captions of both languages) in the IDF table in use. */
+  readonly idfDocs: number;
   analyzer: Analyzer;
   lexicon: Lexicon;
   /** The IDF table in use (the bank's, loaded at creation, or a private one fed by addCaptions). */
@@ -57,47 +88,88 @@ export function createScorer(config: Config, opts: ScorerOptions = {}): Scorer {
   const measure: MeasureOptions = { ...DEFAULT_MEASURE, ...opts.measure };
   const analyzer = new Analyzer(lexicon, { enCompounds: measure.compounds });
   const space = new ConceptSpace(lexicon, measure);
-  if (opts.bank && opts.refreshIdf !== false) countNewCaptions(opts.bank, analyzer);
+  if (opts.bank && opts.refreshIdf !== false) countNewCaptions(opts.bank, analyzer, cfg.maxCaptionChars);
   const termStats = opts.bank ? opts.bank.repo(TermStatsRepo).load() : new TermStats();
   const idf: IdfSource = opts.uniformIdf ? UNIFORM_IDF : termStats;
-  const t = thresholds(cfg);
-  const { alpha, beta, gamma } = cfg.weights;
+  const { alpha, beta, gamma, delta } = cfg.weights;
 
   const featuresOf = (a: Analysis, b: Analysis, explain = true) => {
-    const { fc, links } = contentSimilarity(space, a, b, idf, explain);
+    const { fc, fcov, links } = contentSimilarity(space, a, b, idf, explain);
     const { fe, matches } = entityCooccurrence(a.entities, b.entities);
     const fl = lengthRatio(a, b, cfg.hanziPerWord);
-    return { fc, fe, fl, links, matches };
+    return { fc, fe, fl, fcov, links, matches };
+  };
+  const scoreAnalyses = (a: Analysis, b: Analysis): ScoreResult => {
+    const { fc, fe, fl, fcov, links, matches } = featuresOf(a, b);
+    const c = alpha * fc + beta * fe + gamma * fl + delta * fcov;
+    return {
+      fc,
+      fe,
+      fl,
+      fcov,
+      c,
+      level: levelOf(c, fl, cfg),
+      explain: {
+        matches: links.map((l) => ({ en: l.en, zh: l.zh, gloss: l.gloss, weight: round(l.weight) })),
+        entities: matches,
+        enTokens: a.tokens,
+        zhTokens: b.tokens,
+      },
+    };
+  };
+  // Captions are read within maxCaptionChars; a photo credit or a dateline printed with a caption is not text to
+  // compare (src/ingest/credit.ts, shared with the extractor): taken off the caption's ends, and a fragment that is
+  // wholly one is not a sentence.
+  const bounds = (lang: 'en' | 'zh') => ({
+    maxChars: cfg.maxCaptionChars,
+    maxSentences: cfg.maxSentences,
+    clean: (t: string) => splitCredit(t, lang).caption,
+    skip: (fragment: string) => isCreditOrDateline(fragment, lang),
+  });
+  /** A text read within maxCaptionChars: cut at the last sentence end before the limit when longer. */
+  const bounded = (text: string, lang: 'en' | 'zh'): string => {
+    if (text.length <= cfg.maxCaptionChars) return text;
+    const b = boundedSentences(text, lang, { maxChars: cfg.maxCaptionChars, maxSentences: Infinity });
+    return b.sentences.length ? text.slice(0, b.sentences[b.sentences.length - 1]!.end) : '';
   };
 
   return {
     analyzer,
     lexicon,
     termStats,
+    chineseWordCount,
+    get idfDocs() {
+      return termStats.docs.en + termStats.docs.zh;
+    },
     features(en, zh) {
-      const a = analyzer.english(en);
-      const b = analyzer.chinese(zh);
-      const { fc, fe, fl } = featuresOf(a, b, false);
-      return { fc, fe, fl, enLength: a.length, zhLength: b.length };
+      const a = analyzer.english(bounded(en, 'en'));
+      const b = analyzer.chinese(bounded(zh, 'zh'));
+      const { fc, fe, fl, fcov } = featuresOf(a, b, false);
+      return { fc, fe, fl, fcov, enLength: a.length, zhLength: b.length };
     },
     score(en, zh) {
-      const a = analyzer.english(en);
-      const b = analyzer.chinese(zh);
-      const { fc, fe, fl, links, matches } = featuresOf(a, b);
-      const c = alpha * fc + beta * fe + gamma * fl;
-      return {
-        fc,
-        fe,
-        fl,
-        c,
-        level: levelOf(c, t),
-        explain: {
-          matches: links.map((l) => ({ en: l.en, zh: l.zh, gloss: l.gloss, weight: round(l.weight) })),
-          entities: matches,
-          enTokens: a.tokens,
-          zhTokens: b.tokens,
-        },
+      return scoreAnalyses(analyzer.english(bounded(en, 'en')), analyzer.chinese(bounded(zh, 'zh')));
+    },
+    align(en, zh) {
+      const es = boundedSentences(en, 'en', bounds('en'));
+      const zs = boundedSentences(zh, 'zh', bounds('zh'));
+      const refused = es.refused ? 'en' : zs.refused ? 'zh' : null;
+      if (refused) return { en: es, zh: zs, pairs: [], refused };
+      // each sentence, and each merge of two adjacent ones, is analysed once
+      const text = (sents: BoundedSentences, [i, j]: Span, sep: string) =>
+        i === j ? sents.sentences[i]!.text : sents.sentences[i]!.text + sep + sents.sentences[j]!.text;
+      const memo = new Map<string, Analysis>();
+      const analysis = (lang: 'en' | 'zh', t: string): Analysis => {
+        let a = memo.get(lang + t);
+        if (!a) memo.set(lang + t, (a = lang === 'en' ? analyzer.english(t) : analyzer.chinese(t)));
+        return a;
       };
+      const aligned = alignSentences(es.sentences.length, zs.sentences.length, (e, z) => {
+        const enText = text(es, e, ' ');
+        const zhText = text(zs, z, '');
+        return { ...scoreAnalyses(analysis('en', enText), analysis('zh', zhText)), en: enText, zh: zhText, enSpan: e, zhSpan: z };
+      });
+      return { en: es, zh: zs, pairs: aligned.map((a) => a.score), refused: null };
     },
   };
 }
@@ -114,13 +186,12 @@ export async function updateIdf(
   config: Config,
   opts: { signal?: AbortSignal; batchSize?: number; dataDir?: string; cacheDir?: string } = {},
 ): Promise<{ added: { source: number; target: number } }> {
-  void config;
   const lexicon = loadLexicon({ dataDir: opts.dataDir ?? bank.dataDir, cacheDir: opts.cacheDir });
   const analyzer = new Analyzer(lexicon, { enCompounds: true });
   const added = { source: 0, target: 0 };
   for (;;) {
     if (opts.signal?.aborted) break;
-    const step = countNewCaptions(bank, analyzer, opts.batchSize ?? 500, 1);
+    const step = countNewCaptions(bank, analyzer, config.comparability.maxCaptionChars, opts.batchSize ?? 500, 1);
     added.source += step.source;
     added.target += step.target;
     if (!step.more) break;
@@ -129,8 +200,11 @@ export async function updateIdf(
   return { added };
 }
 
-/** Counts captions past the watermarks, batch by batch (one transaction each), at most maxBatches per bank. */
-function countNewCaptions(bank: Bank, analyzer: Analyzer, batch = 500, maxBatches = Infinity): { source: number; target: number; more: boolean } {
+/**
+ * Counts captions past the watermarks, batch by batch (one transaction each), at most maxBatches per bank. A caption
+ * counts by its first maxChars characters, the most that scoring ever reads of it.
+ */
+function countNewCaptions(bank: Bank, analyzer: Analyzer, maxChars: number, batch = 500, maxBatches = Infinity): { source: number; target: number; more: boolean } {
   const repo = bank.repo(TermStatsRepo);
   const added = { source: 0, target: 0, more: false };
   for (const which of ['source', 'target'] as const) {
@@ -145,7 +219,8 @@ function countNewCaptions(bank: Bank, analyzer: Analyzer, batch = 500, maxBatche
       const docs: string[][] = [];
       for (const it of items) {
         if (it.captionStatus !== 'ok' || !it.caption.trim()) continue;
-        docs.push((lang === 'en' ? analyzer.english(it.caption) : analyzer.chinese(it.caption)).tokens);
+        const text = it.caption.length > maxChars ? it.caption.slice(0, maxChars) : it.caption;
+        docs.push((lang === 'en' ? analyzer.english(text) : analyzer.chinese(text)).tokens);
       }
       bank.transaction(() => repo.addDocuments(lang, docs, which, items[items.length - 1]!.id));
       added[which] += docs.length;

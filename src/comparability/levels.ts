@@ -1,5 +1,8 @@
-// Comparability levels by thresholds ϑ(C, ε) = C̄_level − a·ε (the seed paper's section 4.4): a pair is Par
-// when C ≥ ϑ_par, else Com when C ≥ ϑ_com, else Pse when C ≥ ϑ_pse, else Inc.
+// Comparability levels. The seed paper's thresholds were ϑ(C, ε) = C̄_level − a·ε (level means shifted by a
+// multiple of the within-level spread); capbridge fits the thresholds themselves on labelled pairs
+// (`capbridge calibrate`, src/comparability/calibrate.ts): a pair is Par when C ≥ ϑ_par and its length ratio fl ≥
+// parMinLengthRatio (a translation keeps the length of what it translates; two captions written independently
+// need not), else Com when C ≥ ϑ_com, else Pse when C ≥ ϑ_pse, else Inc.
 import type { Config } from '../config/schema.js';
 
 export type Level = 'par' | 'com' | 'pse' | 'inc';
@@ -7,15 +10,12 @@ export const LEVELS: Level[] = ['par', 'com', 'pse', 'inc'];
 /** Ratings used for correlations: par 3, com 2, pse 1, inc 0. */
 export const LEVEL_RATING: Record<Level, number> = { par: 3, com: 2, pse: 1, inc: 0 };
 
-export type LevelConfig = Pick<Config['comparability'], 'levels' | 'a' | 'epsilon'>;
+export type Thresholds = Record<'par' | 'com' | 'pse', number>;
+export type LevelConfig = Pick<Config['comparability'], 'thresholds' | 'parMinLengthRatio'>;
 
-export function thresholds(cfg: LevelConfig): Record<'par' | 'com' | 'pse', number> {
-  const shift = cfg.a * cfg.epsilon;
-  return { par: cfg.levels.par - shift, com: cfg.levels.com - shift, pse: cfg.levels.pse - shift };
-}
-
-export function levelOf(c: number, t: Record<'par' | 'com' | 'pse', number>): Level {
-  if (c >= t.par) return 'par';
+export function levelOf(c: number, fl: number, cfg: LevelConfig): Level {
+  const t = cfg.thresholds;
+  if (c >= t.par && fl >= cfg.parMinLengthRatio) return 'par';
   if (c >= t.com) return 'com';
   if (c >= t.pse) return 'pse';
   return 'inc';

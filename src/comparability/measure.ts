@@ -6,6 +6,10 @@
 //     counted twice. With exact links only this is the plain cosine of the aligned TF-IDF vectors.
 // fe: joint co-occurrence rate of entities (numbers, dates, times, names): 2·shared / (entities_en + entities_zh).
 // fl: length ratio in comparable units: min(r, 1/r), r = hanzi / (English words × hanziPerWord).
+// fcov: coverage, the share of each side's content tokens that the chosen links reach (each weighted by its link's
+//     similarity, counted per occurrence, no IDF), the lower of the two sides. A translation covers both sides;
+//     two independent captions of one photo (com) usually each say something the other does not, which the cosine
+//     alone hides when the shared words are rare ones.
 import type { Analysis, Entity } from './analyze.js';
 import type { IdfSource } from './idf.js';
 import type { Lexicon } from './lexicon.js';
@@ -80,6 +84,7 @@ export interface Features {
   fc: number;
   fe: number;
   fl: number;
+  fcov: number;
   links: Link[];
   entities: Array<{ en: string; zh: string; kind: string }>;
 }
@@ -272,11 +277,25 @@ export class ConceptSpace {
   }
 }
 
-function weighted(tokens: string[], lang: 'en' | 'zh', idf: IdfSource): Map<string, number> {
+/** Term frequencies (counts) and TF-IDF weights, in first-occurrence order. */
+function weighted(tokens: string[], lang: 'en' | 'zh', idf: IdfSource): { terms: string[]; counts: number[]; weights: Map<string, number> } {
   const tf = new Map<string, number>();
   for (const t of tokens) tf.set(t, (tf.get(t) ?? 0) + 1);
+  const terms = [...tf.keys()];
+  const counts = [...tf.values()];
   for (const [t, n] of tf) tf.set(t, n * idf.idf(lang, t));
-  return tf;
+  return { terms, counts, weights: tf };
+}
+
+/** Share of the tokens reached by a link, each counted with its link's similarity. */
+function coverage(counts: number[], sims: Float64Array): number {
+  let total = 0;
+  let reached = 0;
+  for (let i = 0; i < counts.length; i++) {
+    total += counts[i]!;
+    reached += counts[i]! * sims[i]!;
+  }
+  return total ? reached / total : 0;
 }
 
 const norm = (m: Map<string, number>): number => {
@@ -285,16 +304,22 @@ const norm = (m: Map<string, number>): number => {
   return Math.sqrt(s);
 };
 
-export function contentSimilarity(space: ConceptSpace, en: Analysis, zh: Analysis, idf: IdfSource, explain = true): { fc: number; links: Link[] } {
-  const E = weighted(en.tokens, 'en', idf);
-  const Z = weighted(zh.tokens, 'zh', idf);
-  const ne = norm(E);
-  const nz = norm(Z);
-  if (!ne || !nz) return { fc: 0, links: [] };
-  const eTerms = [...E.keys()];
-  const zTerms = [...Z.keys()];
-  const eW = [...E.values()];
-  const zW = [...Z.values()];
+export function contentSimilarity(
+  space: ConceptSpace,
+  en: Analysis,
+  zh: Analysis,
+  idf: IdfSource,
+  explain = true,
+): { fc: number; fcov: number; links: Link[] } {
+  const Ew = weighted(en.tokens, 'en', idf);
+  const Zw = weighted(zh.tokens, 'zh', idf);
+  const ne = norm(Ew.weights);
+  const nz = norm(Zw.weights);
+  if (!ne || !nz) return { fc: 0, fcov: 0, links: [] };
+  const eTerms = Ew.terms;
+  const zTerms = Zw.terms;
+  const eW = [...Ew.weights.values()];
+  const zW = [...Zw.weights.values()];
   // Candidate links (i, j, score), then a greedy one-to-one choice by score.
   const ci: number[] = [];
   const cj: number[] = [];
@@ -321,6 +346,8 @@ export function contentSimilarity(space: ConceptSpace, en: Analysis, zh: Analysi
   const multi = space.opts.multiLink;
   let dot = 0;
   const links: Link[] = [];
+  const simE = new Float64Array(eTerms.length);
+  const simZ = new Float64Array(zTerms.length);
   for (const k of order) {
     const i = ci[k]!;
     const j = cj[k]!;
@@ -328,10 +355,14 @@ export function contentSimilarity(space: ConceptSpace, en: Analysis, zh: Analysi
     if (usedE[i] || (usedZ[j] && (!multi || usedZ[j]! & bit))) continue;
     usedE[i] = 1;
     usedZ[j]! |= bit;
+    const sim = cl[k]!.sim;
+    simE[i] = sim;
+    if (sim > simZ[j]!) simZ[j] = sim;
     dot += cs[k]!;
-    if (explain) links.push({ en: eTerms[i]!, zh: zTerms[j]!, gloss: cl[k]!.gloss, sim: cl[k]!.sim, weight: cs[k]! / (ne * nz) });
+    if (explain) links.push({ en: eTerms[i]!, zh: zTerms[j]!, gloss: cl[k]!.gloss, sim, weight: cs[k]! / (ne * nz) });
   }
-  return { fc: Math.min(1, dot / (ne * nz)), links };
+  const fcov = Math.min(coverage(Ew.counts, simE), coverage(Zw.counts, simZ));
+  return { fc: Math.min(1, dot / (ne * nz)), fcov, links };
 }
 
 const GENERIC_NAME_WORDS = new Set(['city', 'river', 'mountain', 'lake', 'island', 'province', 'county', 'the', 'of', 'new', 'north', 'south', 'east', 'west', 'great', 'saint', 'st', 'mount', 'university', 'street', 'park']);

@@ -43,6 +43,13 @@ export function deepMerge(base: Tree, over: Tree): Tree {
   return out;
 }
 
+/** Keys that no longer exist, with where their meaning went (an old override file gets told, not just refused). */
+const RETIRED_KEYS: Record<string, string> = {
+  'comparability.levels': 'replaced by comparability.thresholds (rerun capbridge calibrate, or copy the defaults)',
+  'comparability.a': 'replaced by comparability.thresholds',
+  'comparability.epsilon': 'replaced by comparability.thresholds',
+};
+
 function validate(tree: Tree, origin: string): Config {
   const res = configSchema.safeParse(tree);
   if (res.success) return res.data;
@@ -50,7 +57,8 @@ function validate(tree: Tree, origin: string): Config {
     const keyPath = issue.path.map(String).join('.');
     if (issue.code === 'unrecognized_keys') {
       const keys = issue.keys.map((k) => (keyPath ? `${keyPath}.${k}` : k));
-      return `unknown key ${keys.map((k) => `"${k}"`).join(', ')}`;
+      const hints = keys.filter((k) => RETIRED_KEYS[k]).map((k) => ` ("${k}" was ${RETIRED_KEYS[k]})`);
+      return `unknown key ${keys.map((k) => `"${k}"`).join(', ')}${hints.join('')}`;
     }
     return `"${keyPath}": ${issue.message}`;
   });
@@ -108,6 +116,26 @@ export interface LoadOptions {
 export interface LoadedConfig {
   config: Config;
   files: string[];
+  /** Keys that are no longer used, accepted and ignored (logged by the CLI). */
+  warnings: string[];
+}
+
+/** Keys of older releases that are ignored with a warning instead of stopping start-up: [path, what replaced them]. */
+const DEPRECATED: [string[], string][] = [
+  [['crawler', 'filters'], 'the crawler stores every caption (with its language check); the one-sentence and word-count filters are pairing options now (export.maxSentences, export.maxChineseWords)'],
+];
+
+function dropDeprecated(tree: Tree, file: string, warnings: string[]): Tree {
+  for (const [keyPath, why] of DEPRECATED) {
+    let node: unknown = tree;
+    for (const k of keyPath.slice(0, -1)) node = isTree(node) ? node[k] : undefined;
+    const last = keyPath[keyPath.length - 1]!;
+    if (isTree(node) && last in node) {
+      delete node[last];
+      warnings.push(`${file}: "${keyPath.join('.')}" is no longer used and is ignored: ${why}`);
+    }
+  }
+  return tree;
 }
 
 export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
@@ -116,10 +144,11 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
   validate(defaults, DEFAULT_CONFIG_FILE);
   let tree = defaults;
   const files = [DEFAULT_CONFIG_FILE];
+  const warnings: string[] = [];
   const configFile = opts.configFile ?? env.CAPBRIDGE_CONFIG;
   if (configFile) {
     const file = path.resolve(configFile);
-    tree = deepMerge(tree, readYaml(file));
+    tree = deepMerge(tree, dropDeprecated(readYaml(file), file, warnings));
     validate(tree, file);
     files.push(file);
   }
@@ -129,12 +158,12 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
     validate(tree, `environment (${fromEnv.names.join(', ')})`);
   }
   if (opts.overrides) tree = deepMerge(tree, opts.overrides);
-  return { config: validate(tree, 'command line'), files };
+  return { config: validate(tree, 'command line'), files, warnings };
 }
 
 /** Writes a config override file atomically (used by `calibrate`). Keeps other keys of an existing file. */
 export function writeConfigFile(file: string, patch: Tree): void {
-  const existing = fs.existsSync(file) ? readYaml(file) : {};
+  const existing = fs.existsSync(file) ? dropDeprecated(readYaml(file), file, []) : {};
   const merged = deepMerge(existing, patch);
   validate(deepMerge(readYaml(DEFAULT_CONFIG_FILE), merged), file);
   const tmp = `${file}.tmp-${process.pid}`;

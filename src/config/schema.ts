@@ -31,6 +31,14 @@ export const configSchema = z
         contrastThreshold: z.number().positive(),
         edgeThreshold: z.number().positive(),
         threads: int().min(0),
+        twins: z
+          .object({
+            enabled: z.boolean(),
+            maxDistance: int().min(0).max(7),
+            minCorrelation: z.number().min(-1).max(1),
+            maxAspectDiff: nonneg(),
+          })
+          .strict(),
       })
       .strict(),
     lsh: z
@@ -66,6 +74,8 @@ export const configSchema = z
             keypointsPerView: pos(),
             confidence: nonneg(),
             maxSide: pos(),
+            minEvidence: int().min(0),
+            budget: z.number().min(0).max(1),
             denseKeypoints: int().min(0).max(8192),
             recollide: int().min(0),
           })
@@ -85,16 +95,24 @@ export const configSchema = z
       .strict(),
     comparability: z
       .object({
-        weights: z.object({ alpha: nonneg(), beta: nonneg(), gamma: nonneg() }).strict(),
+        weights: z.object({ alpha: nonneg(), beta: nonneg(), gamma: nonneg(), delta: nonneg() }).strict(),
         hanziPerWord: z.number().positive(),
-        levels: z.object({ par: z.number(), com: z.number(), pse: z.number() }).strict(),
-        a: z.number(),
-        epsilon: z.number(),
+        thresholds: z
+          .object({ par: z.number(), com: z.number(), pse: z.number() })
+          .strict()
+          .refine((t) => t.par >= t.com && t.com >= t.pse, 'expected par >= com >= pse'),
+        parMinLengthRatio: z.number().min(0).max(1),
+        maxCaptionChars: pos(),
+        maxSentences: pos().max(64),
       })
       .strict(),
     export: z
       .object({
         minLevel: z.enum(['par', 'com', 'pse']),
+        minLevelMoreSentences: z.enum(['par', 'com', 'pse']),
+        maxSentences: int().min(0),
+        maxChineseWords: int().min(0),
+        rescoreDrift: z.number().positive(),
         minInliers: int().min(0),
         minImageScore: nonneg(),
         folder: z.string().min(1),
@@ -118,8 +136,19 @@ export const configSchema = z
         maxDepth: int().min(0),
         requestTimeoutSecs: pos(),
         maxPagesPerSite: pos(),
-        filters: z
-          .object({ oneSentence: z.boolean(), maxChineseWords: pos(), checkLanguage: z.boolean() })
+        maxPageElements: pos(),
+        maxPageDepth: pos(),
+        retry: z
+          .object({
+            triesPerCycle: pos().max(10),
+            baseDelayMs: int().min(0),
+            maxDelayMs: int().min(0),
+            giveUpAfter: pos(),
+            maxRetryAfterSecs: nonneg(),
+          })
+          .strict(),
+        hosts: z
+          .object({ errorDelayMs: int().min(0), maxDelayMs: int().min(0), recoverRate: z.number().positive(), breakerErrors: int().min(0) })
           .strict(),
       })
       .strict(),

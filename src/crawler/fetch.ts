@@ -14,10 +14,22 @@ import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import ipaddr from 'ipaddr.js';
 
+export type RefusalReason =
+  | 'private-address' | 'robots' | 'robots-unavailable' | 'too-large' | 'too-many-redirects' | 'redirect-loop' | 'offsite-redirect' | 'bad-url'
+  | 'timeout' | 'network' | 'reset' | 'dns' | 'truncated' | 'aborted';
+
 export class FetchRefused extends Error {
-  constructor(readonly reason: 'private-address' | 'robots' | 'too-large' | 'too-many-redirects' | 'bad-url' | 'timeout' | 'network' | 'aborted', message: string) {
+  constructor(readonly reason: RefusalReason, message: string) {
     super(message);
   }
+}
+
+/** The refusal for a socket-level error: resets and DNS failures are told apart (both are transient). */
+function networkRefusal(url: string, err: NodeJS.ErrnoException): FetchRefused {
+  const code = err.code ?? (err.cause as NodeJS.ErrnoException | undefined)?.code;
+  const reason = code === 'ECONNRESET' || code === 'EPIPE' || /socket hang up/i.test(err.message) ? 'reset' : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'dns' : 'network';
+  const cause = (err as { cause?: Error }).cause;
+  return new FetchRefused(reason, `${url}: ${err.message}${cause ? ` (${cause.message})` : ''}`);
 }
 
 export interface FetchOptions {
@@ -25,10 +37,11 @@ export interface FetchOptions {
   timeoutMs: number;
   maxBytes: number;
   maxRedirects: number;
-  allowPrivate: boolean;
+  /** Private, loopback and link-local addresses allowed: for every host, or for the hosts this says yes to. */
+  allowPrivate: boolean | ((url: URL) => boolean);
   headers?: Record<string, string>;
   signal?: AbortSignal;
-  /** Called before each hop (robots and politeness of the redirect target). */
+  /** Called before each redirect hop (hosts allowed, robots and politeness of the target); throws to refuse it. */
   beforeHop?: (url: string) => Promise<void>;
   /** Name resolution used for the connection (tests substitute one); the system resolver by default. */
   resolve?: Resolver;
@@ -46,6 +59,8 @@ export interface FetchResult {
   body: Buffer;
   redirects: number;
 }
+
+const privateAllowed = (opts: FetchOptions, u: URL) => (typeof opts.allowPrivate === 'function' ? opts.allowPrivate(u) : opts.allowPrivate);
 
 /** True for addresses a crawler must not reach unless told to: anything but public unicast. */
 export function isPrivateAddress(ip: string): boolean {
@@ -101,6 +116,8 @@ interface RawResponse {
   status: number;
   headers: Headers;
   body: Readable;
+  /** True once the whole message arrived (false for a body cut short by a closed connection). */
+  complete: () => boolean;
   /** Drops the response: the socket and the decoder. */
   discard: () => void;
 }
@@ -113,7 +130,7 @@ function get(url: URL, opts: FetchOptions, signal: AbortSignal): Promise<RawResp
       method: 'GET',
       signal,
       agent: false, // a fresh connection per request: no pooled socket escapes the lookup of this request
-      lookup: pinnedLookup(opts.allowPrivate, opts.resolve) as unknown as net.LookupFunction,
+      lookup: pinnedLookup(privateAllowed(opts, url), opts.resolve) as unknown as net.LookupFunction,
       headers: { 'user-agent': opts.userAgent, accept: '*/*', 'accept-encoding': 'gzip, deflate, br', ...opts.headers },
     });
     req.on('error', reject);
@@ -134,6 +151,7 @@ function get(url: URL, opts: FetchOptions, signal: AbortSignal): Promise<RawResp
         status: res.statusCode ?? 0,
         headers,
         body,
+        complete: () => res.complete,
         discard: () => {
           res.destroy();
           decoder?.destroy();
@@ -146,6 +164,7 @@ function get(url: URL, opts: FetchOptions, signal: AbortSignal): Promise<RawResp
 
 export async function fetchLimited(startUrl: string, opts: FetchOptions): Promise<FetchResult> {
   let url = startUrl;
+  const seen = new Set<string>();
   for (let hop = 0; ; hop++) {
     let u: URL;
     try {
@@ -154,11 +173,12 @@ export async function fetchLimited(startUrl: string, opts: FetchOptions): Promis
       throw new FetchRefused('bad-url', `not a URL: ${url}`);
     }
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new FetchRefused('bad-url', `not http(s): ${url}`);
+    seen.add(u.href);
     try {
-      await checkHost(u.hostname, opts.allowPrivate, opts.resolve);
+      await checkHost(u.hostname, privateAllowed(opts, u), opts.resolve);
     } catch (err) {
       if (err instanceof FetchRefused) throw err;
-      throw new FetchRefused('network', `${u.hostname}: ${(err as Error).message}`);
+      throw networkRefusal(url, err as NodeJS.ErrnoException);
     }
     if (hop > 0) await opts.beforeHop?.(url);
     const timeout = AbortSignal.timeout(opts.timeoutMs);
@@ -169,21 +189,28 @@ export async function fetchLimited(startUrl: string, opts: FetchOptions): Promis
     } catch (err) {
       if (err instanceof FetchRefused) throw err;
       if (opts.signal?.aborted) throw new FetchRefused('aborted', `aborted: ${url}`);
-      if (timeout.aborted) throw new FetchRefused('timeout', `timed out after ${opts.timeoutMs} ms: ${url}`);
-      throw new FetchRefused('network', `${url}: ${(err as Error).message}${(err as { cause?: Error }).cause ? ` (${(err as { cause?: Error }).cause!.message})` : ''}`);
+      if (timeout.aborted) throw new FetchRefused('timeout', `${url}: no answer within ${opts.timeoutMs} ms`);
+      throw networkRefusal(url, err as NodeJS.ErrnoException);
     }
     if (res.status >= 300 && res.status < 400 && res.headers.get('location')) {
       res.discard();
-      if (hop >= opts.maxRedirects) throw new FetchRefused('too-many-redirects', `more than ${opts.maxRedirects} redirects from ${startUrl}`);
-      url = new URL(res.headers.get('location')!, url).href;
+      let next: string;
+      try {
+        next = new URL(res.headers.get('location')!, url).href;
+      } catch {
+        throw new FetchRefused('bad-url', `${url}: redirect to a bad URL "${res.headers.get('location')}"`);
+      }
+      if (seen.has(next)) throw new FetchRefused('redirect-loop', `${startUrl}: redirect loop (${url} -> ${next})`);
+      if (hop >= opts.maxRedirects) throw new FetchRefused('too-many-redirects', `${startUrl}: more than ${opts.maxRedirects} redirects`);
+      url = next;
       continue;
     }
-    const body = await readCapped(res, opts.maxBytes, url, opts.signal, timeout);
+    const body = await readCapped(res, opts.maxBytes, url, opts.signal, timeout, opts.timeoutMs);
     return { url, status: res.status, headers: res.headers, body, redirects: hop };
   }
 }
 
-async function readCapped(res: RawResponse, max: number, url: string, signal: AbortSignal | undefined, timeout: AbortSignal): Promise<Buffer> {
+async function readCapped(res: RawResponse, max: number, url: string, signal: AbortSignal | undefined, timeout: AbortSignal, timeoutMs: number): Promise<Buffer> {
   const declared = Number(res.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > max) {
     res.discard();
@@ -204,8 +231,13 @@ async function readCapped(res: RawResponse, max: number, url: string, signal: Ab
   } catch (err) {
     if (err instanceof FetchRefused) throw err;
     if (signal?.aborted) throw new FetchRefused('aborted', `aborted: ${url}`);
-    if (timeout.aborted) throw new FetchRefused('timeout', `timed out reading ${url}`);
-    throw new FetchRefused('network', `${url}: ${(err as Error).message}`);
+    if (timeout.aborted) throw new FetchRefused('timeout', `${url}: body not complete within ${timeoutMs} ms (${total} bytes read)`);
+    if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' || /aborted/i.test((err as Error).message)) {
+      throw new FetchRefused('truncated', `${url}: connection closed after ${total} bytes of the body`);
+    }
+    throw networkRefusal(url, err as NodeJS.ErrnoException);
   }
+  // A connection closed early can also end the stream quietly: the message is then not complete.
+  if (!res.complete()) throw new FetchRefused('truncated', `${url}: connection closed after ${total} bytes of the body`);
   return Buffer.concat(chunks);
 }

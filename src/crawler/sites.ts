@@ -6,7 +6,11 @@ import YAML from 'yaml';
 import { z } from 'zod';
 import { UserError } from '../util/errors.js';
 
-const url = z.string().url();
+// Start pages, feeds and sitemaps are fetched over http(s) only: a file:// or ftp:// URL names the profile file.
+const url = z
+  .string()
+  .url()
+  .refine((u) => /^https?:\/\//i.test(u), { message: 'not an http(s) URL' });
 export const siteSchema = z
   .object({
     name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lower-case letters, digits and dashes'),
@@ -25,6 +29,9 @@ export const siteSchema = z
       .strict()
       .default({}),
     enabled: z.boolean().default(true),
+    /** This profile's allowedHosts may resolve to private or loopback addresses (an intranet or test site); every
+     * other host keeps crawler.allowPrivateAddresses. */
+    allowPrivateAddresses: z.boolean().default(false),
   })
   .strict()
   .refine((s) => s.startUrls.length + s.sitemaps.length + s.feeds.length > 0, { message: 'needs at least one of startUrls, sitemaps, feeds' })
@@ -38,7 +45,7 @@ export const siteSchema = z
     }
   });
 
-export type SiteProfile = z.infer<typeof siteSchema>;
+export type SiteProfile = z.infer<typeof siteSchema> & { /** the profile's file, for messages */ file?: string };
 
 export function defaultSitesDir(): string {
   return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'config', 'sites');
@@ -54,24 +61,53 @@ export function parseSite(text: string, file: string): SiteProfile {
   const r = siteSchema.safeParse(raw);
   if (!r.success) {
     const issue = r.error.issues[0]!;
-    throw new UserError(`${file}: ${issue.path.join('.') || '(profile)'}: ${issue.message}`);
+    const at = issue.path.reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string | number, unknown>)[k as string] : undefined), raw);
+    const value = typeof at === 'string' ? ` "${at}"` : '';
+    throw new UserError(`${file}: ${issue.path.join('.') || '(profile)'}${value}: ${issue.message}`);
   }
-  return r.data;
+  return { ...r.data, file };
 }
 
-export function loadSites(dir: string = defaultSitesDir()): SiteProfile[] {
+export interface SiteLoadError {
+  file: string;
+  /** The profile's name when it could be read. */
+  site?: string;
+  reason: string;
+}
+
+/** Every profile of a folder: the good ones, and each bad one with its reason (one bad file never hides the rest). */
+export function loadSitesReport(dir: string = defaultSitesDir()): { sites: SiteProfile[]; errors: SiteLoadError[] } {
   let files: string[];
   try {
     files = fs.readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort();
   } catch (err) {
     throw new UserError(`${dir}: cannot read site profiles: ${(err as Error).message}`);
   }
-  const sites = files.map((f) => parseSite(fs.readFileSync(path.join(dir, f), 'utf8'), path.join(dir, f)));
-  const seen = new Set<string>();
-  for (const s of sites) {
-    if (seen.has(s.name)) throw new UserError(`${dir}: two profiles are named "${s.name}"`);
-    seen.add(s.name);
+  const sites: SiteProfile[] = [];
+  const errors: SiteLoadError[] = [];
+  const seen = new Map<string, string>();
+  for (const f of files) {
+    const file = path.join(dir, f);
+    let text = '';
+    try {
+      text = fs.readFileSync(file, 'utf8');
+      const s = parseSite(text, file);
+      const other = seen.get(s.name);
+      if (other) throw new UserError(`${file}: name "${s.name}" is already used by ${other}`);
+      seen.set(s.name, file);
+      sites.push(s);
+    } catch (err) {
+      const name = /^name:\s*["']?([a-z0-9][a-z0-9-]*)/m.exec(text)?.[1];
+      errors.push({ file, site: name, reason: (err as Error).message });
+    }
   }
+  return { sites, errors };
+}
+
+/** Every profile of a folder; the first bad one stops with its reason. */
+export function loadSites(dir: string = defaultSitesDir()): SiteProfile[] {
+  const { sites, errors } = loadSitesReport(dir);
+  if (errors.length) throw new UserError(errors[0]!.reason);
   return sites;
 }
 

@@ -1,31 +1,34 @@
-// The crawl stage: one harvest cycle over the site profiles.
+// The crawl stage: one harvest cycle per site profile, over the frontier kept in the bank (crawl_urls).
 //
-// Each site has a named, persistent crawlee request queue in the data dir (crawl/request_queues/site-NAME), so
-// a killed crawl resumes where it stopped: the queue is only seeded (start URLs, feeds, sitemaps) when it is
-// empty, and a request is marked handled only after what it produced is committed to the bank. Article pages
-// already harvested are recorded in crawl_pages and never fetched again; items already stored skip their image.
-// Politeness (robots.txt cache, Crawl-delay, per-host delay and concurrency) and every network limit are ours
-// (politeness.ts, fetch.ts). RequestQueueV1 is used because V2 locks prefetched heads for minutes, so after a
-// kill the resumed run would find them locked.
-import crypto from 'node:crypto';
-import { Configuration, RequestQueueV1, log as crawleeLog, LogLevel, type Request } from 'crawlee';
-import { MemoryStorage } from '@crawlee/memory-storage';
-import * as cheerio from 'cheerio';
-import { XMLParser } from 'fast-xml-parser';
+// A cycle queues the site's start pages, feeds and sitemaps, walks them (listing walk: listing.ts) to the
+// article pages, harvests each article once (harvest.ts) and stores each captioned photo as an item, its image
+// fetched as a row of its own (so an image that fails does not lose its caption, and is retried like a page).
+// Every fetch goes through the retry policy and the host scheduler (retry.ts, politeness.ts); a URL that still
+// fails is re-queued for a later cycle by its failure class (failures.ts) or given up after
+// crawler.retry.giveUpAfter cycles. The frontier is committed with what each row produced, so a killed crawl
+// resumes the open cycle where it stopped and repeats nothing it stored. One site that cannot run (a bad
+// profile, an unexpected error) is reported with its reason; the other sites go on.
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Bank, BankName } from '../bank/index.js';
-import { CrawlRepo, probeImage, type Validators } from '../bank/index.js';
+import { CrawlRepo, type FrontierRow, type ImageRecord, type NewUrl, type UrlKind } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import { checkCaption } from '../ingest/language.js';
 import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
 import { UserError } from '../util/errors.js';
-import { extractPairs } from './extract/index.js';
-import { decodeHtml } from './extract/decode.js';
-import { normalisePageUrl, resolveUrl } from './extract/urls.js';
-import { FetchRefused, checkHost, fetchLimited, type FetchResult } from './fetch.js';
-import { checkCaptionFilters } from './filters.js';
-import { HostScheduler, RobotsCache } from './politeness.js';
-import { defaultSitesDir, hostAllowed, isArticle, loadSites, type SiteProfile } from './sites.js';
+import { urlKey } from '../util/url-key.js';
+import { normalisePageUrl } from './extract/urls.js';
+import type { Failure } from './failures.js';
+import { FetchRefused, type Resolver } from './fetch.js';
+import { checkImage, harvestPage, itemExtId } from './harvest.js';
+import { linksOf, planLinks } from './listing.js';
+import { HostPaused, HostScheduler, RobotsCache, realClock, type Clock } from './politeness.js';
+import { PoliteFetcher, retryCycle, type RetryPolicy } from './retry.js';
+import { defaultSitesDir, hostAllowed, loadSitesReport, type SiteLoadError, type SiteProfile } from './sites.js';
+
+export { itemExtId } from './harvest.js';
+export { parseFeedOrSitemap } from './listing.js';
 
 export interface CrawlOptions {
   /** One cycle and return (what every call does: the daemon schedules cycles); kept for the stage contract. */
@@ -35,11 +38,30 @@ export interface CrawlOptions {
   progress?: Progress;
   logger?: Logger;
   sitesDir?: string;
+  /** Given-up URLs are queued again with a fresh count before the cycle. */
+  retryGivenUp?: boolean;
+  /** Name resolution for connections (tests point made-up names at 127.0.0.1). */
+  resolve?: Resolver;
+  clock?: Clock;
+  random?: () => number;
+}
+
+export interface SiteFailure {
+  site: string;
+  file?: string;
+  reason: string;
 }
 
 export interface CrawlSummary {
   sites: string[];
   resumed: string[];
+  /** Sites that could not run this cycle, each with its reason (the other sites ran); sitesFailed counts them. */
+  failedSites: SiteFailure[];
+  sitesFailed: number;
+  cycles: Record<string, number>;
+  requests: number;
+  /** Requests repeated within the cycle after a transient failure. */
+  retries: number;
   pagesFetched: number;
   notModified: number;
   articles: number;
@@ -47,407 +69,534 @@ export interface CrawlSummary {
   itemsAdded: Record<BankName, number>;
   itemsUnchanged: number;
   imagesDownloaded: number;
-  rejections: Record<string, number>;
-  refused: Record<string, number>;
+  /** Failures this cycle by class and reason code (a URL counted once per cycle). */
+  failures: { transient: Record<string, number>; permanent: Record<string, number> };
+  /** URLs put off to the next cycle without counting against them (host paused, robots.txt unavailable). */
+  deferred: number;
+  /** URLs given up this cycle. */
+  givenUp: number;
+  /** After this cycle, over all sites: URLs waiting for a later attempt, and URLs given up so far. */
+  pendingRetries: number;
+  givenUpTotal: number;
+  /** Articles left for the next cycle by the per-cycle page limit. */
+  limited: number;
   errors: number;
   aborted: boolean;
   queued: number;
-}
-
-type Kind = 'listing' | 'feed' | 'sitemap' | 'article';
-interface UserData { kind: Kind; depth: number; site: string }
-
-const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@', removeNSPrefix: true });
-
-export function itemExtId(pageUrl: string, imageUrl: string): string {
-  return crypto.createHash('sha1').update(`${pageUrl}\n${imageUrl}`).digest('hex');
-}
-
-const arr = <T>(x: T | T[] | undefined): T[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
-
-/** Links of an RSS/Atom feed or a sitemap (urlset or sitemapindex). */
-export function parseFeedOrSitemap(body: string): { articles: string[]; sitemaps: string[] } {
-  let doc: Record<string, any>;
-  try {
-    doc = xml.parse(body) as Record<string, any>;
-  } catch {
-    return { articles: [], sitemaps: [] };
-  }
-  const articles: string[] = [];
-  const sitemaps: string[] = [];
-  for (const item of arr(doc.rss?.channel?.item)) if (typeof item?.link === 'string') articles.push(item.link.trim());
-  for (const item of arr(doc.RDF?.item)) if (typeof item?.link === 'string') articles.push(item.link.trim());
-  for (const entry of arr(doc.feed?.entry)) {
-    const links = arr(entry?.link);
-    const l = links.find((x: any) => !x?.['@rel'] || x['@rel'] === 'alternate') ?? links[0];
-    const href = typeof l === 'string' ? l : l?.['@href'];
-    if (href) articles.push(String(href).trim());
-  }
-  for (const u of arr(doc.urlset?.url)) if (u?.loc) articles.push(String(u.loc).trim());
-  for (const s of arr(doc.sitemapindex?.sitemap)) if (s?.loc) sitemaps.push(String(s.loc).trim());
-  return { articles, sitemaps };
 }
 
 function bump(rec: Record<string, number>, key: string, n = 1): void {
   rec[key] = (rec[key] ?? 0) + n;
 }
 
-export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = {}): Promise<CrawlSummary> {
-  const cc = config.crawler;
-  const log = opts.logger;
-  const signal = opts.signal;
-  const sitesDir = opts.sitesDir ?? (cc.sitesDir || defaultSitesDir());
-  let sites = loadSites(sitesDir).filter((s) => s.enabled);
-  if (opts.site) {
-    sites = sites.filter((s) => s.name === opts.site);
-    if (!sites.length) throw new UserError(`--site ${opts.site}: no enabled profile of that name in ${sitesDir}`);
-  }
-  const repo = bank.repo(CrawlRepo);
-  const summary: CrawlSummary = {
-    sites: sites.map((s) => s.name),
-    resumed: [],
-    pagesFetched: 0,
-    notModified: 0,
-    articles: 0,
-    pairsFound: 0,
-    itemsAdded: { source: 0, target: 0 },
-    itemsUnchanged: 0,
-    imagesDownloaded: 0,
-    rejections: {},
-    refused: {},
-    errors: 0,
-    aborted: false,
-    queued: 0,
-  };
+const PAGE_KINDS = new Set<UrlKind>(['listing', 'feed', 'sitemap']);
+const IMAGE_ACCEPT = 'image/avif,image/webp,image/jpeg,image/png,image/*;q=0.8';
 
-  crawleeLog.setLevel(LogLevel.ERROR); // our logger reports; crawlee's own info lines would pollute stderr
-  const storage = new MemoryStorage({ localDataDirectory: bank.subdir('crawl'), persistStorage: true, writeMetadata: false });
-  const crawleeConfig = new Configuration({ storageClient: storage, purgeOnStart: false, persistStorage: true });
-  const scheduler = new HostScheduler(cc.maxConcurrency);
-  const baseFetch = {
-    userAgent: cc.userAgent,
-    timeoutMs: cc.requestTimeoutSecs * 1000,
-    maxRedirects: cc.maxRedirects,
-    allowPrivate: cc.allowPrivateAddresses,
-    signal,
-  };
-  const robots = new RobotsCache(repo, cc.robotsTtlHours * 3600_000, cc.userAgent, async (url) => {
-    const host = new URL(url).host;
-    const release = await scheduler.acquire(host, cc.perHostDelayMs, cc.perHostConcurrency, signal);
-    try {
-      const r = await fetchLimited(url, { ...baseFetch, maxBytes: 512 * 1024 });
-      return { status: r.status, body: r.body.toString('utf8') };
-    } finally {
-      release();
-    }
-  });
+interface ItemData {
+  bank: BankName;
+  extId: string;
+  pageUrl: string;
+  caption: string;
+  credit?: string;
+}
 
-  /** Address check, robots check and a politeness slot for one URL, then the fetch. Every redirect hop goes
-   * through the same three checks with its own slot (the target may be another host). */
-  const politeFetch = async (site: SiteProfile, url: string, maxBytes: number, headers?: Record<string, string>): Promise<FetchResult> => {
-    const slot = async (u: string) => {
-      try {
-        await checkHost(new URL(u).hostname, cc.allowPrivateAddresses);
-      } catch (err) {
-        throw err instanceof FetchRefused ? err : new FetchRefused('network', `${new URL(u).hostname}: ${(err as Error).message}`);
-      }
-      const verdict = await robots.check(u);
-      if (!verdict.allowed) throw new FetchRefused('robots', `${u}: ${verdict.reason}`);
-      const delay = Math.max(cc.perHostDelayMs, site.limits.delayMs ?? 0, verdict.crawlDelayMs);
-      return scheduler.acquire(new URL(u).host, delay, cc.perHostConcurrency, signal);
+/** What every site of one crawl shares: config, bank, host scheduler, robots cache, fetchers, the summary. */
+class Crawl {
+  readonly cc: Config['crawler'];
+  readonly repo: CrawlRepo;
+  readonly scheduler: HostScheduler;
+  readonly fetcher: PoliteFetcher;
+  readonly clock: Clock;
+  readonly summary: CrawlSummary;
+  readonly policy: RetryPolicy;
+  /** Page keys being harvested right now (two spellings of one page in flight harvest it once). */
+  readonly claimed = new Set<string>();
+  /** Image URLs being fetched right now: a second row of the same photo waits for the first. */
+  readonly imageFetches = new Map<string, Promise<ImageRecord | Failure>>();
+
+  constructor(
+    readonly bank: Bank,
+    readonly config: Config,
+    readonly sites: SiteProfile[],
+    readonly opts: CrawlOptions,
+  ) {
+    const cc = (this.cc = config.crawler);
+    this.repo = bank.repo(CrawlRepo);
+    this.clock = opts.clock ?? realClock;
+    this.policy = {
+      triesPerCycle: cc.retry.triesPerCycle,
+      baseDelayMs: cc.retry.baseDelayMs,
+      maxDelayMs: cc.retry.maxDelayMs,
+      maxRetryAfterMs: cc.retry.maxRetryAfterSecs * 1000,
+      giveUpAfter: cc.retry.giveUpAfter,
     };
-    let release = await slot(url);
-    try {
-      return await fetchLimited(url, {
-        ...baseFetch,
-        maxBytes,
-        headers,
-        beforeHop: async (u) => {
-          release();
-          release = () => {};
-          release = await slot(u);
-        },
-      });
-    } finally {
-      release();
+    this.scheduler = new HostScheduler(cc.maxConcurrency, cc.hosts, this.clock);
+    for (const p of this.repo.hostPauses(new Date(this.clock.now()).toISOString())) {
+      this.scheduler.close(p.host, `${p.reason ?? 'paused'} until ${p.pausedUntil}`);
     }
-  };
+    const fetchOpts = {
+      userAgent: cc.userAgent,
+      timeoutMs: cc.requestTimeoutSecs * 1000,
+      maxRedirects: cc.maxRedirects,
+      allowPrivate: (u: URL) => this.privateAllowed(u),
+      resolve: opts.resolve,
+    };
+    const common = {
+      scheduler: this.scheduler,
+      policy: this.policy,
+      perHostDelayMs: cc.perHostDelayMs,
+      perHostConcurrency: cc.perHostConcurrency,
+      fetch: fetchOpts,
+      signal: opts.signal,
+      clock: this.clock,
+      random: opts.random,
+      onLongPause: (host: string, until: number, reason: string) => this.repo.setHostPause(host, new Date(until).toISOString(), reason),
+    };
+    const robotsFetcher = new PoliteFetcher({ ...common, robots: null });
+    const robots = new RobotsCache(
+      this.repo,
+      cc.robotsTtlHours * 3600_000,
+      cc.userAgent,
+      async (u) => {
+        const a = await robotsFetcher.fetch(u, { maxBytes: 512 * 1024 });
+        this.count(a);
+        if (a.ok) return { status: a.res.status, body: a.res.body.toString('utf8') };
+        if (a.failure.status) return { status: a.failure.status, body: '' };
+        if (a.failure.code === 'host-paused') throw new HostPaused(new URL(u).host, a.failure.message);
+        throw new FetchRefused(a.failure.code === 'private-address' ? 'private-address' : 'network', a.failure.message);
+      },
+      Math.max(1000, cc.retry.baseDelayMs * 4),
+      this.clock,
+    );
+    this.fetcher = new PoliteFetcher({ ...common, robots });
+    this.summary = {
+      sites: this.sites.map((s) => s.name),
+      resumed: [],
+      failedSites: [],
+      sitesFailed: 0,
+      cycles: {},
+      requests: 0,
+      retries: 0,
+      pagesFetched: 0,
+      notModified: 0,
+      articles: 0,
+      pairsFound: 0,
+      itemsAdded: { source: 0, target: 0 },
+      itemsUnchanged: 0,
+      imagesDownloaded: 0,
+      failures: { transient: {}, permanent: {} },
+      deferred: 0,
+      givenUp: 0,
+      pendingRetries: 0,
+      givenUpTotal: 0,
+      limited: 0,
+      errors: 0,
+      aborted: false,
+      queued: 0,
+    };
+  }
 
-  const robotsRefused = (err: unknown) => err instanceof FetchRefused && err.reason === 'robots';
+  /** Private addresses: allowed everywhere by crawler.allowPrivateAddresses, or on the allowedHosts of a profile that says so. */
+  privateAllowed(u: URL): boolean {
+    return this.cc.allowPrivateAddresses || this.sites.some((s) => s.allowPrivateAddresses && hostAllowed(s, u.href));
+  }
 
-  const handle = async (site: SiteProfile, queue: RequestQueueV1, req: Request<UserData>, counters: { articles: number; listings: number }) => {
-    const { kind, depth } = req.userData;
-    const url = req.url;
-    if (kind === 'article') {
-      const norm = normalisePageUrl(url) ?? url;
-      if (repo.pageDone(norm)) return;
-      const maxPages = site.limits.maxPages ?? cc.maxPagesPerSite;
-      if (counters.articles >= maxPages) {
-        bump(summary.refused, 'site-page-limit');
-        return 'keep';
+  count(a: { requests: number; retries: number }): void {
+    this.summary.requests += a.requests;
+    this.summary.retries += a.retries;
+  }
+
+  get log(): Logger | undefined {
+    return this.opts.logger;
+  }
+}
+
+/** One site's cycle: its rows dispatched to workers by host readiness, each row handled by its kind. */
+class SiteCycle {
+  private readonly repo: CrawlRepo;
+  private readonly inflight = new Set<number>();
+  /** Rows this run leaves alone (over the page limit). */
+  private readonly skip = new Set<number>();
+  private ready: FrontierRow[] = [];
+  private articles = 0;
+  private listings = 0;
+  private readonly bankName: BankName;
+  private readonly maxPages: number;
+  private readonly maxDepth: number;
+
+  constructor(
+    private readonly c: Crawl,
+    private readonly site: SiteProfile,
+    readonly cycle: number,
+    cycleStartedAt: string | undefined,
+  ) {
+    this.repo = c.repo;
+    this.bankName = site.language === 'en' ? 'source' : 'target';
+    this.maxPages = site.limits.maxPages ?? c.cc.maxPagesPerSite;
+    this.maxDepth = site.limits.maxDepth ?? c.cc.maxDepth;
+    if (cycleStartedAt) this.articles = this.repo.articlesAttempted(site.name, cycleStartedAt);
+  }
+
+  private get signal() {
+    return this.c.opts.signal;
+  }
+
+  /** Redirects of pages stay on the profile's hosts; every hop is checked. */
+  private pageHop = (u: string) => (hostAllowed(this.site, u) ? null : `outside the allowedHosts of ${this.site.file ?? this.site.name}`);
+
+  async run(): Promise<void> {
+    const workers = Math.max(2, Math.min(this.c.cc.maxConcurrency, this.c.cc.perHostConcurrency * 4));
+    await Promise.all(Array.from({ length: workers }, () => this.worker()));
+  }
+
+  private refill(): void {
+    if (this.ready.length) return;
+    const exclude = new Set([...this.inflight, ...this.skip]);
+    this.ready = this.repo.eligible(this.site.name, this.cycle, 200, exclude);
+  }
+
+  /** The next row whose host can take a request now; null when nothing is left; a wait in ms otherwise. */
+  private pick(): FrontierRow | null | number {
+    this.refill();
+    if (!this.ready.length) return this.inflight.size ? 50 : null;
+    let wait = Infinity;
+    for (let i = 0; i < this.ready.length; i++) {
+      const row = this.ready[i]!;
+      if (row.kind === 'article' && this.articles >= this.maxPages) {
+        this.skip.add(row.id);
+        this.c.summary.limited++;
+        this.ready.splice(i--, 1);
+        continue;
       }
-      counters.articles++;
-      await harvestArticle(site, norm);
-      return;
+      if (PAGE_KINDS.has(row.kind) && row.depth > 0 && this.listings >= this.maxPages) {
+        this.skip.add(row.id);
+        this.ready.splice(i--, 1);
+        continue;
+      }
+      let host: string;
+      try {
+        host = new URL(row.url).host;
+      } catch {
+        host = '';
+      }
+      const w = host ? this.c.scheduler.readyIn(host, this.c.cc.perHostConcurrency) : 0;
+      if (w === 0 || w === Infinity) {
+        // Infinity: the host's breaker is open; the row is deferred at once rather than waited for.
+        this.ready.splice(i, 1);
+        if (row.kind === 'article') this.articles++;
+        else if (PAGE_KINDS.has(row.kind)) this.listings++;
+        return row;
+      }
+      wait = Math.min(wait, w);
     }
-    // Listing pages, feeds and sitemaps: conditional GET with the stored validators. Their number per cycle is
-    // bounded like the articles' (a depth-3 walk of a news site's sections would otherwise have no end).
-    if (kind === 'listing' && depth > 0 && counters.listings >= (site.limits.maxPages ?? cc.maxPagesPerSite)) {
-      bump(summary.refused, 'site-listing-limit');
-      return;
+    if (!this.ready.length) return this.pick();
+    return Math.min(wait, 200);
+  }
+
+  private async worker(): Promise<void> {
+    for (;;) {
+      if (this.signal?.aborted) return;
+      const next = this.pick();
+      if (next === null) return;
+      if (typeof next === 'number') {
+        await this.c.clock.sleep(next, this.signal);
+        continue;
+      }
+      this.inflight.add(next.id);
+      try {
+        await this.handle(next);
+      } catch (err) {
+        if (this.signal?.aborted || (err instanceof FetchRefused && err.reason === 'aborted')) return; // the row stays pending: resumed next run
+        // An unexpected error fails this URL alone, with its reason.
+        const msg = `${next.url}: ${(err as Error)?.message ?? String(err)}`;
+        this.c.log?.error(`crawl ${this.site.name}: ${msg}`);
+        this.c.bank.transaction(() => this.fail(next, { class: 'permanent', code: 'internal', message: msg }, 0));
+      } finally {
+        this.inflight.delete(next.id);
+      }
     }
-    if (kind === 'listing') counters.listings++;
-    const v = repo.validators(url);
+  }
+
+  private async handle(picked: FrontierRow): Promise<void> {
+    // The row as the bank has it now: another worker may have settled it since it was read (a page harvested
+    // under its canonical URL settles that URL's own row).
+    const row = this.repo.row(picked.key);
+    if (!row || row.state !== 'pending' || row.retryCycle > this.cycle) return;
+    if (row.kind === 'image') return this.fetchImageRow(row);
+    if (row.kind === 'article') return this.harvestArticle(row);
+    return this.walkListing(row);
+  }
+
+  /** Records a failed attempt by class: deferred (host-level), failed (permanent), re-queued or given up. */
+  private fail(row: FrontierRow, f: Failure, requests: number): void {
+    const s = this.c.summary;
+    const base = { failureClass: f.class, reasonCode: f.code, reason: f.message, httpStatus: f.status ?? null, requests };
+    if (f.hostLevel) {
+      s.deferred++;
+      this.repo.finish(row.id, { ...base, state: 'pending', retryCycle: this.cycle + 1 });
+    } else if (f.class === 'permanent') {
+      s.errors++;
+      bump(s.failures.permanent, f.code);
+      this.repo.finish(row.id, { ...base, state: 'failed' });
+    } else {
+      s.errors++;
+      bump(s.failures.transient, f.code);
+      const attempts = row.attempts + 1;
+      // Listings are walked every cycle and never given up; pages and images are, after giveUpAfter cycles.
+      const giveUp = !PAGE_KINDS.has(row.kind) && attempts >= this.c.policy.giveUpAfter;
+      if (giveUp) s.givenUp++;
+      this.repo.finish(row.id, { ...base, attempts, state: giveUp ? 'given-up' : 'pending', retryCycle: PAGE_KINDS.has(row.kind) ? this.cycle + 1 : retryCycle(this.cycle, attempts) });
+    }
+    if (PAGE_KINDS.has(row.kind)) this.repo.clearValidators(row.url); // fetched in full next time
+    if (row.kind === 'image' && row.parent) this.repo.completePage(row.parent);
+    this.c.log?.info(`crawl ${this.site.name}: ${f.class}${f.hostLevel ? ' (host)' : ''} ${f.code}: ${f.message}`);
+  }
+
+  /** Listing walk: a start page, feed or sitemap, fetched conditionally; its links queued with the row's end. */
+  private async walkListing(row: FrontierRow): Promise<void> {
+    const cc = this.c.cc;
+    const v = this.repo.validators(row.url);
     const headers: Record<string, string> = {};
     if (v?.etag) headers['if-none-match'] = v.etag;
     if (v?.lastModified) headers['if-modified-since'] = v.lastModified;
-    const res = await politeFetch(site, url, cc.maxPageBytes, headers);
-    summary.pagesFetched++;
-    opts.progress?.tick(1, url);
+    const a = await this.c.fetcher.fetch(row.url, { maxBytes: cc.maxPageBytes, headers, siteDelayMs: this.site.limits.delayMs, hopAllowed: this.pageHop });
+    this.c.count(a);
+    if (!a.ok) return void this.c.bank.transaction(() => this.fail(row, a.failure, a.requests));
+    this.c.summary.pagesFetched++;
+    this.c.opts.progress?.tick(1, row.url);
+    const res = a.res;
+    const done = { state: 'done' as const, httpStatus: res.status, requests: a.requests };
     if (res.status === 304) {
-      summary.notModified++;
-      return;
+      this.c.summary.notModified++;
+      return void this.c.bank.transaction(() => this.repo.finish(row.id, done));
     }
-    if (res.status >= 400) {
-      log?.warn(`crawl ${site.name}: ${url} answered HTTP ${res.status}`);
-      summary.errors++;
-      return;
-    }
-    const links: { url: string; kind: Kind }[] = [];
-    const ctype = res.headers.get('content-type') ?? '';
-    if (kind === 'feed' || kind === 'sitemap' || /xml|rss|atom/i.test(ctype)) {
-      const { articles, sitemaps } = parseFeedOrSitemap(decodeHtml(res.body, ctype).text);
-      for (const a of articles) links.push({ url: a, kind: 'article' });
-      for (const s of sitemaps) links.push({ url: s, kind: 'sitemap' });
-    } else {
-      const $ = cheerio.load(decodeHtml(res.body, ctype).text);
-      const base = resolveUrl($('base[href]').attr('href'), res.url) ?? res.url;
-      $('a[href]').each((_, a) => {
-        const abs = resolveUrl($(a).attr('href'), base);
-        if (abs) links.push({ url: abs, kind: 'listing' });
-      });
-    }
-    const maxDepth = site.limits.maxDepth ?? cc.maxDepth;
-    const toAdd: { url: string; uniqueKey: string; userData: UserData }[] = [];
-    for (const l of links.slice(0, 5000)) {
-      const norm = normalisePageUrl(l.url);
-      if (!norm || !hostAllowed(site, norm)) continue;
-      if (isArticle(site, norm)) {
-        if (!repo.pageDone(norm)) toAdd.push({ url: norm, uniqueKey: `article:${norm}`, userData: { kind: 'article', depth: depth + 1, site: site.name } });
-      } else if (l.kind === 'sitemap' || (kind === 'listing' && depth + 1 <= maxDepth)) {
-        toAdd.push({ url: norm, uniqueKey: `${l.kind}:${queueCycle.get(site.name)}:${norm}`, userData: { kind: l.kind, depth: depth + 1, site: site.name } });
-      }
-    }
-    if (toAdd.length) await queue.addRequests(toAdd);
-    // Validators are stored only once the queue has written the links to disk (see the end of runCrawl): a 304
-    // next time must not hide links a killed run never persisted.
-    if (res.status === 200) pendingValidators.push([url, { etag: res.headers.get('etag'), lastModified: res.headers.get('last-modified') }]);
-  };
-
-  const harvestArticle = async (site: SiteProfile, pageUrl: string) => {
-    let res: FetchResult;
-    try {
-      res = await politeFetch(site, pageUrl, cc.maxPageBytes);
-    } catch (err) {
-      if (err instanceof FetchRefused && err.reason === 'aborted') throw err;
-      const reason = robotsRefused(err) ? 'robots' : err instanceof FetchRefused ? err.reason : 'error';
-      bump(summary.refused, reason);
-      log?.info(`crawl ${site.name}: ${pageUrl}: ${(err as Error).message}`);
-      repo.recordPage({ url: pageUrl, site: site.name, status: 0, pairs: 0, added: 0, reason });
-      return;
-    }
-    summary.pagesFetched++;
-    summary.articles++;
-    opts.progress?.tick(1, pageUrl);
-    const requested = pageUrl;
-    const finalUrl = normalisePageUrl(res.url) ?? res.url;
-    if (finalUrl !== requested) {
-      if (!hostAllowed(site, finalUrl) || repo.pageDone(finalUrl)) {
-        repo.recordPage({ url: requested, site: site.name, status: res.status, pairs: 0, added: 0, reason: `redirected to ${finalUrl}` });
-        return;
-      }
-      pageUrl = finalUrl;
-    }
-    if (res.status >= 400) {
-      summary.errors++;
-      repo.recordPage({ url: pageUrl, site: site.name, status: res.status, pairs: 0, added: 0, reason: `HTTP ${res.status}` });
-      return;
-    }
-    const extracted = extractPairs(res.body, { url: res.url, contentType: res.headers.get('content-type'), selectors: site.captions, lang: site.language });
-    summary.pairsFound += extracted.pairs.length;
-    const bankName: BankName = site.language === 'en' ? 'source' : 'target';
-    let added = 0;
-    for (const pair of extracted.pairs) {
-      if (signal?.aborted) throw new FetchRefused('aborted', 'aborted');
-      const rejected = checkCaptionFilters(pair.caption, site.language, config);
-      if (rejected) {
-        bump(summary.rejections, rejected);
-        continue;
-      }
-      const extId = itemExtId(pageUrl, pair.image_url);
-      if (bank.items.get(bankName, extId)) {
-        summary.itemsUnchanged++;
-        continue;
-      }
-      const knownSha = repo.imageForUrl(pair.image_url);
-      const known = knownSha ? bank.images.get(knownSha) : undefined;
-      const stored = known ?? (await fetchImage(site, pair.image_url));
-      if (!stored) continue;
-      const check = checkCaption(pair.caption, bankName === 'source' ? config.captions.sourceLanguages : config.captions.targetLanguages, {
-        check: config.captions.checkLanguage,
-        minLength: config.captions.minLengthForDetection,
-      });
-      const fetchedAt = new Date().toISOString();
-      const out = bank.transaction(() => {
-        bank.images.record(stored);
-        return bank.items.upsert({
-          bank: bankName,
-          extId,
-          caption: pair.caption,
-          lang: check.lang,
-          captionStatus: check.status,
-          captionReason: check.reason,
-          imageSha256: stored.sha256,
-          pageUrl,
-          imageUrl: pair.image_url,
-          site: site.name,
-          fetchedAt,
-        });
-      });
-      if (out.outcome === 'added') {
-        added++;
-        summary.itemsAdded[bankName]++;
-      } else summary.itemsUnchanged++;
-    }
-    repo.recordPage({ url: pageUrl, site: site.name, status: res.status, pairs: extracted.pairs.length, added });
-    if (requested !== pageUrl) repo.recordPage({ url: requested, site: site.name, status: res.status, pairs: 0, added: 0, reason: `redirected to ${pageUrl}` });
-  };
-
-  const fetchImage = async (site: SiteProfile, imageUrl: string) => {
-    let res: FetchResult;
-    try {
-      res = await politeFetch(site, imageUrl, cc.maxImageBytes, { accept: 'image/avif,image/webp,image/jpeg,image/png,image/*;q=0.8' });
-    } catch (err) {
-      if (err instanceof FetchRefused && err.reason === 'aborted') throw err;
-      bump(summary.rejections, robotsRefused(err) ? 'image-robots' : `image-${err instanceof FetchRefused ? err.reason : 'error'}`);
-      return null;
-    }
-    summary.imagesDownloaded++;
-    if (res.status !== 200) {
-      bump(summary.rejections, 'image-http');
-      return null;
-    }
-    const ctype = res.headers.get('content-type') ?? '';
-    if (ctype && !/^image\/|octet-stream/i.test(ctype)) {
-      bump(summary.rejections, 'image-type');
-      return null;
-    }
-    let probe: { format: string; width: number; height: number };
-    try {
-      probe = await probeImage(res.body); // header only: a decompression bomb is refused before any pixel is decoded
-    } catch {
-      bump(summary.rejections, 'image-unreadable');
-      return null;
-    }
-    if (!['jpeg', 'png', 'webp', 'avif', 'heif', 'tiff'].includes(probe.format)) {
-      bump(summary.rejections, 'image-type');
-      return null;
-    }
-    if (probe.width * probe.height > cc.maxImagePixels) {
-      bump(summary.rejections, 'image-pixels');
-      return null;
-    }
-    if (Math.min(probe.width, probe.height) < cc.minImageSide) {
-      bump(summary.rejections, 'image-small');
-      return null;
-    }
-    return bank.images.prepare(res.body);
-  };
-
-  const queueCycle = new Map<string, number>();
-  const pendingValidators: [string, Validators][] = [];
-
-  const runSite = async (site: SiteProfile) => {
-    const queue = await RequestQueueV1.open(`site-${site.name}`, { config: crawleeConfig });
-    const cycleKey = `crawler.cycle.${site.name}`;
-    let cycle = Number(bank.meta.get(cycleKey) ?? 0);
-    if (await queue.isEmpty()) {
-      cycle++;
-      bank.meta.set(cycleKey, String(cycle));
-      queueCycle.set(site.name, cycle);
-      const seeds = [
-        ...site.startUrls.map((u) => ({ u, kind: 'listing' as Kind })),
-        ...site.feeds.map((u) => ({ u, kind: 'feed' as Kind })),
-        ...site.sitemaps.map((u) => ({ u, kind: 'sitemap' as Kind })),
-      ];
-      await queue.addRequests(
-        seeds.map(({ u, kind }) => {
-          const norm = normalisePageUrl(u) ?? u;
-          return { url: norm, uniqueKey: `${kind}:${cycle}:${norm}`, userData: { kind, depth: 0, site: site.name } };
-        }),
-      );
-    } else {
-      queueCycle.set(site.name, cycle);
-      summary.resumed.push(site.name);
-      log?.info(`crawl ${site.name}: resuming cycle ${cycle}`);
-    }
-    const counters = { articles: 0, listings: 0 };
-    // Our own end-of-queue test: crawlee's isFinished() waits ~10 s "for consistency" on every empty head, and
-    // concurrent fetchNextRequest() calls race on V1's head cache, so heads are taken one at a time.
-    let active = 0;
-    let headLock: Promise<unknown> = Promise.resolve();
-    const nextRequest = () => {
-      const p = headLock.then(() => queue.fetchNextRequest() as Promise<Request<UserData> | null>);
-      headLock = p.catch(() => null);
-      return p;
-    };
-    const workers = Math.max(1, Math.min(cc.maxConcurrency, cc.perHostConcurrency * 2));
-    const worker = async () => {
-      for (;;) {
-        if (signal?.aborted) return;
-        active++;
-        const req = await nextRequest();
-        if (!req) {
-          active--;
-          if (active === 0 && (await queue.isEmpty())) return;
-          await new Promise((r) => setTimeout(r, 50));
-          continue;
-        }
-        try {
-          const r = await handle(site, queue, req, counters);
-          if (r === 'keep') {
-            await queue.reclaimRequest(req); // over this run's page limit: left for the next cycle
-            return;
-          }
-          await queue.markRequestHandled(req);
-        } catch (err) {
-          if (signal?.aborted || (err instanceof FetchRefused && err.reason === 'aborted')) {
-            await queue.reclaimRequest(req, { forefront: true }).catch(() => {});
-            return;
-          }
-          summary.errors++;
-          const reason = robotsRefused(err) ? 'robots' : err instanceof FetchRefused ? err.reason : 'error';
-          bump(summary.refused, reason);
-          log?.info(`crawl ${site.name}: ${req.url}: ${(err as Error).message}`);
-          await queue.markRequestHandled(req);
-        } finally {
-          active--;
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: workers }, worker));
-    const info = await queue.getInfo();
-    summary.queued += Math.max(0, (info?.totalRequestCount ?? 0) - (info?.handledRequestCount ?? 0));
-  };
-
-  try {
-    await Promise.all(sites.map(runSite));
-  } finally {
-    await storage.teardown(); // waits for crawlee's background writes of the queues
-    bank.transaction(() => {
-      for (const [u, v] of pendingValidators) repo.setValidators(u, v);
+    const toQueue = planLinks(this.site, row, linksOf(row.kind, res, cc.maxPageBytes), this.maxDepth);
+    const etag = res.headers.get('etag');
+    const lastModified = res.headers.get('last-modified');
+    // Links, validators and the row's end in one transaction: a 304 next cycle never hides links not stored.
+    this.c.bank.transaction(() => {
+      this.repo.enqueue(this.site.name, this.cycle, toQueue);
+      if (etag || lastModified) this.repo.setValidators(row.url, { etag, lastModified });
+      this.repo.finish(row.id, done);
     });
   }
-  summary.aborted = Boolean(signal?.aborted);
-  return summary;
+
+  /** Article harvest: the page fetched once, its identity settled (aliases are one page), its photos queued as image rows. */
+  private async harvestArticle(row: FrontierRow): Promise<void> {
+    const cc = this.c.cc;
+    const a = await this.c.fetcher.fetch(row.url, { maxBytes: cc.maxPageBytes, siteDelayMs: this.site.limits.delayMs, hopAllowed: this.pageHop });
+    this.c.count(a);
+    if (!a.ok) return void this.c.bank.transaction(() => this.fail(row, a.failure, a.requests));
+    const s = this.c.summary;
+    s.pagesFetched++;
+    s.articles++;
+    this.c.opts.progress?.tick(1, row.url);
+    const page = harvestPage(this.site, a.res, { maxElements: cc.maxPageElements, maxDepth: cc.maxPageDepth });
+    if (!page.ok) return void this.c.bank.transaction(() => this.fail(row, page.failure, a.requests));
+    const finalUrl = normalisePageUrl(a.res.url) ?? a.res.url;
+    const finalKey = urlKey(finalUrl) ?? finalUrl;
+    const sameAs = (key: string) => key !== row.key;
+    // Another spelling, a redirect source or a non-canonical URL of a page already harvested (or being harvested).
+    if (sameAs(page.key)) {
+      const known = this.repo.row(page.key);
+      if ((known && known.state !== 'pending') || this.c.claimed.has(page.key)) {
+        return void this.c.bank.transaction(() =>
+          this.repo.finish(row.id, { state: 'done', reason: `same page as ${page.pageUrl}`, httpStatus: a.res.status, requests: a.requests, url: finalUrl }),
+        );
+      }
+    }
+    this.c.claimed.add(page.key);
+    try {
+      s.pairsFound += page.pairs.length;
+      const images: NewUrl[] = [];
+      for (const pair of page.pairs) {
+        if (!pair.caption.trim()) continue;
+        const extId = itemExtId(page.pageUrl, pair.image_url);
+        if (this.c.bank.items.get(this.bankName, extId)) {
+          s.itemsUnchanged++;
+          continue;
+        }
+        const data: ItemData = { bank: this.bankName, extId, pageUrl: page.pageUrl, caption: pair.caption, ...(pair.credit ? { credit: pair.credit } : {}) };
+        images.push({ key: `item:${this.bankName}:${extId}`, url: pair.image_url, kind: 'image', depth: row.depth + 1, parent: page.key, data: JSON.stringify(data) });
+      }
+      this.c.bank.transaction(() => {
+        const state = images.length ? 'images' : 'done';
+        if (sameAs(page.key)) {
+          this.repo.recordPage(this.site.name, this.cycle, { key: page.key, url: page.pageUrl, state, httpStatus: a.res.status });
+          this.repo.finish(row.id, { state: 'done', reason: `same page as ${page.pageUrl}`, httpStatus: a.res.status, requests: a.requests, url: finalUrl });
+        } else this.repo.finish(row.id, { state, httpStatus: a.res.status, requests: a.requests, url: finalKey === row.key ? finalUrl : undefined });
+        if (sameAs(finalKey) && finalKey !== page.key) this.repo.recordPage(this.site.name, this.cycle, { key: finalKey, url: finalUrl, state: 'done', reason: `same page as ${page.pageUrl}` });
+        this.repo.enqueue(this.site.name, this.cycle, images);
+        if (images.length) this.repo.completePage(page.key);
+      });
+    } finally {
+      this.c.claimed.delete(page.key);
+    }
+  }
+
+  /** Image fetch: one photo of a harvested page; stored with its caption as an item of the site's bank. */
+  private async fetchImageRow(row: FrontierRow): Promise<void> {
+    const data = JSON.parse(row.data ?? '{}') as ItemData;
+    const bank = this.c.bank;
+    if (bank.items.get(data.bank, data.extId)) {
+      return void bank.transaction(() => {
+        this.repo.finish(row.id, { state: 'done' });
+        if (row.parent) this.repo.completePage(row.parent);
+      });
+    }
+    const knownSha = this.repo.imageForUrl(row.url);
+    let stored: ImageRecord | Failure | undefined = knownSha ? bank.images.get(knownSha) : undefined;
+    let requests = 0;
+    if (!stored) {
+      let pending = this.c.imageFetches.get(row.url);
+      if (!pending) {
+        pending = this.downloadImage(row.url, (n) => (requests += n));
+        this.c.imageFetches.set(row.url, pending);
+        pending.finally(() => this.c.imageFetches.delete(row.url)).catch(() => {});
+      }
+      stored = await pending;
+    }
+    if ('class' in stored) {
+      const failure = stored;
+      return void bank.transaction(() => this.fail(row, failure, requests));
+    }
+    const image = stored;
+    const cfg = this.c.config.captions;
+    const check = checkCaption(data.caption, data.bank === 'source' ? cfg.sourceLanguages : cfg.targetLanguages, {
+      check: cfg.checkLanguage,
+      minLength: cfg.minLengthForDetection,
+    });
+    const fetchedAt = new Date().toISOString();
+    const out = bank.transaction(() => {
+      bank.images.record(image);
+      const r = bank.items.upsert({
+        bank: data.bank,
+        extId: data.extId,
+        caption: data.caption,
+        credit: data.credit ?? null,
+        lang: check.lang,
+        captionStatus: check.status,
+        captionReason: check.reason,
+        imageSha256: image.sha256,
+        pageUrl: data.pageUrl,
+        imageUrl: row.url,
+        site: this.site.name,
+        fetchedAt,
+      });
+      this.repo.finish(row.id, { state: 'done', requests });
+      if (row.parent) this.repo.completePage(row.parent);
+      return r;
+    });
+    if (out.outcome === 'added') this.c.summary.itemsAdded[data.bank]++;
+    else this.c.summary.itemsUnchanged++;
+  }
+
+  private async downloadImage(url: string, addRequests: (n: number) => void): Promise<ImageRecord | Failure> {
+    const cc = this.c.cc;
+    const a = await this.c.fetcher.fetch(url, { maxBytes: cc.maxImageBytes, headers: { accept: IMAGE_ACCEPT } });
+    this.c.count(a);
+    addRequests(a.requests);
+    if (!a.ok) return a.failure;
+    this.c.summary.imagesDownloaded++;
+    const refused = await checkImage(a.res, { maxPixels: cc.maxImagePixels, minSide: cc.minImageSide });
+    if (refused) return refused;
+    return this.c.bank.images.prepare(a.res.body);
+  }
+}
+
+/** Start pages, feeds and sitemaps of a profile, as frontier rows of depth 0. */
+function seedsOf(site: SiteProfile): NewUrl[] {
+  const seeds: NewUrl[] = [];
+  const add = (urls: string[], kind: UrlKind) => {
+    for (const u of urls) {
+      const norm = normalisePageUrl(u) ?? u;
+      seeds.push({ key: urlKey(norm) ?? norm, url: norm, kind, depth: 0 });
+    }
+  };
+  add(site.startUrls, 'listing');
+  add(site.feeds, 'feed');
+  add(site.sitemaps, 'sitemap');
+  return seeds;
+}
+
+/**
+ * Pending article requests of the crawlee queues an earlier capbridge kept in DATA/crawl/request_queues are
+ * moved into the frontier once, so an upgrade in the middle of a cycle loses nothing; the folder is then removed.
+ */
+function adoptLegacyQueues(bank: Bank, repo: CrawlRepo, log?: Logger): void {
+  const dir = path.join(bank.dataDir, 'crawl', 'request_queues');
+  if (!fs.existsSync(dir)) return;
+  let adopted = 0;
+  for (const q of fs.readdirSync(dir)) {
+    const site = q.replace(/^site-/, '');
+    const rows: NewUrl[] = [];
+    const qdir = path.join(dir, q);
+    if (!fs.statSync(qdir).isDirectory()) continue;
+    for (const f of fs.readdirSync(qdir).filter((x) => x.endsWith('.json'))) {
+      try {
+        const r = JSON.parse(fs.readFileSync(path.join(qdir, f), 'utf8')) as { orderNo: number | null; url: string; json?: string };
+        const kind = (r.json ? (JSON.parse(r.json) as { userData?: { kind?: string } }).userData?.kind : undefined) ?? '';
+        if (r.orderNo === null || kind !== 'article') continue;
+        const key = urlKey(r.url);
+        if (key) rows.push({ key, url: r.url, kind: 'article', depth: 1 });
+      } catch {
+        /* a half-written file of a killed run: skip */
+      }
+    }
+    bank.transaction(() => {
+      adopted += repo.enqueue(site, repo.siteCycle(site)?.cycle ?? 0, rows);
+    });
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  if (adopted) log?.info(`crawl: ${adopted} pending article(s) moved from the old request queues into the bank`);
+}
+
+export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = {}): Promise<CrawlSummary> {
+  const cc = config.crawler;
+  const sitesDir = opts.sitesDir ?? (cc.sitesDir || defaultSitesDir());
+  const report = loadSitesReport(sitesDir);
+  let sites = report.sites.filter((s) => s.enabled);
+  let loadErrors: SiteLoadError[] = report.errors;
+  if (opts.site) {
+    sites = sites.filter((s) => s.name === opts.site);
+    loadErrors = loadErrors.filter((e) => e.site === opts.site);
+    if (!sites.length && loadErrors.length) throw new UserError(loadErrors[0]!.reason);
+    if (!sites.length) throw new UserError(`--site ${opts.site}: no enabled profile of that name in ${sitesDir}`);
+  }
+  const c = new Crawl(bank, config, sites, opts);
+  const s = c.summary;
+  for (const e of loadErrors) {
+    s.failedSites.push({ site: e.site ?? path.basename(e.file).replace(/\.ya?ml$/, ''), file: e.file, reason: e.reason });
+    opts.logger?.error(`crawl: ${e.reason}`);
+  }
+  adoptLegacyQueues(bank, c.repo, opts.logger);
+  if (opts.retryGivenUp) c.repo.retryGivenUp(opts.site);
+
+  const runSite = async (site: SiteProfile) => {
+    const { cycle, resumed } = bank.transaction(() => c.repo.beginCycle(site.name, seedsOf(site)));
+    s.cycles[site.name] = cycle;
+    if (resumed) {
+      s.resumed.push(site.name);
+      opts.logger?.info(`crawl ${site.name}: resuming cycle ${cycle}`);
+    }
+    const sc = new SiteCycle(c, site, cycle, c.repo.cycleStartedAt(site.name));
+    await sc.run();
+    if (!opts.signal?.aborted) c.repo.closeCycle(site.name, cycle);
+  };
+  const results = await Promise.allSettled(sites.map(runSite));
+  results.forEach((r, i) => {
+    if (r.status === 'rejected' && !opts.signal?.aborted) {
+      const site = sites[i]!;
+      const reason = `${site.file ?? site.name}: the site's cycle stopped: ${(r.reason as Error)?.message ?? String(r.reason)}`;
+      s.failedSites.push({ site: site.name, file: site.file, reason });
+      opts.logger?.error(`crawl: ${reason}`);
+    }
+  });
+  s.sitesFailed = s.failedSites.length;
+  const stats = c.repo.stats();
+  s.pendingRetries = stats.pendingRetries;
+  s.givenUpTotal = stats.givenUp;
+  for (const site of sites) s.queued += c.repo.pendingCount(site.name);
+  s.aborted = Boolean(opts.signal?.aborted);
+  return s;
 }

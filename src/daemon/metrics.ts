@@ -1,7 +1,7 @@
 // The daemon's Prometheus metrics (prom-client): bank gauges are read from the bank at scrape time; counters and
 // stage durations are recorded by the pipeline as it runs.
 import client from 'prom-client';
-import { BANKS, PairsRepo, StatsRepo, LEVELS, type Bank } from '../bank/index.js';
+import { BANKS, CrawlRepo, PairsRepo, StatsRepo, LEVELS, type Bank, type CrawlStats } from '../bank/index.js';
 
 export class DaemonMetrics {
   readonly registry = new client.Registry();
@@ -43,6 +43,53 @@ export class DaemonMetrics {
         this.reset();
         const stats = bank.repo(StatsRepo);
         for (const b of BANKS) for (const [status, n] of Object.entries(stats.bankCounts(b).byStatus)) this.set({ bank: b, status }, n);
+      },
+    });
+    // The crawl frontier, read at scrape time: one query feeds the three gauges.
+    let crawlAt = 0;
+    let crawl: CrawlStats | undefined;
+    const crawlStats = (): CrawlStats => {
+      if (!crawl || Date.now() - crawlAt > 1000) {
+        crawl = bank.repo(CrawlRepo).stats();
+        crawlAt = Date.now();
+      }
+      return crawl;
+    };
+    new client.Gauge({
+      name: 'capbridge_crawl_urls',
+      help: 'Crawl frontier URLs by kind (listing, feed, sitemap, article, image) and state (pending, images, done, failed, given-up)',
+      labelNames: ['kind', 'state'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [kind, by] of Object.entries(crawlStats().urls)) for (const [state, n] of Object.entries(by)) this.set({ kind, state }, n);
+      },
+    });
+    new client.Gauge({
+      name: 'capbridge_crawl_pending_retries',
+      help: 'Crawl URLs waiting for a later cycle after a transient failure',
+      registers: [registry],
+      collect() {
+        this.set(crawlStats().pendingRetries);
+      },
+    });
+    new client.Gauge({
+      name: 'capbridge_crawl_given_up',
+      help: 'Crawl URLs given up after crawler.retry.giveUpAfter cycles of transient failures',
+      registers: [registry],
+      collect() {
+        this.set(crawlStats().givenUp);
+      },
+    });
+    new client.Gauge({
+      name: 'capbridge_crawl_failures',
+      help: 'Crawl URLs whose last attempt failed, by failure class (transient: retried or given up; permanent: failed) and reason',
+      labelNames: ['class', 'reason'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        const f = crawlStats().failures;
+        for (const cls of ['transient', 'permanent'] as const) for (const [reason, n] of Object.entries(f[cls])) this.set({ class: cls, reason }, n);
       },
     });
     new client.Gauge({

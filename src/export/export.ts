@@ -1,9 +1,9 @@
-// exportPairs: emitted pairs → corpus files. Pairs with identical caption texts are collapsed into one record
-// that keeps every provenance. Files are written atomically; only after every file is in place does the export
-// watermark move (pairs.exported_at), so a crash mid-export leaves no partial file and the next `--new` export
-// still holds those pairs.
-import type { Bank, PairForExport, PairLevel } from '../bank/index.js';
-import { PairsRepo } from '../bank/index.js';
+// exportPairs: emitted sentence pairs → corpus files. Sentence pairs with identical texts are collapsed into one
+// record that keeps every provenance (caption pair id, sentence spans, items). Files are written atomically; only
+// after every file is in place does the export watermark move (sentence_pairs.exported_at), so a crash mid-export
+// leaves no partial file and the next `--new` export still holds those pairs.
+import type { Bank, PairLevel, SentencePairForExport } from '../bank/index.js';
+import { PairsRepo, SentencePairsRepo } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import { UserError } from '../util/errors.js';
@@ -36,32 +36,35 @@ export interface ExportSummary {
   files: string[];
   minLevel: PairLevel;
   onlyNew: boolean;
-  /** Records written (collapsed caption pairs). */
+  /** Records written (collapsed sentence pairs). */
   records: number;
-  /** Item pairs those records stand for. */
+  /** Sentence pairs of item pairs those records stand for. */
   pairs: number;
-  /** With onlyNew: new item pairs whose caption texts had been exported already (marked, not written again). */
+  /** With onlyNew: new sentence pairs whose texts had been exported already (marked, not written again). */
   skippedKnownTexts: number;
   byLevel: Record<PairLevel, number>;
 }
 
-function harvested(p: PairForExport): string {
+function harvested(p: SentencePairForExport): string {
   const a = p.sourceHarvestedAt ?? '';
   const b = p.targetHarvestedAt ?? '';
   return a > b ? a : b;
 }
 
-/** Turns one group of pairs with identical caption texts (best score first) into a record. */
-export function collapseGroup(group: PairForExport[]): ExportRecord {
+const span = (a: number, b: number): string => (a === b ? String(a) : `${a}-${b}`);
+
+/** Turns one group of sentence pairs with identical texts (best score first) into a record. */
+export function collapseGroup(group: SentencePairForExport[]): ExportRecord {
   const best = group[0]!;
   const rec: ExportRecord = {
     en: best.en,
     zh: best.zh,
-    level: best.level ?? 'inc',
-    c: best.c ?? 0,
-    fc: best.fc ?? 0,
-    fe: best.fe ?? 0,
-    fl: best.fl ?? 0,
+    level: best.level,
+    c: best.c,
+    fc: best.fc,
+    fe: best.fe,
+    fl: best.fl,
+    fcov: best.fcov,
     image_score: best.imageScore ?? 0,
     inliers: best.inliers ?? 0,
     source_url: [],
@@ -70,9 +73,19 @@ export function collapseGroup(group: PairForExport[]): ExportRecord {
     target_image: [],
     source_id: [],
     target_id: [],
+    pair_id: [],
+    en_sentences: [],
+    zh_sentences: [],
     harvested_at: harvested(best),
+    source_credit: [],
+    target_credit: [],
   };
   for (const p of group) {
+    rec.pair_id.push(String(p.pairId));
+    rec.en_sentences.push(span(p.enFirst, p.enLast));
+    rec.zh_sentences.push(span(p.zhFirst, p.zhLast));
+    rec.source_credit.push(p.sourceCredit ?? '');
+    rec.target_credit.push(p.targetCredit ?? '');
     rec.source_url.push(p.sourceUrl ?? '');
     rec.target_url.push(p.targetUrl ?? '');
     rec.source_image.push(p.sourceImage ?? '');
@@ -94,6 +107,7 @@ export function exportPairs(bank: Bank, config: Config, opts: ExportOptions): Ex
   const minLevel = opts.minLevel ?? config.export.minLevel;
   const onlyNew = Boolean(opts.onlyNew);
   const pairs = bank.repo(PairsRepo);
+  const sentences = bank.repo(SentencePairsRepo);
 
   const writers: CorpusWriter[] = [];
   try {
@@ -109,7 +123,7 @@ export function exportPairs(bank: Bank, config: Config, opts: ExportOptions): Ex
   };
   const marked: number[] = [];
   try {
-    let group: PairForExport[] = [];
+    let group: SentencePairForExport[] = [];
     const flush = () => {
       if (!group.length) return;
       const g = group;
@@ -125,7 +139,7 @@ export function exportPairs(bank: Bank, config: Config, opts: ExportOptions): Ex
       summary.pairs += g.length;
       summary.byLevel[rec.level]++;
     };
-    for (const p of pairs.iterateForExport({ minLevel, onlyNew, reviewed: opts.reviewed })) {
+    for (const p of sentences.iterateForExport({ minLevel, onlyNew, reviewed: opts.reviewed })) {
       if (group.length && group[0]!.textKey !== p.textKey) {
         flush();
         if (opts.signal?.aborted) throw new Error('export aborted');
@@ -141,8 +155,9 @@ export function exportPairs(bank: Bank, config: Config, opts: ExportOptions): Ex
   // files are in place: move the watermark
   bank.transaction(() => {
     summary.exportId = pairs.beginExport({ formats: summary.formats, paths: files, onlyNew, minLevel });
-    pairs.finishExport(summary.exportId, marked, summary.records);
+    sentences.markExported(summary.exportId, marked);
+    pairs.finishExport(summary.exportId, summary.records, marked.length);
   });
-  opts.logger?.info(`export: ${summary.records} caption pairs (${summary.pairs} item pairs) → ${files.join(', ')}`);
+  opts.logger?.info(`export: ${summary.records} sentence pairs (${summary.pairs} with the item pairs they repeat in) → ${files.join(', ')}`);
   return summary;
 }

@@ -2,7 +2,7 @@
 // literal specifiers: type-checked against their real signatures, and a CLI start does not pay for loading
 // crawlee, SIFT or the lexicon.
 import type { Bank } from '../bank/index.js';
-import type { ScoreResult } from '../comparability/index.js';
+import type { CaptionAlignment, ScoreResult, SentencePairScore } from '../comparability/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
@@ -15,10 +15,16 @@ export interface StageOptions {
 }
 export type StageFn = (bank: Bank, config: Config, opts: StageOptions) => Promise<Record<string, unknown>>;
 
-export type { ScoreResult };
+export type { CaptionAlignment, ScoreResult, SentencePairScore };
 /** What pairing needs of a scorer (the comparability layer's Scorer has more). */
 export interface Scorer {
   score(en: string, zh: string): ScoreResult | Promise<ScoreResult>;
+  /** The caption pair split into sentences and aligned. */
+  align(en: string, zh: string): CaptionAlignment | Promise<CaptionAlignment>;
+  /** Words of a Chinese text (jieba), for export.maxChineseWords. */
+  chineseWordCount(text: string): number;
+  /** Documents in the IDF table the scorer uses (pairs scored with a much smaller one are re-decided). */
+  idfDocs?: number;
 }
 export type CreateScorer = (config: Config, opts: { bank?: Bank; dataDir?: string }) => Scorer | Promise<Scorer>;
 

@@ -1,5 +1,6 @@
-// One row of an exported corpus: a caption pair with its scores and every provenance it was harvested from
-// (pairs with identical caption texts are collapsed into one record; provenance lists keep one entry per item pair).
+// One row of an exported corpus: a sentence pair with its scores and every provenance it was harvested from
+// (sentence pairs with identical texts are collapsed into one record; provenance lists keep one entry per item pair:
+// the caption pair's id in the bank, the sentences' indices in each caption, the items' ids, pages and images).
 import type { PairLevel } from '../bank/index.js';
 
 export interface ExportRecord {
@@ -10,6 +11,7 @@ export interface ExportRecord {
   fc: number;
   fe: number;
   fl: number;
+  fcov: number;
   image_score: number;
   inliers: number;
   source_url: string[];
@@ -18,16 +20,27 @@ export interface ExportRecord {
   target_image: string[];
   source_id: string[];
   target_id: string[];
+  /** The caption pair (pairs.id) each provenance's sentence pair was aligned in. */
+  pair_id: string[];
+  /** Sentence indices in the English and the Chinese caption ("0", or "1-2" for two merged; credits not counted). */
+  en_sentences: string[];
+  zh_sentences: string[];
   harvested_at: string;
+  /** Photo credits printed with the captions (one entry per item pair, '' where none). */
+  source_credit: string[];
+  target_credit: string[];
 }
 
 /** Column order of TSV (and key order of JSONL). */
 export const EXPORT_FIELDS = [
-  'en', 'zh', 'level', 'c', 'fc', 'fe', 'fl', 'image_score', 'inliers',
-  'source_url', 'target_url', 'source_image', 'target_image', 'source_id', 'target_id', 'harvested_at',
+  'en', 'zh', 'level', 'c', 'fc', 'fe', 'fl', 'fcov', 'image_score', 'inliers',
+  'source_url', 'target_url', 'source_image', 'target_image', 'source_id', 'target_id', 'pair_id', 'en_sentences', 'zh_sentences', 'harvested_at',
+  'source_credit', 'target_credit',
 ] as const satisfies readonly (keyof ExportRecord)[];
 
-export const PROVENANCE_FIELDS = ['source_url', 'target_url', 'source_image', 'target_image', 'source_id', 'target_id'] as const;
+export const PROVENANCE_FIELDS = [
+  'source_url', 'target_url', 'source_image', 'target_image', 'source_id', 'target_id', 'pair_id', 'en_sentences', 'zh_sentences', 'source_credit', 'target_credit',
+] as const;
 
 /** Separator of provenance lists in one TSV cell / one Moses-less prop. */
 export const LIST_SEPARATOR = ' | ';

@@ -1,4 +1,4 @@
-// Local import: a TSV manifest (id, image, caption[, url]) into one bank.
+// Local import: a TSV manifest (id, image, caption[, url][, credit]) into one bank.
 // Rows are read one at a time; images are hashed and copied into the store one at a time; items are committed
 // in batches (one transaction per batch), so a killed import leaves every committed batch whole and a rerun
 // completes the rest (unchanged rows are recognised and skipped).
@@ -58,6 +58,7 @@ interface Pending {
   line: number;
   extId: string;
   caption: string;
+  credit: string | null;
   url: string | null;
   imagePath: string;
   image: ImageRecord;
@@ -95,7 +96,7 @@ export async function importManifest(bank: Bank, opts: ImportOptions): Promise<I
         if (check.status === 'lang-mismatch') summary.languageMismatches++;
         if (check.status === 'empty') summary.emptyCaptions++;
         return bank.items.upsert({
-          bank: opts.bank, extId: r.extId, caption: r.caption, lang: check.lang, captionStatus: check.status,
+          bank: opts.bank, extId: r.extId, caption: r.caption, credit: r.credit, lang: check.lang, captionStatus: check.status,
           captionReason: check.reason, imageSha256: r.image.sha256, pageUrl: r.url, imageUrl: r.imagePath,
           site: 'local', importedAt,
         }).outcome;
@@ -118,6 +119,8 @@ export async function importManifest(bank: Bank, opts: ImportOptions): Promise<I
       const imageField = (row.get('image') ?? '').trim();
       const caption = (row.get('caption') ?? '').replace(/\s+/g, ' ').trim();
       const url = (row.get('url') ?? '').trim() || null;
+      // Optional: the photo credit, kept apart from the caption (exported as source_credit/target_credit).
+      const credit = (row.get('credit') ?? '').replace(/\s+/g, ' ').trim() || null;
       if (!extId) {
         fail(row.line, 'empty id');
         continue;
@@ -145,7 +148,7 @@ export async function importManifest(bank: Bank, opts: ImportOptions): Promise<I
         fail(row.line, reason);
         continue;
       }
-      batch.push({ line: row.line, extId, caption, url, imagePath, image });
+      batch.push({ line: row.line, extId, caption, credit, url, imagePath, image });
       if (batch.length >= config.import.batchSize) flush();
     }
     flush();

@@ -1,5 +1,6 @@
 // Progressive search with synthesised query views (MODS, Mishkin, Matas & Perdoch 2015): the plain query first;
-// only when its best verified score is below `confidence`, the query image is warped into tilted views
+// only when its best verified score is below `confidence` and some candidate shows partial evidence (RANSAC
+// inliers below the bar: viewEvidence), the query image is warped into tilted views
 // (src/sift/views.ts: ASIFT tilts, keypoints mapped back to the query's frame), and the index is searched again
 // with the plain keypoints and the views' together (one ratio test + RANSAC per image, in the query's frame).
 // The plain pass's hits are kept where they score higher, so views can only add.
@@ -24,10 +25,12 @@ export interface ViewParams {
   confidence: number;
   /** Longest side of a synthesised view (larger views are scaled down uniformly). */
   maxSide: number;
-  /** The query described again with up to this many keypoints for the views' search (0: its own keypoints):
-   *  a wide baseline leaves few of the strongest keypoints in common, weaker ones add matches. */
+  /** Views run only when some candidate of the plain search has at least this many RANSAC inliers. */
+  minEvidence: number;
+  /** With the views, the query is also described again with up to this many keypoints and searched on its own
+   *  (0: not): from another place, few of a scene's strongest keypoints are in common, weaker ones add matches. */
   denseKeypoints: number;
-  /** Best-voted images re-matched by full sketch in the views' search (lsh.recollide's count there). */
+  /** Best-voted images re-matched by full sketch in that dense search (lsh.recollide's count there). */
   recollide: number;
 }
 
@@ -35,8 +38,29 @@ export function viewParams(config: Config): ViewParams {
   const v = config.match.views;
   return {
     enabled: v.enabled, tilts: v.tilts, rotations: v.rotations, keypointsPerView: v.keypointsPerView, confidence: v.confidence,
-    maxSide: v.maxSide, denseKeypoints: v.denseKeypoints, recollide: v.recollide,
+    maxSide: v.maxSide, minEvidence: v.minEvidence, denseKeypoints: v.denseKeypoints, recollide: v.recollide,
   };
+}
+
+/**
+ * Whether a query's views can pay, from what its plain search found: null when they cannot (views disabled, a
+ * confident hit already, or no plausible candidate: none with minEvidence RANSAC inliers, which is what a
+ * source without a counterpart mostly looks like); otherwise the evidence, larger = more promising (the best
+ * candidate's inliers, then its votes), by which a budget of view searches is handed out (see runMatch).
+ */
+export function viewEvidence(plain: SearchResult, vp: ViewParams): number | null {
+  if (!vp.enabled || (!vp.tilts.length && !vp.denseKeypoints)) return null;
+  let best = -1;
+  let votes = 0;
+  for (const h of plain.hits) {
+    if (h.score >= vp.confidence) return null;
+    if (h.inliers > best || (h.inliers === best && h.votes > votes)) {
+      best = h.inliers;
+      votes = h.votes;
+    }
+  }
+  if (best < vp.minEvidence) return null;
+  return best + Math.min(votes, 999) / 1000;
 }
 
 /** A grey image at the query's detection size (what decodeGrey returns). */
@@ -66,13 +90,16 @@ export function poolViews(pool: { views: (d: GreyImage & { scale?: number }, spe
 }
 
 export interface ProgressiveResult extends SearchResult {
-  /** Whether the views ran (the plain query was not confident). */
+  /** Whether the views ran (the plain query was not confident, and had a plausible candidate). */
   usedViews: boolean;
+  /** viewEvidence of the plain search (null: views could not pay). */
+  evidence: number | null;
   views: { count: number; keypoints: number; synthMs: number; extractMs: number; searchMs: number };
 }
 
 /**
- * Plain search, then (when not confident and views are enabled) the views search; hits merged per image.
+ * Plain search, then (when not confident, with a plausible candidate, views enabled, and `allow` agrees with the
+ * evidence) the views search; hits merged per image.
  * grey: the query image decoded at its detection size (called only when the views run). The query's
  * width/height must be the grey image's. runViews: where the views are computed (default: this thread;
  * `poolViews(pool)` for worker threads, same features).
@@ -86,19 +113,19 @@ export async function searchProgressive(
   sift: Config['sift'],
   grey: () => Promise<GreyImage | undefined> | GreyImage | undefined,
   runViews: ViewRunner = inThreadViews,
+  allow?: (evidence: number) => boolean,
 ): Promise<ProgressiveResult> {
   const plain = search(index, load, q, p);
   const none = { count: 0, keypoints: 0, synthMs: 0, extractMs: 0, searchMs: 0 };
-  const top = plain.hits[0]?.score ?? 0;
-  const dense = vp.denseKeypoints > q.count;
-  if (!vp.enabled || top >= vp.confidence || (!vp.tilts.length && !dense)) return { ...plain, usedViews: false, views: none };
+  const evidence = viewEvidence(plain, vp);
+  if (evidence === null || (allow && !allow(evidence))) return { ...plain, usedViews: false, views: none, evidence };
   const g = await grey();
-  if (!g || g.width !== q.width || g.height !== q.height) return { ...plain, usedViews: false, views: none };
+  if (!g || g.width !== q.width || g.height !== q.height) return { ...plain, usedViews: false, views: none, evidence };
   const specs = viewSpecs(vp.tilts, vp.rotations);
   const sp = siftParams(sift);
   // The dense query is an identity view with more keypoints (the same detector on the same grey image).
   const [dv, vf] = await Promise.all([
-    dense ? runViews(g, [{ tilt: 1, phi: 0 }], sp, vp.denseKeypoints, Math.max(vp.maxSide, g.width, g.height)) : null,
+    vp.denseKeypoints > q.count ? runViews(g, [{ tilt: 1, phi: 0 }], sp, vp.denseKeypoints, Math.max(vp.maxSide, g.width, g.height)) : null,
     specs.length ? runViews(g, specs, sp, vp.keypointsPerView, vp.maxSide) : { views: [], synthMs: 0, extractMs: 0 },
   ]);
   const dq = dv?.views[0] && dv.views[0].count > q.count ? { ...dv.views[0], width: q.width, height: q.height, scale: q.scale } : null;
@@ -123,8 +150,12 @@ export async function searchProgressive(
     timings: { probeMs: sum('probeMs'), voteMs: sum('voteMs'), verifyMs: sum('verifyMs') },
     usedViews: true,
     views: {
-      count: specs.length, keypoints: (dq?.count ?? 0) + vf.views.reduce((a, f) => a + f.count, 0),
-      synthMs: vf.synthMs + (dv?.synthMs ?? 0), extractMs: vf.extractMs + (dv?.extractMs ?? 0), searchMs,
+      count: specs.length,
+      keypoints: (dq?.count ?? 0) + vf.views.reduce((a, f) => a + f.count, 0),
+      synthMs: vf.synthMs + (dv?.synthMs ?? 0),
+      extractMs: vf.extractMs + (dv?.extractMs ?? 0),
+      searchMs,
     },
+    evidence,
   };
 }

@@ -1,5 +1,5 @@
 // The server-rendered pages: pair list, pair view, search, stats. Every bank value is escaped (html`...`).
-import type { BankStats, PairListFilter, ReviewPairRow } from '../bank/index.js';
+import type { BankStats, PairListFilter, ReviewPairRow, SentencePairRow } from '../bank/index.js';
 import { LEVELS } from '../bank/index.js';
 import { fmt, html, page, raw, type Html } from './html.js';
 import { highlight, parseExplain } from './highlight.js';
@@ -68,6 +68,18 @@ export interface PairViewData {
   points: MatchPoints | null;
   /** Why no lines are drawn, when points is null. */
   pointsNote: string;
+  /** The caption pair's aligned sentence pairs (what the exports write), in English sentence order. */
+  sentences: SentencePairRow[];
+}
+
+const span = (a: number, b: number): string => (a === b ? String(a + 1) : `${a + 1}–${b + 1}`);
+
+/** The sentence pairs the aligner found in the two captions: each with its own level and C, emitted or not. */
+function sentenceTable(rows: SentencePairRow[]): Html {
+  if (!rows.length) return html`<p class="muted" id="sentence-pairs">No sentence pairs: the captions were not scored (see the reason above).</p>`;
+  return html`<h3>Sentence pairs (what the exports write)</h3><table class="pairs" id="sentence-pairs"><thead><tr><th>en #</th><th>English</th><th>zh #</th><th>Chinese</th><th>level</th><th>C</th><th></th></tr></thead><tbody>${rows.map(
+    (x) => html`<tr class="${x.emitted ? 'emitted' : 'muted'}"><td class="num">${span(x.enFirst, x.enLast)}</td><td>${x.en}</td><td class="num">${span(x.zhFirst, x.zhLast)}</td><td lang="zh">${x.zh}</td><td>${levelBadge(x.level)}</td><td class="num">${fmt(x.c)}</td><td>${x.emitted ? 'emitted' : 'not emitted'}</td></tr>`,
+  )}</tbody></table>`;
 }
 
 export function pairPage(d: PairViewData): string {
@@ -105,6 +117,7 @@ export function pairPage(d: PairViewData): string {
       <button data-key="a">accept <kbd>a</kbd></button><button data-key="r">reject <kbd>r</kbd></button>
       <button data-key="1">par <kbd>1</kbd></button><button data-key="2">com <kbd>2</kbd></button><button data-key="3">pse <kbd>3</kbd></button><button data-key="4">inc <kbd>4</kbd></button>
       <button data-key="u">clear <kbd>u</kbd></button> <span class="muted"><kbd>j</kbd> next, <kbd>k</kbd> previous</span></div>
+    ${sentenceTable(d.sentences)}
     ${legend}
     <div class="prov">${prov('source')}${prov('target')}</div></div>`;
   return page(`Pair ${r.sourceExtId} ↔ ${r.targetExtId}`, body);

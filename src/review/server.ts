@@ -5,7 +5,7 @@
 //   GET  /image/:sha256, /thumb/:sha256   images of the store, by content hash only
 //   GET  /search, POST /api/search?top=N (body: the image bytes)   GET /stats
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { LEVELS, PairsRepo, ReviewsRepo, StatsRepo, VERDICTS, type Bank, type PairLevel, type PairListFilter, type ReviewPairRow, type Verdict } from '../bank/index.js';
+import { LEVELS, PairsRepo, ReviewsRepo, SentencePairsRepo, StatsRepo, VERDICTS, type Bank, type PairLevel, type PairListFilter, type ReviewPairRow, type Verdict } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import { CSS, JS } from './assets.js';
@@ -40,6 +40,7 @@ const PAGE_CSP = "default-src 'none'; img-src 'self' data: blob:; style-src 'sel
 export function createReviewServer(bank: Bank, config: Config, opts: ReviewServerOptions): FastifyInstance {
   const app = Fastify({ logger: false, bodyLimit: 64 * 1024, routerOptions: { maxParamLength: 200 }, trustProxy: false });
   const reviews = bank.repo(ReviewsRepo);
+  const sentencePairs = bank.repo(SentencePairsRepo);
   const pairs = bank.repo(PairsRepo);
   const images = new ImageServer(bank, config.sift.maxPixels);
 
@@ -130,14 +131,17 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
     const { points, note } = matchPointsOf(bank, row.sourceItemId, row.targetItemId);
     return sendPage(
       reply,
-      pairPage({ row, filter, ...neighbours(row, filter), source: images.size(row.sourceSha), target: images.size(row.targetSha), points, pointsNote: note }),
+      pairPage({
+        row, filter, ...neighbours(row, filter), source: images.size(row.sourceSha), target: images.size(row.targetSha), points, pointsNote: note,
+        sentences: sentencePairs.ofPair(row.id),
+      }),
     );
   });
   app.get('/api/pairs/:source/:target', async (req) => {
     const { filter } = parseListQuery(req.query as Query);
     const row = pairOr404(req.params);
     const { points, note } = matchPointsOf(bank, row.sourceItemId, row.targetItemId);
-    return { pair: pairJson(row), matches: points, matchesNote: points ? null : note, ...neighbours(row, filter) };
+    return { pair: pairJson(row), sentencePairs: sentencePairs.ofPair(row.id), matches: points, matchesNote: points ? null : note, ...neighbours(row, filter) };
   });
 
   // --- judgements ---

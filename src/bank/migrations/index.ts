@@ -1,7 +1,8 @@
 // The ordered list of schema migrations. Append only: a released migration is never edited.
 // Version numbers are reserved per layer so parallel work does not collide:
 //   1 banks (foundation) · 2 features (sift) · 3 index + candidates (lsh-index) · 4 comparability
-//   5 crawler · 6 pairs + exports (export) · 7 daemon · 8 reviews (review)
+//   5 crawler · 6 pairs + exports (export) · 7 daemon · 8 reviews (review) · 10 items.credit (extract)
+//   11 sentence pairs (export) · 13 picture hashes and twins (sift)
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
 import { m002Features } from './002-features.js';
@@ -10,6 +11,10 @@ import { m003Index } from './003-index.js';
 import { m006Pairs } from './006-pairs.js';
 import { m005Crawler } from './005-crawler.js';
 import { m008Reviews } from './008-reviews.js';
+import { m009CrawlFrontier } from './009-crawl-frontier.js';
+import { m010Credit } from './010-credit.js';
+import { m011SentencePairs } from './011-sentence-pairs.js';
+import { m013Twins } from './013-twins.js';
 import { m012CandidateModel } from './012-candidate-model.js';
 
 // One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
@@ -22,6 +27,10 @@ export const migrations: Migration[] = [
   m006Pairs,
   m005Crawler,
   m008Reviews,
+  m009CrawlFrontier,
+  m010Credit,
+  m011SentencePairs,
+  m013Twins,
   m012CandidateModel,
 ].sort((a, b) => a.version - b.version);
 export type { Migration };

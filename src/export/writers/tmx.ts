@@ -44,6 +44,7 @@ export class TmxWriter implements CorpusWriter {
       ['x-fc', fmtScore(rec.fc)],
       ['x-fe', fmtScore(rec.fe)],
       ['x-fl', fmtScore(rec.fl)],
+      ['x-fcov', fmtScore(rec.fcov)],
       ['x-image-score', fmtScore(rec.image_score)],
       ['x-inliers', String(rec.inliers)],
       ['x-source-url', rec.source_url.join(LIST_SEPARATOR)],
@@ -52,8 +53,14 @@ export class TmxWriter implements CorpusWriter {
       ['x-target-image', rec.target_image.join(LIST_SEPARATOR)],
       ['x-source-id', rec.source_id.join(LIST_SEPARATOR)],
       ['x-target-id', rec.target_id.join(LIST_SEPARATOR)],
+      ['x-pair-id', rec.pair_id.join(LIST_SEPARATOR)],
+      ['x-en-sentences', rec.en_sentences.join(LIST_SEPARATOR)],
+      ['x-zh-sentences', rec.zh_sentences.join(LIST_SEPARATOR)],
       ['x-harvested-at', rec.harvested_at],
     ];
+    // Photo credits: a prop only when some item pair has one.
+    if (rec.source_credit.some(Boolean)) props.push(['x-source-credit', rec.source_credit.join(LIST_SEPARATOR)]);
+    if (rec.target_credit.some(Boolean)) props.push(['x-target-credit', rec.target_credit.join(LIST_SEPARATOR)]);
     let s = '    <tu>\n';
     for (const [type, value] of props) s += `      <prop type="${type}">${xmlEscape(oneLine(value))}</prop>\n`;
     s += `      <tuv xml:lang="en"><seg>${xmlEscape(oneLine(rec.en))}</seg></tuv>\n`;

@@ -1,0 +1,219 @@
+// Features of one (photo, caption candidate): what the candidate looks like, measured the same way on any site —
+// where it sits (source, tree distance, inside the article body), how it is presented (caption/credit class words,
+// centred, small, coloured, emphasised), what the text is (length, sentence shape, language, credit and photo
+// markers, headline, interface text, a file name) and whether the page repeats it for other photos.
+import type { AnyNode, Element } from 'domhandler';
+import { cleanCaption, type CleanCaption } from './caption-text.js';
+import { CAPTION_CLASS, isImageLink, type AnchorCandidates, type CaptionCandidate, type SourceKind } from './candidates.js';
+import { ancestors, classId, contains, imgCount, presentation, textOf, treeDistance, type Presentation } from './dom.js';
+
+export interface PageContext {
+  lang: 'en' | 'zh';
+  /** Normalised page title, og:title and <h1> texts. */
+  titles: string[];
+  bodyRoots: Element[];
+  /** Normalised caption text -> distinct caption elements/attributes the page prints it from, across photos. */
+  repeats: Map<string, number>;
+  /** On this page, some photo's alt text is the caption it prints: the site writes captions into alt. */
+  altCarriesCaptions: boolean;
+}
+
+export interface CandidateFeatures {
+  source: SourceKind;
+  clean: CleanCaption | null;
+  /** Characters (zh) or characters of the caption; words for English. */
+  chars: number;
+  words: number;
+  sentences: number;
+  endsWithStop: boolean;
+  langMatch: boolean;
+  distance: number;
+  captionClass: boolean;
+  /** A credit was split off, or the text carries a photo marker (摄, 供图, "(Xinhua/…)", "REUTERS/…"). */
+  creditMarked: boolean;
+  /** The text opens the way captions open: 图为/圖為/▲/上图/Pictured:/Above:/FILE -. */
+  captionLead: boolean;
+  centred: boolean;
+  small: boolean;
+  coloured: boolean;
+  emphasised: boolean;
+  inBody: boolean;
+  linksElsewhere: boolean;
+  /** The candidate's text is the text of a link to another page (a teaser headline). */
+  textIsLink: boolean;
+  headline: boolean;
+  /** How many other photos the page captions with the same text from other elements. */
+  repeated: number;
+  /** Reads like body text: long, several sentences, no caption marker. */
+  bodyLike: boolean;
+  /** An alt/title that is a file name, a slug or a generic word. */
+  fileName: boolean;
+  /** Interface text: "Watch:", "Related", "3 hours ago", "阅读 12"... */
+  uiText: boolean;
+  /** A video teaser: the photo or its caption sits in a video block, or the text announces a video. */
+  video: boolean;
+  inFigure: boolean;
+  printedCreditOnly: boolean;
+  /** The page's alt texts are its captions (see PageContext.altCarriesCaptions). */
+  altPage: boolean;
+  /** A gallery slide named only in data-* attributes (no <img>). */
+  slide: boolean;
+  /** The text is the photo's JSON-LD caption as well. */
+  ldConfirmed: boolean;
+}
+
+const RELATED_TEXT = /^(video|watch|listen|audio|gallery|inside|related|read more|see also|more|recommended|sponsored|advertisement)\s*[:：]|\bEMBED\s*<>|\bMore Videos\b|^(相关新闻|相關新聞|相关阅读|相關閱讀|延伸阅读|延伸閱讀|热点推荐|related( stories| articles| coverage)?|more|watch|video)$|\b\d+\s+(hours?|minutes?|mins?|days?)\s+ago\b|阅读\s*\d|人参与|\d+\s*评论|跟帖|点击|\bread more\b|^(click|tap) (here|to)\b|\b\d+\s*min(ute)?s?\s+read\b|\b(buy|shop|order) (now|here)\b|^[（(]?(责任编辑|責任編輯|编辑|編輯|关键字|關鍵字|关键词|關鍵詞|标签|標籤)\s*[：:]/i;
+const VIDEO_TEXT = /^(video|watch|视频|影片|影音|直播)\s*[:：|｜]|\b(watch|play) (the )?video\b|^▶|\(\d{1,2}:\d{2}\)\s*$|^\d{1,2}:\d{2}\s/i;
+const VIDEO_BLOCK = /(^|[\s_-])(video|player|vjs|jwplayer|media-video|video-?wrap\w*|play-?button)([\s_-]|$)|VideoBlock|VideoPlayer|SingleVideo/;
+const ZH_MARKER = /(?<!拍)摄(?![影像制])|(?<!拍)攝(?![影像製])|供图|供圖|图片来源|圖片來源|新华社记者|新華社記者|◎|图为|圖為|图注|圖註|资料图|資料圖|截图|截圖|图／|圖／|图\/|圖\//u;
+const CAPTION_LEAD = /^(图为|圖為|图：|圖：|上图|下图|左图|右图|上圖|下圖|左圖|右圖|▲|pictured|above|below|left|right|top|bottom|file)\s*[:：,，-]?|^FILE\s*[-–—]/iu;
+const FILE_NAME = /^[\w.-]+\.(jpe?g|png|gif|webp)$|^(img|dsc|image|photo|pic|p)[-_]?\d+|^[\w-]+[-_][\w-]+$|^\d+$|^(image|photo|picture|图片|圖片|照片|img|thumbnail|pic|untitled)$/i;
+
+export function normText(s: string): string {
+  return s.normalize('NFKC').toLowerCase().replace(/\p{P}|\p{S}/gu, '').replace(/\s+/g, ' ').trim();
+}
+
+function similar(a: string, b: string): boolean {
+  if (!a || !b) return false;
+  if (a === b) return true;
+  const short = a.length < b.length ? a : b;
+  const long = a.length < b.length ? b : a;
+  return short.length >= 8 && long.includes(short) && short.length / long.length > 0.6;
+}
+
+function sentenceCount(t: string, zh: boolean): number {
+  const parts = zh ? t.split(/[。！？!?；]/) : t.split(/(?<=[a-z0-9)”"'’])[.!?]\s+(?=[A-Z“"‘])/);
+  return parts.filter((x) => x.trim().length > 1).length;
+}
+
+/** Share of an element's text (after the photo, when the photo is inside it) that sits in links to other pages. */
+function linkedShare(el: Element, img: Element): number {
+  let all = 0;
+  let linked = 0;
+  let after = !contains(el, img);
+  const walk = (n: AnyNode, inLink: boolean, depth: number) => {
+    if (depth > 25) return;
+    if (n === img) {
+      after = true;
+      return;
+    }
+    if (n.type === 'text') {
+      if (!after) return;
+      const len = (n as unknown as { data: string }).data.replace(/\s+/g, '').length;
+      all += len;
+      if (inLink) linked += len;
+    } else if (n.type === 'tag') {
+      const e = n as Element;
+      const link = inLink || (e.name === 'a' && !isImageLink(e.attribs?.href ?? ''));
+      for (const ch of e.children) walk(ch, link, depth + 1);
+    }
+  };
+  walk(el, false, 0);
+  return all ? linked / all : 0;
+}
+
+/**
+ * The caption block's presentation, counted only where it sets the block apart from the body text around it: a
+ * flag shared by a nearby paragraph that is not itself under a photo (a page whose paragraphs are all centred,
+ * coloured or italic) says nothing.
+ */
+function distinctPresentation(el: Element, c: CaptionCandidate, good: Set<Element>): Presentation {
+  const p = presentation(el);
+  if (!p.centred && !p.small && !p.coloured && !p.emphasised) return p;
+  const body: Element[] = [];
+  const underPhoto = (e: Element) => {
+    let prev = e.prev;
+    while (prev && prev.type !== 'tag') prev = prev.prev;
+    return !!prev && imgCount(prev as Element, good) > 0;
+  };
+  for (const dir of ['next', 'prev'] as const) {
+    let sib: AnyNode | null = dir === 'next' ? (c.parts[c.parts.length - 1] ?? el).next : el.prev;
+    for (let k = 0; sib && k < 12 && body.length < 6; k++, sib = dir === 'next' ? sib.next : sib.prev) {
+      if (sib.type !== 'tag') continue;
+      const e = sib as Element;
+      if (imgCount(e, good) > 0 || underPhoto(e)) continue;
+      if ([...textOf(e)].length >= 15) body.push(e);
+    }
+  }
+  const q = body.map((b) => presentation(b));
+  return {
+    centred: p.centred && !q.some((x) => x.centred),
+    small: p.small && !q.some((x) => x.small),
+    coloured: p.coloured && !q.some((x) => x.coloured),
+    emphasised: p.emphasised && !q.some((x) => x.emphasised),
+  };
+}
+
+/** A heading inside the candidate: a teaser card or a section, not a caption. */
+function hasHeading(el: Element): boolean {
+  return /^h[1-4]$/.test(el.name) || !!el.children.some((ch) => ch.type === 'tag' && (/^h[1-4]$/.test((ch as Element).name) || hasHeading(ch as Element)));
+}
+
+export function describe(ac: AnchorCandidates, c: CaptionCandidate, page: PageContext, lang: 'en' | 'zh', good: Set<Element>): CandidateFeatures {
+  const zh = lang === 'zh';
+  const clean = cleanCaption(c.text, c.credit, lang);
+  const text = clean?.caption ?? '';
+  const chars = [...text].length;
+  const words = text ? text.split(/\s+/).length : 0;
+  const han = (text.match(/\p{Script=Han}/gu) ?? []).length;
+  const latin = (text.match(/[A-Za-z]/g) ?? []).length;
+  const langMatch = zh ? han > 0 : han * 2 <= latin;
+  const img = ac.anchor.el;
+  const el = c.el;
+  let captionClass = false;
+  let linkText = false;
+  let video = false;
+  if (el) {
+    // Class words on the caption element and its ancestors up to the common ancestor with the photo.
+    for (const a of [el, ...ancestors(el, 6)]) {
+      if (contains(a, img)) break;
+      if (CAPTION_CLASS.test(classId(a))) captionClass = true;
+    }
+    for (const a of [el, ...ancestors(el, 3)]) {
+      if (a.name === 'a' && !isImageLink(a.attribs?.href ?? '') && !contains(a, img)) linkText = true;
+    }
+    // Most of the text is the text of links to other pages: a teaser headline, a product or portal link title.
+    if (!linkText && c.text) linkText = (c.linkShare ?? linkedShare(el, img)) >= 0.8 || ((c.source === 'next-block' || c.source === 'own-block') && el !== img && hasHeading(el));
+  }
+  for (const a of ancestors(img, 6)) {
+    if (a.name === 'video' || VIDEO_BLOCK.test(`${classId(a)} ${a.attribs?.['data-testid'] ?? ''} ${a.attribs?.['data-type'] ?? ''}`)) video = true;
+  }
+  if (/video player|play video|播放/i.test(img.attribs?.alt ?? '')) video = true;
+  const pres = el && (c.source === 'next-block' || c.source === 'own-block' || c.source === 'class') ? distinctPresentation(el, c, good) : { centred: false, small: false, coloured: false, emphasised: false };
+  const rawTail = c.text.slice(-40);
+  const creditMarked = !!clean?.credit || (zh ? ZH_MARKER.test(c.text.slice(0, 4)) || ZH_MARKER.test(rawTail) : false);
+  const sentences = sentenceCount(text, zh);
+  const n = zh ? chars : words;
+  const marked = creditMarked || captionClass || CAPTION_LEAD.test(c.text);
+  const bodyLike = zh ? (chars > 150 || (sentences > 3 && chars > 80)) && !marked : (words > 90 || (sentences > 4 && words > 60)) && !marked;
+  const norm = normText(text);
+  const inBody = page.bodyRoots.some((r) => contains(r, img));
+  return {
+    source: c.source,
+    clean,
+    chars,
+    words,
+    sentences,
+    endsWithStop: /[。！？.!?”"’)）]$/u.test(text),
+    langMatch,
+    distance: el ? treeDistance(img, el) : 0,
+    captionClass,
+    creditMarked,
+    captionLead: CAPTION_LEAD.test(c.text),
+    ...pres,
+    inBody,
+    linksElsewhere: ac.linksElsewhere,
+    textIsLink: linkText,
+    headline: page.titles.some((t) => similar(norm, t)),
+    repeated: Math.max(0, (page.repeats.get(normText(c.text)) ?? 1) - 1),
+    bodyLike: bodyLike && n > 0,
+    fileName: c.source === 'alt' && FILE_NAME.test(c.text.trim()),
+    uiText: RELATED_TEXT.test(text),
+    video: video || VIDEO_TEXT.test(text),
+    inFigure: ac.inFigure,
+    printedCreditOnly: ac.printedCreditOnly,
+    altPage: page.altCarriesCaptions,
+    slide: ac.anchor.kind === 'data',
+    ldConfirmed: c.source !== 'json-ld' && ac.candidates.some((x) => x.source === 'json-ld' && similar(normText(x.text), normText(c.text))),
+  };
+}

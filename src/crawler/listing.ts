@@ -1,0 +1,93 @@
+// The listing walk: the links of a start page, an RSS/Atom feed or a sitemap (urlset, sitemapindex, gzipped
+// or not), classified against the site profile: article pages, more listing pages (within maxDepth) and more
+// sitemaps. Links outside the profile's allowedHosts are dropped.
+import zlib from 'node:zlib';
+import * as cheerio from 'cheerio';
+import { XMLParser } from 'fast-xml-parser';
+import type { NewUrl, UrlKind } from '../bank/crawl.js';
+import { urlKey } from '../util/url-key.js';
+import { decodeHtml } from './extract/decode.js';
+import { normalisePageUrl, resolveUrl } from './extract/urls.js';
+import type { FetchResult } from './fetch.js';
+import { hostAllowed, isArticle, type SiteProfile } from './sites.js';
+
+const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@', removeNSPrefix: true });
+const arr = <T>(x: T | T[] | undefined): T[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
+
+/** At most this many links are read from one listing (a sitemap holds up to 50,000). */
+export const MAX_LINKS = 50_000;
+
+/** Links of an RSS/Atom feed or a sitemap (urlset or sitemapindex). */
+export function parseFeedOrSitemap(body: string): { articles: string[]; sitemaps: string[] } {
+  let doc: Record<string, any>;
+  try {
+    doc = xml.parse(body) as Record<string, any>;
+  } catch {
+    return { articles: [], sitemaps: [] };
+  }
+  const articles: string[] = [];
+  const sitemaps: string[] = [];
+  for (const item of arr(doc.rss?.channel?.item)) if (typeof item?.link === 'string') articles.push(item.link.trim());
+  for (const item of arr(doc.RDF?.item)) if (typeof item?.link === 'string') articles.push(item.link.trim());
+  for (const entry of arr(doc.feed?.entry)) {
+    const links = arr(entry?.link);
+    const l = links.find((x: any) => !x?.['@rel'] || x['@rel'] === 'alternate') ?? links[0];
+    const href = typeof l === 'string' ? l : l?.['@href'];
+    if (href) articles.push(String(href).trim());
+  }
+  for (const u of arr(doc.urlset?.url)) if (u?.loc) articles.push(String(u.loc).trim());
+  for (const s of arr(doc.sitemapindex?.sitemap)) if (s?.loc) sitemaps.push(String(s.loc).trim());
+  return { articles, sitemaps };
+}
+
+/** A gzipped sitemap (sitemap.xml.gz) is inflated, within the same byte limit as any page. */
+function inflateIfGzip(body: Buffer, maxBytes: number): Buffer {
+  if (body[0] !== 0x1f || body[1] !== 0x8b) return body;
+  try {
+    return zlib.gunzipSync(body, { maxOutputLength: maxBytes });
+  } catch {
+    return Buffer.alloc(0);
+  }
+}
+
+export interface FoundLink {
+  url: string;
+  kind: UrlKind;
+}
+
+/** Every link of a fetched listing, feed or sitemap, as written (resolved against the page). */
+export function linksOf(kind: UrlKind, res: FetchResult, maxBytes: number): FoundLink[] {
+  const ctype = res.headers.get('content-type') ?? '';
+  const links: FoundLink[] = [];
+  if (kind === 'feed' || kind === 'sitemap' || /xml|rss|atom/i.test(ctype)) {
+    const { articles, sitemaps } = parseFeedOrSitemap(decodeHtml(inflateIfGzip(res.body, maxBytes), ctype).text);
+    for (const a of articles) links.push({ url: resolveUrl(a, res.url) ?? a, kind: 'article' });
+    for (const s of sitemaps) links.push({ url: resolveUrl(s, res.url) ?? s, kind: 'sitemap' });
+  } else {
+    const $ = cheerio.load(decodeHtml(res.body, ctype).text);
+    const base = resolveUrl($('base[href]').attr('href'), res.url) ?? res.url;
+    $('a[href]').each((_, a) => {
+      const abs = resolveUrl($(a).attr('href'), base);
+      if (abs) links.push({ url: abs, kind: 'listing' });
+    });
+  }
+  return links.slice(0, MAX_LINKS);
+}
+
+/**
+ * What to queue from a listing's links: article pages (by the profile's patterns), listing pages one level
+ * deeper while within maxDepth (only from HTML listings), sitemaps named by a sitemap index. Each once.
+ */
+export function planLinks(site: SiteProfile, from: { kind: UrlKind; depth: number }, links: FoundLink[], maxDepth: number): NewUrl[] {
+  const out = new Map<string, NewUrl>();
+  for (const l of links) {
+    const norm = normalisePageUrl(l.url);
+    if (!norm || !hostAllowed(site, norm)) continue;
+    const key = urlKey(norm);
+    if (!key || out.has(key)) continue;
+    if (isArticle(site, norm)) out.set(key, { key, url: norm, kind: 'article', depth: from.depth + 1 });
+    else if (l.kind === 'sitemap') out.set(key, { key, url: norm, kind: 'sitemap', depth: from.depth + 1 });
+    else if (from.kind === 'listing' && l.kind === 'listing' && from.depth + 1 <= maxDepth) out.set(key, { key, url: norm, kind: 'listing', depth: from.depth + 1 });
+  }
+  return [...out.values()];
+}

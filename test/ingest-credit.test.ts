@@ -1,0 +1,85 @@
+import { expect } from 'chai';
+import { isCreditOrDateline, splitCredit } from '../src/ingest/credit.js';
+
+// Captions are written for these tests in the styles of the agencies and papers named; none is copied from a page.
+describe('ingest: credit and dateline recogniser', () => {
+  describe('splitCredit, English', () => {
+    const cases: [string, { caption: string; credit?: string; dateline?: string }][] = [
+      // Reuters: credit after the last sentence, no brackets; the date before it stays in the caption.
+      ['A trader works on the floor in Tokyo, Japan, March 19, 2016. REUTERS/Jane Roe/File Photo', { caption: 'A trader works on the floor in Tokyo, Japan, March 19, 2016.', credit: 'REUTERS/Jane Roe/File Photo' }],
+      // AP in brackets, with "File".
+      ['A lawmaker speaks at the Statehouse in Indianapolis. (AP Photo/John Doe, File)', { caption: 'A lawmaker speaks at the Statehouse in Indianapolis.', credit: 'AP Photo/John Doe, File' }],
+      // Xinhua English photo stories.
+      ['Photo taken on March 19, 2016 shows tulips in a park in Beijing. (Xinhua/Li Ming)', { caption: 'Photo taken on March 19, 2016 shows tulips in a park in Beijing.', credit: 'Xinhua/Li Ming' }],
+      // Guardian / Telegraph / Express labels.
+      ['The burnt-out shell of the tower. Photograph: Ann Smith/Reuters', { caption: 'The burnt-out shell of the tower.', credit: 'Photograph: Ann Smith/Reuters' }],
+      ['A boiler in a cellar Photo: PA', { caption: 'A boiler in a cellar', credit: 'Photo: PA' }],
+      // Photographer/outlet chains, an initial inside the name, a sentence end that is not part of the name.
+      ['A store shelf in Seattle. (Ellen M. Roe / The Seattle Times)', { caption: 'A store shelf in Seattle.', credit: 'Ellen M. Roe / The Seattle Times' }],
+      ['The mayor near the synagogue in Pittsburgh. Dan Frank/AFP/Getty Images', { caption: 'The mayor near the synagogue in Pittsburgh.', credit: 'Dan Frank/AFP/Getty Images' }],
+      ['A road south of the port. Tara Roe for Rest of World', { caption: 'A road south of the port.', credit: 'Tara Roe for Rest of World' }],
+      ['The old courthouse was dedicated in 2006. (Oregonian file photo)', { caption: 'The old courthouse was dedicated in 2006.', credit: 'Oregonian file photo' }],
+      // Getty's leading dateline and a wire dateline.
+      ['WASHINGTON, DC - FEBRUARY 26: Senators arrive at the Capitol. (Photo by John Doe/Getty Images)', { caption: 'Senators arrive at the Capitol.', credit: 'Photo by John Doe/Getty Images', dateline: 'WASHINGTON, DC - FEBRUARY 26' }],
+      ['BEIJING, March 19 (Xinhua) -- Tourists visit the Palace Museum.', { caption: 'Tourists visit the Palace Museum.', dateline: 'BEIJING, March 19 (Xinhua)' }],
+      // No credit: dates, slashes and capitalised words inside the caption are left alone.
+      ['Cars slide on an icy road in Albuquerque on November 24.', { caption: 'Cars slide on an icy road in Albuquerque on November 24.' }],
+      ['Supporters hold signs for Trump/Pence', { caption: 'Supporters hold signs for Trump/Pence' }],
+      ['Firefighters at the scene in Mumbai May 13, 2014.', { caption: 'Firefighters at the scene in Mumbai May 13, 2014.' }],
+    ];
+    for (const [text, want] of cases) it(text.slice(0, 70), () => expect(splitCredit(text, 'en')).to.deep.equal(want));
+  });
+
+  describe('splitCredit, Chinese', () => {
+    const cases: [string, { caption: string; credit?: string; dateline?: string }][] = [
+      // CNA (Taiwan): a provider credit, a fax credit and an ROC date, all after the caption.
+      ['民宅清晨起火，一名男子命喪火窟。 （消防局提供） 中央社記者王小明桃園傳真 105年3月19日', { caption: '民宅清晨起火，一名男子命喪火窟。', credit: '消防局提供 中央社記者王小明桃園傳真', dateline: '105年3月19日' }],
+      ['圖為民眾在超市購買雞蛋。（中央社記者張大同攝 112年2月16日）', { caption: '圖為民眾在超市購買雞蛋。', credit: '中央社記者張大同攝', dateline: '112年2月16日' }],
+      // Xinhua, chinanews, city papers.
+      ['2月17日，护士在献血浆时拍照留念。新华社记者 李明 摄', { caption: '2月17日，护士在献血浆时拍照留念。', credit: '新华社记者 李明 摄' }],
+      ['游客在故宫午门前拍照。中新社记者 王芳 摄', { caption: '游客在故宫午门前拍照。', credit: '中新社记者 王芳 摄' }],
+      ['10月4日，旅游专列开往襄阳。通讯员刘娟 摄', { caption: '10月4日，旅游专列开往襄阳。', credit: '通讯员刘娟 摄' }],
+      ['孩子们在操场上做游戏。（新华社发 赵明 摄）', { caption: '孩子们在操场上做游戏。', credit: '新华社发 赵明 摄' }],
+      // Providers.
+      ['警方找到的求救纸条。沙坪坝区公安分局供图', { caption: '警方找到的求救纸条。', credit: '沙坪坝区公安分局供图' }],
+      ['毕业生在双选会现场咨询。（学院提供）', { caption: '毕业生在双选会现场咨询。', credit: '学院提供' }],
+      // Taiwanese labels "圖／…", "記者…攝".
+      ['警消到場時男子已無生命跡象。（圖／翻攝畫面）', { caption: '警消到場時男子已無生命跡象。', credit: '圖／翻攝畫面' }],
+      ['女子從5樓墜落身亡。（記者林大華攝）', { caption: '女子從5樓墜落身亡。', credit: '記者林大華攝' }],
+      // Screenshots and agency names.
+      ['加拿大大叔在公园里拍视频 视频截图', { caption: '加拿大大叔在公园里拍视频', credit: '视频截图' }],
+      ['在公园晨练的老年人。（视觉中国）', { caption: '在公园晨练的老年人。', credit: '视觉中国' }],
+      ['网友发布的现场照片 图：@某某微博截图', { caption: '网友发布的现场照片', credit: '图：@某某微博截图' }],
+      // Wire dateline at the start.
+      ['新华社北京3月19日电 图为会场一角。', { caption: '图为会场一角。', dateline: '新华社北京3月19日电' }],
+      // No credit: verbs that look like credit words inside a sentence.
+      ['他在北京拍摄', { caption: '他在北京拍摄' }],
+      ['公司为居民提供免费午餐。', { caption: '公司为居民提供免费午餐。' }],
+      ['3月19日，市民在公园赏花。', { caption: '3月19日，市民在公园赏花。' }],
+    ];
+    for (const [text, want] of cases) it(text.slice(0, 40), () => expect(splitCredit(text, 'zh')).to.deep.equal(want));
+  });
+
+  it('gives an empty caption when the whole text is a credit or a dateline', () => {
+    expect(splitCredit('(AP Photo/John Doe)', 'en')).to.deep.equal({ caption: '', credit: 'AP Photo/John Doe' });
+    expect(splitCredit('图片来源：网络', 'zh')).to.deep.equal({ caption: '', credit: '图片来源：网络' });
+    expect(splitCredit('105年3月19日', 'zh')).to.deep.equal({ caption: '', dateline: '105年3月19日' });
+    expect(splitCredit('   ', 'en')).to.deep.equal({ caption: '' });
+  });
+
+  it('isCreditOrDateline: credit and dateline fragments are not sentences', () => {
+    const yes: [string, 'en' | 'zh'][] = [
+      ['REUTERS/Kim Lee', 'en'], ['(Xinhua/Li Ming)', 'en'], ['Photo: AP', 'en'], ['AP Photo/John Doe, File', 'en'], ['Getty Images', 'en'],
+      ['March 19, 2016', 'en'], ['WASHINGTON, DC - FEBRUARY 26:', 'en'], ['Credit...John Doe for The New York Times', 'en'],
+      ['105年3月19日', 'zh'], ['中央社記者王小明桃園傳真 105年3月19日', 'zh'], ['（消防局提供）', 'zh'], ['新华社记者 李明 摄', 'zh'],
+      ['圖／聯合報系資料照', 'zh'], ['资料图', 'zh'], ['（受访者供图）', 'zh'], ['2016-03-19', 'zh'],
+    ];
+    const no: [string, 'en' | 'zh'][] = [
+      ['Photo taken on March 19, 2016 shows a view of the city.', 'en'], ['Picture taken March 1, 2016.', 'en'],
+      ['The mayor speaks to reporters.', 'en'], ['Smith said the photo was taken in 2006.', 'en'], ['', 'en'],
+      ['图为会场一角。', 'zh'], ['他喜欢摄影', 'zh'], ['3月19日，市民在公园赏花。', 'zh'], ['公司为居民提供免费午餐。', 'zh'],
+    ];
+    for (const [f, l] of yes) expect(isCreditOrDateline(f, l), f).to.equal(true);
+    for (const [f, l] of no) expect(isCreditOrDateline(f, l), f).to.equal(false);
+  });
+});
