@@ -17,12 +17,21 @@ import {
   sampson2,
 } from '../src/lsh-index/epipolar.js';
 import type { Features } from '../src/lsh-index/features.js';
-import { mulberry32 } from '../src/lsh-index/lsh.js';
+import { LshIndex, mulberry32 } from '../src/lsh-index/lsh.js';
 import { prepare } from '../src/lsh-index/searcher.js';
 import { searchParams } from '../src/lsh-index/store.js';
 import { rotationConsistent, verifyCandidate } from '../src/lsh-index/verify.js';
+import sharp from 'sharp';
+import type { Config } from '../src/config/schema.js';
+import { importManifest } from '../src/ingest/manifest.js';
+import { runMatch } from '../src/lsh-index/stage.js';
+import { lshParams } from '../src/lsh-index/store.js';
+import { searchProgressive, viewParams } from '../src/lsh-index/views.js';
+import { decodeGrey } from '../src/sift/decode.js';
+import { extractFeatures } from '../src/sift/extract.js';
 import { runCli, tempDir, writeManifest } from './helpers.js';
 import { render3d, scene, write } from './lsh-helpers.js';
+import { sceneSvg } from './sift-helpers.js';
 
 const { config } = loadConfig({});
 const P = searchParams(config);
@@ -242,5 +251,64 @@ describe('lsh-index: a 3D scene through the CLI', function () {
     const out = path.join(dir, 'cand.jsonl');
     expect((await runCli(['--data', data, 'export', '--format', 'jsonl', '--candidates', '--out', out])).code).to.equal(0);
     expect(JSON.parse(fs.readFileSync(out, 'utf8').trim().split('\n')[0]!)).to.include({ source_id: 's1', target_id: 't1', model: 'fundamental' });
+  });
+});
+
+/**
+ * A query whose 1000 strongest keypoints all lie in its busy left half, and a target showing only its faint right
+ * half: the plain query has nothing in common with the target, the dense one (2000 keypoints) does.
+ */
+async function faintHalf(): Promise<{ query: Buffer; target: Buffer }> {
+  const left = await sharp(Buffer.from(sceneSvg(320, 480, 41, 2500))).flatten().png().toBuffer();
+  const right = await sharp(Buffer.from(sceneSvg(320, 480, 42, 600))).flatten().linear(0.35, 83).png().toBuffer();
+  const query = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#808080' } })
+    .composite([{ input: left, left: 0, top: 0 }, { input: right, left: 320, top: 0 }])
+    .png()
+    .toBuffer();
+  const target = await sharp(query).extract({ left: 320, top: 0, width: 320, height: 480 }).resize(256, 384).jpeg({ quality: 90 }).toBuffer();
+  return { query, target };
+}
+
+describe('lsh-index: the dense query', function () {
+  this.timeout(120_000);
+
+  it('described again with more keypoints, a non-confident query finds what its strongest keypoints missed', async () => {
+    const { query, target } = await faintHalf();
+    const fq = await extractFeatures(query, config);
+    const ft = await extractFeatures(target, config);
+    expect(fq.count).to.equal(config.sift.maxKeypoints);
+    expect(Array.from({ length: fq.count }, (_, i) => fq.keypoints[i * 6]!).filter((x) => x > 320 * fq.scale)).to.have.length(0);
+    const idx = new LshIndex(lshParams(config, 0));
+    const pt = prepare(ft);
+    idx.add(idx.codes(pt.vecs, ft.count));
+    const g = await decodeGrey(query, { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
+    const vp = { ...viewParams(config), tilts: [] };
+    const plain = await searchProgressive(idx, () => pt, fq, P, { ...vp, denseKeypoints: 0 }, config.sift, () => g);
+    expect(plain.hits[0]?.score ?? 0).to.equal(0);
+    const dense = await searchProgressive(idx, () => pt, fq, P, vp, config.sift, () => g);
+    expect(dense.usedViews).to.equal(true);
+    expect(dense.views.keypoints).to.be.greaterThan(fq.count);
+    expect(dense.hits[0]!.score).to.be.greaterThan(0.5);
+  });
+
+  it('match gives the dense search alone to match.views.denseBudget of the sources, beyond the views budget', async () => {
+    const dir = tempDir('capbridge-dense-');
+    const { query, target } = await faintHalf();
+    const src = [['s1', write(dir, 's1.png', query), 'Half of it is faint.', '']];
+    for (const k of [31, 32, 33]) src.push([`u${k}`, write(dir, `u${k}.png`, await scene(k)), 'Another place.', '']);
+    writeManifest(path.join(dir, 'source.tsv'), src);
+    writeManifest(path.join(dir, 'target.tsv'), [['t1', write(dir, 't1.jpg', target), '淡的一半', ''], ['d1', write(dir, 'd1.png', await scene(12)), '无关', '']]);
+    const c: Config = { ...config, match: { ...config.match, views: { ...config.match.views, budget: 0.01, denseBudget: 1 } } };
+    const bank = Bank.open(path.join(dir, 'data'));
+    try {
+      for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });
+      const s = await runMatch(bank, c, { threads: 1 });
+      expect(s.viewed, 'one source with views, the three others with the dense search').to.equal(4);
+      const list = bank.repo(CandidatesRepo).listFor(bank.items.get('source', 's1')!.id);
+      expect(list.map((x) => bank.items.byId(x.targetItemId)!.extId)).to.deep.equal(['t1']);
+      for (const u of [31, 32, 33]) expect(bank.repo(CandidatesRepo).listFor(bank.items.get('source', `u${u}`)!.id)).to.deep.equal([]);
+    } finally {
+      bank.close();
+    }
   });
 });

@@ -77,6 +77,7 @@ export const configSchema = z
             minEvidence: int().min(0),
             budget: z.number().min(0).max(1),
             denseKeypoints: int().min(0).max(8192),
+            denseBudget: z.number().min(0).max(1),
             recollide: int().min(0),
           })
           .strict(),

@@ -305,9 +305,14 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
     // search was not confident but found a plausible candidate (viewEvidence), the run's budget goes to those
     // with the most evidence. Their candidates (and those of every source showing the same picture) are replaced
     // by the progressive search's, which keeps every plain hit.
+    // The dense query alone (the query described again with more keypoints, match.views.denseKeypoints) costs
+    // about two plain searches, not fifteen: a larger share of the sources (match.views.denseBudget) gets it, the
+    // same evidence first, after those that get the views (which include it).
     const budget = hopeful.length ? Math.max(1, Math.floor(config.match.views.budget * summary.sources)) : 0;
+    const denseBudget = hopeful.length && config.match.views.denseKeypoints ? Math.floor(config.match.views.denseBudget * summary.sources) : 0;
+    const denseOnly: Config = { ...config, match: { ...config.match, views: { ...config.match.views, tilts: [] } } };
     hopeful.sort((a, b) => b.evidence - a.evidence || a.id - b.id);
-    for (const h of hopeful.slice(0, budget)) {
+    for (const [k, h] of hopeful.slice(0, Math.max(budget, denseBudget)).entries()) {
       if (opts.signal?.aborted) {
         summary.aborted = true;
         break;
@@ -317,7 +322,7 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
       if (!q || !entry) continue;
       const c0 = process.cpuUsage();
       const w0 = performance.now();
-      const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true);
+      const r = await rankAgainstIndex(handle, k < budget ? config : denseOnly, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true);
       const cpu = process.cpuUsage(c0);
       opts.onSource?.({ itemId: h.id, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: r.usedViews, candidates: r.cand.length });
       if (!r.usedViews) continue;
