@@ -134,6 +134,23 @@ describe('crawler: replay of fixture sites with faults', function () {
       expect(bank.items.count('target')).to.equal(replay.expected.filter((e) => e.lang === 'zh').length);
     }));
 
+  it('a host that keeps failing opens its breaker: no more requests to it this cycle, its URLs wait for the next; the other host is harvested', () =>
+    withReplay(null, async ({ replay, bank, dir }) => {
+      replay.sites.en.faults = only503((p) => p !== '/robots.txt');
+      const cfg = config({ hosts: { errorDelayMs: 1, maxDelayMs: 20, recoverRate: 100, breakerErrors: 4 } });
+      const s = await runCrawl(bank, cfg, { sitesDir: path.join(dir, 'sites') });
+      const enRequests = replay.sites.en.hits.filter((h) => h.path !== '/robots.txt').length;
+      expect(enRequests).to.be.within(4, 5); // the error budget (and at most one request already on its way), then nothing
+      expect(s.deferred).to.be.at.least(2); // the start page's siblings (feed, sitemap) put off without a request
+      expect(bank.items.count('target')).to.equal(replay.expected.filter((e) => e.lang === 'zh').length);
+      const pending = bank.repo(CrawlRepo).list(['pending'], { site: 'replay-en' });
+      expect(pending.map((r) => r.reasonCode).sort()).to.include('host-paused');
+      // Next cycle, the host answers again: everything comes in.
+      replay.sites.en.faults = null;
+      await runCrawl(bank, cfg, { sitesDir: path.join(dir, 'sites') });
+      expect(bank.items.count('source')).to.equal(replay.expected.filter((e) => e.lang === 'en').length);
+    }));
+
   it('a listing that failed is fetched in full next cycle even though its validators were stored', () =>
     withReplay(null, async ({ replay, bank, crawl }) => {
       const repo = bank.repo(CrawlRepo);
