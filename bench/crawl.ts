@@ -46,7 +46,7 @@ const CONFIG = {
     minImageSide: 100,
     maxPagesPerSite: 10000,
     retry: { triesPerCycle: 3, baseDelayMs: 100, maxDelayMs: 1000, giveUpAfter: 5, maxRetryAfterSecs: 30 },
-    hosts: { errorDelayMs: 50, maxDelayMs: 1000, recoverStepMs: 25, breakerErrors: 25 },
+    hosts: { errorDelayMs: 50, maxDelayMs: 1000, recoverRate: 5, breakerErrors: 25 },
   },
 };
 const FAULTS: FaultOptions = { share: SHARE, seed: SEED, retryAfterSecs: 1, stallMs: 3000 };
@@ -166,6 +166,7 @@ async function main(): Promise<void> {
   }
   const faulted = measure(faultDir, replay);
   const faultsInjected = { ...replay.faultsInjected };
+  const serverRequests = replay.sites.en.hits.length + replay.sites.zh.hits.length;
   const permanentRetried = replay.permanentRetried;
   const disallowedRequested = replay.disallowedRequested;
   await replay.close();
@@ -178,7 +179,8 @@ async function main(): Promise<void> {
   let kills = 0, runs = 0, killPeak = 0;
   while (kills < KILLS && runs < KILLS * 3) {
     runs++;
-    const r = await crawl(dir, replay, Math.round(200 + rand() * Math.max(500, typical * 0.8)));
+    // A random moment within the first part of a cycle's work (a resumed cycle has less left to do).
+    const r = await crawl(dir, replay, Math.round(300 + rand() * Math.min(20_000, typical * 0.3)));
     killPeak = Math.max(killPeak, r.peakRssKb);
     if (r.signal === 'SIGKILL') kills++;
     log(`kill run ${runs}: ${r.signal ?? `exit ${r.code}`} after ${(r.ms / 1000).toFixed(1)} s`);
@@ -198,12 +200,14 @@ async function main(): Promise<void> {
     JSON.stringify({
       bench: 'crawl',
       pages: replay.pages,
-      expected: { items: expected, images: expected, byLang },
+      expected: { items: expected, images: new Set(replay.expected.map((e) => strip(e.imageUrl))).size, byLang },
       clean: { found: cleanFound, pagesPerSec: round(cleanArticles / (clean.ms / 1000)), seconds: round(clean.ms / 1000, 1), peakRssMb: Math.round(clean.peakRssKb / 1024) },
       faults: {
         share: SHARE,
         seed: SEED,
         injected: faultsInjected,
+        serverRequests,
+        realizedShare: round(Object.values(faultsInjected).reduce((a, b) => a + b, 0) / Math.max(1, serverRequests), 3),
         harvestedAfterCycle: cycles.map((c) => c.found),
         lost: expected - faulted.found,
         duplicated: faulted.duplicated,

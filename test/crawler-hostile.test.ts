@@ -53,7 +53,7 @@ function config(over: Record<string, unknown> = {}): Config {
       requestTimeoutSecs: 1,
       minImageSide: 100,
       retry: { triesPerCycle: 2, baseDelayMs: 20, maxDelayMs: 100, giveUpAfter: 3, maxRetryAfterSecs: 30 },
-      hosts: { errorDelayMs: 10, maxDelayMs: 200, recoverStepMs: 10, breakerErrors: 20 },
+      hosts: { errorDelayMs: 10, maxDelayMs: 200, recoverRate: 50, breakerErrors: 20 },
       ...over,
     } as Config['crawler'],
   };

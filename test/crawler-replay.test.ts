@@ -9,11 +9,11 @@ import path from 'node:path';
 import { Bank, CrawlRepo, StatsRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
-import { runCrawl } from '../src/crawler/stage.js';
+import { runCrawl, type CrawlSummary } from '../src/crawler/stage.js';
 import { mulberry32 } from '../src/util/random.js';
 import { urlKey } from '../src/util/url-key.js';
-import { REPO_ROOT, tempDir } from './helpers.js';
-import { fixturePages, startReplay, type Replay } from './helpers/replay.js';
+import { REPO_ROOT, runCli, tempDir } from './helpers.js';
+import { fixturePages, startReplay, type FaultOptions, type Replay } from './helpers/replay.js';
 
 const FIXTURES = path.join(REPO_ROOT, 'fixtures', 'crawler');
 
@@ -23,7 +23,7 @@ const FAST = {
   requestTimeoutSecs: 1,
   minImageSide: 100,
   retry: { triesPerCycle: 3, baseDelayMs: 20, maxDelayMs: 200, giveUpAfter: 3, maxRetryAfterSecs: 10 },
-  hosts: { errorDelayMs: 20, maxDelayMs: 500, recoverStepMs: 20, breakerErrors: 10 },
+  hosts: { errorDelayMs: 20, maxDelayMs: 500, recoverRate: 20, breakerErrors: 10 },
 };
 
 function config(over: Record<string, unknown> = {}): Config {
@@ -58,20 +58,33 @@ function coverage(replay: Replay, bank: Bank) {
   };
 }
 
+/** The fixture sites replayed, a fresh data dir with their profiles, and one crawl cycle at a call. */
+async function withReplay(faults: FaultOptions | null, fn: (r: { replay: Replay; bank: Bank; dir: string; crawl: (site?: string) => Promise<CrawlSummary> }) => Promise<void>) {
+  const replay = await startReplay(fixturePages(FIXTURES), faults);
+  const dir = tempDir();
+  replay.writeProfiles(path.join(dir, 'sites'));
+  const bank = Bank.open(path.join(dir, 'data'));
+  try {
+    await fn({ replay, bank, dir, crawl: (site) => runCrawl(bank, config(), { sitesDir: path.join(dir, 'sites'), site }) });
+  } finally {
+    bank.close();
+    await replay.close();
+  }
+}
+
+/** Every request to the site fails with 503, but for the paths `only` accepts. */
+const only503 = (only: (p: string) => boolean): FaultOptions => ({ share: 1, seed: 1, kinds: ['503'], spare: (p) => !only(p) });
+
 describe('crawler: replay of fixture sites with faults', function () {
   this.timeout(120000);
 
-  it('with 30 % of requests failing transiently, every expected item is in the bank after at most 3 cycles; permanent failures are asked once', async () => {
-    const replay = await startReplay(fixturePages(FIXTURES), { share: 0.3, seed: 7, retryAfterSecs: 1, stallMs: 1500 });
-    try {
+  it('with 30 % of requests failing transiently, every expected item is in the bank after at most 3 cycles; permanent failures are asked once', () =>
+    withReplay({ share: 0.3, seed: 7, retryAfterSecs: 1, stallMs: 1500 }, async ({ replay, bank, crawl }) => {
       expect(replay.expected.length).to.be.at.least(6); // the fixtures' captioned photos
-      const dir = tempDir();
-      replay.writeProfiles(path.join(dir, 'sites'));
-      const bank = Bank.open(path.join(dir, 'data'));
       const found: number[] = [];
       let retries = 0;
       for (let cycle = 1; cycle <= 3; cycle++) {
-        const s = await runCrawl(bank, config(), { sitesDir: path.join(dir, 'sites') });
+        const s = await crawl();
         expect(s.failedSites).to.deep.equal([]);
         retries += s.retries;
         found.push(coverage(replay, bank).found);
@@ -88,95 +101,63 @@ describe('crawler: replay of fixture sites with faults', function () {
       const st = bank.repo(StatsRepo).all().crawl;
       expect(st.failures.permanent).to.include.keys('robots');
       expect((st.failures.permanent['http-404'] ?? 0) + (st.failures.permanent['http-410'] ?? 0)).to.equal(8);
-      bank.close();
-    } finally {
-      await replay.close();
-    }
-  });
+    }));
 
-  it("an image that fails every try keeps its page waiting ('images'), and the next cycle stores it without fetching the page again", async () => {
-    const replay = await startReplay(fixturePages(FIXTURES), null);
-    try {
-      const dir = tempDir();
-      replay.writeProfiles(path.join(dir, 'sites'));
+  it("an image that fails every try keeps its page waiting ('images'), and the next cycle stores it without fetching the page again", () =>
+    withReplay(null, async ({ replay, bank, crawl }) => {
       const victim = replay.expected.find((e) => e.lang === 'en')!;
       const imgPath = new URL(victim.imageUrl).pathname;
-      replay.sites.en.faults = { share: 1, seed: 1, kinds: ['503'], spare: (p) => !p.startsWith(imgPath) };
-      const bank = Bank.open(path.join(dir, 'data'));
-      const s1 = await runCrawl(bank, config(), { sitesDir: path.join(dir, 'sites'), site: 'replay-en' });
+      replay.sites.en.faults = only503((p) => p.startsWith(imgPath));
+      const s1 = await crawl('replay-en');
       expect(s1.failures.transient['http-503']).to.equal(1);
       const repo = bank.repo(CrawlRepo);
-      const page = repo.row(urlKey(victim.pageUrl)!)!;
-      expect(page.state).to.equal('images');
+      expect(repo.row(urlKey(victim.pageUrl)!)!.state).to.equal('images');
       expect(coverage(replay, bank).found).to.equal(replay.expected.filter((e) => e.lang === 'en').length - 1);
       replay.sites.en.faults = null;
       replay.sites.en.hits.length = 0;
-      const s2 = await runCrawl(bank, config(), { sitesDir: path.join(dir, 'sites'), site: 'replay-en' });
+      const s2 = await crawl('replay-en');
       expect(s2.itemsAdded.source).to.equal(1);
       expect(repo.row(urlKey(victim.pageUrl)!)!.state).to.equal('done');
       expect(replay.sites.en.hits.map((h) => h.path)).to.not.include(new URL(victim.pageUrl).pathname);
       expect(replay.sites.en.hits.filter((h) => h.path === imgPath)).to.have.length(1);
-      bank.close();
-    } finally {
-      await replay.close();
-    }
-  });
+    }));
 
-  it('robots.txt answering 503 puts the host off for now (nothing recorded as refused); the next cycle harvests everything', async () => {
-    const replay = await startReplay(fixturePages(FIXTURES), null);
-    try {
-      const dir = tempDir();
-      replay.writeProfiles(path.join(dir, 'sites'));
-      replay.sites.zh.faults = { share: 1, seed: 1, kinds: ['503'], spare: (p) => p !== '/robots.txt' };
-      const bank = Bank.open(path.join(dir, 'data'));
-      const s1 = await runCrawl(bank, config(), { sitesDir: path.join(dir, 'sites'), site: 'replay-zh' });
+  it('robots.txt answering 503 puts the host off for now (nothing recorded as refused); the next cycle harvests everything', () =>
+    withReplay(null, async ({ replay, bank, crawl }) => {
+      replay.sites.zh.faults = only503((p) => p === '/robots.txt');
+      const s1 = await crawl('replay-zh');
       expect(s1.deferred).to.equal(3); // home page, feed, sitemap
       expect(replay.sites.zh.hits.every((h) => h.path === '/robots.txt')).to.equal(true);
       expect(bank.repo(StatsRepo).all().crawl.failed).to.equal(0);
       replay.sites.zh.faults = null;
-      await runCrawl(bank, config(), { sitesDir: path.join(dir, 'sites'), site: 'replay-zh' });
-      const zh = replay.expected.filter((e) => e.lang === 'zh');
-      expect(bank.items.count('target')).to.equal(zh.length);
-      bank.close();
-    } finally {
-      await replay.close();
-    }
-  });
+      await crawl('replay-zh');
+      expect(bank.items.count('target')).to.equal(replay.expected.filter((e) => e.lang === 'zh').length);
+    }));
 
-  it('a listing that failed is fetched in full next cycle even though its validators were stored', async () => {
-    const replay = await startReplay(fixturePages(FIXTURES), null);
-    try {
-      const dir = tempDir();
-      replay.writeProfiles(path.join(dir, 'sites'));
-      const bank = Bank.open(path.join(dir, 'data'));
+  it('a listing that failed is fetched in full next cycle even though its validators were stored', () =>
+    withReplay(null, async ({ replay, bank, crawl }) => {
       const repo = bank.repo(CrawlRepo);
       const feed = `${replay.sites.en.base}/rss.xml`;
       repo.setValidators(feed, { etag: '"v1"', lastModified: null }); // stored by an earlier cycle
-      replay.sites.en.faults = { share: 1, seed: 1, kinds: ['503'], spare: (p) => p !== '/rss.xml' };
-      await runCrawl(bank, config(), { sitesDir: path.join(dir, 'sites'), site: 'replay-en' });
+      replay.sites.en.faults = only503((p) => p === '/rss.xml');
+      await crawl('replay-en');
       expect(repo.validators(feed)).to.equal(undefined);
       replay.sites.en.faults = null;
-      await runCrawl(bank, config(), { sitesDir: path.join(dir, 'sites'), site: 'replay-en' });
+      replay.sites.en.hits.length = 0;
+      await crawl('replay-en');
       expect(repo.row(urlKey(feed)!)!.state).to.equal('done');
-      bank.close();
-    } finally {
-      await replay.close();
-    }
-  });
+      expect(replay.sites.en.hits.filter((h) => h.path === '/rss.xml')).to.have.length(1);
+    }));
 
-  it('a page that keeps failing is retried in cycles 2, 4, then given up with its reason (stats, crawl --list)', async () => {
-    const replay = await startReplay(fixturePages(FIXTURES), null);
-    try {
-      const dir = tempDir();
-      replay.writeProfiles(path.join(dir, 'sites'));
+  it('a page that keeps failing is retried in cycles 2, 4, then given up with its reason (stats, crawl --list)', () =>
+    withReplay(null, async ({ replay, bank, dir, crawl }) => {
       const victim = replay.sites.en.articles[0]!;
       const vpath = new URL(victim.url).pathname;
-      replay.sites.en.faults = { share: 1, seed: 1, kinds: ['503'], spare: (p) => p !== vpath };
-      const bank = Bank.open(path.join(dir, 'data'));
+      replay.sites.en.faults = only503((p) => p === vpath);
       const asked: number[] = [];
       for (let c = 1; c <= 5; c++) {
         const before = replay.sites.en.hits.filter((h) => h.path === vpath).length;
-        await runCrawl(bank, config(), { sitesDir: path.join(dir, 'sites'), site: 'replay-en' });
+        await crawl('replay-en');
         asked.push(replay.sites.en.hits.filter((h) => h.path === vpath).length - before);
       }
       // Three tries in cycle 1, the next cycle, then two cycles later (giveUpAfter 3 here): given up.
@@ -187,18 +168,44 @@ describe('crawler: replay of fixture sites with faults', function () {
       const st = bank.repo(StatsRepo).all().crawl;
       expect(st.givenUp).to.equal(1);
       expect(st.failures.transient['http-503']).to.equal(1);
-      bank.close();
-      const { runCli } = await import('./helpers.js');
+      const { DaemonMetrics } = await import('../src/daemon/metrics.js');
+      const metrics = await new DaemonMetrics(bank).registry.metrics();
+      expect(metrics).to.match(/^capbridge_crawl_given_up 1$/m);
+      expect(metrics).to.match(/^capbridge_crawl_failures\{class="transient",reason="http-503"\} 1$/m);
+      expect(metrics).to.match(/^capbridge_crawl_urls\{kind="article",state="given-up"\} 1$/m);
+      expect(metrics).to.match(/^capbridge_crawl_pending_retries 0$/m);
       const list = await runCli(['--data', path.join(dir, 'data'), 'crawl', '--list', 'given-up', '--json']);
       expect(list.code).to.equal(0);
       expect(JSON.parse(list.stdout).map((r: { url: string }) => r.url)).to.deep.equal([victim.url]);
       const stats = await runCli(['--data', path.join(dir, 'data'), 'stats']);
       expect(stats.stdout).to.match(/given up 1/);
       expect(stats.stdout).to.match(/transient failures: http-503 1/);
-    } finally {
-      await replay.close();
-    }
-  });
+      // Once the site is fixed, --retry-given-up queues it again.
+      replay.sites.en.faults = null;
+      const again = await runCrawl(bank, config(), { sitesDir: path.join(dir, 'sites'), site: 'replay-en', retryGivenUp: true });
+      expect(again.articles).to.equal(1);
+      expect(bank.repo(CrawlRepo).row(urlKey(victim.url)!)!.state).to.be.oneOf(['done', 'images']);
+    }));
+});
+
+describe('crawler: upgrade from the crawlee queue', function () {
+  this.timeout(60000);
+
+  it('pending article requests of an old crawlee queue are adopted by the frontier once, and the old folder removed', () =>
+    withReplay(null, async ({ replay, bank, crawl }) => {
+      const qdir = path.join(bank.dataDir, 'crawl', 'request_queues', 'site-replay-en');
+      fs.mkdirSync(qdir, { recursive: true });
+      const orphan = `${replay.sites.en.base}/en/2024/orphan.html`; // linked from nowhere now: only the old queue knows it
+      const req = (url: string, orderNo: number | null, kind: string) =>
+        JSON.stringify({ id: 'x', json: JSON.stringify({ url, uniqueKey: `${kind}:${url}`, userData: { kind, depth: 1, site: 'replay-en' } }), method: 'GET', orderNo, url });
+      fs.writeFileSync(path.join(qdir, 'a.json'), req(orphan, 1795453313820, 'article'));
+      fs.writeFileSync(path.join(qdir, 'b.json'), req(`${replay.sites.en.base}/en/2024/handled.html`, null, 'article'));
+      fs.writeFileSync(path.join(qdir, 'c.json'), '{"id": "half-writ');
+      await crawl('replay-en');
+      expect(replay.sites.en.hits.map((h) => h.path)).to.include('/en/2024/orphan.html').and.not.include('/en/2024/handled.html');
+      expect(bank.repo(CrawlRepo).row(urlKey(orphan)!)).to.deep.include({ state: 'failed', reasonCode: 'http-404' });
+      expect(fs.existsSync(path.join(bank.dataDir, 'crawl', 'request_queues'))).to.equal(false);
+    }));
 });
 
 describe('crawler: kill -9 during cycles', function () {

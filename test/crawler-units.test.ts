@@ -77,7 +77,7 @@ describe('crawler units: failure classes, Retry-After, back-off', () => {
 });
 
 describe('crawler units: host scheduler (fake clock)', () => {
-  const policy = { errorDelayMs: 500, maxDelayMs: 8000, recoverStepMs: 250, breakerErrors: 4 };
+  const policy = { errorDelayMs: 500, maxDelayMs: 8000, recoverRate: 0.25, breakerErrors: 4 };
 
   it('Retry-After pauses the whole host: no slot before it ends, while another host is served at once', async () => {
     const clock = fakeClock();
@@ -93,18 +93,30 @@ describe('crawler units: host scheduler (fake clock)', () => {
     expect(s.starts.get('a.test')![1]! - t0).to.be.at.least(5000);
   });
 
-  it('AIMD: each transient error doubles the delay (from at least errorDelayMs, up to maxDelayMs); each success takes a step off', () => {
+  it('AIMD: each transient error halves the rate (delay x2, from at least errorDelayMs, up to maxDelayMs); each success adds recoverRate req/s', () => {
     const s = new HostScheduler(8, policy, fakeClock());
     const d = () => s.state('h')!.delayMs;
     s.failure('h', 0);
     expect(d()).to.equal(500);
     s.failure('h', 0);
     s.failure('h', 0);
-    expect(d()).to.equal(2000);
+    expect(d()).to.equal(2000); // 0.5 req/s
     s.success('h', 0);
-    expect(d()).to.equal(1750);
-    for (let i = 0; i < 20; i++) s.success('h', 0);
-    expect(d()).to.equal(0);
+    expect(d()).to.be.closeTo(1000 / 0.75, 1e-9);
+    s.success('h', 0);
+    expect(d()).to.be.closeTo(1000, 1e-9);
+    // A share p of failures settles near 2 * recoverRate * (1 - p) / p: p = 0.2 -> 2 req/s (500 ms).
+    const ref = new HostScheduler(8, { ...policy, breakerErrors: 0 }, fakeClock());
+    let sum = 0;
+    for (let i = 0; i < 5000; i++) {
+      if (i % 5 === 0) ref.failure('r', 0);
+      else ref.success('r', 0);
+      if (i >= 1000) sum += 1000 / Math.max(1, ref.state('r')!.delayMs);
+    }
+    expect(sum / 4000).to.be.within(1.5, 2.5);
+    s.success('h', 0);
+    for (let i = 0; i < 200; i++) s.success('h', 0);
+    expect(d()).to.be.below(50);
     for (let i = 0; i < 5; i++) s.failure('h', 1000);
     expect(d()).to.equal(8000); // 1000, 2000, 4000, 8000, then capped
     for (let i = 0; i < 100; i++) s.success('h', 1000);
@@ -161,7 +173,7 @@ describe('crawler units: fetch with the retry policy (loopback)', function () {
 
   const fetcher = (over: Partial<RetryPolicy> = {}) =>
     new PoliteFetcher({
-      scheduler: new HostScheduler(8, { errorDelayMs: 0, maxDelayMs: 0, recoverStepMs: 0, breakerErrors: 0 }),
+      scheduler: new HostScheduler(8, { errorDelayMs: 0, maxDelayMs: 0, recoverRate: 1, breakerErrors: 0 }),
       robots: null,
       policy: { triesPerCycle: 3, baseDelayMs: 10, maxDelayMs: 50, maxRetryAfterMs: 10_000, giveUpAfter: 5, ...over },
       perHostDelayMs: 0,

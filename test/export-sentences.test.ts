@@ -115,6 +115,21 @@ describe('export: sentence pairs from multi-sentence captions', function () {
     expect(bank.items.byId(s)!.caption).to.contain('red ball');
   });
 
+  it('a bank from before sentence pairs: its pairs are re-decided once, and what was exported is not exported again', async () => {
+    const s = await addItem(bank, dir, 'source', 'old', 'A black dog runs across the green field.', 10);
+    const t = await addItem(bank, dir, 'target', 'old-zh', '一只黑狗跑过绿色的田野。', 11);
+    await candidate(bank, s, t);
+    await pair(base);
+    exportPairs(bank, base, { format: 'tsv', out: path.join(dir, 'first.tsv'), onlyNew: true });
+    expect(tsvRows(path.join(dir, 'first.tsv'))).to.have.length(1);
+    // what migration 11 finds in an older bank: decided and exported caption pairs, no sentence pairs, no idf_docs
+    bank.sql.exec('DELETE FROM sentence_pairs; UPDATE pairs SET idf_docs = NULL');
+    const again = await pair(base);
+    expect([again.decided, again.sentencePairs]).to.deep.equal([1, 1]);
+    exportPairs(bank, base, { format: 'tsv', out: path.join(dir, 'second.tsv'), onlyNew: true });
+    expect(tsvRows(path.join(dir, 'second.tsv'))).to.have.length(0);
+  });
+
   it('re-decides pairs scored with an IDF table that has since grown by more than export.rescoreDrift', async () => {
     const s = await addItem(bank, dir, 'source', 'idf', 'A black dog runs across the green field.', 8);
     const t = await addItem(bank, dir, 'target', 'idf-zh', '一只黑狗跑过绿色的田野。', 9);

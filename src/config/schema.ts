@@ -31,6 +31,14 @@ export const configSchema = z
         contrastThreshold: z.number().positive(),
         edgeThreshold: z.number().positive(),
         threads: int().min(0),
+        twins: z
+          .object({
+            enabled: z.boolean(),
+            maxDistance: int().min(0).max(7),
+            minCorrelation: z.number().min(-1).max(1),
+            maxAspectDiff: nonneg(),
+          })
+          .strict(),
       })
       .strict(),
     lsh: z
@@ -65,6 +73,8 @@ export const configSchema = z
             keypointsPerView: pos(),
             confidence: nonneg(),
             maxSide: pos(),
+            minEvidence: int().min(0),
+            budget: z.number().min(0).max(1),
           })
           .strict(),
       })
@@ -124,7 +134,7 @@ export const configSchema = z
           })
           .strict(),
         hosts: z
-          .object({ errorDelayMs: int().min(0), maxDelayMs: int().min(0), recoverStepMs: int().min(0), breakerErrors: int().min(0) })
+          .object({ errorDelayMs: int().min(0), maxDelayMs: int().min(0), recoverRate: z.number().positive(), breakerErrors: int().min(0) })
           .strict(),
       })
       .strict(),

@@ -2,8 +2,10 @@
 // for IP addresses or localhost): at most N requests in flight per host, a delay between request starts, and the
 // host's health:
 //   - Retry-After on a 429/503 pauses the whole host until then (every request to it waits, other hosts do not);
-//   - AIMD on the host's delay: each transient error doubles it (at least hosts.errorDelayMs), each success takes
-//     hosts.recoverStepMs off, down to the polite base delay; so a struggling host is asked less often;
+//   - AIMD on the host's request rate: each transient error halves it (the delay between requests doubles, to at
+//     least hosts.errorDelayMs), each success adds hosts.recoverRate requests per second, up to the polite rate.
+//     With a share p of requests failing the rate settles near 2 * recoverRate * (1 - p) / p (as TCP's window
+//     does), so a struggling host is asked less often and a recovered one soon gets its polite rate back;
 //   - a circuit breaker: hosts.breakerErrors transient errors in a row (or a Retry-After longer than a cycle
 //     should wait) open it: the host gets no request for the rest of the cycle, its URLs wait for the next one.
 // robots.txt through our own cache: in memory, then the bank (crawl_robots), refetched after the TTL.
@@ -43,8 +45,8 @@ export interface HostPolicy {
   errorDelayMs: number;
   /** Ceiling of the host's delay. */
   maxDelayMs: number;
-  /** Taken off the delay per success. */
-  recoverStepMs: number;
+  /** Requests per second added to the host's rate per success. */
+  recoverRate: number;
   /** Transient errors in a row that open the breaker for the rest of the cycle (0: never). */
   breakerErrors: number;
 }
@@ -68,7 +70,7 @@ export class HostScheduler {
   /** maxTotal: requests in flight over all hosts (crawler.maxConcurrency). */
   constructor(
     private maxTotal = Infinity,
-    private policy: HostPolicy = { errorDelayMs: 500, maxDelayMs: 60_000, recoverStepMs: 250, breakerErrors: 10 },
+    private policy: HostPolicy = { errorDelayMs: 500, maxDelayMs: 60_000, recoverRate: 0.25, breakerErrors: 10 },
     readonly clock: Clock = realClock,
   ) {}
 
@@ -122,11 +124,11 @@ export class HostScheduler {
     }
   }
 
-  /** A request answered (any status that is not a transient failure): the delay recovers by one step. */
+  /** A request answered (any status that is not a transient failure): the rate grows by recoverRate req/s. */
   success(host: string, baseDelayMs: number): void {
     const h = this.host(host);
     h.errorsInRow = 0;
-    h.delayMs = Math.max(baseDelayMs, h.delayMs - this.policy.recoverStepMs);
+    if (h.delayMs > baseDelayMs) h.delayMs = Math.max(baseDelayMs, 1000 / (1000 / h.delayMs + this.policy.recoverRate));
   }
 
   /** A transient failure: the delay doubles; a Retry-After pauses the host; past the error budget the breaker opens. */

@@ -55,8 +55,9 @@ export interface SiteFailure {
 export interface CrawlSummary {
   sites: string[];
   resumed: string[];
-  /** Sites that could not run this cycle, each with its reason (the other sites ran). */
+  /** Sites that could not run this cycle, each with its reason (the other sites ran); sitesFailed counts them. */
   failedSites: SiteFailure[];
+  sitesFailed: number;
   cycles: Record<string, number>;
   requests: number;
   /** Requests repeated within the cycle after a transient failure. */
@@ -172,6 +173,7 @@ class Crawl {
       sites: this.sites.map((s) => s.name),
       resumed: [],
       failedSites: [],
+      sitesFailed: 0,
       cycles: {},
       requests: 0,
       retries: 0,
@@ -315,7 +317,11 @@ class SiteCycle {
     }
   }
 
-  private handle(row: FrontierRow): Promise<void> {
+  private async handle(picked: FrontierRow): Promise<void> {
+    // The row as the bank has it now: another worker may have settled it since it was read (a page harvested
+    // under its canonical URL settles that URL's own row).
+    const row = this.repo.row(picked.key);
+    if (!row || row.state !== 'pending' || row.retryCycle > this.cycle) return;
     if (row.kind === 'image') return this.fetchImageRow(row);
     if (row.kind === 'article') return this.harvestArticle(row);
     return this.walkListing(row);
@@ -586,6 +592,7 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
       opts.logger?.error(`crawl: ${reason}`);
     }
   });
+  s.sitesFailed = s.failedSites.length;
   const stats = c.repo.stats();
   s.pendingRetries = stats.pendingRetries;
   s.givenUpTotal = stats.givenUp;

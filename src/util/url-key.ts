@@ -30,9 +30,3 @@ export function urlKey(url: string): string | null {
   if (rest.endsWith('?')) rest = rest.slice(0, -1);
   return `//${host}${defaultPort ? '' : `:${u.port}`}${rest}`;
 }
-
-/** The host part of a key-folded URL ("example.com:8080"), for grouping. */
-export function foldHost(host: string): string {
-  const h = host.toLowerCase().replace(/\.(?=:|$)/, '');
-  return h.startsWith('www.') && h.split('.').length > 2 ? h.slice(4) : h;
-}
