@@ -173,4 +173,31 @@ describe('lsh-index: search with synthesised query views', function () {
       }
     }
   });
+
+  it('match gives views to at most the run\'s budget of sources, after every plain search', async () => {
+    const dir = tempDir('capbridge-views-budget-');
+    // Four sources, none confident: the frontal wall (its copy is only found with views) and three unrelated
+    // scenes. With a budget of 1 % (at least one source), one source gets views.
+    const src = [['s1', write(dir, 's1.png', queryPng), 'A wall seen from the front.', 'https://example.org/en/s1']];
+    for (const k of [31, 32, 33]) src.push([`u${k}`, write(dir, `u${k}.png`, await scene(k)), 'Another place.', `https://example.org/en/u${k}`]);
+    const tgt = [
+      ['t1', write(dir, 't1.png', await perspective(queryPng, CORNERS)), '从侧面看的墙', 'https://example.org/zh/t1'],
+      ['d1', write(dir, 'd1.png', await scene(12)), '无关的照片', 'https://example.org/zh/d1'],
+    ];
+    writeManifest(path.join(dir, 'source.tsv'), src);
+    writeManifest(path.join(dir, 'target.tsv'), tgt);
+    const c: Config = { ...config, match: { ...config.match, views: { ...config.match.views, budget: 0.01 } } };
+    const bank = Bank.open(path.join(dir, 'data'));
+    try {
+      for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });
+      const seen: { itemId: number; viewed: boolean }[] = [];
+      const s = await runMatch(bank, c, { threads: 1, onSource: (x) => seen.push(x) });
+      expect(s.sources).to.equal(4);
+      expect(s.viewed).to.equal(1);
+      expect(seen.filter((x) => x.viewed)).to.have.length(1);
+      expect(seen.filter((x) => !x.viewed)).to.have.length(4); // every source's plain search is reported
+    } finally {
+      bank.close();
+    }
+  });
 });

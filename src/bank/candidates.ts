@@ -1,6 +1,7 @@
 // Ranked image-matching candidates per source item (migration 3), and when each source was last matched.
 // The export and review layers read them through this repository.
 import type Database from 'better-sqlite3';
+import { HAS_FEATURES } from './lsh.js';
 
 export interface CandidateInput {
   targetItemId: number;
@@ -130,7 +131,7 @@ export class CandidatesRepo {
   }
 
   private pendingWhere = `FROM items i LEFT JOIN match_state m ON m.source_item_id = i.id
-    WHERE i.bank = 'source' AND EXISTS (SELECT 1 FROM features f WHERE f.sha256 = i.image_sha256)
+    WHERE i.bank = 'source' AND ${HAS_FEATURES}
       AND (m.source_item_id IS NULL OR m.index_seq < @seq OR m.image_sha256 <> i.image_sha256)`;
 
   /** Source items with features never matched, matched before targets were added (index_seq < seq), or

@@ -6,6 +6,8 @@ import { blobToFloat32, toBlob } from './blob.js';
 export interface StoredFeatures extends Features {
   ms: number;
   createdAt: string;
+  /** Set when these are the features of a near-identical picture (image_twins): its sha256. */
+  twinOf?: string;
 }
 
 interface Row {
@@ -24,10 +26,14 @@ export class FeaturesRepo {
   private hasStmt: Database.Statement;
   private putStmt: Database.Statement;
   private delStmt: Database.Statement;
+  private twinStmt: Database.Statement;
 
   constructor(private db: Database.Database) {
     this.getStmt = db.prepare('SELECT width, height, scale, count, keypoints, descriptors, ms, created_at FROM features WHERE sha256 = ?');
-    this.hasStmt = db.prepare('SELECT 1 FROM features WHERE sha256 = ?');
+    this.hasStmt = db.prepare('SELECT 1 FROM features WHERE sha256 = ? UNION ALL SELECT 1 FROM image_twins WHERE sha256 = ?');
+    this.twinStmt = db.prepare(
+      `SELECT t.of_sha256 AS ofSha, h.width AS width FROM image_twins t JOIN image_hashes h ON h.sha256 = t.sha256 WHERE t.sha256 = ?`,
+    );
     this.putStmt = db.prepare(
       `INSERT INTO features (sha256, width, height, scale, count, keypoints, descriptors, ms, created_at)
        VALUES (@sha256, @width, @height, @scale, @count, @keypoints, @descriptors, @ms, @createdAt)
@@ -38,9 +44,17 @@ export class FeaturesRepo {
     this.delStmt = db.prepare('DELETE FROM features WHERE sha256 = ?');
   }
 
+  /**
+   * The features of an image; for a near-identical copy of another picture (image_twins), that picture's
+   * features with the scale of this image (same detection frame: original px of this image = detection / scale).
+   */
   get(sha256: string): StoredFeatures | undefined {
     const r = this.getStmt.get(sha256) as Row | undefined;
-    if (!r) return undefined;
+    if (!r) {
+      const t = this.twinStmt.get(sha256) as { ofSha: string; width: number } | undefined;
+      const f = t ? this.get(t.ofSha) : undefined;
+      return f && t ? { ...f, scale: f.width / t.width, twinOf: t.ofSha } : undefined;
+    }
     const d = r.descriptors;
     return {
       width: r.width,
@@ -54,8 +68,9 @@ export class FeaturesRepo {
     };
   }
 
+  /** Whether the image has features, its own or a near-identical picture's. */
   has(sha256: string): boolean {
-    return this.hasStmt.get(sha256) !== undefined;
+    return this.hasStmt.get(sha256, sha256) !== undefined;
   }
 
   put(sha256: string, f: Features, ms: number): void {

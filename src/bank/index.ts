@@ -12,4 +12,5 @@ export { FeaturesRepo, type StoredFeatures } from './features.js';
 export { ReviewsRepo, VERDICTS, type Verdict, type Review, type ReviewState, type PairListFilter, type PairListKind, type PairListSort, type ListCursor, type ReviewPairRow, type LabelledPair } from './reviews.js';
 export { TermStatsRepo } from './term-stats.js';
 export { LshRepo, type LshRow } from './lsh.js';
+export { TwinsRepo, type StoredHash, type Twin } from './twins.js';
 export { CandidatesRepo, type CandidateInput, type Candidate, type CandidateJoined } from './candidates.js';

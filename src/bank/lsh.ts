@@ -11,6 +11,18 @@ export interface LshRow {
   codes: Uint32Array;
 }
 
+/** SQL: item i's image has features, its own or a near-identical picture's (image_twins). */
+export const HAS_FEATURES = `(EXISTS (SELECT 1 FROM features f WHERE f.sha256 = i.image_sha256)
+  OR EXISTS (SELECT 1 FROM image_twins t WHERE t.sha256 = i.image_sha256))`;
+
+/**
+ * SQL: target item i is the one indexed for its picture. One picture is indexed once: not an item whose image is a
+ * near-identical copy of another target picture, nor an item whose image an earlier target item already shows
+ * (the match stage records every item showing a matched picture: TwinsRepo.targetItemsShowing).
+ */
+const STANDS_FOR_PICTURE = `(NOT EXISTS (SELECT 1 FROM image_twins t WHERE t.sha256 = i.image_sha256 AND t.bank = 'target')
+  AND NOT EXISTS (SELECT 1 FROM items j WHERE j.bank = 'target' AND j.image_sha256 = i.image_sha256 AND j.id < i.id))`;
+
 export class LshRepo {
   constructor(private db: Database.Database) {}
 
@@ -19,13 +31,13 @@ export class LshRepo {
     return this.db.prepare('DELETE FROM lsh_codes WHERE params <> ?').run(params).changes;
   }
 
-  /** Rows whose item now has another image, or lost its features, leave the index. */
+  /** Rows whose item now has another image, lost its features, or no longer stands for its picture, leave the index. */
   dropStale(): number {
     return this.db
       .prepare(
         `DELETE FROM lsh_codes WHERE item_id IN (
            SELECT l.item_id FROM lsh_codes l JOIN items i ON i.id = l.item_id
-           WHERE i.image_sha256 <> l.image_sha256 OR NOT EXISTS (SELECT 1 FROM features f WHERE f.sha256 = i.image_sha256))`,
+           WHERE i.image_sha256 <> l.image_sha256 OR NOT (${HAS_FEATURES}) OR NOT (${STANDS_FOR_PICTURE}))`,
       )
       .run().changes;
   }
@@ -37,7 +49,7 @@ export class LshRepo {
         `SELECT i.id AS itemId, i.image_sha256 AS imageSha256 FROM items i
            LEFT JOIN lsh_codes l ON l.item_id = i.id
          WHERE i.bank = 'target' AND i.id > ? AND (l.item_id IS NULL OR l.image_sha256 <> i.image_sha256)
-           AND EXISTS (SELECT 1 FROM features f WHERE f.sha256 = i.image_sha256)
+           AND ${HAS_FEATURES} AND ${STANDS_FOR_PICTURE}
          ORDER BY i.id LIMIT ?`,
       )
       .all(afterId, limit) as { itemId: number; imageSha256: string }[];
@@ -49,7 +61,7 @@ export class LshRepo {
         .prepare(
           `SELECT COUNT(*) AS n FROM items i LEFT JOIN lsh_codes l ON l.item_id = i.id
            WHERE i.bank = 'target' AND (l.item_id IS NULL OR l.image_sha256 <> i.image_sha256)
-             AND EXISTS (SELECT 1 FROM features f WHERE f.sha256 = i.image_sha256)`,
+             AND ${HAS_FEATURES} AND ${STANDS_FOR_PICTURE}`,
         )
         .get() as { n: number }
     ).n;

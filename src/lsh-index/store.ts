@@ -59,7 +59,7 @@ export class IndexHandle {
   private sig = { count: -1, maxId: -1 };
   private cache = new Map<string, Prepared>();
 
-  constructor(private bank: Bank, params: LshParams) {
+  constructor(readonly bank: Bank, params: LshParams) {
     this.index = new LshIndex(params);
     this.key = paramsKey(params);
   }
