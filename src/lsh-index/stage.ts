@@ -159,7 +159,7 @@ export async function rankAgainstIndex(
   const load = (s: number) => handle.load(s);
   const r = grey
     ? await searchProgressive(handle.index, load, q, searchParams(config), viewParams(config), config.sift, grey, runViews, allowViews)
-    : { ...search(handle.index, load, q, searchParams(config)), usedViews: false, evidence: null };
+    : { ...(await search(handle.index, load, q, searchParams(config))), usedViews: false, evidence: null };
   const minScore = config.match.minScore;
   const cand: CandidateInput[] = [];
   const twins = handle.bank.repo(TwinsRepo);
@@ -168,7 +168,7 @@ export async function rankAgainstIndex(
     if (ranked >= top) break;
     if (h.score <= 0 || h.score < minScore || h.inliers < config.match.minInliers) continue;
     const info = handle.slot(h.slot);
-    const t = handle.load(h.slot);
+    const t = await handle.load(h.slot);
     if (!info || !t) continue;
     const o = toOriginal(h, q, t.f);
     const c: CandidateInput = {
@@ -185,7 +185,7 @@ export async function rankAgainstIndex(
     // The picture is indexed once: every other target item showing it (the same image, or a near-identical copy
     // at another size) gets the candidate too, in its own pixels.
     const width = t.f.width / t.f.scale;
-    for (const s of twins.targetItemsShowing(info.sha)) {
+    for (const s of await twins.targetItemsShowing(info.sha)) {
       if (s.itemId !== info.itemId) cand.push(rescaleCandidate({ ...c, targetItemId: s.itemId }, 1, s.width ? s.width / width : 1));
     }
   }
@@ -193,10 +193,10 @@ export async function rankAgainstIndex(
 }
 
 /** The query image at detection size, or undefined when it cannot be read (the plain search still counts). */
-function greyLoader(config: Config, bytes: () => Uint8Array): () => Promise<GreyImage | undefined> {
+function greyLoader(config: Config, bytes: () => Uint8Array | Promise<Uint8Array>): () => Promise<GreyImage | undefined> {
   return async () => {
     try {
-      return await decodeGrey(bytes(), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
+      return await decodeGrey(await bytes(), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
     } catch {
       return undefined;
     }
@@ -212,14 +212,14 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
     sources: 0, withCandidates: 0, candidates: 0, viewed: 0, reused: 0, twins: fs.twins, aborted: fs.aborted, ms: 0,
   };
   if (opts.signal?.aborted) return { ...summary, aborted: true, ms: performance.now() - t0 };
-  const { handle, summary: is } = syncIndex(bank, config, { signal: opts.signal, logger: opts.logger });
+  const { handle, summary: is } = await syncIndex(bank, config, { signal: opts.signal, logger: opts.logger });
   summary.indexed = is.indexed;
   summary.indexedImages = is.images;
   summary.indexMemoryBytes = is.memoryBytes;
   const cands = bank.repo(CandidatesRepo);
   const feats = bank.repo(FeaturesRepo);
-  const seq = bank.repo(LshRepo).sequence();
-  const total = cands.countPending(seq);
+  const seq = await bank.repo(LshRepo).sequence();
+  const total = await cands.countPending(seq);
   opts.progress?.setTotal(total);
   opts.logger?.info(`match: ${total} source items against ${handle.index.size} indexed target images`);
   const batchSize = opts.batchSize ?? 20;
@@ -235,12 +235,12 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
         summary.aborted = true;
         break;
       }
-      const batch = cands.pendingSources(seq, afterId, batchSize);
+      const batch = await cands.pendingSources(seq, afterId, batchSize);
       if (!batch.length) break;
       afterId = batch[batch.length - 1]!.id;
       const results: { id: number; sha: string; cand: CandidateInput[] }[] = [];
       for (const s of batch) {
-        const q = feats.get(s.imageSha256);
+        const q = await feats.get(s.imageSha256);
         let cand: CandidateInput[] = [];
         if (q && handle.index.size) {
           // One search per picture: a source showing a picture already ranked in this run (the same image, or
@@ -267,10 +267,11 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
         results.push({ id: s.id, sha: s.imageSha256, cand });
       }
       const now = new Date().toISOString();
-      bank.transaction(() => {
+      await bank.transaction(async (tx) => {
+        const c = tx.repo(CandidatesRepo);
         for (const r of results) {
-          cands.replaceFor(r.id, r.cand, now);
-          cands.markMatched(r.id, r.sha, seq, now);
+          await c.replaceFor(r.id, r.cand, now);
+          await c.markMatched(r.id, r.sha, seq, now);
         }
       });
       for (const r of results) {
@@ -291,7 +292,7 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
         summary.aborted = true;
         break;
       }
-      const q = feats.get(h.sha);
+      const q = await feats.get(h.sha);
       const entry = ranked.get(h.picture);
       if (!q || !entry) continue;
       const c0 = process.cpuUsage();
@@ -302,12 +303,13 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
       if (!r.usedViews) continue;
       summary.viewed++;
       const now = new Date().toISOString();
-      bank.transaction(() => {
+      await bank.transaction(async (tx) => {
+        const cs = tx.repo(CandidatesRepo);
         for (const m of entry.members) {
           const before = entry.cand.length;
           const cand = r.cand.map((c) => rescaleCandidate(c, m.width / entry.width, 1));
-          cands.replaceFor(m.id, cand, now);
-          cands.markMatched(m.id, m.sha, seq, now);
+          await cs.replaceFor(m.id, cand, now);
+          await cs.markMatched(m.id, m.sha, seq, now);
           if (!before && cand.length) summary.withCandidates++;
           summary.candidates += cand.length - before;
         }
@@ -347,7 +349,7 @@ export async function searchImage(
   opts: { top?: number; logger?: Logger; pool?: SiftPool; threads?: number } = {},
 ): Promise<SearchHit[]> {
   const q = await extractFeatures(buf, config);
-  const { handle } = syncIndex(bank, config, { logger: opts.logger });
+  const { handle } = await syncIndex(bank, config, { logger: opts.logger });
   if (!handle.index.size) return [];
   const own = opts.pool ? undefined : new ViewPool(config, opts.threads, opts.logger);
   let cand: CandidateInput[];
@@ -359,7 +361,7 @@ export async function searchImage(
   }
   const out: SearchHit[] = [];
   for (const c of cand) {
-    const item = bank.items.byId(c.targetItemId);
+    const item = await bank.items.byId(c.targetItemId);
     if (!item) continue;
     out.push({ rank: c.rank, item, imageScore: c.imageScore, matches: c.matches, inliers: c.inliers, mirrored: c.mirrored, homography: c.homography });
   }

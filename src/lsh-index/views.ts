@@ -107,7 +107,7 @@ export async function searchProgressive(
   runViews: ViewRunner = inThreadViews,
   allow?: (evidence: number) => boolean,
 ): Promise<ProgressiveResult> {
-  const plain = search(index, load, q, p);
+  const plain = await search(index, load, q, p);
   const none = { count: 0, keypoints: 0, synthMs: 0, extractMs: 0, searchMs: 0 };
   const evidence = viewEvidence(plain, vp);
   if (evidence === null || (allow && !allow(evidence))) return { ...plain, usedViews: false, views: none, evidence };
@@ -118,7 +118,7 @@ export async function searchProgressive(
   const extra = concatFeatures(q, vf.views);
   const t0 = performance.now();
   // The mirror pass already ran with the plain query; the views search the image as it is.
-  const r = search(index, load, q, { ...p, mirror: false }, extra);
+  const r = await search(index, load, q, { ...p, mirror: false }, extra);
   const searchMs = performance.now() - t0;
   // Views count only through verified evidence: a view hit replaces the plain one only with a higher score, and
   // among unverified (score 0) hits the plain pass's order stands, view-only ones after it.

@@ -15,15 +15,15 @@ export class ImageServer {
   private pending = new Map<string, Promise<Buffer>>();
   constructor(private bank: Bank, private maxPixels: number) {}
 
-  private record(sha: string) {
-    const rec = this.bank.images.get(sha);
+  private async record(sha: string) {
+    const rec = await this.bank.images.get(sha);
     if (!rec) throw notFound(`image ${sha} is not in the store`);
     return rec;
   }
 
   /** A JPEG thumbnail (longest side THUMB_SIDE), from the disk cache or made and cached. */
   async thumbnail(sha: string): Promise<{ body: Buffer; type: string }> {
-    const rec = this.record(sha);
+    await this.record(sha);
     const file = path.join(this.bank.subdir('thumbs'), sha.slice(0, 2), `${sha}-${THUMB_SIDE}.jpg`);
     try {
       return { body: await fs.promises.readFile(file), type: 'image/jpeg' };
@@ -32,12 +32,14 @@ export class ImageServer {
     }
     let p = this.pending.get(sha);
     if (!p) {
-      p = sharp(this.bank.images.absPath(rec), { limitInputPixels: this.maxPixels, failOn: 'none' })
+      p = this.bank.images
+        .read(sha)
+        .then((bytes) => sharp(bytes, { limitInputPixels: this.maxPixels, failOn: 'none' })
         .rotate()
         .resize(THUMB_SIDE, THUMB_SIDE, { fit: 'inside', withoutEnlargement: true })
         .flatten({ background: '#ffffff' })
         .jpeg({ quality: 80 })
-        .toBuffer()
+        .toBuffer())
         .then((buf) => {
           writeFileAtomic(file, buf);
           return buf;
@@ -50,16 +52,16 @@ export class ImageServer {
 
   /** The stored image (converted to PNG when browsers cannot show its format, e.g. TIFF, HEIF, SVG). */
   async full(sha: string): Promise<{ body: Buffer; type: string }> {
-    const rec = this.record(sha);
-    const abs = this.bank.images.absPath(rec);
+    const rec = await this.record(sha);
+    const bytes = await this.bank.images.read(sha);
     const type = BROWSER_FORMATS[rec.format];
-    if (type) return { body: await fs.promises.readFile(abs), type };
-    const body = await sharp(abs, { limitInputPixels: this.maxPixels, failOn: 'none' }).rotate().png().toBuffer();
+    if (type) return { body: bytes, type };
+    const body = await sharp(bytes, { limitInputPixels: this.maxPixels, failOn: 'none' }).rotate().png().toBuffer();
     return { body, type: 'image/png' };
   }
 
-  size(sha: string): { width: number; height: number } {
-    const rec = this.record(sha);
+  async size(sha: string): Promise<{ width: number; height: number }> {
+    const rec = await this.record(sha);
     return { width: rec.width, height: rec.height };
   }
 }
