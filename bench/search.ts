@@ -136,7 +136,7 @@ async function runSet(name: string) {
     const q = feats.get(s.id)!;
     const t = performance.now();
     const c0 = process.cpuUsage();
-    const r = search(index, (slot) => prepared[slot], q, p);
+    const r = await search(index, (slot) => prepared[slot], q, p);
     lat.push(performance.now() - t);
     const c1 = process.cpuUsage(c0);
     cpu.push((c1.user + c1.system) / 1000);
@@ -327,7 +327,7 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
     for (const s of qs) {
       const t = performance.now();
       const c0 = process.cpuUsage();
-      const r = search(index, (slot) => (slot < realTargets.length ? realTargets[slot] : undefined), feats.get(s.id)!, p);
+      const r = await search(index, (slot) => (slot < realTargets.length ? realTargets[slot] : undefined), feats.get(s.id)!, p);
       lat.push(performance.now() - t);
       const c1 = process.cpuUsage(c0);
       cpu.push((c1.user + c1.system) / 1000);
@@ -386,7 +386,7 @@ async function imagePairs() {
     const p = searchParams(config);
     const grey = await decodeGrey(bufA, { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
     const runs = {
-      plain: search(index, () => pb, fa, p).hits[0],
+      plain: (await search(index, () => pb, fa, p)).hits[0],
       views: (await searchProgressive(index, () => pb, fa, p, { ...viewParams(config), enabled: true, confidence: 2 }, config.sift, () => grey)).hits[0],
     };
     const row: Record<string, unknown> = { id };

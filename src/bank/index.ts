@@ -1,7 +1,7 @@
 // The bank's public interface.
-export { Bank, DB_FILE, type RepoClass } from './bank.js';
+export { Bank, BankScope, DB_FILE, type BankTx, type BankOpenOptions, type RepoClass } from './bank.js';
 export { ItemsRepo, BANKS, type BankName, type Item, type ItemInput, type UpsertOutcome, type CaptionStatus } from './items.js';
-export { ImageStore, ImageReadError, probeImage, sha256Hex, type ImageRecord } from './image-store.js';
+export { ImageStore, FolderBlobs, ImageReadError, probeImage, sha256Hex, imageKey, type ImageRecord, type ImageBlobs } from './image-store.js';
 export { MetaRepo } from './meta.js';
 export { StatsRepo, type BankStats, type BankCounts } from './stats.js';
 export { LATEST_SCHEMA_VERSION } from './db.js';
@@ -12,4 +12,5 @@ export { FeaturesRepo, type StoredFeatures } from './features.js';
 export { ReviewsRepo, VERDICTS, type Verdict, type Review, type ReviewState, type PairListFilter, type PairListKind, type PairListSort, type ListCursor, type ReviewPairRow, type LabelledPair } from './reviews.js';
 export { TermStatsRepo } from './term-stats.js';
 export { LshRepo, type LshRow } from './lsh.js';
+export { TwinsRepo, type StoredHash, type Twin } from './twins.js';
 export { CandidatesRepo, type CandidateInput, type Candidate, type CandidateJoined } from './candidates.js';

@@ -16,8 +16,9 @@ export function registerMatch(program: Command): void {
       action(async (ctx, opts: { top?: string; json?: boolean }) => {
         const top = parseTop(opts.top);
         const progress = createProgress('match', 0, { enabled: !opts.json && Boolean(process.stderr.isTTY) });
+        const bank = await ctx.bank;
         const s = await runStoppable('match', ctx.logger, (signal) =>
-          runMatch(ctx.bank, ctx.config, { top, progress, signal, logger: ctx.logger }),
+          runMatch(bank, ctx.config, { top, progress, signal, logger: ctx.logger }),
         ).finally(() => progress.stop());
         if (opts.json) printJson(s);
         else

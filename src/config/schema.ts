@@ -31,6 +31,14 @@ export const configSchema = z
         contrastThreshold: z.number().positive(),
         edgeThreshold: z.number().positive(),
         threads: int().min(0),
+        twins: z
+          .object({
+            enabled: z.boolean(),
+            maxDistance: int().min(0).max(7),
+            minCorrelation: z.number().min(-1).max(1),
+            maxAspectDiff: nonneg(),
+          })
+          .strict(),
       })
       .strict(),
     lsh: z
@@ -65,6 +73,8 @@ export const configSchema = z
             keypointsPerView: pos(),
             confidence: nonneg(),
             maxSide: pos(),
+            minEvidence: int().min(0),
+            budget: z.number().min(0).max(1),
           })
           .strict(),
       })

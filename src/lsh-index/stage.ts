@@ -1,8 +1,10 @@
 // The match stage and image search (stage contract): features first (sift stage), then the index is brought in
 // step with the target bank, then every source item not yet matched, or matched before targets were added, is
 // ranked against the index; its verified candidates are stored (committed per batch, so a killed run resumes).
+// The plain searches come first; the synthesised views then go, within the run's budget (match.views.budget),
+// to the sources whose plain search found the most evidence without a confident hit.
 import type { Bank, Item } from '../bank/index.js';
-import { CandidatesRepo, FeaturesRepo, LshRepo, type CandidateInput } from '../bank/index.js';
+import { CandidatesRepo, FeaturesRepo, LshRepo, TwinsRepo, type CandidateInput } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import { computeMissingFeatures } from '../sift/stage.js';
 import { decodeGrey } from '../sift/decode.js';
@@ -25,6 +27,10 @@ export interface MatchOptions {
   batchSize?: number;
   /** Worker threads for the features and the synthesised views (default: config sift.threads; 1 = this thread). */
   threads?: number;
+  /** Called after each source's search (not for sources that took another's candidates), with its cost: CPU of
+   *  the whole process (the views' worker threads included) and wall time; a second time for a source that gets
+   *  views (its views search: viewed true). For benchmarks. */
+  onSource?: (s: { itemId: number; cpuMs: number; wallMs: number; viewed: boolean; candidates: number }) => void;
 }
 
 /**
@@ -77,6 +83,10 @@ export interface MatchSummary {
   candidates: number;
   /** Sources searched again with synthesised views (match.views: their plain search was not confident). */
   viewed: number;
+  /** Sources that took the candidates of a picture already ranked in this run (the same or a near-identical image). */
+  reused: number;
+  /** Distinct images of the features stage that reused a near-identical picture's features (SIFT runs saved). */
+  twins: number;
   aborted: boolean;
   ms: number;
 }
@@ -109,6 +119,30 @@ export function toOriginal(h: Hit, q: Features, t: Features): { homography: numb
 }
 
 /**
+ * A candidate moved to other pixels of the same pictures: source px multiplied by ks, target px by kt (a
+ * near-identical copy of either picture at another size).
+ */
+export function rescaleCandidate(c: CandidateInput, ks: number, kt: number): CandidateInput {
+  let homography = c.homography;
+  if (homography) {
+    // H' = diag(kt, kt, 1) H diag(1/ks, 1/ks, 1), normalised as toOriginal does.
+    const H = homography.map((v, i) => v * (i < 6 ? kt : 1) / (i % 3 < 2 ? ks : 1));
+    homography = H.map((v) => Number((v / H[8]!).toPrecision(8)));
+  }
+  let pairs = c.pairs;
+  if (pairs) {
+    pairs = new Float32Array(pairs);
+    for (let i = 0; i < pairs.length; i += 4) {
+      pairs[i] *= ks;
+      pairs[i + 1] *= ks;
+      pairs[i + 2] *= kt;
+      pairs[i + 3] *= kt;
+    }
+  }
+  return { ...c, homography, pairs };
+}
+
+/**
  * Ranked candidates for query features: verified hits with a score above the threshold, best first.
  * grey: the query image at detection size, for the synthesised views (match.views); without it, the plain search only.
  * runViews: where the views are computed (a ViewPool's run for worker threads; default: this thread).
@@ -120,39 +154,49 @@ export async function rankAgainstIndex(
   top: number,
   grey?: () => Promise<GreyImage | undefined>,
   runViews?: ViewRunner,
-): Promise<{ cand: CandidateInput[]; hits: Hit[]; usedViews: boolean }> {
+  allowViews?: (evidence: number) => boolean,
+): Promise<{ cand: CandidateInput[]; hits: Hit[]; usedViews: boolean; evidence: number | null }> {
   const load = (s: number) => handle.load(s);
   const r = grey
-    ? await searchProgressive(handle.index, load, q, searchParams(config), viewParams(config), config.sift, grey, runViews)
-    : { ...search(handle.index, load, q, searchParams(config)), usedViews: false };
+    ? await searchProgressive(handle.index, load, q, searchParams(config), viewParams(config), config.sift, grey, runViews, allowViews)
+    : { ...(await search(handle.index, load, q, searchParams(config))), usedViews: false, evidence: null };
   const minScore = config.match.minScore;
   const cand: CandidateInput[] = [];
+  const twins = handle.bank.repo(TwinsRepo);
+  let ranked = 0;
   for (const h of r.hits) {
-    if (cand.length >= top) break;
+    if (ranked >= top) break;
     if (h.score <= 0 || h.score < minScore || h.inliers < config.match.minInliers) continue;
     const info = handle.slot(h.slot);
-    const t = handle.load(h.slot);
+    const t = await handle.load(h.slot);
     if (!info || !t) continue;
     const o = toOriginal(h, q, t.f);
-    cand.push({
+    const c: CandidateInput = {
       targetItemId: info.itemId,
-      rank: cand.length + 1,
+      rank: ++ranked,
       imageScore: Number(h.score.toFixed(4)),
       matches: h.matches,
       inliers: h.inliers,
       homography: o.homography,
       mirrored: h.mirrored,
       pairs: o.pairs,
-    });
+    };
+    cand.push(c);
+    // The picture is indexed once: every other target item showing it (the same image, or a near-identical copy
+    // at another size) gets the candidate too, in its own pixels.
+    const width = t.f.width / t.f.scale;
+    for (const s of await twins.targetItemsShowing(info.sha)) {
+      if (s.itemId !== info.itemId) cand.push(rescaleCandidate({ ...c, targetItemId: s.itemId }, 1, s.width ? s.width / width : 1));
+    }
   }
-  return { cand, hits: r.hits, usedViews: r.usedViews };
+  return { cand, hits: r.hits, usedViews: r.usedViews, evidence: r.evidence };
 }
 
 /** The query image at detection size, or undefined when it cannot be read (the plain search still counts). */
-function greyLoader(config: Config, bytes: () => Uint8Array): () => Promise<GreyImage | undefined> {
+function greyLoader(config: Config, bytes: () => Uint8Array | Promise<Uint8Array>): () => Promise<GreyImage | undefined> {
   return async () => {
     try {
-      return await decodeGrey(bytes(), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
+      return await decodeGrey(await bytes(), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
     } catch {
       return undefined;
     }
@@ -165,22 +209,25 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
   const fs = await computeMissingFeatures(bank, config, { signal: opts.signal, logger: opts.logger, threads: opts.threads });
   const summary: MatchSummary = {
     featured: fs.featured + fs.skipped, featureFailures: fs.failed, indexed: 0, indexedImages: 0, indexMemoryBytes: 0,
-    sources: 0, withCandidates: 0, candidates: 0, viewed: 0, aborted: fs.aborted, ms: 0,
+    sources: 0, withCandidates: 0, candidates: 0, viewed: 0, reused: 0, twins: fs.twins, aborted: fs.aborted, ms: 0,
   };
   if (opts.signal?.aborted) return { ...summary, aborted: true, ms: performance.now() - t0 };
-  const { handle, summary: is } = syncIndex(bank, config, { signal: opts.signal, logger: opts.logger });
+  const { handle, summary: is } = await syncIndex(bank, config, { signal: opts.signal, logger: opts.logger });
   summary.indexed = is.indexed;
   summary.indexedImages = is.images;
   summary.indexMemoryBytes = is.memoryBytes;
   const cands = bank.repo(CandidatesRepo);
   const feats = bank.repo(FeaturesRepo);
-  const seq = bank.repo(LshRepo).sequence();
-  const total = cands.countPending(seq);
+  const seq = await bank.repo(LshRepo).sequence();
+  const total = await cands.countPending(seq);
   opts.progress?.setTotal(total);
   opts.logger?.info(`match: ${total} source items against ${handle.index.size} indexed target images`);
   const batchSize = opts.batchSize ?? 20;
   // One pool for the views of the whole run (not one per query), stopped however the loop ends.
   const views = new ViewPool(config, opts.threads, opts.logger);
+  // picture -> its candidates (source px of `width`) and the sources showing it in this run
+  const ranked = new Map<string, { cand: CandidateInput[]; width: number; members: { id: number; sha: string; width: number }[] }>();
+  const hopeful: { picture: string; id: number; sha: string; evidence: number }[] = []; // not confident, plausible candidate
   let afterId = 0;
   try {
     for (;;) {
@@ -188,25 +235,43 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
         summary.aborted = true;
         break;
       }
-      const batch = cands.pendingSources(seq, afterId, batchSize);
+      const batch = await cands.pendingSources(seq, afterId, batchSize);
       if (!batch.length) break;
       afterId = batch[batch.length - 1]!.id;
       const results: { id: number; sha: string; cand: CandidateInput[] }[] = [];
       for (const s of batch) {
-        const q = feats.get(s.imageSha256);
+        const q = await feats.get(s.imageSha256);
         let cand: CandidateInput[] = [];
         if (q && handle.index.size) {
-          const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(s.imageSha256)), views.run);
-          cand = r.cand;
-          if (r.usedViews) summary.viewed++;
+          // One search per picture: a source showing a picture already ranked in this run (the same image, or
+          // a near-identical copy) takes its candidates, in its own pixels.
+          const picture = q.twinOf ?? s.imageSha256;
+          const width = q.width / q.scale;
+          const seen = ranked.get(picture);
+          if (seen) {
+            cand = seen.cand.map((c) => rescaleCandidate(c, width / seen.width, 1));
+            seen.members.push({ id: s.id, sha: s.imageSha256, width });
+            summary.reused++;
+          } else {
+            // The plain search only: views are handed out after the run's plain searches (below).
+            const c0 = process.cpuUsage();
+            const w0 = performance.now();
+            const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(s.imageSha256)), views.run, () => false);
+            cand = r.cand;
+            ranked.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }] });
+            if (r.evidence !== null) hopeful.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence });
+            const cpu = process.cpuUsage(c0);
+            opts.onSource?.({ itemId: s.id, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: false, candidates: cand.length });
+          }
         }
         results.push({ id: s.id, sha: s.imageSha256, cand });
       }
       const now = new Date().toISOString();
-      bank.transaction(() => {
+      await bank.transaction(async (tx) => {
+        const c = tx.repo(CandidatesRepo);
         for (const r of results) {
-          cands.replaceFor(r.id, r.cand, now);
-          cands.markMatched(r.id, r.sha, seq, now);
+          await c.replaceFor(r.id, r.cand, now);
+          await c.markMatched(r.id, r.sha, seq, now);
         }
       });
       for (const r of results) {
@@ -215,6 +280,41 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
         summary.candidates += r.cand.length;
       }
       opts.progress?.tick(batch.length);
+    }
+    // Views only where they can pay: a view search costs about fifteen plain ones, so of the sources whose plain
+    // search was not confident but found a plausible candidate (viewEvidence), the run's budget goes to those
+    // with the most evidence. Their candidates (and those of every source showing the same picture) are replaced
+    // by the progressive search's, which keeps every plain hit.
+    const budget = hopeful.length ? Math.max(1, Math.floor(config.match.views.budget * summary.sources)) : 0;
+    hopeful.sort((a, b) => b.evidence - a.evidence || a.id - b.id);
+    for (const h of hopeful.slice(0, budget)) {
+      if (opts.signal?.aborted) {
+        summary.aborted = true;
+        break;
+      }
+      const q = await feats.get(h.sha);
+      const entry = ranked.get(h.picture);
+      if (!q || !entry) continue;
+      const c0 = process.cpuUsage();
+      const w0 = performance.now();
+      const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true);
+      const cpu = process.cpuUsage(c0);
+      opts.onSource?.({ itemId: h.id, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: r.usedViews, candidates: r.cand.length });
+      if (!r.usedViews) continue;
+      summary.viewed++;
+      const now = new Date().toISOString();
+      await bank.transaction(async (tx) => {
+        const cs = tx.repo(CandidatesRepo);
+        for (const m of entry.members) {
+          const before = entry.cand.length;
+          const cand = r.cand.map((c) => rescaleCandidate(c, m.width / entry.width, 1));
+          await cs.replaceFor(m.id, cand, now);
+          await cs.markMatched(m.id, m.sha, seq, now);
+          if (!before && cand.length) summary.withCandidates++;
+          summary.candidates += cand.length - before;
+        }
+      });
+      entry.cand = r.cand;
     }
   } finally {
     await views.close();
@@ -249,7 +349,7 @@ export async function searchImage(
   opts: { top?: number; logger?: Logger; pool?: SiftPool; threads?: number } = {},
 ): Promise<SearchHit[]> {
   const q = await extractFeatures(buf, config);
-  const { handle } = syncIndex(bank, config, { logger: opts.logger });
+  const { handle } = await syncIndex(bank, config, { logger: opts.logger });
   if (!handle.index.size) return [];
   const own = opts.pool ? undefined : new ViewPool(config, opts.threads, opts.logger);
   let cand: CandidateInput[];
@@ -261,7 +361,7 @@ export async function searchImage(
   }
   const out: SearchHit[] = [];
   for (const c of cand) {
-    const item = bank.items.byId(c.targetItemId);
+    const item = await bank.items.byId(c.targetItemId);
     if (!item) continue;
     out.push({ rank: c.rank, item, imageScore: c.imageScore, matches: c.matches, inliers: c.inliers, mirrored: c.mirrored, homography: c.homography });
   }

@@ -1,5 +1,6 @@
 // Progressive search with synthesised query views (MODS, Mishkin, Matas & Perdoch 2015): the plain query first;
-// only when its best verified score is below `confidence`, the query image is warped into tilted views
+// only when its best verified score is below `confidence` and some candidate shows partial evidence (RANSAC
+// inliers below the bar: viewEvidence), the query image is warped into tilted views
 // (src/sift/views.ts: ASIFT tilts, keypoints mapped back to the query's frame), and the index is searched again
 // with the plain keypoints and the views' together (one ratio test + RANSAC per image, in the query's frame).
 // The plain pass's hits are kept where they score higher, so views can only add.
@@ -24,11 +25,34 @@ export interface ViewParams {
   confidence: number;
   /** Longest side of a synthesised view (larger views are scaled down uniformly). */
   maxSide: number;
+  /** Views run only when some candidate of the plain search has at least this many RANSAC inliers. */
+  minEvidence: number;
 }
 
 export function viewParams(config: Config): ViewParams {
   const v = config.match.views;
-  return { enabled: v.enabled, tilts: v.tilts, rotations: v.rotations, keypointsPerView: v.keypointsPerView, confidence: v.confidence, maxSide: v.maxSide };
+  return { enabled: v.enabled, tilts: v.tilts, rotations: v.rotations, keypointsPerView: v.keypointsPerView, confidence: v.confidence, maxSide: v.maxSide, minEvidence: v.minEvidence };
+}
+
+/**
+ * Whether a query's views can pay, from what its plain search found: null when they cannot (views disabled, a
+ * confident hit already, or no plausible candidate: none with minEvidence RANSAC inliers, which is what a
+ * source without a counterpart mostly looks like); otherwise the evidence, larger = more promising (the best
+ * candidate's inliers, then its votes), by which a budget of view searches is handed out (see runMatch).
+ */
+export function viewEvidence(plain: SearchResult, vp: ViewParams): number | null {
+  if (!vp.enabled || !vp.tilts.length) return null;
+  let best = -1;
+  let votes = 0;
+  for (const h of plain.hits) {
+    if (h.score >= vp.confidence) return null;
+    if (h.inliers > best || (h.inliers === best && h.votes > votes)) {
+      best = h.inliers;
+      votes = h.votes;
+    }
+  }
+  if (best < vp.minEvidence) return null;
+  return best + Math.min(votes, 999) / 1000;
 }
 
 /** A grey image at the query's detection size (what decodeGrey returns). */
@@ -58,13 +82,16 @@ export function poolViews(pool: { views: (d: GreyImage & { scale?: number }, spe
 }
 
 export interface ProgressiveResult extends SearchResult {
-  /** Whether the views ran (the plain query was not confident). */
+  /** Whether the views ran (the plain query was not confident, and had a plausible candidate). */
   usedViews: boolean;
+  /** viewEvidence of the plain search (null: views could not pay). */
+  evidence: number | null;
   views: { count: number; keypoints: number; synthMs: number; extractMs: number; searchMs: number };
 }
 
 /**
- * Plain search, then (when not confident and views are enabled) the views search; hits merged per image.
+ * Plain search, then (when not confident, with a plausible candidate, views enabled, and `allow` agrees with the
+ * evidence) the views search; hits merged per image.
  * grey: the query image decoded at its detection size (called only when the views run). The query's
  * width/height must be the grey image's. runViews: where the views are computed (default: this thread;
  * `poolViews(pool)` for worker threads, same features).
@@ -78,19 +105,20 @@ export async function searchProgressive(
   sift: Config['sift'],
   grey: () => Promise<GreyImage | undefined> | GreyImage | undefined,
   runViews: ViewRunner = inThreadViews,
+  allow?: (evidence: number) => boolean,
 ): Promise<ProgressiveResult> {
-  const plain = search(index, load, q, p);
+  const plain = await search(index, load, q, p);
   const none = { count: 0, keypoints: 0, synthMs: 0, extractMs: 0, searchMs: 0 };
-  const top = plain.hits[0]?.score ?? 0;
-  if (!vp.enabled || top >= vp.confidence || !vp.tilts.length) return { ...plain, usedViews: false, views: none };
+  const evidence = viewEvidence(plain, vp);
+  if (evidence === null || (allow && !allow(evidence))) return { ...plain, usedViews: false, views: none, evidence };
   const g = await grey();
-  if (!g || g.width !== q.width || g.height !== q.height) return { ...plain, usedViews: false, views: none };
+  if (!g || g.width !== q.width || g.height !== q.height) return { ...plain, usedViews: false, views: none, evidence };
   const specs = viewSpecs(vp.tilts, vp.rotations);
   const vf = await runViews(g, specs, siftParams(sift), vp.keypointsPerView, vp.maxSide);
   const extra = concatFeatures(q, vf.views);
   const t0 = performance.now();
   // The mirror pass already ran with the plain query; the views search the image as it is.
-  const r = search(index, load, q, { ...p, mirror: false }, extra);
+  const r = await search(index, load, q, { ...p, mirror: false }, extra);
   const searchMs = performance.now() - t0;
   // Views count only through verified evidence: a view hit replaces the plain one only with a higher score, and
   // among unverified (score 0) hits the plain pass's order stands, view-only ones after it.
@@ -107,5 +135,6 @@ export async function searchProgressive(
     },
     usedViews: true,
     views: { count: specs.length, keypoints: extra.count, synthMs: vf.synthMs, extractMs: vf.extractMs, searchMs },
+    evidence,
   };
 }

@@ -21,8 +21,8 @@ export class ImageServer {
   private pending = new Map<string, Promise<Buffer>>();
   constructor(private bank: Bank, private maxPixels: number) {}
 
-  private record(sha: string) {
-    const rec = this.bank.images.get(sha);
+  private async record(sha: string) {
+    const rec = await this.bank.images.get(sha);
     if (!rec) throw notFound(`image ${sha} is not in the store`);
     return rec;
   }
@@ -32,8 +32,8 @@ export class ImageServer {
    * A decompression bomb (a small file declaring 100000x100000 pixels) is refused from its stored size, before
    * sharp or the browser decodes a pixel of it.
    */
-  private servable(sha: string) {
-    const rec = this.record(sha);
+  private async servable(sha: string) {
+    const rec = await this.record(sha);
     const pixels = rec.width * rec.height;
     if (!(pixels <= this.maxPixels)) {
       throw new HttpError(422, `image ${sha} is ${rec.width}x${rec.height} (${pixels} pixels), over sift.maxPixels ${this.maxPixels}: not decoded or served`);
@@ -43,7 +43,7 @@ export class ImageServer {
 
   /** A JPEG thumbnail (longest side THUMB_SIDE), from the disk cache or made and cached. */
   async thumbnail(sha: string): Promise<{ body: Buffer; type: string }> {
-    const rec = this.servable(sha);
+    await this.servable(sha);
     const file = path.join(this.bank.subdir('thumbs'), sha.slice(0, 2), `${sha}-${THUMB_SIDE}.jpg`);
     try {
       return { body: await fs.promises.readFile(file), type: 'image/jpeg' };
@@ -52,12 +52,14 @@ export class ImageServer {
     }
     let p = this.pending.get(sha);
     if (!p) {
-      p = sharp(this.bank.images.absPath(rec), { limitInputPixels: this.maxPixels, failOn: 'none' })
+      p = this.bank.images
+        .read(sha)
+        .then((bytes) => sharp(bytes, { limitInputPixels: this.maxPixels, failOn: 'none' })
         .rotate()
         .resize(THUMB_SIDE, THUMB_SIDE, { fit: 'inside', withoutEnlargement: true })
         .flatten({ background: '#ffffff' })
         .jpeg({ quality: 80 })
-        .toBuffer()
+        .toBuffer())
         .catch((err: unknown) => {
           throw undecodable(sha, err);
         })
@@ -73,18 +75,18 @@ export class ImageServer {
 
   /** The stored image (converted to PNG when browsers cannot show its format, e.g. TIFF, HEIF, SVG). */
   async full(sha: string): Promise<{ body: Buffer; type: string }> {
-    const rec = this.servable(sha);
-    const abs = this.bank.images.absPath(rec);
+    const rec = await this.servable(sha);
+    const bytes = await this.bank.images.read(sha);
     const type = BROWSER_FORMATS[rec.format];
-    if (type) return { body: await fs.promises.readFile(abs), type };
-    const body = await sharp(abs, { limitInputPixels: this.maxPixels, failOn: 'none' }).rotate().png().toBuffer().catch((err: unknown) => {
+    if (type) return { body: bytes, type };
+    const body = await sharp(bytes, { limitInputPixels: this.maxPixels, failOn: 'none' }).rotate().png().toBuffer().catch((err: unknown) => {
       throw undecodable(sha, err);
     });
     return { body, type: 'image/png' };
   }
 
-  size(sha: string): { width: number; height: number } {
-    const rec = this.record(sha);
+  async size(sha: string): Promise<{ width: number; height: number }> {
+    const rec = await this.record(sha);
     return { width: rec.width, height: rec.height };
   }
 }

@@ -8,7 +8,7 @@
 // Written by hand because no npm package provides SIFT (opencv-wasm / OpenCV.js builds ship without it), and the
 // rest of capbridge needs OpenCV-compatible descriptors. Hot loops use Float32Array buffers, separable blurs with
 // precomputed kernels and no per-pixel allocation.
-import { blurKernel, kernels, type Kernels } from './wasm.js';
+import { ACC_COPIES, DESC_COPY_BYTES, ORI_COPY_BYTES, blurKernel, kernels, type Kernels } from './wasm.js';
 import { DEFAULT_SIFT_PARAMS, DESC_SIZE, KP_STRIDE, type Features, type SiftParams } from './types.js';
 
 const SIFT_INIT_SIGMA = 0.5;
@@ -147,12 +147,165 @@ function upsample2(src: Float32Array, w: number, h: number, dst: Float32Array): 
 
 interface Ops {
   alloc(n: number): Float32Array;
+  /** dst (2w x 2h) = src upsampled x2 as OpenCV's INTER_LINEAR. */
+  up2(src: Float32Array, w: number, h: number, dst: Float32Array): void;
   blur(src: Float32Array, dst: Float32Array, w: number, h: number, sigma: number): void;
   sub(a: Float32Array, b: Float32Array, dst: Float32Array): void; // dst = a - b
   /** Gradient magnitude and fastAtan2 orientation (degrees) of every interior pixel (rows 1..h-2). */
   grad(src: Float32Array, mag: Float32Array, ang: Float32Array, w: number, h: number): void;
   /** Calls found(r, c) for every DoG extremum candidate of cur (OpenCV's 26-neighbour test), in row order. */
   extrema(prv: Float32Array, cur: Float32Array, nxt: Float32Array, w: number, h: number, threshold: number, found: (r: number, c: number) => void): void;
+  /** Histogram accumulation for orientations and descriptors (sample runs planned in JS, summed here). */
+  acc: Accum;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Histogram accumulation. Orientation histograms and descriptors are planned row by row in JavaScript (which runs
+// of samples of which image rows fall inside the window), into a table of runs; the sums over the samples run in
+// WebAssembly SIMD (four samples at a time, then scattered into the bins) or, without it, in the JS loops below.
+// Table layout (32-bit words): descriptor: f32 sinT, cosT, ori, binsPerDeg, then per run at word 4 + 8*k: i32 idx,
+// n, ex, f32 wi, j0, rb0, cb0; orientation: per run at word 8*k: i32 idx, n, ex, f32 wi (see wasm.ts desc/orihist).
+
+const D = SIFT_DESCR_WIDTH;
+const NB = SIFT_DESCR_HIST_BINS;
+const HIST_LEN = (D + 2) * (D + 2) * (NB + 2);
+const HIST_PAD = 512; // floats before each descriptor histogram copy: the SIMD tail lanes may add 0 just outside
+const HIST_STRIDE = DESC_COPY_BYTES / 4; // floats from one histogram copy to the next (HIST_LEN + HIST_PAD)
+const ORI_STRIDE = ORI_COPY_BYTES / 4;
+const ACC_MAX_RUNS = 1024; // window rows (2 * radius + 1) the table holds; larger windows take the JS loops
+
+interface Accum {
+  tabI: Int32Array;
+  tabF: Float32Array;
+  /** Column weights exp(scale * t^2). */
+  ex: Float32Array;
+  /** Histogram copies summed by the caller (one per SIMD lane; 1 in JS). */
+  copies: number;
+  /** Descriptor histogram copy c at hist[HIST_PAD + c * HIST_STRIDE ...]. */
+  hist: Float32Array;
+  /** Orientation bins of copy c at ori[c * ORI_STRIDE + 2 ...] (OpenCV's temp buffer: two wrap cells each side). */
+  ori: Float32Array;
+  /** Largest window radius the table holds. */
+  maxRadius: number;
+  desc(mag: Float32Array, ang: Float32Array, runs: number): void;
+  /** Sums the copies and writes the normalised descriptor bytes. */
+  finish(dst: Uint8Array, dstOff: number): void;
+  orient(mag: Float32Array, ang: Float32Array, runs: number): void;
+}
+
+function jsAccum(maxRadius: number): Accum {
+  const tab = new ArrayBuffer((8 * (2 * maxRadius + 1) + 4) * 4);
+  const a: Accum = {
+    tabI: new Int32Array(tab),
+    tabF: new Float32Array(tab),
+    ex: new Float32Array(2 * maxRadius + 1),
+    copies: 1,
+    hist: new Float32Array(HIST_PAD + HIST_STRIDE),
+    ori: new Float32Array(ORI_STRIDE),
+    maxRadius,
+    desc(magImg, angImg, runs) {
+      const { tabI, tabF, ex, hist } = a;
+      const sinT = tabF[0]!, cosT = tabF[1]!, ori = tabF[2]!, bpd = tabF[3]!;
+      const rowStride = (D + 2) * (NB + 2);
+      for (let k = 0; k < runs; k++) {
+        const o = 4 + 8 * k;
+        const idx0 = tabI[o]!, n = tabI[o + 1]!, e0 = tabI[o + 2]!;
+        const wi = tabF[o + 3]!, j0 = tabF[o + 4]!, rb0 = tabF[o + 5]!, cb0 = tabF[o + 6]!;
+        for (let s = 0; s < n; s++) {
+          const j = j0 + s;
+          let rbin = j * sinT + rb0;
+          let cbin = j * cosT + cb0;
+          const idx = idx0 + s;
+          const mag = magImg[idx]! * wi * ex[e0 + s]!;
+          let obin = (angImg[idx]! - ori) * bpd;
+          const r0 = Math.floor(rbin);
+          const c0 = Math.floor(cbin);
+          let o0 = Math.floor(obin);
+          rbin -= r0;
+          cbin -= c0;
+          obin -= o0;
+          o0 = (o0 + NB) & (NB - 1);
+          const vR1 = mag * rbin;
+          const vR0 = mag - vR1;
+          const vRC11 = vR1 * cbin;
+          const vRC10 = vR1 - vRC11;
+          const vRC01 = vR0 * cbin;
+          const vRC00 = vR0 - vRC01;
+          const vRCO111 = vRC11 * obin;
+          const vRCO101 = vRC10 * obin;
+          const vRCO011 = vRC01 * obin;
+          const vRCO001 = vRC00 * obin;
+          const base = HIST_PAD + ((r0 + 1) * (D + 2) + c0 + 1) * (NB + 2) + o0;
+          hist[base] += vRC00 - vRCO001;
+          hist[base + 1] += vRCO001;
+          hist[base + (NB + 2)] += vRC01 - vRCO011;
+          hist[base + (NB + 3)] += vRCO011;
+          hist[base + rowStride] += vRC10 - vRCO101;
+          hist[base + rowStride + 1] += vRCO101;
+          hist[base + rowStride + (NB + 2)] += vRC11 - vRCO111;
+          hist[base + rowStride + (NB + 3)] += vRCO111;
+        }
+      }
+    },
+    finish(dst, dstOff) {
+      finishDescriptor(a.hist, dst, dstOff);
+    },
+    orient(magImg, angImg, runs) {
+      const { tabI, tabF, ex, ori } = a;
+      const n36 = SIFT_ORI_HIST_BINS;
+      for (let k = 0; k < runs; k++) {
+        const o = 8 * k;
+        const idx0 = tabI[o]!, n = tabI[o + 1]!, e0 = tabI[o + 2]!;
+        const wi = tabF[o + 3]!;
+        for (let s = 0; s < n; s++) {
+          let bin = Math.round((n36 / 360) * angImg[idx0 + s]!);
+          if (bin >= n36) bin -= n36;
+          ori[bin + 2] += wi * ex[e0 + s]! * magImg[idx0 + s]!;
+        }
+      }
+    },
+  };
+  return a;
+}
+
+/** The run table, weights and histograms in the wasm memory at addr (accumBytes() bytes). */
+const ACC_TAB_BYTES = (8 * ACC_MAX_RUNS + 4) * 4;
+const ACC_EX_BYTES = ACC_MAX_RUNS * 4;
+const ACC_HIST_BYTES = (HIST_PAD + ACC_COPIES * HIST_STRIDE) * 4;
+const ACC_ORI_BYTES = ACC_COPIES * ORI_COPY_BYTES;
+const ACC_OUT_BYTES = 512 + DESC_SIZE; // descfin's floats, then its bytes
+const accumBytes = () => ACC_TAB_BYTES + ACC_EX_BYTES + ACC_HIST_BYTES + ACC_ORI_BYTES + ACC_OUT_BYTES;
+
+function wasmAccum(k: Kernels, buf: ArrayBuffer, addr: number): Accum {
+  const exAddr = addr + ACC_TAB_BYTES;
+  const histAddr = exAddr + ACC_EX_BYTES;
+  const oriAddr = histAddr + ACC_HIST_BYTES;
+  const outAddr = oriAddr + ACC_ORI_BYTES;
+  const outBytes = new Uint8Array(buf, outAddr + 512, DESC_SIZE);
+  return {
+    tabI: new Int32Array(buf, addr, ACC_TAB_BYTES >> 2),
+    tabF: new Float32Array(buf, addr, ACC_TAB_BYTES >> 2),
+    ex: new Float32Array(buf, exAddr, ACC_EX_BYTES >> 2),
+    copies: ACC_COPIES,
+    hist: new Float32Array(buf, histAddr, ACC_HIST_BYTES >> 2),
+    ori: new Float32Array(buf, oriAddr, ACC_ORI_BYTES >> 2),
+    maxRadius: (ACC_MAX_RUNS - 1) >> 1,
+    desc(mag, ang, runs) {
+      k.desc(addr, runs, histAddr + HIST_PAD * 4, mag.byteOffset, ang.byteOffset - mag.byteOffset, exAddr);
+    },
+    finish(dst, dstOff) {
+      k.descfin(histAddr + HIST_PAD * 4, outAddr, outAddr + 512);
+      dst.set(outBytes, dstOff);
+    },
+    orient(mag, ang, runs) {
+      k.orihist(addr, runs, oriAddr + 8, mag.byteOffset, ang.byteOffset - mag.byteOffset, exAddr);
+    },
+  };
+}
+
+/** The accumulator for a window of this radius: the ops' own, or a JS one large enough. */
+function accumFor(acc: Accum, radius: number): Accum {
+  return radius <= acc.maxRadius ? acc : jsAccum(radius);
 }
 
 function jsGrad(src: Float32Array, mag: Float32Array, ang: Float32Array, w: number, h: number): void {
@@ -166,12 +319,14 @@ function jsGrad(src: Float32Array, mag: Float32Array, ang: Float32Array, w: numb
 
 const jsOps = (): Ops => ({
   alloc: (n) => new Float32Array(n),
+  up2: upsample2,
   blur: gaussianBlur,
   sub: (a, b, dst) => {
     for (let j = 0; j < dst.length; j++) dst[j] = a[j] - b[j];
   },
   grad: jsGrad,
   extrema: jsExtrema,
+  acc: jsAccum(64),
 });
 
 const K_REGION = 1 << 16; // kernels live at the start of the memory, for the life of the thread
@@ -188,15 +343,16 @@ function wasmOps(k: Kernels, images: Array<[number, number]>, maxW: number, maxH
   const tBytes = align(maxH * pw * 4 + 64);
   let need = K_REGION + rowsBytes + tBytes;
   for (const [w, h] of images) need += align((w * h + 8) * 4);
-  const maskBytes = align((maxW * maxH + 8) * 4); // the extrema scan's candidate mask (int32 per pixel)
-  need += maskBytes;
+  const maskBytes = align((maxW * maxH + 8) * 4); // the extrema scan's candidate list (int32 pixel indexes)
+  need += maskBytes + align(accumBytes());
   const have = k.memory.buffer.byteLength;
   if (need > have) k.memory.grow(Math.ceil((need - have) / 65536));
   const buf = k.memory.buffer;
   const rowsAddr = K_REGION;
   const tAddr = rowsAddr + rowsBytes;
   const maskAddr = tAddr + tBytes;
-  let top = maskAddr + maskBytes;
+  const accAddr = maskAddr + maskBytes;
+  let top = accAddr + align(accumBytes());
   const rows = new Int32Array(buf, rowsAddr, rowsBytes >> 2);
   const mask = new Int32Array(buf, maskAddr, maskBytes >> 2);
 
@@ -214,6 +370,10 @@ function wasmOps(k: Kernels, images: Array<[number, number]>, maxW: number, maxH
     return a;
   };
   return {
+    acc: wasmAccum(k, buf, accAddr),
+    up2(src, w, h, dst) {
+      k.up2(src.byteOffset, dst.byteOffset, w, h, tAddr);
+    },
     alloc(n) {
       const v = new Float32Array(buf, top, n);
       top += align((n + 8) * 4);
@@ -245,16 +405,15 @@ function wasmOps(k: Kernels, images: Array<[number, number]>, maxW: number, maxH
     extrema(prv, img, nxt, w, h, threshold, found) {
       const B = SIFT_IMG_BORDER;
       if (h <= 2 * B || w <= 2 * B) return;
-      // SIMD prefilter over rows B .. h-B-1 (whole rows, columns filtered below), then the exact scalar test on
-      // the few pixels it lets through, in row order.
+      // SIMD prefilter over rows B .. h-B-1 (whole rows: columns, and the last chunk's spill into row h-B, are
+      // filtered below) into a list of candidates, then the exact scalar test on those, in row order.
       const from = B * w * 4;
-      k.premask(img.byteOffset, maskAddr - from, from, from + (((w * (h - 2 * B)) + 3) >> 2) * 16, w * 4, threshold);
-      for (let r = B; r < h - B; r++) {
-        const rowOff = r * w;
-        const mo = (r - B) * w;
-        for (let c = B; c < w - B; c++) {
-          if (mask[mo + c] !== 0 && isExtremum(prv, img, nxt, rowOff + c, w, threshold)) found(r, c);
-        }
+      const n = k.cands(prv.byteOffset, img.byteOffset, nxt.byteOffset, maskAddr, from, from + (((w * (h - 2 * B)) + 3) >> 2) * 16, w * 4, threshold);
+      for (let q = 0; q < n; q++) {
+        const idx = mask[q]!;
+        const r = (idx / w) | 0;
+        const c = idx - r * w;
+        if (c >= B && c < w - B && r < h - B && isExtremum(prv, img, nxt, idx, w, threshold)) found(r, c);
       }
     },
     grad(src, mag, ang, w, h) {
@@ -377,48 +536,61 @@ function atan2deg(y: number, x: number): number {
   return a;
 }
 
-/** exp(scale * t^2) for t in [-radius, radius], at ex[t + radius]: Gaussian weights are separable in (i, j). */
-let expBuf = new Float64Array(256);
-function expTable(radius: number, scale: number): Float64Array {
-  if (expBuf.length < 2 * radius + 1) expBuf = new Float64Array(2 * radius + 1);
-  for (let t = -radius; t <= radius; t++) expBuf[t + radius] = Math.exp(scale * t * t);
-  return expBuf;
+/** ex[t + radius] = exp(scale * t^2) for t in [-radius, radius]: Gaussian weights are separable in (i, j). */
+function expTable(ex: Float32Array, radius: number, scale: number): void {
+  // exp(s t^2) = exp(s (t-1)^2) * exp(s) * exp(2s)^(t-1): two exponentials per table (relative error ~1e-15 * t).
+  const g = Math.exp(scale);
+  const q = g * g;
+  let e = 1;
+  let step = g;
+  ex[radius] = 1;
+  for (let t = 1; t <= radius; t++) {
+    e *= step;
+    step *= q;
+    ex[radius + t] = e;
+    ex[radius - t] = e;
+  }
 }
 
-const hist36 = new Float32Array(SIFT_ORI_HIST_BINS + 4);
 const histOut = new Float32Array(SIFT_ORI_HIST_BINS);
+const oriTemp = new Float32Array(SIFT_ORI_HIST_BINS + 4);
 
-function calcOrientationHist(magImg: Float32Array, angImg: Float32Array, w: number, h: number, px: number, py: number, radius: number, sigma: number): number {
+/** OpenCV's calcOrientationHist: the smoothed 36-bin histogram into histOut; returns its maximum. */
+function calcOrientationHist(acc0: Accum, magImg: Float32Array, angImg: Float32Array, w: number, h: number, px: number, py: number, radius: number, sigma: number): number {
   const n = SIFT_ORI_HIST_BINS;
-  const expfScale = -1 / (2 * sigma * sigma);
-  const temp = hist36; // temp[i + 2] = bin i
-  temp.fill(0);
-  const ex = expTable(radius, expfScale);
-  for (let i = -radius; i <= radius; i++) {
-    const y = py + i;
-    if (y <= 0 || y >= h - 1) continue;
-    const row = y * w;
-    const wi = ex[i + radius];
-    // Columns 1 .. w-2 only, as bounds of the loop rather than a test per sample.
-    const jlo = Math.max(-radius, 1 - px);
-    const jhi = Math.min(radius, w - 2 - px);
-    for (let j = jlo; j <= jhi; j++) {
-      const x = px + j;
-      const wgt = wi * ex[j + radius];
-      const mag = magImg[row + x];
-      let bin = Math.round((n / 360) * angImg[row + x]);
-      if (bin >= n) bin -= n;
-      if (bin < 0) bin += n;
-      temp[bin + 2] += wgt * mag;
+  const acc = accumFor(acc0, radius);
+  const { tabI, tabF, ex } = acc;
+  expTable(ex, radius, -1 / (2 * sigma * sigma));
+  // Columns 1 .. w-2 only, as bounds of the run rather than a test per sample.
+  const jlo = Math.max(-radius, 1 - px);
+  const jhi = Math.min(radius, w - 2 - px);
+  let runs = 0;
+  if (jhi >= jlo) {
+    for (let i = -radius; i <= radius; i++) {
+      const y = py + i;
+      if (y <= 0 || y >= h - 1) continue;
+      const o = 8 * runs++;
+      tabI[o] = y * w + px + jlo;
+      tabI[o + 1] = jhi - jlo + 1;
+      tabI[o + 2] = jlo + radius;
+      tabF[o + 3] = ex[i + radius]!;
     }
   }
-  temp[1] = temp[n + 1];
-  temp[0] = temp[n];
-  temp[n + 2] = temp[2];
-  temp[n + 3] = temp[3];
+  acc.ori.fill(0);
+  acc.orient(magImg, angImg, runs);
+  const temp = oriTemp; // temp[i + 2] = bin i: the sum of the copies
+  for (let i = 2; i < n + 2; i++) {
+    let v = 0;
+    for (let c = 0; c < acc.copies; c++) v += acc.ori[c * ORI_STRIDE + i]!;
+    temp[i] = v;
+  }
+  temp[1] = temp[n + 1]!;
+  temp[0] = temp[n]!;
+  temp[n + 2] = temp[2]!;
+  temp[n + 3] = temp[3]!;
   let maxval = 0;
   for (let i = 0; i < n; i++) {
-    const v = (temp[i] + temp[i + 4]) * (1 / 16) + (temp[i + 1] + temp[i + 3]) * (4 / 16) + temp[i + 2] * (6 / 16);
+    const v = (temp[i]! + temp[i + 4]!) * (1 / 16) + (temp[i + 1]! + temp[i + 3]!) * (4 / 16) + temp[i + 2]! * (6 / 16);
     histOut[i] = v;
     if (v > maxval) maxval = v;
   }
@@ -590,7 +762,7 @@ function findScaleSpaceExtrema(octaves: Octave[], p: SiftParams, ops: Ops): Kp[]
     const o = kp.octave;
     const oct = octaves[o];
     const sclOctv = (kp.size * 0.5) / (1 << o);
-    const omax = calcOrientationHist(oct.mag[kp.layer], oct.ang[kp.layer], oct.w, oct.h, kp.c, kp.r, Math.round(SIFT_ORI_RADIUS * sclOctv), SIFT_ORI_SIG_FCTR * sclOctv);
+    const omax = calcOrientationHist(ops.acc, oct.mag[kp.layer], oct.ang[kp.layer], oct.w, oct.h, kp.c, kp.r, Math.round(SIFT_ORI_RADIUS * sclOctv), SIFT_ORI_SIG_FCTR * sclOctv);
     const magThr = omax * SIFT_ORI_PEAK_RATIO;
     for (let j = 0; j < n; j++) {
       const l = j > 0 ? j - 1 : n - 1;
@@ -611,34 +783,34 @@ function findScaleSpaceExtrema(octaves: Octave[], p: SiftParams, ops: Ops): Kp[]
 // ---------------------------------------------------------------------------------------------------------------
 // Descriptors
 
-const D = SIFT_DESCR_WIDTH;
-const NB = SIFT_DESCR_HIST_BINS;
-const descHist = new Float64Array((D + 2) * (D + 2) * (NB + 2));
 const descVec = new Float32Array(D * D * NB);
 
-function calcSIFTDescriptor(magImg: Float32Array, angImg: Float32Array, w: number, h: number, ptx: number, pty: number, ori: number, scl: number, dst: Uint8Array, dstOff: number): void {
+/** OpenCV's calcSIFTDescriptor: plans the sample runs of the window, accumulates them (acc), then normalises. */
+function calcSIFTDescriptor(acc0: Accum, magImg: Float32Array, angImg: Float32Array, w: number, h: number, ptx: number, pty: number, ori: number, scl: number, dst: Uint8Array, dstOff: number): void {
   const px = Math.round(ptx);
   const py = Math.round(pty);
   let cosT = Math.cos(ori * (Math.PI / 180));
   let sinT = Math.sin(ori * (Math.PI / 180));
-  const binsPerRad = NB / 360;
+  const binsPerDeg = NB / 360;
   const expScale = -1 / (D * D * 0.5);
   const histWidth = SIFT_DESCR_SCL_FCTR * scl;
   let radius = Math.round(histWidth * Math.SQRT2 * (D + 1) * 0.5);
   radius = Math.min(radius, Math.floor(Math.sqrt(w * w + h * h)));
   cosT /= histWidth;
   sinT /= histWidth;
-  const hist = descHist;
-  hist.fill(0);
+  const acc = accumFor(acc0, radius);
+  const { tabI, tabF, ex } = acc;
   const half = D / 2 - 0.5;
-  const rowStride = (D + 2) * (NB + 2);
   // (cRot^2 + rRot^2) = (i^2 + j^2) / histWidth^2: the weight is separable.
-  const ex = expTable(radius, expScale / (histWidth * histWidth));
+  expTable(ex, radius, expScale / (histWidth * histWidth));
+  tabF[0] = sinT;
+  tabF[1] = cosT;
+  tabF[2] = ori;
+  tabF[3] = binsPerDeg;
+  let runs = 0;
   for (let i = -radius; i <= radius; i++) {
     const r = py + i;
     if (r <= 0 || r >= h - 1) continue;
-    const rowOff = r * w;
-    const wi = ex[i + radius];
     // Only columns whose rotated position can fall inside the (d+1) x (d+1) bin square: solve both slab
     // constraints for j (widened by one; the exact test below still decides).
     let jlo = Math.max(-radius, 1 - px);
@@ -652,10 +824,8 @@ function calcSIFTDescriptor(magImg: Float32Array, angImg: Float32Array, w: numbe
     // Bin coordinates move linearly along the row: cbin = j*cosT - i*sinT + half, rbin = j*sinT + i*cosT + half.
     const cb0 = half - i * sinT;
     const rb0 = half + i * cosT;
-    const exOff = radius;
-    const rowC = rowOff + px;
     // rbin and cbin are monotone in j (floating-point rounding preserves order), so the samples inside the bin
-    // square form one run of j: trim the widened range to it with the exact test, then the loop needs no test.
+    // square form one run of j: trim the widened range to it with the exact test.
     for (; jlo <= jhi; jlo++) {
       const rb = jlo * sinT + rb0;
       const cb = jlo * cosT + cb0;
@@ -666,70 +836,47 @@ function calcSIFTDescriptor(magImg: Float32Array, angImg: Float32Array, w: numbe
       const cb = jhi * cosT + cb0;
       if (rb > -1 && rb < D && cb > -1 && cb < D) break;
     }
-    for (let j = jlo; j <= jhi; j++) {
-      let rbin = j * sinT + rb0;
-      let cbin = j * cosT + cb0;
-      const idx = rowC + j;
-      const mag = magImg[idx] * wi * ex[j + exOff];
-      let obin = (angImg[idx] - ori) * binsPerRad;
-      // floor for values > -1 (rbin, cbin) and > -NB (obin), without Math.floor.
-      const r0 = ((rbin + 1) | 0) - 1;
-      const c0 = ((cbin + 1) | 0) - 1;
-      let o0 = ((obin + NB) | 0) - NB; // in [-NB, NB]: obin is in (-NB, NB]
-      rbin -= r0;
-      cbin -= c0;
-      obin -= o0;
-      // Wrap o0 from [-NB, NB] to [0, NB) without branches (the sign of ang - ori is a coin flip per sample, a
-      // costly misprediction); NB is a power of two.
-      o0 = (o0 + NB) & (NB - 1);
-      const vR1 = mag * rbin;
-      const vR0 = mag - vR1;
-      const vRC11 = vR1 * cbin;
-      const vRC10 = vR1 - vRC11;
-      const vRC01 = vR0 * cbin;
-      const vRC00 = vR0 - vRC01;
-      const vRCO111 = vRC11 * obin;
-      const vRCO110 = vRC11 - vRCO111;
-      const vRCO101 = vRC10 * obin;
-      const vRCO100 = vRC10 - vRCO101;
-      const vRCO011 = vRC01 * obin;
-      const vRCO010 = vRC01 - vRCO011;
-      const vRCO001 = vRC00 * obin;
-      const vRCO000 = vRC00 - vRCO001;
-      const base = ((r0 + 1) * (D + 2) + c0 + 1) * (NB + 2) + o0;
-      hist[base] += vRCO000;
-      hist[base + 1] += vRCO001;
-      hist[base + (NB + 2)] += vRCO010;
-      hist[base + (NB + 3)] += vRCO011;
-      hist[base + rowStride] += vRCO100;
-      hist[base + rowStride + 1] += vRCO101;
-      hist[base + rowStride + (NB + 2)] += vRCO110;
-      hist[base + rowStride + (NB + 3)] += vRCO111;
-    }
+    if (jhi < jlo) continue;
+    const o = 4 + 8 * runs++;
+    tabI[o] = r * w + px + jlo;
+    tabI[o + 1] = jhi - jlo + 1;
+    tabI[o + 2] = jlo + radius;
+    tabF[o + 3] = ex[i + radius]!;
+    tabF[o + 4] = jlo;
+    tabF[o + 5] = rb0;
+    tabF[o + 6] = cb0;
   }
-  // Finalise: wrap the circular orientation bins and copy the d*d*n core.
+  const hist = acc.hist;
+  for (let c = 0; c < acc.copies; c++) hist.fill(0, HIST_PAD + c * HIST_STRIDE, HIST_PAD + c * HIST_STRIDE + HIST_LEN);
+  acc.desc(magImg, angImg, runs);
+  acc.finish(dst, dstOff);
+}
+
+/** OpenCV's finalisation of a descriptor histogram (one copy: the JS accumulator's) into 128 bytes at dst[dstOff]. */
+function finishDescriptor(hist: Float32Array, dst: Uint8Array, dstOff: number): void {
+  // Wrap the circular orientation bins and copy the d*d*n core.
   const vec = descVec;
   for (let i = 0; i < D; i++) {
     for (let j = 0; j < D; j++) {
-      const idx = ((i + 1) * (D + 2) + (j + 1)) * (NB + 2);
-      hist[idx] += hist[idx + NB];
-      hist[idx + 1] += hist[idx + NB + 1];
-      for (let k = 0; k < NB; k++) vec[(i * D + j) * NB + k] = hist[idx + k];
+      const idx = HIST_PAD + ((i + 1) * (D + 2) + (j + 1)) * (NB + 2);
+      hist[idx] += hist[idx + NB]!;
+      hist[idx + 1] += hist[idx + NB + 1]!;
+      for (let k = 0; k < NB; k++) vec[(i * D + j) * NB + k] = hist[idx + k]!;
     }
   }
   const len = D * D * NB;
   let nrm2 = 0;
-  for (let k = 0; k < len; k++) nrm2 += vec[k] * vec[k];
+  for (let k = 0; k < len; k++) nrm2 += vec[k]! * vec[k]!;
   const thr = Math.sqrt(nrm2) * SIFT_DESCR_MAG_THR;
   nrm2 = 0;
   for (let k = 0; k < len; k++) {
-    const v = Math.min(vec[k], thr);
+    const v = Math.min(vec[k]!, thr);
     vec[k] = v;
     nrm2 += v * v;
   }
   const f = SIFT_INT_DESCR_FCTR / Math.max(Math.sqrt(nrm2), FLT_EPSILON);
   for (let k = 0; k < len; k++) {
-    const v = Math.round(vec[k] * f);
+    const v = Math.round(vec[k]! * f);
     dst[dstOff + k] = v > 255 ? 255 : v < 0 ? 0 : v;
   }
 }
@@ -764,7 +911,7 @@ export function detectAndDescribe(grey: Float32Array | Uint8Array, w: number, h:
   let base = grey32;
   if (p.upsample) {
     base = ops.alloc(bw * bh);
-    upsample2(grey32, w, h, base);
+    ops.up2(grey32, w, h, base);
   }
   const blurred = ops.alloc(bw * bh);
   ops.blur(base, blurred, bw, bh, sigDiff);
@@ -794,7 +941,7 @@ export function detectAndDescribe(grey: Float32Array | Uint8Array, w: number, h:
     const oct = octaves[k.octave];
     let angle = 360 - k.angle;
     if (Math.abs(angle - 360) < FLT_EPSILON) angle = 0;
-    calcSIFTDescriptor(oct.mag[k.layer], oct.ang[k.layer], oct.w, oct.h, k.x * s, k.y * s, angle, k.size * s * 0.5, descriptors, n * DESC_SIZE);
+    calcSIFTDescriptor(ops.acc, oct.mag[k.layer], oct.ang[k.layer], oct.w, oct.h, k.x * s, k.y * s, angle, k.size * s * 0.5, descriptors, n * DESC_SIZE);
     const o = n * KP_STRIDE;
     keypoints[o] = k.x * back;
     keypoints[o + 1] = k.y * back;

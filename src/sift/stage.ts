@@ -2,13 +2,14 @@
 // threads), committed per batch. Items move to 'featured', or to 'failed' with the reason (the run goes on).
 // Resumable: items are walked in id order by status, and a batch is committed in one transaction, so a killed
 // run loses at most the batch in flight.
-import type { Bank } from '../bank/index.js';
-import { FeaturesRepo } from '../bank/index.js';
+import type { Bank, BankName } from '../bank/index.js';
+import { FeaturesRepo, TwinsRepo } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
 import { errorMessage } from '../util/errors.js';
 import { SiftPool, resolveThreads } from './pool.js';
+import { pictureHash, TwinIndex, type PictureHash } from './twins.js';
 import type { Features } from './types.js';
 
 export interface SiftStageOptions {
@@ -27,6 +28,8 @@ export interface SiftStageSummary {
   failed: number;
   /** Items moved to 'featured' without work: their image already had stored features. */
   skipped: number;
+  /** Distinct images that reused the features of a near-identical picture of their bank (SIFT runs saved). */
+  twins: number;
   /** Distinct images computed in this run. */
   images: number;
   aborted: boolean;
@@ -35,16 +38,83 @@ export interface SiftStageSummary {
 
 type Outcome = { sha: string; ok: true; features: Features; ms: number } | { sha: string; ok: false; reason: string };
 
+/** A picture a new image may reuse: its sha256 and the width of its detection frame. */
+interface Canonical {
+  sha: string;
+  detectionWidth: number;
+}
+
+/**
+ * Near-identical pictures per bank for one stage run: loaded from the bank's hashes on first use, grown with the
+ * images computed in this run (or, without a repository, only the images added).
+ */
+class Twins {
+  private indexes = new Map<BankName, TwinIndex<Canonical>>();
+  /** repo: the bank's hashes to start from (null: start empty). */
+  constructor(private repo: TwinsRepo | null, private config: Config) {}
+
+  private async index(bank: BankName): Promise<TwinIndex<Canonical>> {
+    let ix = this.indexes.get(bank);
+    if (!ix) {
+      const fresh = new TwinIndex<Canonical>();
+      if (this.repo) for await (const r of this.repo.featuredHashes(bank)) fresh.add({ sha: r.sha256, detectionWidth: r.detectionWidth }, { ...r.hash });
+      // another caller may have loaded it meanwhile: keep the first
+      ix = this.indexes.get(bank) ?? fresh;
+      this.indexes.set(bank, ix);
+    }
+    return ix;
+  }
+
+  /** A picture of one of the banks that h is a near-identical copy of, and whose detection frame is not much
+   *  smaller than the one h would get (a thumbnail does not lend its features to a larger copy). */
+  async find(h: PictureHash, banks: BankName[]): Promise<{ of: Canonical; bank: BankName; distance: number } | null> {
+    const own = detectionWidth(h, this.config);
+    for (const bank of banks) {
+      const hit = (await this.index(bank)).find(h, this.config.sift.twins, (c) => c.detectionWidth >= 0.8 * own);
+      if (hit) return { of: hit.key, bank, distance: hit.distance };
+    }
+    return null;
+  }
+
+  async add(sha: string, h: PictureHash, width: number, banks: BankName[]): Promise<void> {
+    for (const bank of banks) (await this.index(bank)).add({ sha, detectionWidth: width }, h);
+  }
+}
+
+/** The detection width an image of this original size gets (sift.maxSide). */
+function detectionWidth(h: { width: number; height: number }, config: Config): number {
+  return Math.round(h.width * Math.min(1, config.sift.maxSide / Math.max(h.width, h.height)));
+}
+
 export async function computeMissingFeatures(bank: Bank, config: Config, opts: SiftStageOptions = {}): Promise<SiftStageSummary> {
   const t0 = performance.now();
   const threads = resolveThreads(opts.threads, config.sift.threads);
   const batchSize = opts.batchSize ?? Math.max(16, threads * 8);
   const repo = bank.repo(FeaturesRepo);
-  const summary: SiftStageSummary = { featured: 0, failed: 0, skipped: 0, images: 0, aborted: false, ms: 0 };
-  const total = bank.items.countByStatus(null, 'new');
+  const twinsRepo = bank.repo(TwinsRepo);
+  const summary: SiftStageSummary = { featured: 0, failed: 0, skipped: 0, twins: 0, images: 0, aborted: false, ms: 0 };
+  const total = await bank.items.countByStatus(null, 'new');
   opts.progress?.setTotal(total);
   opts.logger?.info(`sift: ${total} items to feature with ${threads} thread(s)`);
   const pool = new SiftPool(config.sift, threads);
+  const twins = config.sift.twins.enabled ? new Twins(twinsRepo, config) : null;
+  const read = async (sha: string): Promise<Buffer | Error> => {
+    try {
+      return await bank.images.read(sha);
+    } catch (err) {
+      return new Error(`image file unavailable: ${errorMessage(err)}`);
+    }
+  };
+  const extract = async (sha: string): Promise<Outcome> => {
+    const buf = await read(sha);
+    if (buf instanceof Error) return { sha, ok: false, reason: buf.message };
+    try {
+      const r = await pool.extract(buf);
+      return { sha, ok: true, features: r.features, ms: r.ms };
+    } catch (err) {
+      return { sha, ok: false, reason: errorMessage(err) };
+    }
+  };
   try {
     let afterId = 0;
     for (;;) {
@@ -52,42 +122,79 @@ export async function computeMissingFeatures(bank: Bank, config: Config, opts: S
         summary.aborted = true;
         break;
       }
-      const items = bank.items.listByStatus(null, 'new', batchSize, afterId);
+      const items = await bank.items.listByStatus(null, 'new', batchSize, afterId);
       if (!items.length) break;
       afterId = items[items.length - 1]!.id;
-      const shas = [...new Set(items.map((i) => i.imageSha256))];
-      const known = new Set(shas.filter((s) => repo.has(s)));
-      const jobs: Promise<Outcome>[] = shas
-        .filter((s) => !known.has(s))
-        .map(async (sha): Promise<Outcome> => {
-          try {
-            let buf: Buffer;
-            try {
-              buf = bank.images.read(sha);
-            } catch (err) {
-              return { sha, ok: false, reason: `image file unavailable: ${errorMessage(err)}` };
-            }
-            const r = await pool.extract(buf);
-            return { sha, ok: true, features: r.features, ms: r.ms };
-          } catch (err) {
-            return { sha, ok: false, reason: errorMessage(err) };
+      const banksOf = new Map<string, BankName[]>();
+      for (const i of items) {
+        const b = banksOf.get(i.imageSha256) ?? [];
+        if (!b.includes(i.bank)) b.push(i.bank);
+        banksOf.set(i.imageSha256, b);
+      }
+      const shas = [...banksOf.keys()];
+      const known = await repo.which(shas);
+      const todo = shas.filter((s) => !known.has(s));
+      // Pictures first: an image near-identical to a picture of its bank (or to an image of this batch sent to
+      // SIFT before it) reuses that picture's features.
+      const hashes = new Map<string, PictureHash>();
+      const twinOf = new Map<string, { of: string; bank: BankName; distance: number }>();
+      const inBatch = twins ? new Twins(null, config) : null; // images of this batch sent to SIFT
+      const jobs: Promise<Outcome>[] = [];
+      for (const sha of todo) {
+        let h: PictureHash | undefined;
+        if (twins) {
+          const buf = await read(sha);
+          h = buf instanceof Error ? undefined : await pictureHash(buf, config.sift).catch(() => undefined);
+        }
+        if (h) {
+          hashes.set(sha, h);
+          const banks = banksOf.get(sha)!;
+          const hit = (await twins!.find(h, banks)) ?? (await inBatch!.find(h, banks));
+          if (hit) {
+            twinOf.set(sha, { of: hit.of.sha, bank: hit.bank, distance: hit.distance });
+            continue;
           }
-        });
+          await inBatch!.add(sha, h, detectionWidth(h, config), banks);
+        }
+        jobs.push(extract(sha));
+      }
       const outcomes = await Promise.all(jobs);
-      bank.transaction(() => {
-        for (const sha of known) summary.skipped += bank.items.setStatusByImage(sha, 'new', 'featured');
+      const ok = new Set(outcomes.filter((o) => o.ok).map((o) => o.sha));
+      // A twin of an image of this batch whose SIFT failed gets its own run.
+      const orphans: string[] = [];
+      for (const [sha, t] of twinOf) if (!ok.has(t.of) && !(await repo.has(t.of))) orphans.push(sha);
+      for (const sha of orphans) twinOf.delete(sha);
+      outcomes.push(...(await Promise.all(orphans.map(extract))));
+      const added: { sha: string; h: PictureHash; width: number }[] = [];
+      await bank.transaction(async (tx) => {
+        const feats = tx.repo(FeaturesRepo);
+        const twinRows = tx.repo(TwinsRepo);
+        for (const sha of known) summary.skipped += await tx.items.setStatusByImage(sha, 'new', 'featured');
         for (const o of outcomes) {
           if (o.ok) {
-            repo.put(o.sha, o.features, o.ms);
+            await feats.put(o.sha, o.features, o.ms);
+            const h = hashes.get(o.sha);
+            if (h) {
+              await twinRows.putHash(o.sha, h);
+              added.push({ sha: o.sha, h, width: o.features.width });
+            }
             summary.images++;
-            summary.featured += bank.items.setStatusByImage(o.sha, 'new', 'featured');
+            summary.featured += await tx.items.setStatusByImage(o.sha, 'new', 'featured');
           } else {
-            const n = bank.items.setStatusByImage(o.sha, 'new', 'failed', o.reason);
+            const n = await tx.items.setStatusByImage(o.sha, 'new', 'failed', o.reason);
             summary.failed += n;
             opts.logger?.warn(`sift: image ${o.sha.slice(0, 12)} failed (${n} item(s)): ${o.reason}`);
           }
         }
+        for (const [sha, t] of twinOf) {
+          await twinRows.putHash(sha, hashes.get(sha)!);
+          await twinRows.putTwin({ sha256: sha, ofSha256: t.of, bank: t.bank, distance: t.distance });
+          summary.twins++;
+          summary.featured += await tx.items.setStatusByImage(sha, 'new', 'featured');
+        }
       });
+      // committed: later batches may reuse these pictures (the index loads through the bank, not the transaction)
+      for (const a of added) await twins!.add(a.sha, a.h, a.width, banksOf.get(a.sha)!);
       opts.progress?.tick(items.length);
     }
   } finally {

@@ -2,7 +2,7 @@
 // Version numbers are reserved per layer so parallel work does not collide:
 //   1 banks (foundation) · 2 features (sift) · 3 index + candidates (lsh-index) · 4 comparability
 //   5 crawler · 6 pairs + exports (export) · 7 daemon · 8 reviews (review) · 10 items.credit (extract)
-//   11 sentence pairs (export)
+//   11 sentence pairs (export) · 13 picture hashes and twins (sift)
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
 import { m002Features } from './002-features.js';
@@ -14,6 +14,7 @@ import { m008Reviews } from './008-reviews.js';
 import { m009CrawlFrontier } from './009-crawl-frontier.js';
 import { m010Credit } from './010-credit.js';
 import { m011SentencePairs } from './011-sentence-pairs.js';
+import { m013Twins } from './013-twins.js';
 
 // One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
 // number than one already applied is still applied (db.ts tracks each version, not just the highest).
@@ -28,5 +29,6 @@ export const migrations: Migration[] = [
   m009CrawlFrontier,
   m010Credit,
   m011SentencePairs,
+  m013Twins,
 ].sort((a, b) => a.version - b.version);
 export type { Migration };
