@@ -114,10 +114,10 @@ function setup(name: string, replay: Replay): string {
 const strip = (u: string) => u.replace(/^http:\/\/127\.0\.0\.1:\d+/, '');
 
 /** Expected items found, duplicates, unexpected items; and the bank's items without ports, for comparing runs. */
-function measure(dir: string, replay: Replay) {
-  const bank = Bank.open(path.join(dir, 'data'));
+async function measure(dir: string, replay: Replay) {
+  const bank = await Bank.open(path.join(dir, 'data'));
   try {
-    const items = [...bank.items.list('source', 1e6), ...bank.items.list('target', 1e6)];
+    const items = [...(await bank.items.list('source', 1e6)), ...(await bank.items.list('target', 1e6))];
     const key = (p: string, i: string) => `${strip(p)}\n${strip(i)}`;
     const want = new Set(replay.expected.map((e) => key(e.pageUrl, e.imageUrl)));
     const have = new Map<string, number>();
@@ -130,7 +130,7 @@ function measure(dir: string, replay: Replay) {
       snapshot: items.map((i) => `${key(i.pageUrl!, i.imageUrl!)}\n${i.caption}\n${i.imageSha256}`).sort(),
     };
   } finally {
-    bank.close();
+    await bank.close();
   }
 }
 
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
   log(`${replay.pages} pages, ${expected} expected items (en ${byLang.en}, zh ${byLang.zh}); clean cycle`);
   let dir = setup('clean', replay);
   const clean = await crawl(dir, replay);
-  const cleanFound = measure(dir, replay).found;
+  const cleanFound = (await measure(dir, replay)).found;
   const cleanArticles = clean.summary?.articles ?? 0;
   await replay.close();
 
@@ -159,12 +159,12 @@ async function main(): Promise<void> {
   const cycles: { found: number; requests: number; retries: number; articles: number; ms: number; peakRssMb: number; givenUp: number; pendingRetries: number }[] = [];
   for (let c = 1; c <= CYCLES; c++) {
     const r = await crawl(faultDir, replay);
-    const m = measure(faultDir, replay);
+    const m = await measure(faultDir, replay);
     const s = r.summary ?? {};
     cycles.push({ found: m.found, requests: s.requests, retries: s.retries, articles: s.articles, ms: r.ms, peakRssMb: Math.round(r.peakRssKb / 1024), givenUp: s.givenUpTotal, pendingRetries: s.pendingRetries });
     log(`faults cycle ${c}: ${m.found}/${expected} items, ${s.requests} requests, ${s.retries} retries, ${(r.ms / 1000).toFixed(1)} s`);
   }
-  const faulted = measure(faultDir, replay);
+  const faulted = await measure(faultDir, replay);
   const faultsInjected = { ...replay.faultsInjected };
   const serverRequests = replay.sites.en.hits.length + replay.sites.zh.hits.length;
   const permanentRetried = replay.permanentRetried;
@@ -191,7 +191,7 @@ async function main(): Promise<void> {
     killPeak = Math.max(killPeak, r.peakRssKb);
     if (done(r)) break;
   }
-  const killed = measure(dir, replay);
+  const killed = await measure(dir, replay);
   await replay.close();
   const same = JSON.stringify(killed.snapshot) === JSON.stringify(faulted.snapshot);
 

@@ -14,7 +14,7 @@ const shared = process.env.CAPBRIDGE_SHARED_DATA ?? path.resolve(repoRoot, '..',
 const set = path.join(shared, process.env.EVAL_SET ?? 'mining-flickr8k');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-bench-eval-'));
 const { config } = loadConfig({});
-const bank = Bank.open(dir);
+const bank = await Bank.open(dir);
 try {
   const r = await runEval(bank, config, { set });
   const cpu = (fs.readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/) ?? [])[1] ?? 'unknown';
@@ -23,6 +23,6 @@ try {
   void _i;
   process.stdout.write(JSON.stringify({ bench: 'eval', ...figures, cpu, cores: os.cpus().length, date: new Date().toISOString() }) + '\n');
 } finally {
-  bank.close();
+  await bank.close();
   fs.rmSync(dir, { recursive: true, force: true });
 }

@@ -26,7 +26,7 @@ lines.length = 0;
 let peak = process.memoryUsage().rss;
 const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
 const { config } = loadConfig();
-const bank = Bank.open(path.join(work, 'data'));
+const bank = await Bank.open(path.join(work, 'data'));
 const rssBefore = process.memoryUsage().rss;
 let t = Date.now();
 const first = await importManifest(bank, { bank: 'source', manifest, config });
@@ -35,7 +35,7 @@ t = Date.now();
 const second = await importManifest(bank, { bank: 'source', manifest, config });
 const secondMs = Date.now() - t;
 clearInterval(timer);
-bank.close();
+await bank.close();
 console.log(JSON.stringify({
   bench: 'import', rows: ROWS, distinctImages: IMAGES, added: first.added, failed: first.failed,
   firstImportMs: firstMs, rowsPerSec: Math.round(ROWS / (firstMs / 1000)),

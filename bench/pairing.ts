@@ -27,7 +27,7 @@ const endZh = (s: string) => (/[。！？]["”’」）)]?$/.test(s.trim()) ? s
 async function main(): Promise<void> {
   const rows = await readPairsFile(path.join(shared, 'comparability', 'pairs.tsv'), { requireLevel: true });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-bench-pairing-'));
-  const bank = Bank.open(path.join(dir, 'data'));
+  const bank = await Bank.open(path.join(dir, 'data'));
   try {
     const rnd = mulberry32(15);
     const pick = () => rows[Math.floor(rnd() * rows.length)]!;
@@ -37,8 +37,8 @@ async function main(): Promise<void> {
     const tBuild = Date.now();
     const batch = 5000;
     for (let start = 0; start < N; start += batch) {
-      bank.transaction(() => {
-        bank.images.record(image);
+      await bank.transaction(async (tx) => {
+        await tx.images.record(image);
         for (let i = start; i < Math.min(N, start + batch); i++) {
           let en: string;
           let zh: string;
@@ -52,9 +52,9 @@ async function main(): Promise<void> {
             zh = parts.map((p) => endZh(p.zh)).join('');
           }
           const common = { lang: null, captionStatus: 'ok' as const, captionReason: null, imageSha256: image.sha256, importedAt: at };
-          const s = bank.items.upsert({ bank: 'source', extId: `s${i}`, caption: en, ...common }).id;
-          const t = bank.items.upsert({ bank: 'target', extId: `t${i}`, caption: zh, ...common }).id;
-          bank.repo(CandidatesRepo).replaceFor(s, [{ targetItemId: t, rank: 0, imageScore: 0.8, matches: 100, inliers: 60, homography: null, mirrored: false, pairs: null }], at);
+          const s = (await tx.items.upsert({ bank: 'source', extId: `s${i}`, caption: en, ...common })).id;
+          const t = (await tx.items.upsert({ bank: 'target', extId: `t${i}`, caption: zh, ...common })).id;
+          await tx.repo(CandidatesRepo).replaceFor(s, [{ targetItemId: t, rank: 0, imageScore: 0.8, matches: 100, inliers: 60, homography: null, mirrored: false, pairs: null }], at);
         }
       });
     }
@@ -80,12 +80,12 @@ async function main(): Promise<void> {
         buildSeconds,
         firstRun: { ...first, captionPairsPerCpuSecond: perSec(first) },
         pairAll: { ...again, captionPairsPerCpuSecond: perSec(again) },
-        storedPairs: bank.repo(PairsRepo).count(true) + bank.repo(PairsRepo).count(false),
+        storedPairs: (await bank.repo(PairsRepo).count(true)) + (await bank.repo(PairsRepo).count(false)),
         databaseMB: Math.round(fs.statSync(path.join(dir, 'data', DB_FILE)).size / 1e5) / 10,
       }) + '\n',
     );
   } finally {
-    bank.close();
+    await bank.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -109,7 +109,7 @@ async function stage<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
 const perSourceSearch = new Map<number, { cpuMs: number; wallMs: number; viewed: boolean; candidates: number }>();
 let ours: Record<string, unknown>;
-const bank = Bank.open(path.join(tmp, 'data'));
+const bank = await Bank.open(path.join(tmp, 'data'));
 try {
   const t0 = performance.now();
   await importManifest(bank, { bank: 'target', manifest: manifest('target', targets), config });
@@ -117,7 +117,7 @@ try {
   const features = await loadFeatures();
   const match = await loadMatch();
   const tf = await stage('targetFeatures', () => features(bank, config, {}));
-  const ix = await stage('index', () => syncIndex(bank, config).summary);
+  const ix = await stage('index', async () => (await syncIndex(bank, config)).summary);
   await importManifest(bank, { bank: 'source', manifest: manifest('source', sources), config });
   const sf = await stage('sourceFeatures', () => features(bank, config, {}));
   // A source that gets views is reported twice (plain search, then views): its cost is the sum.
@@ -135,10 +135,10 @@ try {
   const viewed = { matched: 0, unmatched: 0 };
   let withCandidates = 0;
   for (const s of sources) {
-    const item = bank.items.get('source', s.id)!;
-    const list = cands.listFor(item.id);
+    const item = (await bank.items.get('source', s.id))!;
+    const list = await cands.listFor(item.id);
     if (list.length) withCandidates++;
-    const top = list[0] ? bank.items.byId(list[0].targetItemId)!.extId : null;
+    const top = list[0] ? (await bank.items.byId(list[0].targetItemId))!.extId : null;
     if (s.kind === 'matched' && top && truth.get(s.id)!.has(top)) p1++;
     if (s.kind === 'unmatched' && list.length) falseSources++;
     const q = perSourceSearch.get(item.id);
@@ -176,7 +176,7 @@ try {
     peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
   };
 } finally {
-  bank.close();
+  await bank.close();
 }
 
 // --- OpenCV -------------------------------------------------------------------------------------------------------

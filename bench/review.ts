@@ -12,33 +12,33 @@ import { createReviewServer } from '../src/review/index.js';
 const PAIRS = Number(process.env.PAIRS ?? 100000);
 const SOURCES = Math.ceil(PAIRS / 200);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-bench-review-'));
-const bank = Bank.open(path.join(work, 'data'));
+const bank = await Bank.open(path.join(work, 'data'));
 const rec = await bank.images.prepare(await sharp({ create: { width: 64, height: 48, channels: 3, background: '#468' } }).png().toBuffer());
 const items = { source: [] as number[], target: [] as number[] };
-bank.transaction(() => {
-  bank.images.record(rec);
+await bank.transaction(async (tx) => {
+  await tx.images.record(rec);
   for (const b of ['source', 'target'] as const) {
     for (let i = 0; i < (b === 'source' ? SOURCES : 200); i++) {
-      items[b].push(bank.items.upsert({
+      items[b].push((await tx.items.upsert({
         bank: b, extId: `${b}-${i}`, caption: b === 'source' ? `Caption number ${i} of the English bank.` : `中文图片说明第${i}号。`,
         lang: b === 'source' ? 'eng' : 'cmn', captionStatus: 'ok', captionReason: null, imageSha256: rec.sha256,
         site: `site${i % 7}.example`, pageUrl: `https://site${i % 7}.example/${i}`, importedAt: '2026-11-01T00:00:00Z',
-      }).id);
+      })).id);
     }
   }
 });
-const pairs = bank.repo(PairsRepo);
 let seed = 1;
 const rand = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 4294967296);
 let t = Date.now();
-bank.transaction(() => {
+await bank.transaction(async (tx) => {
+  const pairs = tx.repo(PairsRepo);
   let n = 0;
   for (const s of items.source) {
     for (const tg of items.target) {
       if (n++ >= PAIRS) return;
       const c = rand();
       const level = LEVELS[Math.floor(rand() * 4)]!;
-      pairs.upsert({
+      await pairs.upsert({
         sourceItemId: s, targetItemId: tg, emitted: rand() < 0.6, reason: null, en: `Caption ${s}`, zh: `说明${tg}`, level, c, fc: c, fe: 0, fl: 1,
         imageScore: rand(), inliers: Math.floor(rand() * 200), candidateRank: 0, matchedAt: null, explain: null,
       }, new Date(Date.parse('2026-10-01T00:00:00Z') + n * 60_000).toISOString());
@@ -47,25 +47,25 @@ bank.transaction(() => {
 });
 const fillMs = Date.now() - t;
 const reviews = bank.repo(ReviewsRepo);
-bank.transaction(() => {
+await bank.transaction(async (tx) => {
   for (let i = 0; i < 1000; i++) {
-    reviews.set({ sourceItemId: items.source[i % SOURCES]!, targetItemId: items.target[(i * 7) % 200]!, verdict: i % 3 ? 'accepted' : 'rejected', en: 'x', zh: 'y' });
+    await tx.repo(ReviewsRepo).set({ sourceItemId: items.source[i % SOURCES]!, targetItemId: items.target[(i * 7) % 200]!, verdict: i % 3 ? 'accepted' : 'rejected', en: 'x', zh: 'y' });
   }
 });
 
-function time(f: PairListFilter): { firstMs: number; deepMs: number; rows: number } {
+async function time(f: PairListFilter): Promise<{ firstMs: number; deepMs: number; rows: number }> {
   const reps = 5;
   let t0 = process.hrtime.bigint();
-  let page = reviews.listPairs(f, { limit: 50 });
-  for (let i = 1; i < reps; i++) page = reviews.listPairs(f, { limit: 50 });
+  let page = await reviews.listPairs(f, { limit: 50 });
+  for (let i = 1; i < reps; i++) page = await reviews.listPairs(f, { limit: 50 });
   const firstMs = Number(process.hrtime.bigint() - t0) / 1e6 / reps;
   // a deep page: the cursor of a row near the end of the whole list (walk backwards one row from the end)
-  const last = reviews.listPairs(f, { limit: 1, reverse: true, after: undefined }).rows[0];
+  const last = (await reviews.listPairs(f, { limit: 1, reverse: true, after: undefined })).rows[0];
   const deepCursor = last ? ReviewsRepo.cursorOf(last, f.sort) : undefined;
-  const back = deepCursor ? reviews.listPairs(f, { limit: 60, reverse: true, after: deepCursor }).rows : [];
+  const back = deepCursor ? (await reviews.listPairs(f, { limit: 60, reverse: true, after: deepCursor })).rows : [];
   const at = back.length ? ReviewsRepo.cursorOf(back[back.length - 1]!, f.sort) : undefined;
   t0 = process.hrtime.bigint();
-  for (let i = 0; i < reps; i++) reviews.listPairs(f, { limit: 50, after: at });
+  for (let i = 0; i < reps; i++) await reviews.listPairs(f, { limit: 50, after: at });
   const deepMs = Number(process.hrtime.bigint() - t0) / 1e6 / reps;
   return { firstMs: +firstMs.toFixed(2), deepMs: +deepMs.toFixed(2), rows: page.rows.length };
 }
@@ -81,7 +81,7 @@ const cases: Record<string, PairListFilter> = {
   accepted: { kind: 'all', sort: 'c', dir: 'desc', review: 'accepted' },
 };
 const results: Record<string, unknown> = {};
-for (const [name, f] of Object.entries(cases)) results[name] = time(f);
+for (const [name, f] of Object.entries(cases)) results[name] = await time(f);
 
 const { config } = loadConfig();
 const app = createReviewServer(bank, config, { host: '127.0.0.1', token: '' });
@@ -94,6 +94,6 @@ for (let i = 0; i < 5; i++) {
 const pageMs = (Date.now() - t) / 5;
 await app.close();
 const cpu = (fs.readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/) ?? [])[1];
-bank.close();
+await bank.close();
 fs.rmSync(work, { recursive: true, force: true });
 console.log(JSON.stringify({ bench: 'review', pairs: PAIRS, reviews: 1000, fillMs, listMs: results, htmlPageMs: pageMs, date: new Date().toISOString(), cpu, cores: os.cpus().length }));

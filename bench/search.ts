@@ -157,7 +157,7 @@ async function runSet(name: string) {
     const q = feats.get(s.id)!;
     const t = performance.now();
     const c0 = process.cpuUsage();
-    const r = search(index, (slot) => prepared[slot], q, p);
+    const r = await search(index, (slot) => prepared[slot], q, p);
     lat.push(performance.now() - t);
     const c1 = process.cpuUsage(c0);
     cpu.push((c1.user + c1.system) / 1000);
@@ -378,7 +378,7 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
     for (const s of qs) {
       const t = performance.now();
       const c0 = process.cpuUsage();
-      const r = search(index, (slot) => (slot < realTargets.length ? realTargets[slot] : undefined), feats.get(s.id)!, p);
+      const r = await search(index, (slot) => (slot < realTargets.length ? realTargets[slot] : undefined), feats.get(s.id)!, p);
       lat.push(performance.now() - t);
       const c1 = process.cpuUsage(c0);
       cpu.push((c1.user + c1.system) / 1000);
@@ -386,7 +386,7 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
       for (const [k, v] of Object.entries(scanStats)) scanSum[k] = (scanSum[k] ?? 0) + v;
       for (const k of Object.keys(parts2) as (keyof typeof parts2)[]) parts2[k].push(r.timings[k]);
       const top = r.hits[0];
-      const right = (h: typeof top) => !!h && h.slot < realTargets.length && !!set.truth.get(s.id)?.has(set.targets[h.slot]!.id);
+      const right = (h: typeof top | undefined) => !!h && h.slot < realTargets.length && !!set.truth.get(s.id)?.has(set.targets[h.slot]!.id);
       if (right(r.hits.find((h) => h.score > 0 && h.score >= config.match.minScore && h.inliers >= config.match.minInliers))) storedP1++;
       if (top && top.score > 0 && right(top)) p1++;
       else if (flag('verbose')) {
@@ -440,7 +440,7 @@ async function imagePairs() {
     const p = searchParams(config);
     const grey = await decodeGrey(bufA, { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
     const runs = {
-      plain: search(index, () => pb, fa, p).hits[0],
+      plain: (await search(index, () => pb, fa, p)).hits[0],
       views: (await searchProgressive(index, () => pb, fa, p, { ...viewParams(config), enabled: true, confidence: 2 }, config.sift, () => grey)).hits[0],
     };
     const row: Record<string, unknown> = { id };

@@ -85,7 +85,7 @@ try {
     }
     const manifest = path.join(dir, 'bank.tsv');
     fs.writeFileSync(manifest, ['id\timage\tcaption', ...rows.map((r) => r.join('\t'))].join('\n') + '\n');
-    const bank = Bank.open(path.join(dir, 'data'));
+    const bank = await Bank.open(path.join(dir, 'data'));
     try {
       await importManifest(bank, { bank: 'target', manifest, config });
       const t0 = performance.now();
@@ -96,7 +96,7 @@ try {
       const feats = bank.repo(FeaturesRepo);
       const extsOf = new Map<string, string[]>();
       for (const r of rows) {
-        const it = bank.items.get('target', r[0]!);
+        const it = (await bank.items.get('target', r[0]!));
         if (!it) continue;
         extsOf.set(it.imageSha256, [...(extsOf.get(it.imageSha256) ?? []), r[0]!]);
       }
@@ -110,11 +110,11 @@ try {
       };
       const details: Array<{ copy: string; of: string; distance: number; known: boolean; matched: number; within: number }> = [];
       for (const [sha, exts] of extsOf) {
-        const t = twins.twinOf(sha);
+        const t = await twins.twinOf(sha);
         if (!t) continue;
         const of = extsOf.get(t.ofSha256)?.[0] ?? '?';
-        const reused = feats.get(sha)!;
-        const own = await extractFeatures(bank.images.read(sha), config);
+        const reused = (await feats.get(sha))!;
+        const own = await extractFeatures((await bank.images.read(sha)), config);
         const a = agreement(own, reused);
         details.push({ copy: exts[0]!, of, distance: t.distance, known: isCopy(exts[0]!, of), ...a });
       }
@@ -136,7 +136,7 @@ try {
       };
       process.stderr.write(`bench:twins: ${name}: ${JSON.stringify(out[name])}\n`);
     } finally {
-      bank.close();
+      await bank.close();
     }
   }
 } finally {

@@ -74,34 +74,34 @@ describe('comparability: the C-measure', () => {
 
   it('keeps IDF in the bank current as captions arrive (incremental, by watermark)', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-'));
-    const bank = Bank.open(dir);
+    const bank = await Bank.open(dir);
     try {
       const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: { r: 10, g: 200, b: 30 } } }).png().toBuffer();
       const img = await bank.images.prepare(png);
       const add = (b: 'source' | 'target', id: string, caption: string) =>
-        bank.transaction(() => {
-          bank.images.record(img);
-          bank.items.upsert({ bank: b, extId: id, caption, lang: b === 'source' ? 'eng' : 'cmn', captionStatus: 'ok', captionReason: null, imageSha256: img.sha256 });
+        bank.transaction(async (tx) => {
+          await tx.images.record(img);
+          await tx.items.upsert({ bank: b, extId: id, caption, lang: b === 'source' ? 'eng' : 'cmn', captionStatus: 'ok', captionReason: null, imageSha256: img.sha256 });
         });
-      add('source', 'a', 'A dog runs on the beach.');
-      add('source', 'b', 'A dog sleeps on a sofa.');
-      add('target', 'c', '一只狗在海滩上奔跑。');
+      await add('source', 'a', 'A dog runs on the beach.');
+      await add('source', 'b', 'A dog sleeps on a sofa.');
+      await add('target', 'c', '一只狗在海滩上奔跑。');
       const first = await updateIdf(bank, config, { cacheDir: testLexiconDir() });
       expect(first.added).to.deep.equal({ source: 2, target: 1 });
       const again = await updateIdf(bank, config, { cacheDir: testLexiconDir() });
       expect(again.added).to.deep.equal({ source: 0, target: 0 });
-      add('source', 'd', 'A cat sleeps on a sofa.');
+      await add('source', 'd', 'A cat sleeps on a sofa.');
       // A scorer made on the bank counts what arrived since (the pairing stage gets current IDF without a call).
-      const s = createScorer(config, { bank, cacheDir: testLexiconDir() });
+      const s = await createScorer(config, { bank, cacheDir: testLexiconDir() });
       expect(s.termStats.docs.en).to.equal(3);
-      const stats = bank.repo(TermStatsRepo).load();
+      const stats = (await bank.repo(TermStatsRepo).load());
       expect(stats.docs.en).to.equal(3);
       expect(stats.df.en.get('dog')).to.equal(2);
       expect(stats.df.en.get('cat')).to.equal(1);
       expect(stats.df.zh.get('狗')).to.equal(1);
       expect(s.termStats.idf('en', 'cat')).to.equal(1); // fewer captions than needed for IDF: uniform weights
     } finally {
-      bank.close();
+      await bank.close();
     }
   });
 });

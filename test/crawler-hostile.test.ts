@@ -115,21 +115,21 @@ describe('crawler: one bad site never stops a crawl (issue 18, finding 2)', func
       const dir = tempDir();
       fs.mkdirSync(path.join(dir, 'sites'));
       fs.writeFileSync(path.join(dir, 'sites', 's.yaml'), profile('s', srv.base));
-      const bank = Bank.open(path.join(dir, 'data'));
+      const bank = await Bank.open(path.join(dir, 'data'));
       // A frontier row whose stored item data is damaged: handling it throws.
-      bank.transaction(() => {
-        const repo = bank.repo(CrawlRepo);
-        repo.beginCycle('s', []);
-        repo.enqueue('s', 1, [{ key: 'item:source:broken', url: `${srv.base}/img/a.jpg`, kind: 'image', depth: 2, data: '{not json' }]);
-        repo.closeCycle('s', 1);
+      await bank.transaction(async (tx) => {
+        const repo = tx.repo(CrawlRepo);
+        await repo.beginCycle('s', []);
+        await repo.enqueue('s', 1, [{ key: 'item:source:broken', url: `${srv.base}/img/a.jpg`, kind: 'image', depth: 2, data: '{not json' }]);
+        await repo.closeCycle('s', 1);
       });
       const s = await runCrawl(bank, config(), { sitesDir: path.join(dir, 'sites') });
       expect(s.failedSites).to.deep.equal([]);
       expect(s.itemsAdded.source).to.equal(2);
-      const row = bank.repo(CrawlRepo).row('item:source:broken')!;
+      const row = (await bank.repo(CrawlRepo).row('item:source:broken'))!;
       expect(row).to.deep.include({ state: 'failed', failureClass: 'permanent', reasonCode: 'internal' });
       expect(row.reason).to.contain(`${srv.base}/img/a.jpg`);
-      bank.close();
+      await bank.close();
     } finally {
       await srv.close();
     }
@@ -154,17 +154,17 @@ describe('crawler: redirects and aliases (issue 18, finding 5)', function () {
       fs.mkdirSync(path.join(dir, 'sites'));
       const file = path.join(dir, 'sites', 's.yaml');
       fs.writeFileSync(file, profile('s', srv.base));
-      const bank = Bank.open(path.join(dir, 'data'));
+      const bank = await Bank.open(path.join(dir, 'data'));
       const s = await runCrawl(bank, config({ allowPrivateAddresses: true }), { sitesDir: path.join(dir, 'sites') });
       expect(outside.hits).to.deep.equal([]);
       expect(s.failures.permanent['offsite-redirect']).to.equal(2);
       const repo = bank.repo(CrawlRepo);
       for (const [p, target] of [['/2024/away.html', '/2024/x.html'], ['/2024/chain.html', '/2024/y.html']]) {
-        const row = repo.row(urlKey(`${srv.base}${p}`)!)!;
+        const row = (await repo.row(urlKey(`${srv.base}${p}`)!))!;
         expect(row).to.deep.include({ state: 'failed', reasonCode: 'offsite-redirect' });
         expect(row.reason).to.contain(`${srv.base}${p}`).and.to.contain(`${outside.base}${target}`).and.to.contain(file);
       }
-      bank.close();
+      await bank.close();
     } finally {
       await Promise.all([srv.close(), outside.close()]);
     }
@@ -203,15 +203,15 @@ describe('crawler: redirects and aliases (issue 18, finding 5)', function () {
       const hosts = ['127.0.0.1', 'localhost', 'news.test', 'www.news.test', 'news.test.'].map((h) => `"${h}:${srv.port}"`).join(', ');
       fs.writeFileSync(path.join(dir, 'sites', 's.yaml'), `name: s\nlanguage: en\nstartUrls: ["${srv.base}/"]\nallowedHosts: [${hosts}]\narticlePatterns: ['/2024/']\n`);
       const resolve = async () => [{ address: '127.0.0.1', family: 4 }];
-      const bank = Bank.open(path.join(dir, 'data'));
+      const bank = await Bank.open(path.join(dir, 'data'));
       await runCrawl(bank, config({ allowPrivateAddresses: true }), { sitesDir: path.join(dir, 'sites'), resolve });
-      const items = bank.items.list('source', 100);
+      const items = (await bank.items.list('source', 100));
       // a.html (two hosts, one canonical URL) and b.html (three spellings): two pages, one item each.
       expect(items.map((i) => new URL(i.pageUrl!).pathname).sort()).to.deep.equal(['/2024/a.html', '/2024/b.html']);
       expect(items.find((i) => i.pageUrl!.includes('/a.html'))!.pageUrl).to.equal(`${srv.base}/2024/a.html`);
       expect(srv.hits.filter((h) => /\/2024\/(b|%62)\.html/.test(h.path))).to.have.length(1);
       expect(srv.hits.filter((h) => h.path.startsWith('/img/'))).to.have.length(2); // one photo per page, not per spelling
-      bank.close();
+      await bank.close();
     } finally {
       await srv!.close();
     }
@@ -279,36 +279,36 @@ describe('crawler: hostile pages (issue 18)', function () {
       fs.mkdirSync(path.join(dir, 'sites'));
       fs.writeFileSync(path.join(dir, 'sites', 'en.yaml'), profile('hostile', srv.base));
       fs.writeFileSync(path.join(dir, 'sites', 'zh.yaml'), profile('hostile-zh', zhSrv.base, '', 'zh'));
-      const bank = Bank.open(path.join(dir, 'data'));
+      const bank = await Bank.open(path.join(dir, 'data'));
       const heap0 = process.memoryUsage().heapUsed;
       const s = await runCrawl(bank, config({ maxPageBytes: 512 * 1024, maxPageElements: 20000 }), { sitesDir: path.join(dir, 'sites') });
       const heapGrowth = process.memoryUsage().heapUsed - heap0;
       expect(s.failedSites).to.deep.equal([]);
       const repo = bank.repo(CrawlRepo);
-      const row = (n: string) => repo.row(urlKey(`${srv.base}/2024/${n}.html`)!)!;
-      const expectFail = (n: string, state: string, code: string) => {
-        const r = row(n);
+      const row = async (n: string) => (await repo.row(urlKey(`${srv.base}/2024/${n}.html`)!))!;
+      const expectFail = async (n: string, state: string, code: string) => {
+        const r = await row(n);
         expect(r, n).to.deep.include({ state, reasonCode: code });
         expect(r.reason, n).to.contain(`${srv.base}/2024/${n}.html`);
       };
-      expectFail('huge', 'failed', 'too-large');
-      expectFail('deep', 'failed', 'too-deep');
-      expectFail('wide', 'failed', 'too-many-elements');
-      expectFail('loop', 'pending', 'too-many-redirects'); // transient: asked again next cycle, given up after the limit
-      expectFail('slow', 'pending', 'timeout');
+      await expectFail('huge', 'failed', 'too-large');
+      await expectFail('deep', 'failed', 'too-deep');
+      await expectFail('wide', 'failed', 'too-many-elements');
+      await expectFail('loop', 'pending', 'too-many-redirects'); // transient: asked again next cycle, given up after the limit
+      await expectFail('slow', 'pending', 'timeout');
       expect(hugeSent).to.be.below(4 * 1024 * 1024); // the reader hung up early: memory bounded by maxPageBytes
       expect(heapGrowth).to.be.below(64 * 1024 * 1024);
       // The rest of the site: the good page, the GBK page without a charset; the page whose charset lies is
       // processed, and whatever it decodes to never pairs unless it reads as Chinese.
-      const items = bank.items.list('source', 100);
+      const items = (await bank.items.list('source', 100));
       expect(items.map((i) => i.caption)).to.deep.equal(['Rescue workers search the rubble after the earthquake.']);
-      const zhRow = (n: string) => repo.row(urlKey(`${zhSrv.base}/2024/${n}.html`)!)!;
-      expect(zhRow('nocharset').state).to.equal('done');
-      expect(zhRow('wrongcharset').state).to.equal('done');
-      const zh = bank.items.list('target', 100);
+      const zhRow = async (n: string) => (await repo.row(urlKey(`${zhSrv.base}/2024/${n}.html`)!))!;
+      expect((await zhRow('nocharset')).state).to.equal('done');
+      expect((await zhRow('wrongcharset')).state).to.equal('done');
+      const zh = (await bank.items.list('target', 100));
       expect(zh.find((i) => i.pageUrl!.includes('nocharset'))!.caption).to.equal('市民在公园里赏花。');
       for (const i of zh) if (i.captionStatus === 'ok') expect(i.caption).to.equal('市民在公园里赏花。'); // wrong-language check keeps mojibake out of pairing
-      bank.close();
+      await bank.close();
     } finally {
       await Promise.all([srv.close(), zhSrv.close()]);
     }
@@ -351,7 +351,7 @@ describe('crawler: Retry-After (issue 14)', function () {
       fs.mkdirSync(path.join(dir, 'sites'));
       fs.writeFileSync(path.join(dir, 'sites', 'a.yaml'), profile('a', a.base));
       fs.writeFileSync(path.join(dir, 'sites', 'b.yaml'), profile('b', b.base));
-      const bank = Bank.open(path.join(dir, 'data'));
+      const bank = await Bank.open(path.join(dir, 'data'));
       const s = await runCrawl(bank, config(), { sitesDir: path.join(dir, 'sites') });
       expect(first429).to.be.above(0);
       const after = a.hits.filter((h) => h.at > first429);
@@ -360,7 +360,7 @@ describe('crawler: Retry-After (issue 14)', function () {
       expect(b.hits.filter((h) => h.at > first429 && h.at < first429 + 5000).length).to.be.at.least(3);
       expect(s.itemsAdded.source).to.equal(7);
       expect(s.failures.transient['http-429']).to.equal(undefined); // retried within the cycle: not a failure of the URL
-      bank.close();
+      await bank.close();
     } finally {
       await Promise.all([a.close(), b.close()]);
     }

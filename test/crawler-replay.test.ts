@@ -32,24 +32,24 @@ function config(over: Record<string, unknown> = {}): Config {
 }
 
 /** The bank's crawled items as comparable rows, and which expected items are there. */
-function bankItems(bank: Bank) {
-  const rows = [...bank.items.list('source', 100000), ...bank.items.list('target', 100000)];
+async function bankItems(bank: Bank) {
+  const rows = [...(await bank.items.list('source', 100000)), ...(await bank.items.list('target', 100000))];
   return rows.map((i) => ({ ext: i.extId, page: i.pageUrl!, image: i.imageUrl!, caption: i.caption, sha: i.imageSha256 })).sort((a, b) => (a.ext < b.ext ? -1 : 1));
 }
 
 /** The same, without what depends on the servers' ports (two runs on two replays). */
-function portless(bank: Bank) {
+async function portless(bank: Bank) {
   const strip = (u: string) => u.replace(/^http:\/\/127\.0\.0\.1:\d+/, '');
-  return bankItems(bank)
+  return (await bankItems(bank))
     .map((i) => ({ page: strip(i.page), image: strip(i.image), caption: i.caption, sha: i.sha }))
     .sort((a, b) => (`${a.page} ${a.image}` < `${b.page} ${b.image}` ? -1 : 1));
 }
 
-function coverage(replay: Replay, bank: Bank) {
+async function coverage(replay: Replay, bank: Bank) {
   const key = (p: string, i: string) => `${p}\n${i}`;
   const want = new Set(replay.expected.map((e) => key(e.pageUrl, e.imageUrl)));
   const have = new Map<string, number>();
-  for (const i of bankItems(bank)) have.set(key(i.page, i.image), (have.get(key(i.page, i.image)) ?? 0) + 1);
+  for (const i of await bankItems(bank)) have.set(key(i.page, i.image), (have.get(key(i.page, i.image)) ?? 0) + 1);
   return {
     found: [...want].filter((k) => have.has(k)).length,
     expected: want.size,
@@ -63,11 +63,11 @@ async function withReplay(faults: FaultOptions | null, fn: (r: { replay: Replay;
   const replay = await startReplay(fixturePages(FIXTURES), faults);
   const dir = tempDir();
   replay.writeProfiles(path.join(dir, 'sites'));
-  const bank = Bank.open(path.join(dir, 'data'));
+  const bank = await Bank.open(path.join(dir, 'data'));
   try {
     await fn({ replay, bank, dir, crawl: (site) => runCrawl(bank, config(), { sitesDir: path.join(dir, 'sites'), site }) });
   } finally {
-    bank.close();
+    await bank.close();
     await replay.close();
   }
 }
@@ -87,9 +87,9 @@ describe('crawler: replay of fixture sites with faults', function () {
         const s = await crawl();
         expect(s.failedSites).to.deep.equal([]);
         retries += s.retries;
-        found.push(coverage(replay, bank).found);
+        found.push((await coverage(replay, bank)).found);
       }
-      const cov = coverage(replay, bank);
+      const cov = await coverage(replay, bank);
       expect(cov.found, `found after each cycle: ${found}`).to.equal(cov.expected);
       expect(cov.duplicated).to.equal(0);
       expect(cov.unexpected).to.equal(0);
@@ -98,7 +98,7 @@ describe('crawler: replay of fixture sites with faults', function () {
       // 404/410 pages: never asked again after their answer; the robots-disallowed page never asked at all.
       expect(replay.permanentRetried).to.equal(0);
       expect(replay.disallowedRequested).to.equal(0);
-      const st = bank.repo(StatsRepo).all().crawl;
+      const st = (await bank.repo(StatsRepo).all()).crawl;
       expect(st.failures.permanent).to.include.keys('robots');
       expect((st.failures.permanent['http-404'] ?? 0) + (st.failures.permanent['http-410'] ?? 0)).to.equal(8);
     }));
@@ -111,13 +111,13 @@ describe('crawler: replay of fixture sites with faults', function () {
       const s1 = await crawl('replay-en');
       expect(s1.failures.transient['http-503']).to.equal(1);
       const repo = bank.repo(CrawlRepo);
-      expect(repo.row(urlKey(victim.pageUrl)!)!.state).to.equal('images');
-      expect(coverage(replay, bank).found).to.equal(replay.expected.filter((e) => e.lang === 'en').length - 1);
+      expect((await repo.row(urlKey(victim.pageUrl)!))!.state).to.equal('images');
+      expect((await coverage(replay, bank)).found).to.equal(replay.expected.filter((e) => e.lang === 'en').length - 1);
       replay.sites.en.faults = null;
       replay.sites.en.hits.length = 0;
       const s2 = await crawl('replay-en');
       expect(s2.itemsAdded.source).to.equal(1);
-      expect(repo.row(urlKey(victim.pageUrl)!)!.state).to.equal('done');
+      expect((await repo.row(urlKey(victim.pageUrl)!))!.state).to.equal('done');
       expect(replay.sites.en.hits.map((h) => h.path)).to.not.include(new URL(victim.pageUrl).pathname);
       expect(replay.sites.en.hits.filter((h) => h.path === imgPath)).to.have.length(1);
     }));
@@ -128,24 +128,41 @@ describe('crawler: replay of fixture sites with faults', function () {
       const s1 = await crawl('replay-zh');
       expect(s1.deferred).to.equal(3); // home page, feed, sitemap
       expect(replay.sites.zh.hits.every((h) => h.path === '/robots.txt')).to.equal(true);
-      expect(bank.repo(StatsRepo).all().crawl.failed).to.equal(0);
+      expect((await bank.repo(StatsRepo).all()).crawl.failed).to.equal(0);
       replay.sites.zh.faults = null;
       await crawl('replay-zh');
-      expect(bank.items.count('target')).to.equal(replay.expected.filter((e) => e.lang === 'zh').length);
+      expect((await bank.items.count('target'))).to.equal(replay.expected.filter((e) => e.lang === 'zh').length);
+    }));
+
+  it('a host that keeps failing opens its breaker: no more requests to it this cycle, its URLs wait for the next; the other host is harvested', () =>
+    withReplay(null, async ({ replay, bank, dir }) => {
+      replay.sites.en.faults = only503((p) => p !== '/robots.txt');
+      const cfg = config({ hosts: { errorDelayMs: 1, maxDelayMs: 20, recoverRate: 100, breakerErrors: 4 } });
+      const s = await runCrawl(bank, cfg, { sitesDir: path.join(dir, 'sites') });
+      const enRequests = replay.sites.en.hits.filter((h) => h.path !== '/robots.txt').length;
+      expect(enRequests).to.be.within(4, 5); // the error budget (and at most one request already on its way), then nothing
+      expect(s.deferred).to.be.at.least(2); // the start page's siblings (feed, sitemap) put off without a request
+      expect(await bank.items.count('target')).to.equal(replay.expected.filter((e) => e.lang === 'zh').length);
+      const pending = await bank.repo(CrawlRepo).list(['pending'], { site: 'replay-en' });
+      expect(pending.map((r) => r.reasonCode).sort()).to.include('host-paused');
+      // Next cycle, the host answers again: everything comes in.
+      replay.sites.en.faults = null;
+      await runCrawl(bank, cfg, { sitesDir: path.join(dir, 'sites') });
+      expect(await bank.items.count('source')).to.equal(replay.expected.filter((e) => e.lang === 'en').length);
     }));
 
   it('a listing that failed is fetched in full next cycle even though its validators were stored', () =>
     withReplay(null, async ({ replay, bank, crawl }) => {
       const repo = bank.repo(CrawlRepo);
       const feed = `${replay.sites.en.base}/rss.xml`;
-      repo.setValidators(feed, { etag: '"v1"', lastModified: null }); // stored by an earlier cycle
+      await repo.setValidators(feed, { etag: '"v1"', lastModified: null }); // stored by an earlier cycle
       replay.sites.en.faults = only503((p) => p === '/rss.xml');
       await crawl('replay-en');
-      expect(repo.validators(feed)).to.equal(undefined);
+      expect(await repo.validators(feed)).to.equal(undefined);
       replay.sites.en.faults = null;
       replay.sites.en.hits.length = 0;
       await crawl('replay-en');
-      expect(repo.row(urlKey(feed)!)!.state).to.equal('done');
+      expect((await repo.row(urlKey(feed)!))!.state).to.equal('done');
       expect(replay.sites.en.hits.filter((h) => h.path === '/rss.xml')).to.have.length(1);
     }));
 
@@ -162,10 +179,10 @@ describe('crawler: replay of fixture sites with faults', function () {
       }
       // Three tries in cycle 1, the next cycle, then two cycles later (giveUpAfter 3 here): given up.
       expect(asked).to.deep.equal([3, 3, 0, 3, 0]);
-      const row = bank.repo(CrawlRepo).row(urlKey(victim.url)!)!;
+      const row = (await bank.repo(CrawlRepo).row(urlKey(victim.url)!))!;
       expect(row).to.deep.include({ state: 'given-up', failureClass: 'transient', reasonCode: 'http-503', attempts: 3 });
       expect(row.reason).to.include(victim.url);
-      const st = bank.repo(StatsRepo).all().crawl;
+      const st = (await bank.repo(StatsRepo).all()).crawl;
       expect(st.givenUp).to.equal(1);
       expect(st.failures.transient['http-503']).to.equal(1);
       const { DaemonMetrics } = await import('../src/daemon/metrics.js');
@@ -184,7 +201,7 @@ describe('crawler: replay of fixture sites with faults', function () {
       replay.sites.en.faults = null;
       const again = await runCrawl(bank, config(), { sitesDir: path.join(dir, 'sites'), site: 'replay-en', retryGivenUp: true });
       expect(again.articles).to.equal(1);
-      expect(bank.repo(CrawlRepo).row(urlKey(victim.url)!)!.state).to.be.oneOf(['done', 'images']);
+      expect((await bank.repo(CrawlRepo).row(urlKey(victim.url)!))!.state).to.be.oneOf(['done', 'images']);
     }));
 });
 
@@ -203,7 +220,7 @@ describe('crawler: upgrade from the crawlee queue', function () {
       fs.writeFileSync(path.join(qdir, 'c.json'), '{"id": "half-writ');
       await crawl('replay-en');
       expect(replay.sites.en.hits.map((h) => h.path)).to.include('/en/2024/orphan.html').and.not.include('/en/2024/handled.html');
-      expect(bank.repo(CrawlRepo).row(urlKey(orphan)!)).to.deep.include({ state: 'failed', reasonCode: 'http-404' });
+      expect((await bank.repo(CrawlRepo).row(urlKey(orphan)!))).to.deep.include({ state: 'failed', reasonCode: 'http-404' });
       expect(fs.existsSync(path.join(bank.dataDir, 'crawl', 'request_queues'))).to.equal(false);
     }));
 });
@@ -218,17 +235,17 @@ describe('crawler: kill -9 during cycles', function () {
     // The uninterrupted run, in this process.
     const ref = await startReplay(pages, { ...faults });
     const dir = tempDir();
-    let expectedItems: ReturnType<typeof portless>;
+    let expectedItems: Awaited<ReturnType<typeof portless>>;
     try {
       ref.writeProfiles(path.join(dir, 'ref-sites'));
-      const bank = Bank.open(path.join(dir, 'ref'));
+      const bank = await Bank.open(path.join(dir, 'ref'));
       for (let c = 0; c < 4; c++) {
         const r = await runCrawl(bank, config(cfgOver), { sitesDir: path.join(dir, 'ref-sites') });
         if (r.pendingRetries === 0 && r.queued === 0) break;
       }
-      expectedItems = portless(bank);
+      expectedItems = await portless(bank);
       expect(expectedItems.length).to.equal(ref.expected.length);
-      bank.close();
+      await bank.close();
     } finally {
       await ref.close();
     }
@@ -277,9 +294,9 @@ describe('crawler: kill -9 during cycles', function () {
         const summary = JSON.parse(r.out);
         if (summary.pendingRetries === 0 && summary.queued === 0) break;
       }
-      const bank = Bank.open(path.join(dir, 'killed'));
-      expect(portless(bank)).to.deep.equal(expectedItems!);
-      bank.close();
+      const bank = await Bank.open(path.join(dir, 'killed'));
+      expect(await portless(bank)).to.deep.equal(expectedItems!);
+      await bank.close();
     } finally {
       await replay.close();
     }

@@ -7,10 +7,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import Database from 'better-sqlite3';
 import sharp from 'sharp';
 import { Bank, CrawlRepo } from '../src/bank/index.js';
 import { applyMigrations } from '../src/bank/db.js';
+import { SqliteBackend } from '../src/bank/sqlite.js';
 import { migrations } from '../src/bank/migrations/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { errorFailure, parseRetryAfter, statusFailure } from '../src/crawler/failures.js';
@@ -283,25 +283,26 @@ describe('crawler units: URL identity, migration 9, deprecated keys', () => {
     expect(urlKey('ftp://news.test/a')).to.equal(null);
   });
 
-  it('migration 9 turns harvested pages into done rows and transient failures into pending retries', () => {
+  it('migration 9 turns harvested pages into done rows and transient failures into pending retries', async () => {
     const file = path.join(tempDir(), 'capbridge.db');
-    const db = new Database(file);
-    applyMigrations(db, file, migrations.filter((m) => m.version < 9));
-    const ins = db.prepare('INSERT INTO crawl_pages (url, site, status, pairs, added, reason, fetched_at) VALUES (?, ?, ?, 0, 0, ?, ?)');
-    ins.run('http://news.test/2024/ok.html', 's', 200, null, '2024-01-01');
-    ins.run('http://news.test/2024/t.html', 's', 0, 'timeout', '2024-01-01');
-    ins.run('http://news.test/2024/5.html', 's', 503, 'HTTP 503', '2024-01-01');
-    ins.run('http://news.test/2024/r.html', 's', 0, 'robots', '2024-01-01');
-    ins.run('http://news.test/2024/g.html', 's', 404, 'HTTP 404', '2024-01-01');
-    db.prepare("INSERT INTO meta (key, value) VALUES ('crawler.cycle.s', '7')").run();
-    db.close();
-    const b2 = Bank.open(path.dirname(file));
+    const db = SqliteBackend.open(file);
+    await applyMigrations(db, migrations.filter((m) => m.version < 9));
+    const ins = 'INSERT INTO crawl_pages (url, site, status, pairs, added, reason, fetched_at) VALUES (?, ?, ?, 0, 0, ?, ?)';
+    await db.run(ins, ['http://news.test/2024/ok.html', 's', 200, null, '2024-01-01']);
+    await db.run(ins, ['http://news.test/2024/t.html', 's', 0, 'timeout', '2024-01-01']);
+    await db.run(ins, ['http://news.test/2024/5.html', 's', 503, 'HTTP 503', '2024-01-01']);
+    await db.run(ins, ['http://news.test/2024/r.html', 's', 0, 'robots', '2024-01-01']);
+    await db.run(ins, ['http://news.test/2024/g.html', 's', 404, 'HTTP 404', '2024-01-01']);
+    await db.run("INSERT INTO meta (key, value) VALUES ('crawler.cycle.s', '7')");
+    await db.close();
+    const b2 = await Bank.open(path.dirname(file));
     const repo = b2.repo(CrawlRepo);
-    const state = (p: string) => repo.row(urlKey(`http://news.test/2024/${p}`)!)?.state;
-    expect(['ok.html', 't.html', '5.html', 'r.html', 'g.html'].map(state)).to.deep.equal(['done', 'pending', 'pending', 'pending', 'failed']);
-    expect(repo.siteCycle('s')).to.deep.equal({ cycle: 7, open: false });
-    expect(b2.meta.get('crawler.cycle.s')).to.equal(undefined);
-    b2.close();
+    const states: (string | undefined)[] = [];
+    for (const p of ['ok.html', 't.html', '5.html', 'r.html', 'g.html']) states.push((await repo.row(urlKey(`http://news.test/2024/${p}`)!))?.state);
+    expect(states).to.deep.equal(['done', 'pending', 'pending', 'pending', 'failed']);
+    expect(await repo.siteCycle('s')).to.deep.equal({ cycle: 7, open: false });
+    expect(await b2.meta.get('crawler.cycle.s')).to.equal(undefined);
+    await b2.close();
   });
 
   it('crawler.filters of an old config file is ignored with a warning instead of stopping start-up', () => {

@@ -22,7 +22,7 @@ const FAST = {
 
 async function importSites(data: string, sitesDir: string): Promise<void> {
   const sites = await generateSites(sitesDir);
-  const bank = Bank.open(data);
+  const bank = await Bank.open(data);
   try {
     for (const s of sites) {
       // a subset of the demo's stories: 3 shared scenes plus one unshared photo on each side
@@ -33,25 +33,25 @@ async function importSites(data: string, sitesDir: string): Promise<void> {
       await importManifest(bank, { bank: s.name === 'en' ? 'source' : 'target', manifest: file, config });
     }
   } finally {
-    bank.close();
+    await bank.close();
   }
 }
 
-function snapshot(data: string) {
-  const bank = Bank.open(data);
+async function snapshot(data: string) {
+  const bank = await Bank.open(data);
   try {
     const stats = bank.repo(StatsRepo);
     const pairs = bank.repo(PairsRepo);
     return {
-      source: stats.bankCounts('source').byStatus,
-      target: stats.bankCounts('target').byStatus,
-      candidates: pairs.countCandidates(),
-      emitted: pairs.count(true),
-      decided: pairs.count(true) + pairs.count(false),
-      byLevel: pairs.countByLevel(),
+      source: (await stats.bankCounts('source')).byStatus,
+      target: (await stats.bankCounts('target')).byStatus,
+      candidates: await pairs.countCandidates(),
+      emitted: await pairs.count(true),
+      decided: (await pairs.count(true)) + (await pairs.count(false)),
+      byLevel: await pairs.countByLevel(),
     };
   } finally {
-    bank.close();
+    await bank.close();
   }
 }
 
@@ -100,16 +100,16 @@ describe('daemon: SIGKILL mid-cycle, then restart', function () {
     if (fs.existsSync(path.join(killed, 'lexicon'))) fs.cpSync(path.join(killed, 'lexicon'), path.join(reference, 'lexicon'), { recursive: true });
     const ref = await runCli(['--data', reference, 'daemon', '--once', '--json'], { env: FAST });
     expect(ref.code, ref.stderr).to.equal(0);
-    const refSnap = snapshot(reference);
+    const refSnap = await snapshot(reference);
     // the input is made so that the cycle has real work: shared photos are matched and some pairs emitted
     expect(refSnap.candidates).to.be.greaterThan(0);
     expect(refSnap.emitted).to.be.greaterThan(0);
-    expect(snapshot(killed)).to.deep.equal(refSnap);
+    expect(await snapshot(killed)).to.deep.equal(refSnap);
 
     // a further cycle changes nothing and duplicates nothing; an export holds each pair once
     const again = await runCli(['--data', killed, 'daemon', '--once'], { env: FAST });
     expect(again.code, again.stderr).to.equal(0);
-    expect(snapshot(killed)).to.deep.equal(snapshot(reference));
+    expect(await snapshot(killed)).to.deep.equal(await snapshot(reference));
     const out = path.join(dir, 'pairs.tsv');
     const exp = await runCli(['--data', killed, 'export', '--format', 'tsv', '--out', out, '--min-level', 'pse']);
     expect(exp.code, exp.stderr).to.equal(0);

@@ -17,13 +17,14 @@ export async function addItem(
 ): Promise<number> {
   const file = await makeImage(path.join(dir, 'img', `${b}-${extId}.png`), seed);
   const rec = await bank.images.prepare(fs.readFileSync(file));
-  return bank.transaction(() => {
-    bank.images.record(rec);
-    return bank.items.upsert({
+  return bank.transaction(async (tx) => {
+    await tx.images.record(rec);
+    const { id } = await tx.items.upsert({
       bank: b, extId, caption, lang: b === 'source' ? 'eng' : 'cmn', captionStatus: extra.captionStatus ?? (caption ? 'ok' : 'empty'),
       captionReason: null, imageSha256: rec.sha256, pageUrl: extra.pageUrl ?? `https://${b}.example/${extId}`,
       imageUrl: `https://${b}.example/img/${extId}.jpg`, site: b, importedAt: '2026-11-01T00:00:00.000Z',
-    }).id;
+    });
+    return id;
   });
 }
 
@@ -35,19 +36,19 @@ export function decision(sourceItemId: number, targetItemId: number, en: string,
 }
 
 /** Stores decisions as the pairing stage does; a scored decision without sentence pairs is one sentence on each side. */
-export function storeDecisions(bank: Bank, ds: PairDecision[]): void {
-  const repo = bank.repo(PairsRepo);
-  const sentences = bank.repo(SentencePairsRepo);
-  bank.transaction(() =>
-    ds.forEach((d) => {
-      repo.upsert(d);
+export async function storeDecisions(bank: Bank, ds: PairDecision[]): Promise<void> {
+  await bank.transaction(async (tx) => {
+    const repo = tx.repo(PairsRepo);
+    const sentences = tx.repo(SentencePairsRepo);
+    for (const d of ds) {
+      const id = await repo.upsert(d);
       const whole =
         d.level && d.c !== null
           ? [{ enFirst: 0, enLast: 0, zhFirst: 0, zhLast: 0, en: d.en, zh: d.zh, emitted: d.emitted, level: d.level, c: d.c, fc: d.fc ?? 0, fe: d.fe ?? 0, fl: d.fl ?? 0, fcov: d.fcov ?? 0 }]
           : [];
-      sentences.replace(repo.get(d.sourceItemId, d.targetItemId)!.id, d.sourceItemId, d.targetItemId, d.sentencePairs ?? whole);
-    }),
-  );
+      await sentences.replace(id, d.sourceItemId, d.targetItemId, d.sentencePairs ?? whole);
+    }
+  });
 }
 
 /**

@@ -55,11 +55,11 @@ describe('pairing decision', () => {
 describe('daemon --once --export: the scheduled export of new pairs', () => {
   it('writes dated files of pairs never exported before, then empty ones', async () => {
     const dir = tempDir();
-    const bank = Bank.open(path.join(dir, 'data'));
+    const bank = await Bank.open(path.join(dir, 'data'));
     try {
       const s = await addItem(bank, dir, 'source', 's1', 'A heron stands in the river.', 1);
       const t = await addItem(bank, dir, 'target', 't1', '一只鹭站在河里。', 2);
-      storeDecisions(bank, [decision(s, t, 'A heron stands in the river.', '一只鹭站在河里。', 'par', 0.7)]);
+      await storeDecisions(bank, [decision(s, t, 'A heron stands in the river.', '一只鹭站在河里。', 'par', 0.7)]);
       const logger = createLogger('error');
       const run = () => new Daemon({ bank, config, logger, once: true, exportAfter: true, handleSignals: false, stages: [] }).run(); // no stages: the decisions above are the input
       expect((await run()).exitCode).to.equal(0);
@@ -75,9 +75,9 @@ describe('daemon --once --export: the scheduled export of new pairs', () => {
       const second = fs.readdirSync(folder).filter((f) => !first.includes(f) && f.endsWith('.tsv'));
       expect(second).to.have.length(1);
       expect(fs.readFileSync(path.join(folder, second[0]!), 'utf8').trim().split('\n')).to.have.length(1); // header only
-      expect(bank.meta.getJson<{ records: number }>('daemon.lastExport')?.records).to.equal(0);
+      expect((await bank.meta.getJson<{ records: number }>('daemon.lastExport'))?.records).to.equal(0);
     } finally {
-      bank.close();
+      await bank.close();
     }
   });
 });

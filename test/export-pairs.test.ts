@@ -13,9 +13,9 @@ const readJsonl = (f: string) => fs.readFileSync(f, 'utf8').split('\n').filter(B
 describe('export: pairs, collapse, watermark', () => {
   let dir: string;
   let bank: Bank;
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = tempDir();
-    bank = Bank.open(path.join(dir, 'data'));
+    bank = await Bank.open(path.join(dir, 'data'));
   });
   afterEach(() => bank.close());
 
@@ -26,14 +26,14 @@ describe('export: pairs, collapse, watermark', () => {
     const t2 = await addItem(bank, dir, 'target', 't2', '消防员在市中心扑救大火。', 4);
     const s3 = await addItem(bank, dir, 'source', 's3', 'A child flies a kite.', 5);
     const t3 = await addItem(bank, dir, 'target', 't3', '一个孩子在放风筝。', 6);
-    storeDecisions(bank, [
+    await storeDecisions(bank, [
       decision(s1, t1, 'Firefighters battle a blaze downtown.', '消防员在市中心扑救大火。', 'par', 0.8),
       decision(s2, t2, 'Firefighters battle a blaze downtown.', '消防员在市中心扑救大火。', 'par', 0.7),
       decision(s1, t2, 'Firefighters battle a blaze downtown.', '消防员在市中心扑救大火。', 'par', 0.75),
       decision(s3, t3, 'A child flies a kite.', '一个孩子在放风筝。', 'com', 0.55),
     ]);
     const out = path.join(dir, 'out.jsonl');
-    const sum = exportPairs(bank, config, { format: 'jsonl', out });
+    const sum = await exportPairs(bank, config, { format: 'jsonl', out });
     expect(sum.records).to.equal(2);
     expect(sum.pairs).to.equal(4);
     const recs = readJsonl(out);
@@ -44,7 +44,7 @@ describe('export: pairs, collapse, watermark', () => {
     expect(fire.source_url).to.include('https://source.example/s2');
     expect(fire.c).to.equal(0.8); // the best-scored member gives the scores
     // TSV: provenance joined with ' | '
-    exportPairs(bank, config, { format: 'tsv', out: path.join(dir, 'out.tsv') });
+    await exportPairs(bank, config, { format: 'tsv', out: path.join(dir, 'out.tsv') });
     const line = fs.readFileSync(path.join(dir, 'out.tsv'), 'utf8').split('\n').find((l) => l.startsWith('Firefighters'))!;
     expect(line.split('\t')[13]!.split(' | ')).to.have.length(3);
   });
@@ -55,14 +55,14 @@ describe('export: pairs, collapse, watermark', () => {
     const s2 = await addItem(bank, dir, 'source', 's2', 'Two.', 3);
     const t2 = await addItem(bank, dir, 'target', 't2', '二。', 4);
     const s3 = await addItem(bank, dir, 'source', 's3', 'Three.', 5);
-    storeDecisions(bank, [
+    await storeDecisions(bank, [
       decision(s1, t1, 'One.', '一。', 'par', 0.9),
       decision(s2, t2, 'Two.', '二。', 'pse', 0.4),
       decision(s3, t2, 'Three.', '二。', 'inc', 0.1, false),
     ]);
-    expect(exportPairs(bank, config, { format: 'jsonl', out: path.join(dir, 'a.jsonl'), minLevel: 'par' }).records).to.equal(1);
-    expect(exportPairs(bank, config, { format: 'jsonl', out: path.join(dir, 'b.jsonl'), minLevel: 'pse' }).records).to.equal(2);
-    expect(bank.repo(PairsRepo).countByLevel()).to.deep.equal({ par: 1, com: 0, pse: 1, inc: 0 });
+    expect((await exportPairs(bank, config, { format: 'jsonl', out: path.join(dir, 'a.jsonl'), minLevel: 'par' })).records).to.equal(1);
+    expect((await exportPairs(bank, config, { format: 'jsonl', out: path.join(dir, 'b.jsonl'), minLevel: 'pse' })).records).to.equal(2);
+    expect((await bank.repo(PairsRepo).countByLevel())).to.deep.equal({ par: 1, com: 0, pse: 1, inc: 0 });
   });
 
   it('--new exports each pair once; a re-decided pair with a new caption is exported again; known texts are not repeated', async () => {
@@ -70,33 +70,33 @@ describe('export: pairs, collapse, watermark', () => {
     const t1 = await addItem(bank, dir, 'target', 't1', '一辆红色电车。', 2);
     const s2 = await addItem(bank, dir, 'source', 's2', 'A blue boat.', 3);
     const t2 = await addItem(bank, dir, 'target', 't2', '一艘蓝色的船。', 4);
-    storeDecisions(bank, [decision(s1, t1, 'A red tram.', '一辆红色电车。', 'com', 0.6)]);
-    const first = exportPairs(bank, config, { format: 'jsonl', out: path.join(dir, '1.jsonl'), onlyNew: true });
+    await storeDecisions(bank, [decision(s1, t1, 'A red tram.', '一辆红色电车。', 'com', 0.6)]);
+    const first = await exportPairs(bank, config, { format: 'jsonl', out: path.join(dir, '1.jsonl'), onlyNew: true });
     expect(first.records).to.equal(1);
     // nothing new: a valid empty file
-    const again = exportPairs(bank, config, { format: 'jsonl', out: path.join(dir, '2.jsonl'), onlyNew: true });
+    const again = await exportPairs(bank, config, { format: 'jsonl', out: path.join(dir, '2.jsonl'), onlyNew: true });
     expect(again.records).to.equal(0);
     expect(fs.readFileSync(path.join(dir, '2.jsonl'), 'utf8')).to.equal('');
     // re-deciding the same pair on the same texts (a re-run) neither duplicates nor re-exports it
-    storeDecisions(bank, [decision(s1, t1, 'A red tram.', '一辆红色电车。', 'com', 0.62), decision(s2, t2, 'A blue boat.', '一艘蓝色的船。', 'par', 0.7)]);
-    expect(bank.repo(PairsRepo).count()).to.equal(2);
-    const third = exportPairs(bank, config, { format: 'jsonl', out: path.join(dir, '3.jsonl'), onlyNew: true });
+    await storeDecisions(bank, [decision(s1, t1, 'A red tram.', '一辆红色电车。', 'com', 0.62), decision(s2, t2, 'A blue boat.', '一艘蓝色的船。', 'par', 0.7)]);
+    expect((await bank.repo(PairsRepo).count())).to.equal(2);
+    const third = await exportPairs(bank, config, { format: 'jsonl', out: path.join(dir, '3.jsonl'), onlyNew: true });
     expect(readJsonl(path.join(dir, '3.jsonl')).map((r) => r.en)).to.deep.equal(['A blue boat.']);
     expect(third.records).to.equal(1);
     // the caption of s1 changes: the pair is re-decided on new text and is new again
-    storeDecisions(bank, [decision(s1, t1, 'A red tram in the rain.', '一辆红色电车。', 'com', 0.6)]);
-    expect(bank.repo(PairsRepo).count()).to.equal(2);
+    await storeDecisions(bank, [decision(s1, t1, 'A red tram in the rain.', '一辆红色电车。', 'com', 0.6)]);
+    expect((await bank.repo(PairsRepo).count())).to.equal(2);
     expect(readJsonl(path.join(dir, '3.jsonl'))).to.have.length(1);
-    exportPairs(bank, config, { format: 'jsonl', out: path.join(dir, '4.jsonl'), onlyNew: true });
+    await exportPairs(bank, config, { format: 'jsonl', out: path.join(dir, '4.jsonl'), onlyNew: true });
     expect(readJsonl(path.join(dir, '4.jsonl')).map((r) => r.en)).to.deep.equal(['A red tram in the rain.']);
     // a new item pair whose caption texts were already exported is marked, not written twice
     const s3 = await addItem(bank, dir, 'source', 's3', 'A blue boat.', 7);
-    storeDecisions(bank, [decision(s3, t2, 'A blue boat.', '一艘蓝色的船。', 'par', 0.7)]);
-    const fifth = exportPairs(bank, config, { format: 'jsonl', out: path.join(dir, '5.jsonl'), onlyNew: true });
+    await storeDecisions(bank, [decision(s3, t2, 'A blue boat.', '一艘蓝色的船。', 'par', 0.7)]);
+    const fifth = await exportPairs(bank, config, { format: 'jsonl', out: path.join(dir, '5.jsonl'), onlyNew: true });
     expect(fifth.records).to.equal(0);
     expect(fifth.skippedKnownTexts).to.equal(1);
     // a full export still holds everything, collapsed
-    const all = exportPairs(bank, config, { format: 'jsonl', out: path.join(dir, 'all.jsonl') });
+    const all = await exportPairs(bank, config, { format: 'jsonl', out: path.join(dir, 'all.jsonl') });
     expect(all.records).to.equal(2);
     expect(all.pairs).to.equal(3);
   });
@@ -108,21 +108,21 @@ describe('export: pairs, collapse, watermark', () => {
     for (let i = 0; i < 5; i++) tgt.push(await addItem(bank, dir, 'target', `t${i}`, `说明${i}。`, i + 11));
     const ds = [];
     for (let i = 0; i < 4; i++) for (let j = 0; j < 5; j++) ds.push(decision(src[i]!, tgt[j]!, `Caption ${i}.`, `说明${j}。`, (['par', 'com', 'pse'] as const)[(i + j) % 3], [0.5, 0.7, 0.5, 0.9][i]! - j * 0.01));
-    storeDecisions(bank, ds);
+    await storeDecisions(bank, ds);
     const repo = bank.repo(PairsRepo);
     for (const order of ['score', 'date', 'id'] as const) {
       const seen: number[] = [];
-      let page = repo.list({ limit: 3, order });
+      let page = await repo.list({ limit: 3, order });
       while (page.length) {
         seen.push(...page.map((p) => p.id));
-        page = repo.list({ limit: 3, order, after: page[page.length - 1] });
+        page = await repo.list({ limit: 3, order, after: page[page.length - 1] });
       }
       expect(seen, order).to.have.length(20);
       expect(new Set(seen).size, order).to.equal(20);
     }
-    const byScore = repo.list({ limit: 100, order: 'score' }).map((p) => p.c!);
+    const byScore = (await repo.list({ limit: 100, order: 'score' })).map((p) => p.c!);
     expect(byScore).to.deep.equal([...byScore].sort((a, b) => b - a));
-    expect(repo.list({ limit: 100, level: 'par' }).every((p) => p.level === 'par')).to.equal(true);
+    expect((await repo.list({ limit: 100, level: 'par' })).every((p) => p.level === 'par')).to.equal(true);
   });
 
   it('the CLI writes valid empty files and exits 0 when there are no pairs', async () => {

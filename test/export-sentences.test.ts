@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { Bank, PairsRepo, SentencePairsRepo } from '../src/bank/index.js';
+import { Bank, CandidatesRepo, PairsRepo, SentencePairsRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import { createScorer } from '../src/comparability/index.js';
@@ -23,12 +23,11 @@ const withConfig = (over: { export?: Partial<Config['export']>; comparability?: 
 });
 
 async function candidate(bank: Bank, s: number, t: number, rank = 0): Promise<void> {
-  bank.sql
-    .prepare(
-      `INSERT INTO candidates (source_item_id, target_item_id, rank, image_score, matches, inliers, homography, matched_at)
-       VALUES (?, ?, ?, 0.9, 120, 80, '[1,0,0,0,1,0,0,0,1]', ?)`,
-    )
-    .run(s, t, rank, new Date().toISOString());
+  await bank.repo(CandidatesRepo).replaceFor(
+    s,
+    [{ targetItemId: t, rank, imageScore: 0.9, matches: 120, inliers: 80, homography: [1, 0, 0, 0, 1, 0, 0, 0, 1], mirrored: false, pairs: null }],
+    new Date().toISOString(),
+  );
 }
 
 function tsvRows(file: string): Array<Record<string, string>> {
@@ -41,12 +40,12 @@ describe('export: sentence pairs from multi-sentence captions', function () {
   this.timeout(120_000);
   let dir: string;
   let bank: Bank;
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = tempDir();
-    bank = Bank.open(path.join(dir, 'data'));
+    bank = await Bank.open(path.join(dir, 'data'));
   });
   afterEach(() => bank.close());
-  const pair = (config: Config) => runPairing(bank, config, { scorer: createScorer(config, { bank, cacheDir: testLexiconDir() }) });
+  const pair = async (config: Config) => runPairing(bank, config, { scorer: await createScorer(config, { bank, cacheDir: testLexiconDir() }) });
 
   it('aligns the sentences of a caption pair, emits the ones with a counterpart, exports them with the caption pair\'s ids', async () => {
     const s = await addItem(bank, dir, 'source', 'story-1',
@@ -56,8 +55,8 @@ describe('export: sentence pairs from multi-sentence captions', function () {
     const summary = await pair(base);
     expect(summary.emitted).to.equal(1);
     expect(summary.sentencePairs).to.equal(1);
-    const p = bank.repo(PairsRepo).get(s, t)!;
-    const sp = bank.repo(SentencePairsRepo).ofPair(p.id);
+    const p = (await bank.repo(PairsRepo).get(s, t))!;
+    const sp = await bank.repo(SentencePairsRepo).ofPair(p.id);
     // two English sentences (the credit is not one), one Chinese: the fire sentence pairs, the market one does not
     const emitted = sp.filter((x) => x.emitted);
     expect(emitted.map((x) => [x.en, x.zh, x.enFirst, x.zhFirst])).to.deep.equal([
@@ -66,14 +65,14 @@ describe('export: sentence pairs from multi-sentence captions', function () {
     expect(sp.every((x) => !x.en.includes('Reuters') && !x.zh.includes('摄'))).to.equal(true);
     expect(p.c).to.equal(emitted[0]!.c); // the caption pair carries its best sentence pair's scores
     const out = path.join(dir, 'corpus.tsv');
-    exportPairs(bank, base, { format: 'tsv', out });
+    await exportPairs(bank, base, { format: 'tsv', out });
     const rows = tsvRows(out);
     expect(rows).to.have.length(1);
     expect(rows[0]).to.include({ en: emitted[0]!.en, zh: emitted[0]!.zh, pair_id: String(p.id), en_sentences: '0', zh_sentences: '0', source_id: 'story-1', target_id: 'story-1-zh' });
     // JSONL and the Moses provenance file carry the same ids
-    exportPairs(bank, base, { format: 'jsonl', out: path.join(dir, 'corpus.jsonl') });
+    await exportPairs(bank, base, { format: 'jsonl', out: path.join(dir, 'corpus.jsonl') });
     expect(JSON.parse(fs.readFileSync(path.join(dir, 'corpus.jsonl'), 'utf8'))).to.include.keys('pair_id', 'en_sentences', 'zh_sentences');
-    exportPairs(bank, base, { format: 'moses', out: path.join(dir, 'corpus') });
+    await exportPairs(bank, base, { format: 'moses', out: path.join(dir, 'corpus') });
     expect(fs.readFileSync(path.join(dir, 'corpus.ids'), 'utf8').split('\t')[1]).to.equal(String(p.id));
   });
 
@@ -87,15 +86,15 @@ describe('export: sentence pairs from multi-sentence captions', function () {
     const summary = await pair(base);
     expect(summary.decided).to.equal(2);
     const repo = bank.repo(PairsRepo);
-    const blob = repo.get(noStop, t)!;
+    const blob = (await repo.get(noStop, t))!;
     expect([blob.emitted, blob.reason, blob.level]).to.deep.equal([0, 'caption-too-long', null]);
-    const rep = repo.get(repeated, t)!;
-    const sentences = bank.repo(SentencePairsRepo).ofPair(rep.id);
+    const rep = (await repo.get(repeated, t))!;
+    const sentences = await bank.repo(SentencePairsRepo).ofPair(rep.id);
     // at most maxSentences sentences were read from it, each a real sentence
     expect(sentences.length).to.be.at.most(base.comparability.maxSentences);
     for (const x of sentences) expect(x.en).to.equal('A dog runs on the beach.');
     const out = path.join(dir, 'bounded.tsv');
-    exportPairs(bank, base, { format: 'tsv', out, minLevel: 'pse' });
+    await exportPairs(bank, base, { format: 'tsv', out, minLevel: 'pse' });
     for (const r of tsvRows(out)) expect(r.en!.length).to.be.at.most(base.comparability.maxCaptionChars);
   });
 
@@ -105,14 +104,14 @@ describe('export: sentence pairs from multi-sentence captions', function () {
     await candidate(bank, s, t);
     expect((await pair(base)).emitted).to.equal(1);
     const strict = withConfig({ export: { maxSentences: 1 } });
-    const r = await runPairing(bank, strict, { all: true, scorer: createScorer(strict, { bank, cacheDir: testLexiconDir() }) });
+    const r = await runPairing(bank, strict, { all: true, scorer: await createScorer(strict, { bank, cacheDir: testLexiconDir() }) });
     expect([r.emitted, r.notEmitted.filter]).to.deep.equal([0, 1]);
-    expect(bank.repo(PairsRepo).get(s, t)!.reason).to.equal('filter:sentences');
+    expect((await bank.repo(PairsRepo).get(s, t))!.reason).to.equal('filter:sentences');
     const words = withConfig({ export: { maxChineseWords: 3 } });
-    await runPairing(bank, words, { all: true, scorer: createScorer(words, { bank, cacheDir: testLexiconDir() }) });
-    expect(bank.repo(PairsRepo).get(s, t)!.reason).to.equal('filter:chinese-words');
+    await runPairing(bank, words, { all: true, scorer: await createScorer(words, { bank, cacheDir: testLexiconDir() }) });
+    expect((await bank.repo(PairsRepo).get(s, t))!.reason).to.equal('filter:chinese-words');
     // the caption was stored whole: turning the filters off again needs no re-crawl
-    expect(bank.items.byId(s)!.caption).to.contain('red ball');
+    expect((await bank.items.byId(s))!.caption).to.contain('red ball');
   });
 
   it('a bank from before sentence pairs: its pairs are re-decided once, and what was exported is not exported again', async () => {
@@ -120,13 +119,13 @@ describe('export: sentence pairs from multi-sentence captions', function () {
     const t = await addItem(bank, dir, 'target', 'old-zh', '一只黑狗跑过绿色的田野。', 11);
     await candidate(bank, s, t);
     await pair(base);
-    exportPairs(bank, base, { format: 'tsv', out: path.join(dir, 'first.tsv'), onlyNew: true });
+    await exportPairs(bank, base, { format: 'tsv', out: path.join(dir, 'first.tsv'), onlyNew: true });
     expect(tsvRows(path.join(dir, 'first.tsv'))).to.have.length(1);
     // what migration 11 finds in an older bank: decided and exported caption pairs, no sentence pairs, no idf_docs
-    bank.sql.exec('DELETE FROM sentence_pairs; UPDATE pairs SET idf_docs = NULL');
+    await bank.sql.exec('DELETE FROM sentence_pairs; UPDATE pairs SET idf_docs = NULL');
     const again = await pair(base);
     expect([again.decided, again.sentencePairs]).to.deep.equal([1, 1]);
-    exportPairs(bank, base, { format: 'tsv', out: path.join(dir, 'second.tsv'), onlyNew: true });
+    await exportPairs(bank, base, { format: 'tsv', out: path.join(dir, 'second.tsv'), onlyNew: true });
     expect(tsvRows(path.join(dir, 'second.tsv'))).to.have.length(0);
   });
 
@@ -135,7 +134,7 @@ describe('export: sentence pairs from multi-sentence captions', function () {
     const t = await addItem(bank, dir, 'target', 'idf-zh', '一只黑狗跑过绿色的田野。', 9);
     await candidate(bank, s, t);
     await pair(base);
-    const before = bank.repo(PairsRepo).get(s, t)!;
+    const before = (await bank.repo(PairsRepo).get(s, t))!;
     expect((await pair(base)).decided).to.equal(0); // nothing changed
     // 30 more captions on each side: the IDF table grows from 2 to 62 documents
     for (let i = 0; i < 30; i++) {
@@ -144,7 +143,7 @@ describe('export: sentence pairs from multi-sentence captions', function () {
     }
     const again = await pair(base);
     expect(again.decided).to.equal(1);
-    const after = bank.repo(PairsRepo).get(s, t)!;
+    const after = (await bank.repo(PairsRepo).get(s, t))!;
     expect(after.decidedAt > before.decidedAt || after.c !== before.c).to.equal(true);
     expect((await pair(base)).decided).to.equal(0); // and once only
   });

@@ -4,122 +4,240 @@ import { expect } from 'chai';
 import Database from 'better-sqlite3';
 import { Bank, LATEST_SCHEMA_VERSION, StatsRepo } from '../src/bank/index.js';
 import { applyMigrations } from '../src/bank/db.js';
+import { SqliteBackend } from '../src/bank/sqlite.js';
 import { tempDir, makeImage } from './helpers.js';
 
+const rejects = async (p: Promise<unknown>, re: RegExp) => {
+  let err: unknown;
+  try {
+    await p;
+  } catch (e) {
+    err = e;
+  }
+  expect(err, 'expected a rejection').to.be.instanceOf(Error);
+  expect((err as Error).message).to.match(re);
+};
+
 describe('bank', () => {
-  it('creates the database with WAL, foreign keys and the latest schema, and reopens without migrating again', () => {
+  it('creates the database with WAL and the latest schema, and reopens without migrating again', async () => {
     const dir = tempDir();
-    const bank = Bank.open(dir);
-    expect(bank.schemaVersion).to.equal(LATEST_SCHEMA_VERSION);
-    expect(bank.sql.pragma('journal_mode', { simple: true })).to.equal('wal');
-    expect(bank.sql.pragma('foreign_keys', { simple: true })).to.equal(1);
-    bank.meta.set('probe', 'kept');
-    bank.close();
-    const again = Bank.open(dir);
-    expect(again.meta.get('probe')).to.equal('kept');
-    expect(again.schemaVersion).to.equal(LATEST_SCHEMA_VERSION);
-    again.close();
+    const bank = await Bank.open(dir);
+    expect(await bank.schemaVersion()).to.equal(LATEST_SCHEMA_VERSION);
+    await bank.meta.set('probe', 'kept');
+    await bank.close();
+    const raw = new Database(path.join(dir, 'capbridge.db'), { readonly: true });
+    expect(raw.pragma('journal_mode', { simple: true })).to.equal('wal');
+    raw.close();
+    const again = await Bank.open(dir);
+    expect(await again.meta.get('probe')).to.equal('kept');
+    expect(await again.schemaVersion()).to.equal(LATEST_SCHEMA_VERSION);
+    await again.close();
   });
 
-  it('refuses a database from a newer capbridge', () => {
+  it('refuses a database from a newer capbridge', async () => {
     const dir = tempDir();
-    Bank.open(dir).close();
+    await (await Bank.open(dir)).close();
     const db = new Database(path.join(dir, 'capbridge.db'));
     db.pragma(`user_version = ${LATEST_SCHEMA_VERSION + 5}`);
     db.close();
-    expect(() => Bank.open(dir)).to.throw(/newer than this capbridge knows/);
+    await rejects(Bank.open(dir), /newer than this capbridge knows/);
   });
 
   it('stores identical image bytes once and keeps items pointing at them', async () => {
     const dir = tempDir();
-    const bank = Bank.open(dir);
+    const bank = await Bank.open(dir);
     const file = await makeImage(path.join(dir, 'src', 'a.png'), 1);
     const buf = fs.readFileSync(file);
     const rec1 = await bank.images.prepare(buf);
     const rec2 = await bank.images.prepare(Buffer.from(buf));
     expect(rec1.sha256).to.equal(rec2.sha256);
     expect(rec1).to.include({ width: 96, height: 72, format: 'png' });
-    bank.transaction(() => {
-      bank.images.record(rec1);
+    await bank.transaction(async (tx) => {
+      await tx.images.record(rec1);
       for (const extId of ['x1', 'x2']) {
-        bank.items.upsert({ bank: 'target', extId, caption: '一只狗在草地上奔跑', lang: 'cmn', captionStatus: 'ok', captionReason: null, imageSha256: rec1.sha256 });
+        await tx.items.upsert({ bank: 'target', extId, caption: '一只狗在草地上奔跑', lang: 'cmn', captionStatus: 'ok', captionReason: null, imageSha256: rec1.sha256 });
       }
     });
-    expect(bank.images.totals().files).to.equal(1);
+    expect((await bank.images.totals()).files).to.equal(1);
     expect(fs.readdirSync(path.join(dir, 'images', rec1.sha256.slice(0, 2)))).to.have.length(1);
-    const stats = bank.repo(StatsRepo).all();
+    expect(Buffer.compare(await bank.images.read(rec1.sha256), buf)).to.equal(0);
+    const stats = await bank.repo(StatsRepo).all();
     expect(stats.banks.target.items).to.equal(2);
     expect(stats.banks.source.items).to.equal(0);
-    bank.close();
+    await bank.close();
   });
 
-  it('enforces the foreign key from items to images', () => {
-    const bank = Bank.open(tempDir());
-    expect(() =>
+  it('enforces the foreign key from items to images', async () => {
+    const bank = await Bank.open(tempDir());
+    await rejects(
       bank.items.upsert({ bank: 'source', extId: 'a', caption: 'x', lang: null, captionStatus: 'ok', captionReason: null, imageSha256: 'f'.repeat(64) }),
-    ).to.throw(/FOREIGN KEY/);
-    bank.close();
+      /FOREIGN KEY/,
+    );
+    await bank.close();
   });
 
   it('upsert reports added / unchanged / updated, and a new image sends the item back to new', async () => {
     const dir = tempDir();
-    const bank = Bank.open(dir);
+    const bank = await Bank.open(dir);
     const a = await bank.images.prepare(fs.readFileSync(await makeImage(path.join(dir, 'a.png'), 2)));
     const b = await bank.images.prepare(fs.readFileSync(await makeImage(path.join(dir, 'b.png'), 3)));
-    bank.images.record(a);
-    bank.images.record(b);
+    await bank.images.record(a);
+    await bank.images.record(b);
     const base = { bank: 'source' as const, extId: 'e1', caption: 'A dog runs.', lang: 'eng', captionStatus: 'ok' as const, captionReason: null, imageSha256: a.sha256 };
-    expect(bank.items.upsert(base).outcome).to.equal('added');
-    expect(bank.items.upsert(base).outcome).to.equal('unchanged');
-    const id = bank.items.get('source', 'e1')!.id;
-    bank.items.setStatus(id, 'featured');
-    expect(bank.items.upsert({ ...base, caption: 'A dog runs fast.' }).outcome).to.equal('updated');
-    expect(bank.items.byId(id)!.status).to.equal('featured');
-    expect(bank.items.upsert({ ...base, caption: 'A dog runs fast.', imageSha256: b.sha256 }).outcome).to.equal('updated');
-    const item = bank.items.byId(id)!;
+    expect((await bank.items.upsert(base)).outcome).to.equal('added');
+    expect((await bank.items.upsert(base)).outcome).to.equal('unchanged');
+    const id = (await bank.items.get('source', 'e1'))!.id;
+    await bank.items.setStatus(id, 'featured');
+    expect((await bank.items.upsert({ ...base, caption: 'A dog runs fast.' })).outcome).to.equal('updated');
+    expect((await bank.items.byId(id))!.status).to.equal('featured');
+    expect((await bank.items.upsert({ ...base, caption: 'A dog runs fast.', imageSha256: b.sha256 })).outcome).to.equal('updated');
+    const item = (await bank.items.byId(id))!;
     expect(item.status).to.equal('new');
     expect(item.imageSha256).to.equal(b.sha256);
-    expect(bank.items.listByStatus('source', 'new', 10).map((i) => i.extId)).to.deep.equal(['e1']);
-    bank.close();
+    expect((await bank.items.listByStatus('source', 'new', 10)).map((i) => i.extId)).to.deep.equal(['e1']);
+    await bank.close();
+  });
+});
+
+describe('bank transactions', () => {
+  it('commit when the unit of work resolves and roll back when it throws; a savepoint inside rolls back alone', async () => {
+    const bank = await Bank.open(tempDir());
+    await bank.transaction(async (tx) => {
+      await tx.meta.set('a', '1');
+      await tx.meta.set('b', '1');
+    });
+    await rejects(
+      bank.transaction(async (tx) => {
+        await tx.meta.set('a', '2');
+        throw new Error('boom');
+      }),
+      /boom/,
+    );
+    expect(await bank.meta.get('a')).to.equal('1');
+    await bank.transaction(async (tx) => {
+      await tx.meta.set('b', '2');
+      await rejects(
+        tx.transaction(async (inner) => {
+          await inner.meta.set('c', '3');
+          throw new Error('inner');
+        }),
+        /inner/,
+      );
+    });
+    expect(await bank.meta.get('b')).to.equal('2');
+    expect(await bank.meta.get('c')).to.equal(undefined);
+    await bank.close();
+  });
+
+  it("another flow's statements wait for an open transaction instead of joining it, and a finished transaction refuses statements", async () => {
+    const bank = await Bank.open(tempDir());
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let kept: typeof bank | undefined;
+    let started!: () => void;
+    const inside = new Promise<void>((r) => (started = r));
+    const tx = bank.transaction(async (t) => {
+      kept = t as typeof bank;
+      await t.meta.set('k', 'in-tx');
+      started();
+      await gate; // the unit of work awaits something else (as a stage awaits a worker thread)
+      throw new Error('rolled back');
+    });
+    await inside;
+    // issued while the transaction is open: must not be written inside it (it would be rolled back with it)
+    let outsideDone = false;
+    const outside = bank.meta.set('other', 'kept').then(() => (outsideDone = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(outsideDone, 'the statement waits for the transaction').to.equal(false);
+    await new Promise((r) => setTimeout(r, 20));
+    release();
+    await rejects(tx, /rolled back/);
+    await outside;
+    expect(await bank.meta.get('k')).to.equal(undefined);
+    expect(await bank.meta.get('other')).to.equal('kept');
+    await rejects(kept!.meta.get('k'), /already ended/);
+    await bank.close();
+  });
+
+  it('transactions queued behind an open one run one after another (none starts inside another)', async () => {
+    const bank = await Bank.open(tempDir());
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const first = bank.transaction(async (tx) => {
+      await tx.meta.set('n', '0');
+      await gate;
+    });
+    const later = Array.from({ length: 5 }, (_, i) =>
+      bank.transaction(async (tx) => {
+        const n = Number(await tx.meta.get('n'));
+        await new Promise((r) => setImmediate(r)); // another flow could run here: it must not see or join this unit
+        await tx.meta.set('n', String(n + 1));
+        await tx.meta.set(`t${i}`, 'done');
+      }),
+    );
+    const reads = Array.from({ length: 5 }, () => bank.meta.get('n'));
+    release();
+    await Promise.all([first, ...later]);
+    expect(await bank.meta.get('n')).to.equal('5');
+    for (const r of await Promise.all(reads)) expect(r).to.be.a('string');
+    await bank.close();
+  });
+
+  it('iterates a large result through a snapshot while the same bank writes', async () => {
+    const dir = tempDir();
+    const bank = await Bank.open(dir);
+    await bank.transaction(async (tx) => {
+      for (let i = 0; i < 500; i++) await tx.meta.set(`k${String(i).padStart(3, '0')}`, String(i));
+    });
+    const db = SqliteBackend.open(path.join(dir, 'capbridge.db'));
+    let n = 0;
+    for await (const r of db.iterate<{ key: string }>('SELECT key FROM meta WHERE key LIKE ? ORDER BY key', ['k%'])) {
+      n++;
+      if (n % 100 === 0) await db.run('INSERT INTO meta (key, value) VALUES (?, ?)', [`w${r.key}`, 'x']);
+    }
+    expect(n).to.equal(500);
+    expect((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM meta WHERE key LIKE 'w%'"))!.n).to.equal(5);
+    await db.close();
+    await bank.close();
   });
 });
 
 describe('bank: item credits (migration 10)', () => {
   it('stores the credit apart from the caption; a new credit updates the item without re-scoring its caption', async () => {
     const dir = tempDir();
-    const bank = Bank.open(dir);
+    const bank = await Bank.open(dir);
     const a = await bank.images.prepare(fs.readFileSync(await makeImage(path.join(dir, 'a.png'), 5)));
-    bank.images.record(a);
+    await bank.images.record(a);
     const base = { bank: 'target' as const, extId: 'z1', caption: '市民在公园里赏花。', credit: '新华社记者 李明 摄', lang: 'cmn', captionStatus: 'ok' as const, captionReason: null, imageSha256: a.sha256 };
-    expect(bank.items.upsert(base).outcome).to.equal('added');
-    const first = bank.items.get('target', 'z1')!;
+    expect((await bank.items.upsert(base)).outcome).to.equal('added');
+    const first = (await bank.items.get('target', 'z1'))!;
     expect([first.caption, first.credit]).to.deep.equal(['市民在公园里赏花。', '新华社记者 李明 摄']);
-    expect(bank.items.upsert(base).outcome).to.equal('unchanged');
-    expect(bank.items.upsert({ ...base, credit: '新华社记者 王芳 摄' }, '2099-01-01T00:00:00.000Z').outcome).to.equal('updated');
-    const second = bank.items.get('target', 'z1')!;
+    expect((await bank.items.upsert(base)).outcome).to.equal('unchanged');
+    expect((await bank.items.upsert({ ...base, credit: '新华社记者 王芳 摄' }, '2099-01-01T00:00:00.000Z')).outcome).to.equal('updated');
+    const second = (await bank.items.get('target', 'z1'))!;
     expect(second.credit).to.equal('新华社记者 王芳 摄');
     expect(second.captionUpdatedAt).to.equal(first.captionUpdatedAt);
-    expect(bank.items.upsert({ ...base, credit: '' }).outcome).to.equal('updated');
-    expect(bank.items.get('target', 'z1')!.credit).to.equal(null);
-    bank.close();
+    expect((await bank.items.upsert({ ...base, credit: '' })).outcome).to.equal('updated');
+    expect((await bank.items.get('target', 'z1'))!.credit).to.equal(null);
+    await bank.close();
   });
 });
 
 describe('migrations', () => {
-  it('applies a migration numbered below one already applied (layers land in any order), once', () => {
+  it('applies a migration numbered below one already applied (layers land in any order), once', async () => {
     const file = path.join(tempDir(), 'm.db');
-    const db = new Database(file);
+    const db = SqliteBackend.open(file);
     const m1 = { version: 1, name: 'one', up: 'CREATE TABLE a (x INTEGER)' };
     const m2 = { version: 2, name: 'two', up: 'CREATE TABLE b (x INTEGER)' };
     const m6 = { version: 6, name: 'six', up: 'CREATE TABLE f (x INTEGER)' };
-    applyMigrations(db, file, [m1, m6]);
-    expect(db.pragma('user_version', { simple: true })).to.equal(6);
-    applyMigrations(db, file, [m1, m2, m6]);
-    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+    await applyMigrations(db, [m1, m6]);
+    expect(await db.schemaVersion()).to.equal(6);
+    await applyMigrations(db, [m1, m2, m6]);
+    const tables = (await db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")).map((r) => r.name);
     expect(tables).to.include.members(['a', 'b', 'f']);
-    expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all()).to.deep.equal([1, 2, 6]);
-    applyMigrations(db, file, [m1, m2, m6]); // nothing left to apply: CREATE TABLE would throw if re-run
-    expect(() => applyMigrations(db, file, [m1])).to.throw(/newer than this capbridge knows \(1\)/);
-    db.close();
+    expect((await db.all<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')).map((r) => r.version)).to.deep.equal([1, 2, 6]);
+    await applyMigrations(db, [m1, m2, m6]); // nothing left to apply: CREATE TABLE would throw if re-run
+    await rejects(applyMigrations(db, [m1]), /newer than this capbridge knows \(1\)/);
+    await db.close();
   });
 });

@@ -235,10 +235,10 @@ describe('lsh-index: a 3D scene through the CLI', function () {
     for (const b of ['source', 'target']) expect((await runCli(['--data', data, 'import', '--bank', b, '--manifest', path.join(dir, `${b}.tsv`)])).code).to.equal(0);
     const m = await runCli(['--data', data, 'match', '--json']);
     expect(m.code, m.stderr).to.equal(0);
-    const bank = Bank.open(data);
+    const bank = await Bank.open(data);
     try {
-      const list = bank.repo(CandidatesRepo).listFor(bank.items.get('source', 's1')!.id);
-      expect(list.map((c) => bank.items.byId(c.targetItemId)!.extId)).to.deep.equal(['t1']);
+      const list = await bank.repo(CandidatesRepo).listFor((await bank.items.get('source', 's1'))!.id);
+      expect(await Promise.all(list.map(async (c) => (await bank.items.byId(c.targetItemId))!.extId))).to.deep.equal(['t1']);
       const c = list[0]!;
       expect(c.model).to.equal('fundamental');
       expect(c.fundamental).to.have.length(9);
@@ -246,7 +246,7 @@ describe('lsh-index: a 3D scene through the CLI', function () {
       const F = Float64Array.from(c.fundamental!);
       for (let i = 0; i < c.pairs!.length; i += 4) expect(Math.sqrt(sampson2(F, Float64Array.from(c.pairs!.subarray(i, i + 4)), 0))).to.be.lessThan(3);
     } finally {
-      bank.close();
+      await bank.close();
     }
     const out = path.join(dir, 'cand.jsonl');
     expect((await runCli(['--data', data, 'export', '--format', 'jsonl', '--candidates', '--out', out])).code).to.equal(0);
@@ -299,16 +299,16 @@ describe('lsh-index: the dense query', function () {
     writeManifest(path.join(dir, 'source.tsv'), src);
     writeManifest(path.join(dir, 'target.tsv'), [['t1', write(dir, 't1.jpg', target), '淡的一半', ''], ['d1', write(dir, 'd1.png', await scene(12)), '无关', '']]);
     const c: Config = { ...config, match: { ...config.match, views: { ...config.match.views, budget: 0.01, denseBudget: 1 } } };
-    const bank = Bank.open(path.join(dir, 'data'));
+    const bank = await Bank.open(path.join(dir, 'data'));
     try {
       for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });
       const s = await runMatch(bank, c, { threads: 1 });
       expect(s.viewed, 'one source with views, the three others with the dense search').to.equal(4);
-      const list = bank.repo(CandidatesRepo).listFor(bank.items.get('source', 's1')!.id);
-      expect(list.map((x) => bank.items.byId(x.targetItemId)!.extId)).to.deep.equal(['t1']);
-      for (const u of [31, 32, 33]) expect(bank.repo(CandidatesRepo).listFor(bank.items.get('source', `u${u}`)!.id)).to.deep.equal([]);
+      const list = await bank.repo(CandidatesRepo).listFor((await bank.items.get('source', 's1'))!.id);
+      expect(await Promise.all(list.map(async (x) => (await bank.items.byId(x.targetItemId))!.extId))).to.deep.equal(['t1']);
+      for (const u of [31, 32, 33]) expect(await bank.repo(CandidatesRepo).listFor((await bank.items.get('source', `u${u}`))!.id)).to.deep.equal([]);
     } finally {
-      bank.close();
+      await bank.close();
     }
   });
 });

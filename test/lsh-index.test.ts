@@ -151,7 +151,7 @@ describe('lsh-index: descriptors and index', () => {
     expect(a.length).to.equal(50 * (PARAMS.tables + 2));
   });
 
-  it('finds a warped copy among distractors, and forgets removed images (before and after merge)', () => {
+  it('finds a warped copy among distractors, and forgets removed images (before and after merge)', async () => {
     const idx = new LshIndex(PARAMS);
     const prepared = [];
     const base = randomFeatures(10);
@@ -162,23 +162,23 @@ describe('lsh-index: descriptors and index', () => {
       idx.add(idx.codes(p.vecs, f.count));
     }
     const run = () => search(idx, (s) => prepared[s], base, SP);
-    let r = run();
+    let r = await run();
     expect(r.hits[0]!.slot).to.equal(1);
     expect(r.hits[0]!.score).to.be.greaterThan(0.3);
     for (const h of r.hits.slice(1)) expect(h.score).to.equal(0);
     idx.merge();
-    r = run();
+    r = await run();
     expect(r.hits[0]!.slot).to.equal(1);
     idx.remove(1);
     expect(idx.size).to.equal(3);
-    r = run();
+    r = await run();
     expect(r.shortlist).to.not.include(1);
     for (const h of r.hits) expect(h.score).to.equal(0);
     idx.merge();
-    expect(run().shortlist).to.not.include(1);
+    expect((await run()).shortlist).to.not.include(1);
   });
 
-  it("shares each query keypoint's vote among the images it reaches: a distinctive match outranks a common one", () => {
+  it("shares each query keypoint's vote among the images it reaches: a distinctive match outranks a common one", async () => {
     // The query's first 40 keypoints are in image 0 only; its next 80 in each of images 1..6 (a logo or
     // lettering every cover carries). Whole votes would put the six first (80 > 40); shared votes count
     // each of those 80 keypoints a sixth for each image.
@@ -192,22 +192,22 @@ describe('lsh-index: descriptors and index', () => {
     const idx = new LshIndex(PARAMS);
     const prepared = imgs.map((f) => prepare(f));
     for (const p of prepared) idx.add(idx.codes(p.vecs, p.f.count));
-    const r = search(idx, (s) => prepared[s], q, { ...SP, mirror: false });
+    const r = await search(idx, (s) => prepared[s], q, { ...SP, mirror: false });
     expect(r.shortlist[0]).to.equal(0);
     const votes = new Map(r.hits.map((h) => [h.slot, h.votes]));
     for (let s = 1; s <= 6; s++) expect(votes.get(s)!).to.be.greaterThan(0).and.lessThan(votes.get(0)! / 2);
   });
 
-  it('verifies a mirrored copy through the mirror pass only', () => {
+  it('verifies a mirrored copy through the mirror pass only', async () => {
     const base = randomFeatures(20);
     const mir = mirrorFeatures(base);
     const idx = new LshIndex(PARAMS);
     const p = prepare(mir);
     idx.add(idx.codes(p.vecs, mir.count));
-    const withMirror = search(idx, () => p, base, SP);
+    const withMirror = await search(idx, () => p, base, SP);
     expect(withMirror.hits[0]!.mirrored).to.equal(true);
     expect(withMirror.hits[0]!.score).to.be.greaterThan(0.3);
-    const without = search(idx, () => p, base, { ...SP, mirror: false });
+    const without = await search(idx, () => p, base, { ...SP, mirror: false });
     expect(without.hits.every((h) => h.score === 0)).to.equal(true);
     void verifyCandidate;
   });

@@ -43,25 +43,25 @@ describe('lsh-index: match and search end to end', function () {
     const s = JSON.parse(r.stdout);
     expect(s.sources).to.equal(7);
     expect(s.indexedImages).to.equal(10);
-    const bank = Bank.open(data);
+    const bank = await Bank.open(data);
     try {
       const repo = bank.repo(CandidatesRepo);
       for (let i = 0; i < names.length; i++) {
-        const sid = bank.items.get('source', `s${i + 1}`)!.id;
-        const list = repo.listFor(sid);
+        const sid = (await bank.items.get('source', `s${i + 1}`))!.id;
+        const list = await repo.listFor(sid);
         expect(list.length, `${names[i]}: no candidate`).to.be.greaterThan(0);
-        expect(bank.items.byId(list[0]!.targetItemId)!.extId, names[i]).to.equal(`t${i + 1}`);
+        expect((await bank.items.byId(list[0]!.targetItemId))!.extId, names[i]).to.equal(`t${i + 1}`);
         expect(list[0]!.imageScore, names[i]).to.be.greaterThan(0.2).and.at.most(1);
         expect(list[0]!.inliers).to.be.at.least(config.match.minInliers);
         expect(list[0]!.homography, `${names[i]} ${list[0]!.model} ${list[0]!.inliers}/${list[0]!.matches}`).to.have.length(9);
         expect(list[0]!.pairs!.length).to.equal(list[0]!.inliers * 4);
         expect(list[0]!.mirrored, names[i]).to.equal(names[i] === 'mirror');
         // Unrelated distractors never appear.
-        for (const c of list) expect(bank.items.byId(c.targetItemId)!.extId).to.match(/^t/);
+        for (const c of list) expect((await bank.items.byId(c.targetItemId))!.extId).to.match(/^t/);
       }
-      expect(repo.listFor(bank.items.get('source', 's7')!.id)).to.deep.equal([]);
+      expect(await repo.listFor((await bank.items.get('source', 's7'))!.id)).to.deep.equal([]);
       // The homography of the scaled copy maps source pixels to target pixels (scale 220/360).
-      const sc = repo.listFor(bank.items.get('source', `s${names.indexOf('scale') + 1}`)!.id)[0]!;
+      const sc = (await repo.listFor((await bank.items.get('source', `s${names.indexOf('scale') + 1}`))!.id))[0]!;
       const Hm = sc.homography!;
       const map = (x: number, y: number) => {
         const w = Hm[6]! * x + Hm[7]! * y + Hm[8]!;
@@ -71,7 +71,7 @@ describe('lsh-index: match and search end to end', function () {
       expect(u).to.be.closeTo((200 * 220) / 360, 2);
       expect(v).to.be.closeTo((150 * 165) / 270, 2);
     } finally {
-      bank.close();
+      await bank.close();
     }
   });
 
@@ -110,47 +110,47 @@ describe('lsh-index: match and search end to end', function () {
   });
 
   it('the index persists across reopen, and follows added and removed targets; stale sources are re-matched', async () => {
-    let bank = Bank.open(data);
+    let bank = await Bank.open(data);
     try {
-      const { summary } = syncIndex(bank, config);
+      const { summary } = await syncIndex(bank, config);
       expect(summary.indexed, 'nothing re-indexed on reopen').to.equal(0);
       expect(summary.images).to.equal(10);
-      expect(bank.repo(LshRepo).signature().count).to.equal(10);
+      expect((await bank.repo(LshRepo).signature()).count).to.equal(10);
     } finally {
-      bank.close();
+      await bank.close();
     }
     // A new target: the copy of s7's scene. Every source is stale now; s7 finds it.
     const png = await scene(300);
     write(dir, 't7.jpg', await TRANSFORMS.rotation!(png));
     writeManifest(path.join(dir, 'target2.tsv'), [['t7', path.join(dir, 't7.jpg'), '场景七', 'https://example.org/zh/t7']]);
     expect((await runCli(['--data', data, 'import', '--bank', 'target', '--manifest', path.join(dir, 'target2.tsv')])).code).to.equal(0);
-    bank = Bank.open(data);
+    bank = await Bank.open(data);
     try {
       const s = await runMatch(bank, config, { batchSize: 2 });
       expect(s.indexed).to.equal(1);
       expect(s.sources).to.equal(7);
-      const list = bank.repo(CandidatesRepo).listFor(bank.items.get('source', 's7')!.id);
-      expect(bank.items.byId(list[0]!.targetItemId)!.extId).to.equal('t7');
+      const list = (await bank.repo(CandidatesRepo).listFor((await bank.items.get('source', 's7'))!.id));
+      expect((await bank.items.byId(list[0]!.targetItemId))!.extId).to.equal('t7');
       // A removed target leaves the index and the candidates.
-      expect(bank.items.remove('target', 't7')).to.equal(true);
-      const { summary } = syncIndex(bank, config);
+      expect((await bank.items.remove('target', 't7'))).to.equal(true);
+      const { summary } = await syncIndex(bank, config);
       expect(summary.images).to.equal(10);
-      expect(bank.repo(CandidatesRepo).listFor(bank.items.get('source', 's7')!.id)).to.deep.equal([]);
+      expect((await bank.repo(CandidatesRepo).listFor((await bank.items.get('source', 's7'))!.id))).to.deep.equal([]);
     } finally {
-      bank.close();
+      await bank.close();
     }
   });
 
   it('match is resumable: an aborted run keeps its batches and the next run does the rest', async () => {
-    const bank = Bank.open(data);
+    const bank = await Bank.open(data);
     try {
       // Touch the index (a new target) so every source is stale again.
       const png = await scene(301);
       write(dir, 't8.png', png);
       writeManifest(path.join(dir, 'target3.tsv'), [['t8', path.join(dir, 't8.png'), '另一张', '']]);
-      bank.close();
+      await bank.close();
       expect((await runCli(['--data', data, 'import', '--bank', 'target', '--manifest', path.join(dir, 'target3.tsv')])).code).to.equal(0);
-      const b2 = Bank.open(data);
+      const b2 = await Bank.open(data);
       const ac = new AbortController();
       const first = await runMatch(b2, config, {
         batchSize: 2,
@@ -162,11 +162,11 @@ describe('lsh-index: match and search end to end', function () {
       const second = await runMatch(b2, config, { batchSize: 2 });
       expect(second.aborted).to.equal(false);
       expect(second.sources).to.equal(5);
-      const list = b2.repo(CandidatesRepo).listFor(b2.items.get('source', 's1')!.id);
-      expect(b2.items.byId(list[0]!.targetItemId)!.extId).to.equal('t1');
-      b2.close();
+      const list = (await b2.repo(CandidatesRepo).listFor((await b2.items.get('source', 's1'))!.id));
+      expect((await b2.items.byId(list[0]!.targetItemId))!.extId).to.equal('t1');
+      await b2.close();
     } finally {
-      bank.close();
+      await bank.close();
     }
   });
 });

@@ -53,7 +53,7 @@ describe('lsh-index: search with synthesised query views', function () {
 
   it('verifies a strongly foreshortened copy the plain search misses, and maps the query onto it', async () => {
     const q = await extractFeatures(queryPng, config);
-    const plain = search(index, (s) => prep[s], q, searchParams(config));
+    const plain = await search(index, (s) => prep[s], q, searchParams(config));
     const plainTarget = plain.hits.find((h) => h.slot === 0);
     expect(plainTarget?.score ?? 0, 'plain score of the copy').to.equal(0);
 
@@ -152,7 +152,7 @@ describe('lsh-index: search with synthesised query views', function () {
     for (const [name, cfg] of [['off', false], ['on', true]] as const) {
       const data = path.join(dir, name);
       const c: Config = { ...config, match: { ...config.match, views: { ...config.match.views, enabled: cfg } } };
-      const bank = Bank.open(data);
+      const bank = await Bank.open(data);
       try {
         for (const b of ['source', 'target'] as const) {
           const r = await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });
@@ -161,15 +161,15 @@ describe('lsh-index: search with synthesised query views', function () {
         const s = await runMatch(bank, c);
         expect(s.sources).to.equal(1);
         expect(s.viewed, name).to.equal(cfg ? 1 : 0);
-        const list = bank.repo(CandidatesRepo).listFor(bank.items.get('source', 's1')!.id);
+        const list = (await bank.repo(CandidatesRepo).listFor((await bank.items.get('source', 's1'))!.id));
         if (!cfg) expect(list, 'plain match').to.deep.equal([]);
         else {
           expect(list).to.have.length(1);
-          expect(bank.items.byId(list[0]!.targetItemId)!.extId).to.equal('t1');
+          expect((await bank.items.byId(list[0]!.targetItemId))!.extId).to.equal('t1');
           expect(list[0]!.inliers).to.be.at.least(config.match.minInliers);
         }
       } finally {
-        bank.close();
+        await bank.close();
       }
     }
   });
@@ -187,7 +187,7 @@ describe('lsh-index: search with synthesised query views', function () {
     writeManifest(path.join(dir, 'source.tsv'), src);
     writeManifest(path.join(dir, 'target.tsv'), tgt);
     const c: Config = { ...config, match: { ...config.match, views: { ...config.match.views, budget: 0.01 } } };
-    const bank = Bank.open(path.join(dir, 'data'));
+    const bank = await Bank.open(path.join(dir, 'data'));
     try {
       for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });
       const seen: { itemId: number; viewed: boolean }[] = [];
@@ -197,7 +197,7 @@ describe('lsh-index: search with synthesised query views', function () {
       expect(seen.filter((x) => x.viewed)).to.have.length(1);
       expect(seen.filter((x) => !x.viewed)).to.have.length(4); // every source's plain search is reported
     } finally {
-      bank.close();
+      await bank.close();
     }
   });
 });

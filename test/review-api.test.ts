@@ -14,6 +14,13 @@ import { buildReviewBank, SCENES, type ReviewFixture } from './review-helpers.js
 
 const TOKEN = 'test-token-0123456789';
 
+
+async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
+
 describe('review: API', function () {
   let fx: ReviewFixture;
   let app: FastifyInstance;
@@ -26,17 +33,17 @@ describe('review: API', function () {
   });
   after(async () => {
     await app.close();
-    fx.bank.close();
+    await fx.bank.close();
     fs.rmSync(fx.dir, { recursive: true, force: true });
   });
 
   const get = (url: string, extra: Record<string, unknown> = {}) => app.inject({ method: 'GET', url, ...extra });
   const review = (s: number, t: number, body: unknown, headers: Record<string, string> = {}) =>
     app.inject({ method: 'POST', url: `/api/pairs/${s}/${t}/review`, headers: { 'content-type': 'application/json', ...headers }, payload: JSON.stringify(body) });
-  const counts = () => ({
-    reviews: fx.bank.repo(ReviewsRepo).counts().total,
-    pairs: fx.bank.repo(PairsRepo).count(true) + fx.bank.repo(PairsRepo).count(false),
-    items: fx.bank.items.count('source') + fx.bank.items.count('target'),
+  const counts = async () => ({
+    reviews: (await fx.bank.repo(ReviewsRepo).counts()).total,
+    pairs: (await fx.bank.repo(PairsRepo).count(true)) + (await fx.bank.repo(PairsRepo).count(false)),
+    items: (await fx.bank.items.count('source')) + (await fx.bank.items.count('target')),
   });
 
   it('lists emitted pairs best C first, with thumbnails, captions and scores', async () => {
@@ -47,7 +54,7 @@ describe('review: API', function () {
     expect(body).to.include(SCENES[0]!.en).and.include(SCENES[0]!.zh).and.include(SCENES[1]!.en);
     expect(body).not.to.include(SCENES[2]!.en); // not emitted: only in the candidates list
     expect(body.indexOf(SCENES[0]!.en)).to.be.lessThan(body.indexOf(SCENES[1]!.en));
-    const src = fx.bank.items.byId(fx.pairs[0]!.sourceItemId)!;
+    const src = (await fx.bank.items.byId(fx.pairs[0]!.sourceItemId))!;
     expect(body).to.include(`/thumb/${src.imageSha256}`);
     const json = (await get('/api/pairs?kind=all&sort=image&dir=asc')).json();
     expect(json.rows.map((r: { imageScore: number }) => r.imageScore)).to.deep.equal([0.3, 0.41, 0.82]);
@@ -91,7 +98,7 @@ describe('review: API', function () {
     }
   });
 
-  it('walks an index for the list queries (EXPLAIN QUERY PLAN): no table scan, no sort', () => {
+  it('walks an index for the list queries (EXPLAIN QUERY PLAN): no table scan, no sort', async () => {
     const repo = fx.bank.repo(ReviewsRepo);
     const filters: PairListFilter[] = [
       { kind: 'emitted', sort: 'c', dir: 'desc' },
@@ -106,7 +113,7 @@ describe('review: API', function () {
     ];
     for (const f of filters) {
       for (const after of [undefined, { v: f.sort === 'date' ? '2026-11-21' : 0.5, id: 2 }]) {
-        for (const plan of repo.explainListPairs(f, f.sort === 'id' ? (after ? { v: 2, id: 2 } : undefined) : after)) {
+        for (const plan of await repo.explainListPairs(f, f.sort === 'id' ? (after ? { v: 2, id: 2 } : undefined) : after)) {
           const pLines = plan.split('\n').filter((l) => / p /.test(` ${l} `) || l.startsWith('SEARCH p') || l.startsWith('SCAN p'));
           expect(pLines.length, plan).to.be.greaterThan(0);
           for (const l of pLines) expect(l, `${JSON.stringify(f)}\n${plan}`).to.match(/^SEARCH p USING (COVERING )?INDEX |^SCAN p USING (COVERING )?INDEX /);
@@ -122,8 +129,8 @@ describe('review: API', function () {
     const res = await get(`/pair/${s}/${t}`);
     expect(res.statusCode).to.equal(200);
     const body = res.body;
-    const src = fx.bank.items.byId(s)!;
-    const tgt = fx.bank.items.byId(t)!;
+    const src = (await fx.bank.items.byId(s))!;
+    const tgt = (await fx.bank.items.byId(t))!;
     expect(body).to.include(`/image/${src.imageSha256}`).and.include(`/image/${tgt.imageSha256}`);
     // "earthquake" ↔ 地震 carry the same colour class and the gloss in the title
     const en = /<mark class="hl (c\d)" data-c="(\d+)" title="([^"]*)">earthquake<\/mark>/.exec(body);
@@ -151,15 +158,15 @@ describe('review: API', function () {
   it('escapes bank text in pages', async () => {
     const { sourceItemId: s, targetItemId: t } = fx.pairs[1]!;
     const repo = fx.bank.repo(PairsRepo);
-    const p = repo.get(s, t)!;
+    const p = (await repo.get(s, t))!;
     const evil = 'Fans <script>alert(1)</script> wave "flags" at the airport.';
-    repo.upsert({ ...p, emitted: true, level: p.level, en: evil, explain: JSON.parse(p.explain!), imageScore: p.imageScore!, inliers: p.inliers!, candidateRank: 0 });
+    await repo.upsert({ ...p, emitted: true, level: p.level, en: evil, explain: JSON.parse(p.explain!), imageScore: p.imageScore!, inliers: p.inliers!, candidateRank: 0 });
     try {
       const body = (await get(`/pair/${s}/${t}`)).body;
       expect(body).not.to.include('<script>alert(1)</script>');
       expect(body).to.include('&lt;script&gt;alert(1)&lt;/script&gt;');
     } finally {
-      repo.upsert({ ...p, emitted: true, level: p.level, explain: JSON.parse(p.explain!), imageScore: p.imageScore!, inliers: p.inliers!, candidateRank: 0 });
+      await repo.upsert({ ...p, emitted: true, level: p.level, explain: JSON.parse(p.explain!), imageScore: p.imageScore!, inliers: p.inliers!, candidateRank: 0 });
     }
   });
 
@@ -172,55 +179,57 @@ describe('review: API', function () {
     expect(res.json().review).to.include({ verdict: 'accepted', level: 'com' });
     // the pairing stage re-decides the pair (drops and re-inserts its row): the judgement stays
     const repo = fx.bank.repo(PairsRepo);
-    const p = repo.get(s, t)!;
-    const sentences = fx.bank.repo(SentencePairsRepo);
-    const kept = sentences.ofPair(p.id);
-    fx.bank.transaction(() => {
-      repo.removeOthers(s, []);
-      repo.upsert({ ...p, emitted: true, explain: JSON.parse(p.explain!), imageScore: p.imageScore!, inliers: p.inliers!, candidateRank: 0 }, p.decidedAt);
-      sentences.replace(repo.get(s, t)!.id, s, t, kept.map((x) => ({ ...x, emitted: Boolean(x.emitted) })));
+    const p = (await repo.get(s, t))!;
+    const kept = await fx.bank.repo(SentencePairsRepo).ofPair(p.id);
+    await fx.bank.transaction(async (tx) => {
+      const r = tx.repo(PairsRepo);
+      await r.removeOthers(s, []);
+      const id = await r.upsert({ ...p, emitted: true, explain: JSON.parse(p.explain!), imageScore: p.imageScore!, inliers: p.inliers!, candidateRank: 0 }, p.decidedAt);
+      await tx.repo(SentencePairsRepo).replace(id, s, t, kept.map((x) => ({ ...x, emitted: Boolean(x.emitted) })));
     });
-    expect(repo.get(s, t)!.id).to.not.equal(p.id);
+    expect((await repo.get(s, t))!.id).to.not.equal(p.id);
     const j = (await get(`/api/pairs/${s}/${t}`)).json();
     expect(j.pair).to.include({ verdict: 'accepted', reviewLevel: 'com' });
     expect((await get('/api/pairs?review=accepted')).json().rows).to.have.length(1);
     expect((await get('/api/pairs?kind=all&review=unreviewed')).json().rows).to.have.length(2);
-    const labels = labelledPairsFromReviews(fx.bank);
+    const labels = await labelledPairsFromReviews(fx.bank);
     expect(labels).to.have.length(1);
     expect(labels[0]).to.include({ label: 'com', verdict: 'accepted', machineLevel: 'par', en: SCENES[0]!.en });
     // reject another (a verdict without a level is no label for calibration), then clear it
     const q = fx.pairs[2]!;
     expect((await review(q.sourceItemId, q.targetItemId, { verdict: 'rejected' })).json().review.verdict).to.equal('rejected');
-    expect(labelledPairsFromReviews(fx.bank).find((l) => l.sourceItemId === q.sourceItemId)).to.equal(undefined);
+    expect((await labelledPairsFromReviews(fx.bank)).find((l) => l.sourceItemId === q.sourceItemId)).to.equal(undefined);
     expect((await review(q.sourceItemId, q.targetItemId, { verdict: null, level: null })).json().review).to.equal(null);
-    expect(fx.bank.repo(ReviewsRepo).get(q.sourceItemId, q.targetItemId)).to.equal(undefined);
+    expect((await fx.bank.repo(ReviewsRepo).get(q.sourceItemId, q.targetItemId))).to.equal(undefined);
   });
 
   it('exports the judged pairs (--reviewed): accepted / rejected / all, emitted or not, at the linguist\'s level', async () => {
-    const reviews = fx.bank.repo(ReviewsRepo);
     const [p0, p1, p2] = fx.pairs;
-    fx.bank.transaction(() => {
-      reviews.set({ ...p0!, verdict: 'accepted', level: 'com', en: SCENES[0]!.en, zh: SCENES[0]!.zh });
-      reviews.set({ ...p1!, verdict: 'rejected', en: SCENES[1]!.en, zh: SCENES[1]!.zh });
-      reviews.set({ ...p2!, verdict: 'accepted', level: 'pse', en: SCENES[2]!.en, zh: SCENES[2]!.zh }); // not emitted by the machine
+    await fx.bank.transaction(async (tx) => {
+      const reviews = tx.repo(ReviewsRepo);
+      await reviews.set({ ...p0!, verdict: 'accepted', level: 'com', en: SCENES[0]!.en, zh: SCENES[0]!.zh });
+      await reviews.set({ ...p1!, verdict: 'rejected', en: SCENES[1]!.en, zh: SCENES[1]!.zh });
+      await reviews.set({ ...p2!, verdict: 'accepted', level: 'pse', en: SCENES[2]!.en, zh: SCENES[2]!.zh }); // not emitted by the machine
     });
-    const rows = (reviewed: 'accepted' | 'rejected' | 'all', minLevel: 'par' | 'com' | 'pse') => {
+    const rows = async (reviewed: 'accepted' | 'rejected' | 'all', minLevel: 'par' | 'com' | 'pse') => {
       const out = path.join(fx.dir, `export-${reviewed}-${minLevel}.tsv`);
-      exportPairs(fx.bank, config, { format: 'tsv', out, reviewed, minLevel });
+      await exportPairs(fx.bank, config, { format: 'tsv', out, reviewed, minLevel });
       return fs.readFileSync(out, 'utf8').trim().split('\n').slice(1).map((l) => { const f = l.split('\t'); return `${f[0]}|${f[2]}`; });
     };
     try {
-      expect(rows('accepted', 'com')).to.deep.equal([`${SCENES[0]!.en}|com`]);
-      expect(rows('accepted', 'pse').sort()).to.deep.equal([`${SCENES[0]!.en}|com`, `${SCENES[2]!.en}|pse`].sort());
-      expect(rows('rejected', 'pse')).to.deep.equal([`${SCENES[1]!.en}|com`]);
-      expect(rows('all', 'pse')).to.have.length(3);
+      expect(await rows('accepted', 'com')).to.deep.equal([`${SCENES[0]!.en}|com`]);
+      expect((await rows('accepted', 'pse')).sort()).to.deep.equal([`${SCENES[0]!.en}|com`, `${SCENES[2]!.en}|pse`].sort());
+      expect(await rows('rejected', 'pse')).to.deep.equal([`${SCENES[1]!.en}|com`]);
+      expect(await rows('all', 'pse')).to.have.length(3);
     } finally {
-      fx.bank.transaction(() => [p0, p1, p2].forEach((p) => reviews.clear(p!.sourceItemId, p!.targetItemId)));
+      await fx.bank.transaction(async (tx) => {
+        for (const p of [p0, p1, p2]) await tx.repo(ReviewsRepo).clear(p!.sourceItemId, p!.targetItemId);
+      });
     }
   });
 
   it('serves thumbnails resized and cached on disk, and full images, by sha256 only', async () => {
-    const src = fx.bank.items.byId(fx.pairs[0]!.sourceItemId)!;
+    const src = (await fx.bank.items.byId(fx.pairs[0]!.sourceItemId))!;
     const res = await get(`/thumb/${src.imageSha256}`);
     expect(res.statusCode).to.equal(200);
     expect(res.headers['content-type']).to.equal('image/jpeg');
@@ -231,18 +240,18 @@ describe('review: API', function () {
     const full = await get(`/image/${src.imageSha256}`);
     expect(full.statusCode).to.equal(200);
     expect(full.headers['content-type']).to.equal('image/png');
-    expect(Buffer.compare(full.rawPayload, fx.bank.images.read(src.imageSha256))).to.equal(0);
+    expect(Buffer.compare(full.rawPayload, (await fx.bank.images.read(src.imageSha256)))).to.equal(0);
   });
 
   it('gives a clear 4xx to hostile input and changes nothing', async () => {
     const { sourceItemId: s, targetItemId: t } = fx.pairs[1]!;
-    const snapshot = () => JSON.stringify({
-      counts: counts(),
-      reviews: [...fx.bank.repo(ReviewsRepo).labelled()],
-      pairs: fx.bank.repo(ReviewsRepo).listPairs({ kind: 'all', sort: 'id', dir: 'asc' }, { limit: 100 }).rows,
+    const snapshot = async () => JSON.stringify({
+      counts: await counts(),
+      reviews: await collect(fx.bank.repo(ReviewsRepo).labelled()),
+      pairs: (await fx.bank.repo(ReviewsRepo).listPairs({ kind: 'all', sort: 'id', dir: 'asc' }, { limit: 100 })).rows,
       files: ['capbridge.db', 'capbridge.db-wal'].map((f) => { try { const st = fs.statSync(path.join(fx.dataDir, f)); return [st.size, st.mtimeMs]; } catch { return null; } }),
     });
-    const before = snapshot();
+    const before = await snapshot();
     const cases: Array<[string, number]> = [
       ['/api/pairs?limit=100000000', 400],
       ['/api/pairs?limit=0', 400],
@@ -301,8 +310,8 @@ describe('review: API', function () {
     expect((await search('/api/search?top=1;DROP', Buffer.from('x'))).statusCode).to.equal(400);
     expect((await search('/api/search', Buffer.alloc(0))).statusCode).to.equal(400);
     expect((await search('/api/search', 'x', 'text/html')).statusCode).to.equal(415);
-    expect(snapshot()).to.equal(before);
-    expect(fx.bank.repo(ReviewsRepo).get(s, t)).to.equal(undefined);
+    expect(await snapshot()).to.equal(before);
+    expect((await fx.bank.repo(ReviewsRepo).get(s, t))).to.equal(undefined);
   });
 
   it('answers a non-loopback client only with the token (Bearer, or ?token= once then the cookie)', async () => {
@@ -310,11 +319,11 @@ describe('review: API', function () {
     expect((await get('/', remote)).statusCode).to.equal(401);
     expect((await get('/api/pairs', remote)).statusCode).to.equal(401);
     expect((await get('/', { ...remote, headers: { authorization: 'Bearer wrong' } })).statusCode).to.equal(401);
-    expect((await get(`/thumb/${fx.bank.items.byId(fx.pairs[0]!.sourceItemId)!.imageSha256}`, remote)).statusCode).to.equal(401);
+    expect((await get(`/thumb/${(await fx.bank.items.byId(fx.pairs[0]!.sourceItemId))!.imageSha256}`, remote)).statusCode).to.equal(401);
     const { sourceItemId: s, targetItemId: t } = fx.pairs[1]!;
     const post = await app.inject({ method: 'POST', url: `/api/pairs/${s}/${t}/review`, ...remote, headers: { 'content-type': 'application/json' }, payload: '{"verdict":"accepted"}' });
     expect(post.statusCode).to.equal(401);
-    expect(fx.bank.repo(ReviewsRepo).get(s, t)).to.equal(undefined);
+    expect((await fx.bank.repo(ReviewsRepo).get(s, t))).to.equal(undefined);
     expect((await get('/api/pairs', { ...remote, headers: { authorization: `Bearer ${TOKEN}` } })).statusCode).to.equal(200);
     const once = await get(`/?kind=all&token=${TOKEN}`, remote);
     expect(once.statusCode).to.equal(303);
@@ -364,10 +373,10 @@ describe('review: API', function () {
     expect((res.body.match(/<rect [^>]*fill="#1b7f3b"/g) ?? []).length).to.be.greaterThan(0); // a par bar
     expect(res.body).to.include('No eval run recorded');
     // the last eval run as the export layer's eval stores it (meta 'eval.last')
-    fx.bank.meta.setJson('eval.last', {
+    (await fx.bank.meta.setJson('eval.last', {
       set: 'ukrainian-news', at: '2026-11-22T10:00:00.000Z', pAt: { '1': 0.8, '2': 0.65, '3': 0.5, '4': 0.45, '5': 0.4 }, hitAt1: 0.8, hitAt5: 0.9,
       emittedPrecision: 0.92, coverage: 0.7, falseEmissionRate: 0.05,
-    });
+    }));
     try {
       const body = (await get('/stats')).body;
       expect(body).to.include('set ukrainian-news');
@@ -375,7 +384,7 @@ describe('review: API', function () {
       expect(bars).to.deep.equal(['P@1=0.800', 'P@2=0.650', 'P@3=0.500', 'P@4=0.450', 'P@5=0.400']);
       expect(body).to.include('emitted precision 0.920');
     } finally {
-      fx.bank.meta.set('eval.last', 'null');
+      await fx.bank.meta.set('eval.last', 'null');
     }
   });
 });

@@ -24,7 +24,7 @@ describe('review: in headless Chromium, on pairs from the real pipeline', functi
       this.skip();
     }
     fx = await buildPipelineReviewBank();
-    fx.bank.close();
+    await fx.bank.close();
     const s = await startServe(fx.dataDir);
     serve = s.child;
     base = s.url.replace(/\/$/, '');
@@ -48,9 +48,9 @@ describe('review: in headless Chromium, on pairs from the real pipeline', functi
     page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
 
     // what the list should show: the emitted pairs, best C first
-    let bank = Bank.open(fx.dataDir);
-    const expected = bank.repo(ReviewsRepo).listPairs({ kind: 'emitted', sort: 'c', dir: 'desc' }, { limit: 50 }).rows;
-    bank.close();
+    let bank = await Bank.open(fx.dataDir);
+    const expected = (await bank.repo(ReviewsRepo).listPairs({ kind: 'emitted', sort: 'c', dir: 'desc' }, { limit: 50 })).rows;
+    await bank.close();
     expect(expected.length, 'the fixture has emitted pairs').to.be.at.least(2);
 
     await page.goto(`${base}/`);
@@ -67,9 +67,9 @@ describe('review: in headless Chromium, on pairs from the real pipeline', functi
     expect(new URL(page.url()).pathname).to.equal(`/pair/${s}/${t}`);
 
     // match lines: one per inlier point pair the lsh-index layer stored for the pair's candidate
-    bank = Bank.open(fx.dataDir);
-    const stored = bank.repo(CandidatesRepo).listFor(s).find((c) => c.targetItemId === t)!;
-    bank.close();
+    bank = await Bank.open(fx.dataDir);
+    const stored = (await bank.repo(CandidatesRepo).listFor(s)).find((c) => c.targetItemId === t)!;
+    await bank.close();
     expect(stored.pairs!.length / 4).to.equal(first.inliers);
     expect(first.inliers).to.be.greaterThan(10);
     expect(await page.locator('svg.matches line.inlier').count()).to.equal(first.inliers);
@@ -78,7 +78,7 @@ describe('review: in headless Chromium, on pairs from the real pipeline', functi
     const line = page.locator('svg.matches line.inlier').first();
     const [x1, y1] = [Number(await line.getAttribute('x1')), Number(await line.getAttribute('y1'))];
     const sImg = await page.locator('svg.matches image').first().getAttribute('height');
-    const scale = Number(sImg) / (await (async () => { const b = Bank.open(fx.dataDir); const h = b.images.get(first.sourceSha)!.height; b.close(); return h; })());
+    const scale = Number(sImg) / (await (async () => { const b = await Bank.open(fx.dataDir); const h = (await b.images.get(first.sourceSha))!.height; await b.close(); return h; })());
     expect(x1).to.be.closeTo(stored.pairs![0]! * scale, 0.11);
     expect(y1).to.be.closeTo(stored.pairs![1]! * scale, 0.11);
     expect(await page.locator('svg.matches image').count()).to.equal(2);
@@ -120,10 +120,10 @@ describe('review: in headless Chromium, on pairs from the real pipeline', functi
     await page.keyboard.press('r');
     await page.waitForFunction(() => document.querySelector('tr.sel .review-state')?.getAttribute('data-verdict') === 'rejected');
 
-    bank = Bank.open(fx.dataDir);
-    expect(bank.repo(ReviewsRepo).get(s, t)).to.include({ verdict: 'accepted', level: 'com' });
-    expect(bank.repo(ReviewsRepo).get(expected[1]!.sourceItemId, expected[1]!.targetItemId)).to.include({ verdict: 'rejected', level: null });
-    bank.close();
+    bank = await Bank.open(fx.dataDir);
+    expect((await bank.repo(ReviewsRepo).get(s, t))).to.include({ verdict: 'accepted', level: 'com' });
+    expect((await bank.repo(ReviewsRepo).get(expected[1]!.sourceItemId, expected[1]!.targetItemId))).to.include({ verdict: 'rejected', level: null });
+    await bank.close();
 
     // search: upload the English photo, the Chinese outlet's copy comes first
     await page.goto(`${base}/search`);

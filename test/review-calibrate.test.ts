@@ -16,8 +16,8 @@ describe('review: calibrate --from-reviews', function () {
     testLexicon();
     fs.cpSync(testLexiconDir(), path.join(fx.dataDir, 'lexicon'), { recursive: true });
   });
-  after(() => {
-    fx.bank.close();
+  after(async () => {
+    await fx.bank.close();
     fs.rmSync(fx.dir, { recursive: true, force: true });
   });
 
@@ -30,15 +30,15 @@ describe('review: calibrate --from-reviews', function () {
     expect(r.code).to.not.equal(0);
     expect(r.stderr).to.match(/--pairs FILE\.tsv, --from-reviews, or both/);
 
-    const reviews = fx.bank.repo(ReviewsRepo);
     const [a, b, c] = fx.pairs;
-    fx.bank.transaction(() => {
-      reviews.set({ ...a!, verdict: 'accepted', level: 'par', en: SCENES[0]!.en, zh: SCENES[0]!.zh });
-      reviews.set({ ...b!, verdict: 'accepted', en: SCENES[1]!.en, zh: SCENES[1]!.zh });
-      reviews.set({ ...c!, verdict: 'rejected', en: SCENES[2]!.en, zh: SCENES[2]!.zh });
+    await fx.bank.transaction(async (tx) => {
+      const reviews = tx.repo(ReviewsRepo);
+      await reviews.set({ ...a!, verdict: 'accepted', level: 'par', en: SCENES[0]!.en, zh: SCENES[0]!.zh });
+      await reviews.set({ ...b!, verdict: 'accepted', en: SCENES[1]!.en, zh: SCENES[1]!.zh });
+      await reviews.set({ ...c!, verdict: 'rejected', en: SCENES[2]!.en, zh: SCENES[2]!.zh });
     });
     // only the judgement that set a level is a label
-    expect(labelledPairsFromReviews(fx.bank).map((l) => l.label)).to.deep.equal(['par']);
+    expect((await labelledPairsFromReviews(fx.bank)).map((l) => l.label)).to.deep.equal(['par']);
     // a labelled file and the judgements together
     const file = path.join(fx.dir, 'labelled.tsv');
     fs.writeFileSync(file, 'level\ten\tzh\npar\tA black dog runs across the green field.\t一只黑狗跑过绿色的田野。\ninc\tA black dog runs across the green field.\t厨房里有一台冰箱和一个微波炉。\n');

@@ -82,16 +82,19 @@ export async function buildPipelineReviewBank(): Promise<ReviewFixture & { summa
   }
   writeManifest(path.join(dir, 'set', 'source.tsv'), src);
   writeManifest(path.join(dir, 'set', 'target.tsv'), tgt);
-  const bank = Bank.open(dataDir);
+  const bank = await Bank.open(dataDir);
   await importManifest(bank, { bank: 'source', manifest: path.join(dir, 'set', 'source.tsv'), config });
   await importManifest(bank, { bank: 'target', manifest: path.join(dir, 'set', 'target.tsv'), config });
   testLexicon();
   fs.cpSync(testLexiconDir(), path.join(dataDir, 'lexicon'), { recursive: true });
   const features = await computeMissingFeatures(bank, config, { threads: 1 });
   const match = await runMatch(bank, config, {});
-  const scorer = createScorer(config, { bank, cacheDir: testLexiconDir() });
+  const scorer = await createScorer(config, { bank, cacheDir: testLexiconDir() });
   const pairing = await runPairing(bank, config, { scorer });
-  const pairs = SCENES.map((_, i) => ({ sourceItemId: bank.items.get('source', `en-${i}`)!.id, targetItemId: bank.items.get('target', `zh-${i}`)!.id }));
+  const pairs: { sourceItemId: number; targetItemId: number }[] = [];
+  for (let i = 0; i < SCENES.length; i++) {
+    pairs.push({ sourceItemId: (await bank.items.get('source', `en-${i}`))!.id, targetItemId: (await bank.items.get('target', `zh-${i}`))!.id });
+  }
   return { dir, dataDir, bank, pairs, summary: { features, match, pairing } };
 }
 
@@ -109,30 +112,30 @@ export async function buildReviewBank(opts: { width?: number; height?: number; d
   }
   writeManifest(path.join(dir, 'set', 'source.tsv'), src);
   writeManifest(path.join(dir, 'set', 'target.tsv'), tgt);
-  const bank = Bank.open(dataDir);
+  const bank = await Bank.open(dataDir);
   await importManifest(bank, { bank: 'source', manifest: path.join(dir, 'set', 'source.tsv'), config });
   await importManifest(bank, { bank: 'target', manifest: path.join(dir, 'set', 'target.tsv'), config });
-  const repo = bank.repo(PairsRepo);
   const pairs: ReviewFixture['pairs'] = [];
-  bank.transaction(() => {
-    SCENES.forEach((s, i) => {
+  await bank.transaction(async (tx) => {
+    const repo = tx.repo(PairsRepo);
+    for (const [i, s] of SCENES.entries()) {
       if (opts.decisions === false) {
-        pairs.push({ sourceItemId: bank.items.get('source', `en-${i}`)!.id, targetItemId: bank.items.get('target', `zh-${i}`)!.id });
-        return;
+        pairs.push({ sourceItemId: (await tx.items.get('source', `en-${i}`))!.id, targetItemId: (await tx.items.get('target', `zh-${i}`))!.id });
+        continue;
       }
-      const sourceItemId = bank.items.get('source', `en-${i}`)!.id;
-      const targetItemId = bank.items.get('target', `zh-${i}`)!.id;
-      repo.upsert({
+      const sourceItemId = (await tx.items.get('source', `en-${i}`))!.id;
+      const targetItemId = (await tx.items.get('target', `zh-${i}`))!.id;
+      const pairId = await repo.upsert({
         sourceItemId, targetItemId, emitted: s.emitted, reason: s.emitted ? null : 'level', en: s.en, zh: s.zh, level: s.level, c: s.c,
         fc: s.c, fe: s.level === 'par' ? 1 : 0, fl: 0.9, imageScore: s.imageScore, inliers: s.inliers, candidateRank: 0,
         matchedAt: '2026-11-20T10:00:00.000Z', explain: s.explain,
       }, `2026-11-2${i}T12:00:00.000Z`);
       // one sentence on each side: the caption pair is its one sentence pair
-      bank.repo(SentencePairsRepo).replace(repo.get(sourceItemId, targetItemId)!.id, sourceItemId, targetItemId, [
+      await tx.repo(SentencePairsRepo).replace(pairId, sourceItemId, targetItemId, [
         { enFirst: 0, enLast: 0, zhFirst: 0, zhLast: 0, en: s.en, zh: s.zh, emitted: s.emitted, level: s.level, c: s.c, fc: s.c, fe: s.level === 'par' ? 1 : 0, fl: 0.9, fcov: s.c },
       ]);
       pairs.push({ sourceItemId, targetItemId });
-    });
+    }
   });
   return { dir, dataDir, bank, pairs };
 }

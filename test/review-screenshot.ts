@@ -12,9 +12,9 @@ import { CHROMIUM, CHROMIUM_ARGS } from './review-helpers.js';
 const dataDir = process.argv[2];
 const out = path.resolve(process.argv[3] ?? 'docs/review-pair.png');
 if (!dataDir) throw new Error('usage: tsx test/review-screenshot.ts DATA_DIR [OUT.png]');
-const bank = Bank.open(dataDir);
+const bank = await Bank.open(dataDir);
 const { config } = loadConfig();
-const best = bank.repo(ReviewsRepo).listPairs({ kind: 'emitted', sort: 'c', dir: 'desc' }, { limit: 1 }).rows[0];
+const best = (await bank.repo(ReviewsRepo).listPairs({ kind: 'emitted', sort: 'c', dir: 'desc' }, { limit: 1 })).rows[0];
 if (!best) throw new Error(`${dataDir}: no emitted pair to show`);
 const app = createReviewServer(bank, config, { host: '127.0.0.1', token: '' });
 await app.listen({ host: '127.0.0.1', port: 0 });
@@ -29,5 +29,5 @@ try {
 } finally {
   await browser.close();
   await app.close();
-  bank.close();
+  await bank.close();
 }

@@ -15,9 +15,9 @@ const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 
 async function addItem(bank: Bank, extId: string, buf: Buffer): Promise<string> {
   const rec = await bank.images.prepare(buf);
-  bank.transaction(() => {
-    bank.images.record(rec);
-    bank.items.upsert({ bank: 'source', extId, caption: '', lang: null, captionStatus: 'empty', captionReason: null, imageSha256: rec.sha256 });
+  await bank.transaction(async (tx) => {
+    await tx.images.record(rec);
+    await tx.items.upsert({ bank: 'source', extId, caption: '', lang: null, captionStatus: 'empty', captionReason: null, imageSha256: rec.sha256 });
   });
   return rec.sha256;
 }
@@ -32,7 +32,7 @@ describe('sift: the stage (computeMissingFeatures)', function () {
 
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-'));
-    bank = Bank.open(dir);
+    bank = await Bank.open(dir);
     for (let i = 0; i < 4; i++) shas.push(await addItem(bank, `s${i}`, await scenePng(300, 220, 10 + i)));
     // Same image as s0 under another id: computed once.
     await addItem(bank, 'dup', await scenePng(300, 220, 10));
@@ -40,8 +40,8 @@ describe('sift: the stage (computeMissingFeatures)', function () {
     const jpg = await sharp(await scenePng(300, 220, 50)).jpeg().toBuffer();
     badSha = await addItem(bank, 'bad', jpg.subarray(0, 700));
   });
-  after(() => {
-    bank.close();
+  after(async () => {
+    await bank.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -52,46 +52,46 @@ describe('sift: the stage (computeMissingFeatures)', function () {
     const first = await computeMissingFeatures(bank, config, { threads: 1, batchSize: 2, signal: ac.signal, progress });
     expect(first.aborted).to.equal(true);
     expect(first.images).to.equal(2);
-    expect(bank.items.countByStatus(null, 'featured')).to.equal(3); // s0, s1 and dup (same image as s0)
+    expect((await bank.items.countByStatus(null, 'featured'))).to.equal(3); // s0, s1 and dup (same image as s0)
     const repo = bank.repo(FeaturesRepo);
-    const createdBefore = repo.get(shas[0]!)!.createdAt;
+    const createdBefore = (await repo.get(shas[0]!))!.createdAt;
 
     const second = await computeMissingFeatures(bank, config, { threads: 2, batchSize: 2 });
     expect(second.aborted).to.equal(false);
     expect(second.images).to.equal(2); // s2, s3: the bad one fails, s0/s1 are not recomputed
     expect(second.featured).to.equal(2);
     expect(second.failed).to.equal(1);
-    expect(repo.get(shas[0]!)!.createdAt).to.equal(createdBefore);
-    expect(bank.items.countByStatus(null, 'new')).to.equal(0);
+    expect((await repo.get(shas[0]!))!.createdAt).to.equal(createdBefore);
+    expect((await bank.items.countByStatus(null, 'new'))).to.equal(0);
   });
 
-  it('marks the bad image failed with a reason and stores good features compactly', () => {
-    const bad = bank.items.get('source', 'bad')!;
+  it('marks the bad image failed with a reason and stores good features compactly', async () => {
+    const bad = (await bank.items.get('source', 'bad'))!;
     expect(bad.status).to.equal('failed');
     expect(bad.statusReason).to.match(/truncated|corrupt|decode/i);
     const repo = bank.repo(FeaturesRepo);
-    expect(repo.has(badSha)).to.equal(false);
+    expect(await repo.has(badSha)).to.equal(false);
     for (const sha of shas) {
-      const f = repo.get(sha)!;
+      const f = (await repo.get(sha))!;
       expect(f.count).to.be.greaterThan(20);
       expect(f.keypoints.length).to.equal(f.count * 6);
       expect(f.descriptors.length).to.equal(f.count * 128);
-      expect(repo.storedBytes(sha)).to.equal(f.count * (24 + 128));
+      expect(await repo.storedBytes(sha)).to.equal(f.count * (24 + 128));
     }
     // 1000 keypoints would take 152,000 bytes: under the 160 KB budget.
     expect(1000 * (24 + 128)).to.be.at.most(160 * 1024);
   });
 
-  it('round-trips features through the repository exactly', () => {
+  it('round-trips features through the repository exactly', async () => {
     const repo = bank.repo(FeaturesRepo);
-    const f = repo.get(shas[1]!)!;
-    repo.put('x'.repeat(64), f, 12.5);
-    const g = repo.get('x'.repeat(64))!;
+    const f = (await repo.get(shas[1]!))!;
+    await repo.put('x'.repeat(64), f, 12.5);
+    const g = (await repo.get('x'.repeat(64)))!;
     expect(Array.from(g.keypoints)).to.deep.equal(Array.from(f.keypoints));
     expect(Buffer.from(g.descriptors).equals(Buffer.from(f.descriptors))).to.equal(true);
     expect([g.width, g.height, g.scale, g.ms]).to.deep.equal([f.width, f.height, f.scale, 12.5]);
-    expect(repo.delete('x'.repeat(64))).to.equal(true);
-    expect(repo.has('x'.repeat(64))).to.equal(false);
+    expect(await repo.delete('x'.repeat(64))).to.equal(true);
+    expect(await repo.has('x'.repeat(64))).to.equal(false);
   });
 
   it('a second run has nothing to do', async () => {

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import path from 'node:path';
 import sharp from 'sharp';
-import { Bank, CandidatesRepo, FeaturesRepo, LshRepo, TwinsRepo } from '../src/bank/index.js';
+import { Bank, CandidatesRepo, FeaturesRepo, LshRepo, TwinsRepo, type Item } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { runMatch } from '../src/lsh-index/stage.js';
 import { hashDistance, nearIdentical, pictureHash, TwinIndex } from '../src/sift/twins.js';
@@ -70,38 +70,41 @@ describe('sift: near-identical pictures (work once per picture)', function () {
       const r = await runCli(['--data', data, 'import', '--bank', b, '--manifest', path.join(dir, `${b}.tsv`), '--json']);
       expect(r.code, r.stderr).to.equal(0);
     }
-    const bank = Bank.open(data);
+    const bank = await Bank.open(data);
     try {
       const summary = await runMatch(bank, config, { threads: 1 });
       // SIFT ran for t1, d1, d2, s1, s3: t2 reused t1's features, s2 reused s1's (t3 is t1's very file).
       expect(summary.twins).to.equal(2);
       const twins = bank.repo(TwinsRepo);
-      const id = (b: 'source' | 'target', ext: string) => bank.items.get(b, ext)!;
-      expect(twins.twinOf(id('target', 't2').imageSha256)?.ofSha256).to.equal(id('target', 't1').imageSha256);
-      expect(twins.twinOf(id('source', 's2').imageSha256)?.ofSha256).to.equal(id('source', 's1').imageSha256);
+      const items = new Map<string, Item>();
+      for (const it of [...(await bank.items.list('source', 100)), ...(await bank.items.list('target', 100))]) items.set(`${it.bank}:${it.extId}`, it);
+      const id = (b: 'source' | 'target', ext: string) => items.get(`${b}:${ext}`)!;
+      expect((await twins.twinOf(id('target', 't2').imageSha256))?.ofSha256).to.equal(id('target', 't1').imageSha256);
+      expect((await twins.twinOf(id('source', 's2').imageSha256))?.ofSha256).to.equal(id('source', 's1').imageSha256);
       const feats = bank.repo(FeaturesRepo);
-      const f1 = feats.get(id('target', 't1').imageSha256)!;
-      const f2 = feats.get(id('target', 't2').imageSha256)!;
+      const f1 = (await feats.get(id('target', 't1').imageSha256))!;
+      const f2 = (await feats.get(id('target', 't2').imageSha256))!;
       expect(f2.count).to.equal(f1.count);
       expect(f2.twinOf).to.equal(id('target', 't1').imageSha256);
       expect(f1.width / f2.scale).to.be.closeTo(270, 0.5); // t2's original pixels
       // The index holds t1, d1, d2: one row per picture.
       expect(summary.indexedImages).to.equal(3);
-      expect(bank.repo(LshRepo).signature().count).to.equal(3);
+      expect((await bank.repo(LshRepo).signature()).count).to.equal(3);
       // s1 is searched, s2 takes its candidates: both list t1, t2 and t3, and nothing else.
       expect(summary.reused).to.equal(1);
       const cands = bank.repo(CandidatesRepo);
-      const c1 = cands.listFor(id('source', 's1').id);
-      const c2 = cands.listFor(id('source', 's2').id);
-      const ext = (l: typeof c1) => l.map((c) => bank.items.byId(c.targetItemId)!.extId).sort();
+      const c1 = await cands.listFor(id('source', 's1').id);
+      const c2 = await cands.listFor(id('source', 's2').id);
+      const extOf = new Map([...items.values()].map((it) => [it.id, it.extId]));
+      const ext = (l: typeof c1) => l.map((c) => extOf.get(c.targetItemId)!).sort();
       expect(ext(c1)).to.deep.equal(['t1', 't2', 't3']);
       expect(ext(c2)).to.deep.equal(['t1', 't2', 't3']);
-      expect(cands.listFor(id('source', 's3').id)).to.have.length(0);
+      expect(await cands.listFor(id('source', 's3').id)).to.have.length(0);
       // Each candidate is in its own items' pixels: the homography of s2 -> t2 maps s2's centre where s1 -> t1
       // maps s1's, scaled by the two copies' sizes.
       const at = (H: number[], x: number, y: number) => [(H[0]! * x + H[1]! * y + H[2]!) / (H[6]! * x + H[7]! * y + H[8]!), (H[3]! * x + H[4]! * y + H[5]!) / (H[6]! * x + H[7]! * y + H[8]!)];
-      const h11 = c1.find((c) => bank.items.byId(c.targetItemId)!.extId === 't1')!.homography!;
-      const h22 = c2.find((c) => bank.items.byId(c.targetItemId)!.extId === 't2')!.homography!;
+      const h11 = c1.find((c) => extOf.get(c.targetItemId) === 't1')!.homography!;
+      const h22 = c2.find((c) => extOf.get(c.targetItemId) === 't2')!.homography!;
       const [x1, y1] = at(h11, 195, 150); // s1 is 390x300
       const [x2, y2] = at(h22, 150, 115.5); // s2 is 300x231
       expect(x2).to.be.closeTo(x1 * 0.75, 1.5); // t2 is 270 px wide, t1 360
@@ -112,7 +115,7 @@ describe('sift: near-identical pictures (work once per picture)', function () {
       expect(again.twins).to.equal(0);
       expect(again.sources).to.equal(0);
     } finally {
-      bank.close();
+      await bank.close();
     }
   });
 });

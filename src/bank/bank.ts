@@ -1,45 +1,51 @@
-// The bank: one data directory, one SQLite database and one image store. Every other layer reaches the
-// database only through this object and the repositories in src/bank/ (SQL stays inside this folder, so a
-// PostgreSQL bank can replace it behind the same methods).
+// The bank: a database (SQLite file in the data dir by default) and an image store. Every other layer reaches the
+// database only through this object and the repositories in src/bank/ (SQL stays inside this folder); every
+// repository method is async, so the SQLite and PostgreSQL backends serve the same calls.
+//
+// Writes that belong together go in one transaction, an async unit of work:
+//   await bank.transaction(async (tx) => {
+//     await tx.items.setStatus(id, 'featured');
+//     await tx.repo(FeaturesRepo).put(sha, features, ms);
+//   });
+// Inside it, use `tx` (its repositories are bound to the transaction), never `bank`: on SQLite a statement
+// through `bank` waits for the open transaction to end.
 import fs from 'node:fs';
 import path from 'node:path';
-import type Database from 'better-sqlite3';
-import { openDatabase, schemaVersion } from './db.js';
-import { ImageStore } from './image-store.js';
+import { applyMigrations } from './db.js';
+import { FolderBlobs, ImageStore, type ImageBlobs } from './image-store.js';
 import { ItemsRepo } from './items.js';
 import { MetaRepo } from './meta.js';
+import type { Sql, SqlBackend } from './sql.js';
+import { SqliteBackend } from './sqlite.js';
 
 export const DB_FILE = 'capbridge.db';
 
-/** A repository class built on the bank's connection; see Bank.repo(). */
-export type RepoClass<T> = new (db: Database.Database, bank: Bank) => T;
+/** A repository class built on an Sql (the bank's, or a transaction's); see BankScope.repo(). */
+export type RepoClass<T> = new (sql: Sql, scope: BankScope) => T;
 
-export class Bank {
-  readonly dataDir: string;
-  readonly dbPath: string;
-  /** The connection. Only code in src/bank/ may use it. */
-  readonly sql: Database.Database;
-  readonly images: ImageStore;
+/** What a repository is reached through: the bank itself, or one of its transactions. */
+export class BankScope {
+  private repos = new Map<RepoClass<unknown>, unknown>();
   readonly items: ItemsRepo;
   readonly meta: MetaRepo;
-  private repos = new Map<RepoClass<unknown>, unknown>();
+  readonly images: ImageStore;
 
-  private constructor(dataDir: string, sql: Database.Database) {
-    this.dataDir = dataDir;
-    this.dbPath = path.join(dataDir, DB_FILE);
-    this.sql = sql;
-    this.images = new ImageStore(dataDir, sql);
+  protected constructor(
+    /** The connection (or transaction). Only code in src/bank/ may use it. */
+    readonly sql: Sql,
+    images: ImageStore,
+    /** The bank this scope belongs to (itself for the bank). */
+    root?: Bank,
+  ) {
+    this.root = root ?? (this as unknown as Bank);
     this.items = new ItemsRepo(sql);
     this.meta = new MetaRepo(sql);
+    this.images = images;
   }
 
-  static open(dataDir: string): Bank {
-    const dir = path.resolve(dataDir);
-    fs.mkdirSync(dir, { recursive: true });
-    return new Bank(dir, openDatabase(path.join(dir, DB_FILE)));
-  }
+  readonly root: Bank;
 
-  /** One shared instance of a repository class per bank (repositories keep prepared statements). */
+  /** One instance of a repository class per scope. */
   repo<T>(cls: RepoClass<T>): T {
     let r = this.repos.get(cls as RepoClass<unknown>) as T | undefined;
     if (!r) {
@@ -49,26 +55,63 @@ export class Bank {
     return r;
   }
 
-  /** Runs fn in one transaction (IMMEDIATE: the write lock is taken up front). */
-  transaction<T>(fn: () => T): T {
-    return this.sql.transaction(fn).immediate();
+  /** Runs fn in one transaction: committed when it resolves, rolled back when it throws (a savepoint when
+   *  called on a transaction). Use the `tx` it gets for every statement inside. */
+  transaction<T>(fn: (tx: BankTx) => Promise<T>): Promise<T> {
+    return this.sql.transaction((sql) => fn(sql === this.sql ? this : new BankScope(sql, this.images.withSql(sql), this.root)));
+  }
+}
+
+export type BankTx = BankScope;
+
+export interface BankOpenOptions {
+  /** A PostgreSQL URL (postgres://…); default: the SQLite file in the data dir. */
+  url?: string;
+  /** Where image bytes live; default: the folder in the data dir. */
+  blobs?: ImageBlobs;
+}
+
+export class Bank extends BankScope {
+  readonly dataDir: string;
+  readonly backend: SqlBackend;
+
+  private constructor(dataDir: string, backend: SqlBackend, blobs: ImageBlobs) {
+    super(backend, new ImageStore(blobs, backend));
+    this.dataDir = dataDir;
+    this.backend = backend;
   }
 
-  get schemaVersion(): number {
-    return schemaVersion(this.sql);
-  }
-
-  /** Bytes of the database files (main + WAL). */
-  databaseBytes(): number {
-    let total = 0;
-    for (const suffix of ['', '-wal', '-shm']) {
-      try {
-        total += fs.statSync(this.dbPath + suffix).size;
-      } catch {
-        /* absent */
-      }
+  /** Opens (creating) the bank of a data dir and applies pending migrations. */
+  static async open(dataDir: string, opts: BankOpenOptions = {}): Promise<Bank> {
+    const dir = path.resolve(dataDir);
+    fs.mkdirSync(dir, { recursive: true });
+    if (opts.url) throw new Error('PostgreSQL banks are not available in this build');
+    const backend = SqliteBackend.open(path.join(dir, DB_FILE));
+    try {
+      await applyMigrations(backend);
+    } catch (err) {
+      await backend.close();
+      throw err;
     }
-    return total;
+    return new Bank(dir, backend, opts.blobs ?? new FolderBlobs(dir));
+  }
+
+  get dialect(): Sql['dialect'] {
+    return this.backend.dialect;
+  }
+
+  /** Where the database is: the SQLite file, or the PostgreSQL URL without its password. */
+  get location(): string {
+    return this.backend.location;
+  }
+
+  schemaVersion(): Promise<number> {
+    return this.backend.schemaVersion();
+  }
+
+  /** Bytes of the database (SQLite main file + WAL; PostgreSQL: the database's size). */
+  databaseBytes(): Promise<number> {
+    return this.backend.databaseBytes();
   }
 
   /** A path inside the data dir for a layer's own files (crawl queue, lexicon cache, exports...). */
@@ -78,7 +121,8 @@ export class Bank {
     return dir;
   }
 
-  close(): void {
-    if (this.sql.open) this.sql.close();
+  async close(): Promise<void> {
+    await this.images.blobs.close?.();
+    await this.backend.close();
   }
 }

@@ -1,6 +1,6 @@
 // Ranked image-matching candidates per source item (migration 3), and when each source was last matched.
 // The export and review layers read them through this repository.
-import type Database from 'better-sqlite3';
+import type { Sql } from './sql.js';
 import { HAS_FEATURES } from './lsh.js';
 
 export interface CandidateInput {
@@ -11,16 +11,18 @@ export interface CandidateInput {
   inliers: number;
   /** 9 numbers, row-major, source px -> target px; null when none. */
   homography: number[] | null;
-  /** The model that verified it: one homography (a copy, a plane) or the epipolar geometry of a 3D scene. */
-  model: 'homography' | 'fundamental';
+  /** The model that verified it: one homography (a copy, a plane; the default) or the epipolar geometry of a 3D scene. */
+  model?: 'homography' | 'fundamental';
   /** 9 numbers, row-major, x_targetᵀ F x_source = 0 in original pixels, when the model is 'fundamental'. */
-  fundamental: number[] | null;
+  fundamental?: number[] | null;
   mirrored: boolean;
   /** Inlier pairs (xs, ys, xt, yt) in original pixels. */
   pairs: Float32Array | null;
 }
 
 export interface Candidate extends CandidateInput {
+  model: 'homography' | 'fundamental';
+  fundamental: number[] | null;
   sourceItemId: number;
   matchedAt: string;
 }
@@ -49,8 +51,8 @@ interface Row {
   pairs: Buffer | null;
 }
 
-const COLS = `c.source_item_id AS sourceItemId, c.target_item_id AS targetItemId, c.rank, c.image_score AS imageScore,
-  c.matches, c.inliers, c.homography, c.model, c.fundamental, c.matched_at AS matchedAt, c.mirrored, c.pairs`;
+const COLS = `c.source_item_id AS "sourceItemId", c.target_item_id AS "targetItemId", c.rank, c.image_score AS "imageScore",
+  c.matches, c.inliers, c.homography, c.model, c.fundamental, c.matched_at AS "matchedAt", c.mirrored, c.pairs`;
 
 function pairsBlob(p: Float32Array | null): Buffer | null {
   if (!p) return null;
@@ -82,41 +84,41 @@ function fromRow(r: Row): Candidate {
 }
 
 export class CandidatesRepo {
-  constructor(private db: Database.Database) {}
+  constructor(private db: Sql) {}
 
   /** Replaces the stored candidates of a source item (call inside the caller's transaction). */
-  replaceFor(sourceItemId: number, list: CandidateInput[], matchedAt = new Date().toISOString()): void {
-    this.db.prepare('DELETE FROM candidates WHERE source_item_id = ?').run(sourceItemId);
-    const ins = this.db.prepare(
+  async replaceFor(sourceItemId: number, list: CandidateInput[], matchedAt = new Date().toISOString()): Promise<void> {
+    await this.db.run('DELETE FROM candidates WHERE source_item_id = ?', [sourceItemId]);
+    await this.db.runMany(
       `INSERT INTO candidates (source_item_id, target_item_id, rank, image_score, matches, inliers, homography, matched_at, mirrored, pairs,
          model, fundamental)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    for (const c of list) {
-      ins.run(sourceItemId, c.targetItemId, c.rank, c.imageScore, c.matches, c.inliers,
+      list.map((c) => [
+        sourceItemId, c.targetItemId, c.rank, c.imageScore, c.matches, c.inliers,
         c.homography ? JSON.stringify(c.homography) : null, matchedAt, c.mirrored ? 1 : 0, pairsBlob(c.pairs),
-        c.model, c.fundamental ? JSON.stringify(c.fundamental) : null);
-    }
+        c.model ?? 'homography', c.fundamental ? JSON.stringify(c.fundamental) : null,
+      ]),
+    );
   }
 
-  listFor(sourceItemId: number): Candidate[] {
-    return (this.db.prepare(`SELECT ${COLS} FROM candidates c WHERE c.source_item_id = ? ORDER BY c.rank`).all(sourceItemId) as Row[]).map(fromRow);
+  async listFor(sourceItemId: number): Promise<Candidate[]> {
+    return (await this.db.all<Row>(`SELECT ${COLS} FROM candidates c WHERE c.source_item_id = ? ORDER BY c.rank`, [sourceItemId])).map(fromRow);
   }
 
-  count(): number {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM candidates').get() as { n: number }).n;
+  async count(): Promise<number> {
+    return Number((await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM candidates'))!.n);
   }
 
   /** Every candidate with both items (ext ids, captions, provenance), by source then rank. */
-  *iterateJoined(): Generator<CandidateJoined> {
-    const stmt = this.db.prepare(
-      `SELECT ${COLS}, s.ext_id AS sExt, t.ext_id AS tExt, s.caption AS sCap, t.caption AS tCap,
-         s.page_url AS sPage, s.image_url AS sImg, s.site AS sSite, s.imported_at AS sImp, s.fetched_at AS sFetch,
-         t.page_url AS tPage, t.image_url AS tImg, t.site AS tSite, t.imported_at AS tImp, t.fetched_at AS tFetch
+  async *iterateJoined(): AsyncGenerator<CandidateJoined> {
+    const rows = this.db.iterate<Row & Record<string, string | null>>(
+      `SELECT ${COLS}, s.ext_id AS "sExt", t.ext_id AS "tExt", s.caption AS "sCap", t.caption AS "tCap",
+         s.page_url AS "sPage", s.image_url AS "sImg", s.site AS "sSite", s.imported_at AS "sImp", s.fetched_at AS "sFetch",
+         t.page_url AS "tPage", t.image_url AS "tImg", t.site AS "tSite", t.imported_at AS "tImp", t.fetched_at AS "tFetch"
        FROM candidates c JOIN items s ON s.id = c.source_item_id JOIN items t ON t.id = c.target_item_id
        ORDER BY c.source_item_id, c.rank`,
     );
-    for (const r of stmt.iterate() as Iterable<Row & Record<string, string | null>>) {
+    for await (const r of rows) {
       yield {
         ...fromRow(r),
         sourceExtId: r.sExt as string,
@@ -130,29 +132,26 @@ export class CandidatesRepo {
   }
 
   /** Records that a source was matched against the index up to `indexSeq`. */
-  markMatched(sourceItemId: number, imageSha256: string, indexSeq: number, matchedAt: string): void {
-    this.db
-      .prepare(
-        `INSERT INTO match_state (source_item_id, image_sha256, index_seq, matched_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT(source_item_id) DO UPDATE SET image_sha256 = excluded.image_sha256, index_seq = excluded.index_seq,
-           matched_at = excluded.matched_at`,
-      )
-      .run(sourceItemId, imageSha256, indexSeq, matchedAt);
+  async markMatched(sourceItemId: number, imageSha256: string, indexSeq: number, matchedAt: string): Promise<void> {
+    await this.db.run(
+      `INSERT INTO match_state (source_item_id, image_sha256, index_seq, matched_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT(source_item_id) DO UPDATE SET image_sha256 = excluded.image_sha256, index_seq = excluded.index_seq,
+         matched_at = excluded.matched_at`,
+      [sourceItemId, imageSha256, indexSeq, matchedAt],
+    );
   }
 
   private pendingWhere = `FROM items i LEFT JOIN match_state m ON m.source_item_id = i.id
-    WHERE i.bank = 'source' AND ${HAS_FEATURES}
+    WHERE i.bank = 'source' AND i.status <> 'failed' AND ${HAS_FEATURES}
       AND (m.source_item_id IS NULL OR m.index_seq < @seq OR m.image_sha256 <> i.image_sha256)`;
 
-  /** Source items with features never matched, matched before targets were added (index_seq < seq), or
+  /** Source items with features (and not failed: a failed item waits for a new image or --retry-failed) never matched, matched before targets were added (index_seq < seq), or
    *  matched with another image; id order after afterId. */
-  pendingSources(seq: number, afterId: number, limit: number): { id: number; imageSha256: string }[] {
-    return this.db
-      .prepare(`SELECT i.id, i.image_sha256 AS imageSha256 ${this.pendingWhere} AND i.id > @afterId ORDER BY i.id LIMIT @limit`)
-      .all({ seq, afterId, limit }) as { id: number; imageSha256: string }[];
+  async pendingSources(seq: number, afterId: number, limit: number): Promise<{ id: number; imageSha256: string }[]> {
+    return this.db.all(`SELECT i.id, i.image_sha256 AS "imageSha256" ${this.pendingWhere} AND i.id > @afterId ORDER BY i.id LIMIT @limit`, { seq, afterId, limit });
   }
 
-  countPending(seq: number): number {
-    return (this.db.prepare(`SELECT COUNT(*) AS n ${this.pendingWhere}`).get({ seq }) as { n: number }).n;
+  async countPending(seq: number): Promise<number> {
+    return Number((await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n ${this.pendingWhere}`, { seq }))!.n);
   }
 }

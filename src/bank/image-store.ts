@@ -1,16 +1,17 @@
-// The image store: files named by the sha256 of their bytes (images/ab/<sha>.<ext>), so the same photo
-// found on two pages, or imported twice, is stored once. The `images` table indexes what is on disk.
-// Files are written before the row that names them is committed: a crash leaves at most an orphan file,
-// which the next store of the same bytes reuses.
+// The image store: bytes named by the sha256 of their content (images/ab/<sha>.<ext>), so the same photo found
+// on two pages, or imported twice, is stored once. Where the bytes live is an ImageBlobs (a folder in the data
+// dir by default); the `images` table indexes what is stored. Bytes are written before the row that names them
+// is committed: a crash leaves at most an orphan object, which the next store of the same bytes reuses.
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import sharp, { type Metadata } from 'sharp';
-import type Database from 'better-sqlite3';
 import { writeFileAtomic } from '../util/atomic.js';
+import type { Sql } from './sql.js';
 
 export interface ImageRecord {
   sha256: string;
+  /** The object's key, relative to the store's root (images/ab/<sha>.<ext>). */
   path: string;
   bytes: number;
   format: string;
@@ -39,57 +40,88 @@ export async function probeImage(buf: Uint8Array): Promise<{ format: string; wid
   return { format: meta.format, width: swap ? meta.height : meta.width, height: swap ? meta.width : meta.height };
 }
 
+/** Where image bytes live: a folder (default) or an S3-compatible bucket. Keys are ImageRecord.path. */
+export interface ImageBlobs {
+  readonly kind: string;
+  /** Where the bytes are, for messages (a folder, or s3://bucket/prefix). */
+  readonly location: string;
+  /** True when the object exists with this many bytes. */
+  has(key: string, bytes: number): Promise<boolean>;
+  put(key: string, buf: Uint8Array): Promise<void>;
+  get(key: string): Promise<Buffer>;
+  close?(): Promise<void>;
+}
+
+/** The content-addressed folder in the data dir (files written atomically). */
+export class FolderBlobs implements ImageBlobs {
+  readonly kind = 'folder';
+  constructor(readonly root: string) {}
+  get location(): string {
+    return path.join(this.root, 'images');
+  }
+  private abs(key: string): string {
+    return path.join(this.root, key);
+  }
+  async has(key: string, bytes: number): Promise<boolean> {
+    try {
+      return fs.statSync(this.abs(key)).size === bytes;
+    } catch {
+      return false;
+    }
+  }
+  async put(key: string, buf: Uint8Array): Promise<void> {
+    writeFileAtomic(this.abs(key), buf);
+  }
+  async get(key: string): Promise<Buffer> {
+    return fs.promises.readFile(this.abs(key));
+  }
+}
+
+export const imageKey = (sha256: string, format: string): string => path.posix.join('images', sha256.slice(0, 2), `${sha256}.${EXT[format] ?? format}`);
+
 export class ImageStore {
-  readonly root: string;
-  private getStmt: Database.Statement;
-  private insertStmt: Database.Statement;
+  constructor(readonly blobs: ImageBlobs, private sql: Sql) {}
 
-  constructor(private dataDir: string, private db: Database.Database) {
-    this.root = path.join(dataDir, 'images');
-    fs.mkdirSync(this.root, { recursive: true });
-    this.getStmt = db.prepare('SELECT sha256, path, bytes, format, width, height FROM images WHERE sha256 = ?');
-    this.insertStmt = db.prepare(
-      `INSERT INTO images (sha256, path, bytes, format, width, height, created_at)
-       VALUES (@sha256, @path, @bytes, @format, @width, @height, @created_at) ON CONFLICT(sha256) DO NOTHING`,
-    );
+  /** The same store bound to a transaction (record() inside it). */
+  withSql(sql: Sql): ImageStore {
+    return new ImageStore(this.blobs, sql);
   }
 
-  get(sha256: string): ImageRecord | undefined {
-    return this.getStmt.get(sha256) as ImageRecord | undefined;
+  get(sha256: string): Promise<ImageRecord | undefined> {
+    return this.sql.get<ImageRecord>('SELECT sha256, path, bytes, format, width, height FROM images WHERE sha256 = ?', [sha256]);
   }
 
-  /** Absolute path of a stored image. */
-  absPath(rec: Pick<ImageRecord, 'path'>): string {
-    return path.join(this.dataDir, rec.path);
-  }
-
-  read(sha256: string): Buffer {
-    const rec = this.get(sha256);
+  /** The stored bytes of an image. */
+  async read(sha256: string): Promise<Buffer> {
+    const rec = await this.get(sha256);
     if (!rec) throw new Error(`image ${sha256} is not in the store`);
-    return fs.readFileSync(this.absPath(rec));
+    return this.blobs.get(rec.path);
   }
 
   /**
-   * Probes and writes the bytes to disk (if not already there) and returns the record to insert.
+   * Probes and stores the bytes (if not already there) and returns the record to insert.
    * Call `record()` inside the caller's transaction to index it.
    */
   async prepare(buf: Uint8Array): Promise<ImageRecord> {
     const sha256 = sha256Hex(buf);
-    const known = this.get(sha256);
-    if (known && fs.existsSync(this.absPath(known))) return known;
+    const known = await this.get(sha256);
+    if (known && (await this.blobs.has(known.path, known.bytes))) return known;
     const { format, width, height } = await probeImage(buf);
-    const rel = path.join('images', sha256.slice(0, 2), `${sha256}.${EXT[format] ?? format}`);
-    const abs = path.join(this.dataDir, rel);
-    if (!fs.existsSync(abs) || fs.statSync(abs).size !== buf.length) writeFileAtomic(abs, buf);
-    return { sha256, path: rel, bytes: buf.length, format, width, height };
+    const key = imageKey(sha256, format);
+    if (!(await this.blobs.has(key, buf.length))) await this.blobs.put(key, buf);
+    return { sha256, path: key, bytes: buf.length, format, width, height };
   }
 
-  record(rec: ImageRecord): void {
-    this.insertStmt.run({ ...rec, created_at: new Date().toISOString() });
+  async record(rec: ImageRecord): Promise<void> {
+    await this.sql.run(
+      `INSERT INTO images (sha256, path, bytes, format, width, height, created_at)
+       VALUES (@sha256, @path, @bytes, @format, @width, @height, @created_at) ON CONFLICT(sha256) DO NOTHING`,
+      { ...rec, created_at: new Date().toISOString() },
+    );
   }
 
-  totals(): { files: number; bytes: number } {
-    const row = this.db.prepare('SELECT COUNT(*) AS files, COALESCE(SUM(bytes), 0) AS bytes FROM images').get() as { files: number; bytes: number };
-    return row;
+  async totals(): Promise<{ files: number; bytes: number }> {
+    const r = await this.sql.get<{ files: number; bytes: number }>('SELECT COUNT(*) AS files, COALESCE(SUM(bytes), 0) AS bytes FROM images');
+    return { files: Number(r!.files), bytes: Number(r!.bytes) };
   }
 }

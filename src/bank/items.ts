@@ -1,7 +1,7 @@
 // Items of the two banks: one (image, caption) pair with its provenance and pipeline status.
 // Later stages walk items by status with keyset pagination (id > last), so a stage is a resumable job
 // over bank rows and can be split across workers by id range.
-import type Database from 'better-sqlite3';
+import type { Sql } from './sql.js';
 
 export type BankName = 'source' | 'target';
 export const BANKS: BankName[] = ['source', 'target'];
@@ -48,31 +48,22 @@ export interface Item {
 
 export type UpsertOutcome = 'added' | 'unchanged' | 'updated';
 
-const COLUMNS = `id, bank, ext_id AS extId, caption, credit, lang, caption_status AS captionStatus, caption_reason AS captionReason,
-  image_sha256 AS imageSha256, page_url AS pageUrl, image_url AS imageUrl, site, imported_at AS importedAt,
-  fetched_at AS fetchedAt, updated_at AS updatedAt, caption_updated_at AS captionUpdatedAt, status,
-  status_reason AS statusReason, status_at AS statusAt`;
+const COLUMNS = `id, bank, ext_id AS "extId", caption, credit, lang, caption_status AS "captionStatus", caption_reason AS "captionReason",
+  image_sha256 AS "imageSha256", page_url AS "pageUrl", image_url AS "imageUrl", site, imported_at AS "importedAt",
+  fetched_at AS "fetchedAt", updated_at AS "updatedAt", caption_updated_at AS "captionUpdatedAt", status,
+  status_reason AS "statusReason", status_at AS "statusAt"`;
+
+const num = (r: { n: number | string } | undefined): number => Number(r?.n ?? 0);
 
 export class ItemsRepo {
-  private byExt: Database.Statement;
-  private byIdStmt: Database.Statement;
-  private insert: Database.Statement;
+  constructor(private db: Sql) {}
 
-  constructor(private db: Database.Database) {
-    this.byExt = db.prepare(`SELECT ${COLUMNS} FROM items WHERE bank = ? AND ext_id = ?`);
-    this.byIdStmt = db.prepare(`SELECT ${COLUMNS} FROM items WHERE id = ?`);
-    this.insert = db.prepare(`INSERT INTO items (bank, ext_id, caption, credit, lang, caption_status, caption_reason, image_sha256,
-        page_url, image_url, site, imported_at, fetched_at, updated_at, caption_updated_at, status, status_at)
-      VALUES (@bank, @extId, @caption, @credit, @lang, @captionStatus, @captionReason, @imageSha256, @pageUrl, @imageUrl, @site,
-        @importedAt, @fetchedAt, @now, @now, 'new', @now)`);
+  get(bank: BankName, extId: string): Promise<Item | undefined> {
+    return this.db.get<Item>(`SELECT ${COLUMNS} FROM items WHERE bank = ? AND ext_id = ?`, [bank, extId]);
   }
 
-  get(bank: BankName, extId: string): Item | undefined {
-    return this.byExt.get(bank, extId) as Item | undefined;
-  }
-
-  byId(id: number): Item | undefined {
-    return this.byIdStmt.get(id) as Item | undefined;
+  byId(id: number): Promise<Item | undefined> {
+    return this.db.get<Item>(`SELECT ${COLUMNS} FROM items WHERE id = ?`, [id]);
   }
 
   /**
@@ -80,8 +71,8 @@ export class ItemsRepo {
    * is a no-op). A new image sends the item back to 'new' so its features are computed again; a new caption
    * bumps caption_updated_at so its pairs are scored again.
    */
-  upsert(input: ItemInput, now = new Date().toISOString()): { outcome: UpsertOutcome; id: number } {
-    const existing = this.get(input.bank, input.extId);
+  async upsert(input: ItemInput, now = new Date().toISOString()): Promise<{ outcome: UpsertOutcome; id: number }> {
+    const existing = await this.get(input.bank, input.extId);
     const row = {
       pageUrl: null, imageUrl: null, site: null, importedAt: null, fetchedAt: null,
       ...input,
@@ -89,75 +80,81 @@ export class ItemsRepo {
       now,
     };
     if (!existing) {
-      const info = this.insert.run(row);
-      return { outcome: 'added', id: Number(info.lastInsertRowid) };
+      const r = await this.db.get<{ id: number }>(
+        `INSERT INTO items (bank, ext_id, caption, credit, lang, caption_status, caption_reason, image_sha256,
+            page_url, image_url, site, imported_at, fetched_at, updated_at, caption_updated_at, status, status_at)
+          VALUES (@bank, @extId, @caption, @credit, @lang, @captionStatus, @captionReason, @imageSha256, @pageUrl, @imageUrl, @site,
+            @importedAt, @fetchedAt, @now, @now, 'new', @now) RETURNING id`,
+        row,
+      );
+      return { outcome: 'added', id: Number(r!.id) };
     }
     const imageChanged = existing.imageSha256 !== input.imageSha256;
     const captionChanged = existing.caption !== input.caption || existing.captionStatus !== input.captionStatus;
     const creditChanged = (existing.credit ?? null) !== row.credit;
     if (!imageChanged && !captionChanged && !creditChanged) return { outcome: 'unchanged', id: existing.id };
-    this.db
-      .prepare(
-        `UPDATE items SET caption = @caption, credit = @credit, lang = @lang, caption_status = @captionStatus, caption_reason = @captionReason,
-           image_sha256 = @imageSha256, page_url = COALESCE(@pageUrl, page_url), image_url = COALESCE(@imageUrl, image_url),
-           site = COALESCE(@site, site), imported_at = COALESCE(@importedAt, imported_at), fetched_at = COALESCE(@fetchedAt, fetched_at),
-           updated_at = @now,
-           caption_updated_at = CASE WHEN @captionChanged THEN @now ELSE caption_updated_at END,
-           status = CASE WHEN @imageChanged THEN 'new' ELSE status END,
-           status_reason = CASE WHEN @imageChanged THEN NULL ELSE status_reason END,
-           status_at = CASE WHEN @imageChanged THEN @now ELSE status_at END
-         WHERE id = @id`,
-      )
-      .run({ ...row, id: existing.id, imageChanged: imageChanged ? 1 : 0, captionChanged: captionChanged ? 1 : 0 });
+    await this.db.run(
+      `UPDATE items SET caption = @caption, credit = @credit, lang = @lang, caption_status = @captionStatus, caption_reason = @captionReason,
+         image_sha256 = @imageSha256, page_url = COALESCE(@pageUrl, page_url), image_url = COALESCE(@imageUrl, image_url),
+         site = COALESCE(@site, site), imported_at = COALESCE(@importedAt, imported_at), fetched_at = COALESCE(@fetchedAt, fetched_at),
+         updated_at = @now,
+         caption_updated_at = CASE WHEN @captionChanged = 1 THEN @now ELSE caption_updated_at END,
+         status = CASE WHEN @imageChanged = 1 THEN 'new' ELSE status END,
+         status_reason = CASE WHEN @imageChanged = 1 THEN NULL ELSE status_reason END,
+         status_at = CASE WHEN @imageChanged = 1 THEN @now ELSE status_at END
+       WHERE id = @id`,
+      { ...row, id: existing.id, imageChanged: imageChanged ? 1 : 0, captionChanged: captionChanged ? 1 : 0 },
+    );
     return { outcome: 'updated', id: existing.id };
   }
 
   /** Items of a bank in a status, in id order after `afterId`: the resumable walk every stage uses. */
-  listByStatus(bank: BankName | null, status: string, limit: number, afterId = 0): Item[] {
+  listByStatus(bank: BankName | null, status: string, limit: number, afterId = 0): Promise<Item[]> {
     if (bank) {
-      return this.db
-        .prepare(`SELECT ${COLUMNS} FROM items WHERE bank = ? AND status = ? AND id > ? ORDER BY id LIMIT ?`)
-        .all(bank, status, afterId, limit) as Item[];
+      return this.db.all<Item>(`SELECT ${COLUMNS} FROM items WHERE bank = ? AND status = ? AND id > ? ORDER BY id LIMIT ?`, [bank, status, afterId, limit]);
     }
-    return this.db
-      .prepare(`SELECT ${COLUMNS} FROM items WHERE status = ? AND id > ? ORDER BY id LIMIT ?`)
-      .all(status, afterId, limit) as Item[];
+    return this.db.all<Item>(`SELECT ${COLUMNS} FROM items WHERE status = ? AND id > ? ORDER BY id LIMIT ?`, [status, afterId, limit]);
   }
 
   /** All items of a bank in id order, page by page. */
-  list(bank: BankName, limit: number, afterId = 0): Item[] {
-    return this.db
-      .prepare(`SELECT ${COLUMNS} FROM items WHERE bank = ? AND id > ? ORDER BY id LIMIT ?`)
-      .all(bank, afterId, limit) as Item[];
+  list(bank: BankName, limit: number, afterId = 0): Promise<Item[]> {
+    return this.db.all<Item>(`SELECT ${COLUMNS} FROM items WHERE bank = ? AND id > ? ORDER BY id LIMIT ?`, [bank, afterId, limit]);
   }
 
-  countByStatus(bank: BankName | null, status: string): number {
-    const row = bank
-      ? this.db.prepare('SELECT COUNT(*) AS n FROM items WHERE bank = ? AND status = ?').get(bank, status)
-      : this.db.prepare('SELECT COUNT(*) AS n FROM items WHERE status = ?').get(status);
-    return (row as { n: number }).n;
+  async countByStatus(bank: BankName | null, status: string): Promise<number> {
+    return num(
+      bank
+        ? await this.db.get('SELECT COUNT(*) AS n FROM items WHERE bank = ? AND status = ?', [bank, status])
+        : await this.db.get('SELECT COUNT(*) AS n FROM items WHERE status = ?', [status]),
+    );
   }
 
-  setStatus(id: number, status: string, reason: string | null = null, now = new Date().toISOString()): void {
-    this.db.prepare('UPDATE items SET status = ?, status_reason = ?, status_at = ? WHERE id = ?').run(status, reason, now, id);
+  async setStatus(id: number, status: string, reason: string | null = null, now = new Date().toISOString()): Promise<void> {
+    await this.db.run('UPDATE items SET status = ?, status_reason = ?, status_at = ? WHERE id = ?', [status, reason, now, id]);
   }
 
   /** Moves every item of an image from one status to another (features are per image, items share them). */
-  setStatusByImage(sha256: string, fromStatus: string | null, status: string, reason: string | null = null): number {
+  setStatusByImage(sha256: string, fromStatus: string | null, status: string, reason: string | null = null): Promise<number> {
     const now = new Date().toISOString();
-    const info = fromStatus
-      ? this.db
-          .prepare('UPDATE items SET status = ?, status_reason = ?, status_at = ? WHERE image_sha256 = ? AND status = ?')
-          .run(status, reason, now, sha256, fromStatus)
-      : this.db.prepare('UPDATE items SET status = ?, status_reason = ?, status_at = ? WHERE image_sha256 = ?').run(status, reason, now, sha256);
-    return info.changes;
+    return fromStatus
+      ? this.db.run('UPDATE items SET status = ?, status_reason = ?, status_at = ? WHERE image_sha256 = ? AND status = ?', [status, reason, now, sha256, fromStatus])
+      : this.db.run('UPDATE items SET status = ?, status_reason = ?, status_at = ? WHERE image_sha256 = ?', [status, reason, now, sha256]);
   }
 
-  remove(bank: BankName, extId: string): boolean {
-    return this.db.prepare('DELETE FROM items WHERE bank = ? AND ext_id = ?').run(bank, extId).changes > 0;
+  /** Sends every failed item back to 'new' (reason cleared), so the stages try it again: `--retry-failed`.
+   *  Without it a failed item waits until its image changes (upsert). Returns how many. */
+  retryFailed(bank: BankName | null = null): Promise<number> {
+    const now = new Date().toISOString();
+    return bank
+      ? this.db.run(`UPDATE items SET status = 'new', status_reason = NULL, status_at = ? WHERE status = 'failed' AND bank = ?`, [now, bank])
+      : this.db.run(`UPDATE items SET status = 'new', status_reason = NULL, status_at = ? WHERE status = 'failed'`, [now]);
   }
 
-  count(bank: BankName): number {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM items WHERE bank = ?').get(bank) as { n: number }).n;
+  async remove(bank: BankName, extId: string): Promise<boolean> {
+    return (await this.db.run('DELETE FROM items WHERE bank = ? AND ext_id = ?', [bank, extId])) > 0;
+  }
+
+  async count(bank: BankName): Promise<number> {
+    return num(await this.db.get('SELECT COUNT(*) AS n FROM items WHERE bank = ?', [bank]));
   }
 }

@@ -1,19 +1,19 @@
 // A small key/value table for watermarks and cursors (last export, last cycle, eval results).
-import type Database from 'better-sqlite3';
+import type { Sql } from './sql.js';
 
 export class MetaRepo {
-  constructor(private db: Database.Database) {}
-  get(key: string): string | undefined {
-    return (this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
+  constructor(private db: Sql) {}
+  async get(key: string): Promise<string | undefined> {
+    return (await this.db.get<{ value: string }>('SELECT value FROM meta WHERE key = ?', [key]))?.value;
   }
-  set(key: string, value: string): void {
-    this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
+  async set(key: string, value: string): Promise<void> {
+    await this.db.run('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value', [key, value]);
   }
-  getJson<T>(key: string): T | undefined {
-    const v = this.get(key);
+  async getJson<T>(key: string): Promise<T | undefined> {
+    const v = await this.get(key);
     return v === undefined ? undefined : (JSON.parse(v) as T);
   }
-  setJson(key: string, value: unknown): void {
-    this.set(key, JSON.stringify(value));
+  async setJson(key: string, value: unknown): Promise<void> {
+    await this.set(key, JSON.stringify(value));
   }
 }

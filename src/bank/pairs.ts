@@ -3,7 +3,7 @@
 // the lsh-index layer's (migration 3: source_item_id, target_item_id, rank, image_score, inliers, matched_at);
 // only those documented columns are read here, and only when the table exists.
 import crypto from 'node:crypto';
-import type Database from 'better-sqlite3';
+import type { Sql } from './sql.js';
 
 export type PairLevel = 'par' | 'com' | 'pse' | 'inc';
 export const LEVEL_RANK: Record<PairLevel, number> = { par: 3, com: 2, pse: 1, inc: 0 };
@@ -95,36 +95,58 @@ export interface PairRow {
 export const textKey = (en: string, zh: string): string =>
   crypto.createHash('sha256').update(en).update('\u0000').update(zh).digest('hex').slice(0, 32);
 
-const COLUMNS = `p.id, p.source_item_id AS sourceItemId, p.target_item_id AS targetItemId, p.emitted, p.reason, p.en, p.zh,
-  p.text_key AS textKey, p.level, p.c, p.fc, p.fe, p.fl, p.image_score AS imageScore, p.inliers, p.candidate_rank AS candidateRank,
-  p.matched_at AS matchedAt, p.explain, p.decided_at AS decidedAt, p.exported_at AS exportedAt, p.export_id AS exportId`;
+const COLUMNS = `p.id, p.source_item_id AS "sourceItemId", p.target_item_id AS "targetItemId", p.emitted, p.reason, p.en, p.zh,
+  p.text_key AS "textKey", p.level, p.c, p.fc, p.fe, p.fl, p.image_score AS "imageScore", p.inliers, p.candidate_rank AS "candidateRank",
+  p.matched_at AS "matchedAt", p.explain, p.decided_at AS "decidedAt", p.exported_at AS "exportedAt", p.export_id AS "exportId"`;
 
 export type PairOrder = 'score' | 'date' | 'id';
 
+const UPSERT = `
+  INSERT INTO pairs (source_item_id, target_item_id, emitted, reason, en, zh, text_key, level, level_rank, c, fc, fe, fl, fcov,
+      image_score, inliers, candidate_rank, matched_at, explain, decided_at, en_sentences, zh_sentences, idf_docs)
+    VALUES (@sourceItemId, @targetItemId, @emitted, @reason, @en, @zh, @textKey, @level, @levelRank, @c, @fc, @fe, @fl, @fcov,
+      @imageScore, @inliers, @candidateRank, @matchedAt, @explain, @now, @enSentences, @zhSentences, @idfDocs)
+  ON CONFLICT (source_item_id, target_item_id) DO UPDATE SET
+    emitted = excluded.emitted, reason = excluded.reason, en = excluded.en, zh = excluded.zh, text_key = excluded.text_key,
+    level = excluded.level, level_rank = excluded.level_rank, c = excluded.c, fc = excluded.fc, fe = excluded.fe, fl = excluded.fl,
+    fcov = excluded.fcov, en_sentences = excluded.en_sentences, zh_sentences = excluded.zh_sentences, idf_docs = excluded.idf_docs,
+    image_score = excluded.image_score, inliers = excluded.inliers, candidate_rank = excluded.candidate_rank,
+    matched_at = excluded.matched_at, explain = excluded.explain, decided_at = excluded.decided_at,
+    -- a pair whose caption texts changed is a new pair of the corpus: it will be exported again
+    exported_at = CASE WHEN pairs.text_key = excluded.text_key THEN pairs.exported_at ELSE NULL END,
+    export_id = CASE WHEN pairs.text_key = excluded.text_key THEN pairs.export_id ELSE NULL END
+  RETURNING id`;
+
+const count = (r: { n: number | string } | undefined): number => Number(r?.n ?? 0);
+
+const upsertParams = (d: PairDecision, now: string) => ({
+  sourceItemId: d.sourceItemId,
+  targetItemId: d.targetItemId,
+  emitted: d.emitted ? 1 : 0,
+  reason: d.reason,
+  en: d.en,
+  zh: d.zh,
+  textKey: textKey(d.en, d.zh),
+  level: d.level,
+  levelRank: d.level ? LEVEL_RANK[d.level] : 0,
+  c: d.c,
+  fc: d.fc,
+  fe: d.fe,
+  fl: d.fl,
+  fcov: d.fcov ?? null,
+  enSentences: d.enSentences ?? null,
+  zhSentences: d.zhSentences ?? null,
+  idfDocs: d.idfDocs ?? null,
+  imageScore: d.imageScore,
+  inliers: d.inliers,
+  candidateRank: d.candidateRank,
+  matchedAt: d.matchedAt,
+  explain: d.explain === undefined || d.explain === null ? null : JSON.stringify(d.explain),
+  now,
+});
+
 export class PairsRepo {
-  private upsertStmt: Database.Statement;
-
-  constructor(private db: Database.Database) {
-    this.upsertStmt = db.prepare(`
-      INSERT INTO pairs (source_item_id, target_item_id, emitted, reason, en, zh, text_key, level, level_rank, c, fc, fe, fl, fcov,
-          image_score, inliers, candidate_rank, matched_at, explain, decided_at, en_sentences, zh_sentences, idf_docs)
-        VALUES (@sourceItemId, @targetItemId, @emitted, @reason, @en, @zh, @textKey, @level, @levelRank, @c, @fc, @fe, @fl, @fcov,
-          @imageScore, @inliers, @candidateRank, @matchedAt, @explain, @now, @enSentences, @zhSentences, @idfDocs)
-      ON CONFLICT (source_item_id, target_item_id) DO UPDATE SET
-        emitted = excluded.emitted, reason = excluded.reason, en = excluded.en, zh = excluded.zh, text_key = excluded.text_key,
-        level = excluded.level, level_rank = excluded.level_rank, c = excluded.c, fc = excluded.fc, fe = excluded.fe, fl = excluded.fl,
-        fcov = excluded.fcov, en_sentences = excluded.en_sentences, zh_sentences = excluded.zh_sentences, idf_docs = excluded.idf_docs,
-        image_score = excluded.image_score, inliers = excluded.inliers, candidate_rank = excluded.candidate_rank,
-        matched_at = excluded.matched_at, explain = excluded.explain, decided_at = excluded.decided_at,
-        -- a pair whose caption texts changed is a new pair of the corpus: it will be exported again
-        exported_at = CASE WHEN pairs.text_key = excluded.text_key THEN pairs.exported_at ELSE NULL END,
-        export_id = CASE WHEN pairs.text_key = excluded.text_key THEN pairs.export_id ELSE NULL END`);
-  }
-
-  /** True once the lsh-index layer's candidates table exists (migration 3; always, since that layer landed). */
-  hasCandidates(): boolean {
-    return Boolean(this.db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'candidates'`).get());
-  }
+  constructor(private db: Sql) {}
 
   /**
    * Source items (id order, after `afterId`) that need a pairing decision: a candidate never decided, or decided on
@@ -132,102 +154,72 @@ export class PairsRepo {
    * IDF table of fewer than `staleBelowDocs` documents (or before sentence alignment: idf_docs NULL). With `all`,
    * every source that has candidates (re-decide after a threshold change).
    */
-  pendingSources(afterId: number, limit: number, all = false, staleBelowDocs = 0): number[] {
+  async pendingSources(afterId: number, limit: number, all = false, staleBelowDocs = 0): Promise<number[]> {
     const where = all
       ? ''
       : `AND (p.id IS NULL OR p.idf_docs IS NULL OR (p.c IS NOT NULL AND p.idf_docs < ${Math.floor(staleBelowDocs)})
-           OR p.en <> s.caption OR p.zh <> t.caption OR p.matched_at IS NOT CAST(c.matched_at AS TEXT)
-           OR p.image_score IS NOT c.image_score OR p.inliers IS NOT c.inliers
+           OR p.en <> s.caption OR p.zh <> t.caption OR p.matched_at IS DISTINCT FROM CAST(c.matched_at AS TEXT)
+           OR p.image_score IS DISTINCT FROM c.image_score OR p.inliers IS DISTINCT FROM c.inliers
            OR (p.emitted = 1 AND (s.caption_status <> 'ok' OR t.caption_status <> 'ok'))
            OR (p.emitted = 0 AND p.reason = 'caption-status' AND s.caption_status = 'ok' AND t.caption_status = 'ok'))`;
-    const rows = this.db
-      .prepare(
-        `SELECT DISTINCT c.source_item_id AS id FROM candidates c
-           JOIN items s ON s.id = c.source_item_id JOIN items t ON t.id = c.target_item_id
-           LEFT JOIN pairs p ON p.source_item_id = c.source_item_id AND p.target_item_id = c.target_item_id
-         WHERE c.source_item_id > ? ${where}
-         ORDER BY c.source_item_id LIMIT ?`,
-      )
-      .all(afterId, limit) as { id: number }[];
-    return rows.map((r) => r.id);
+    const rows = await this.db.all<{ id: number }>(
+      `SELECT DISTINCT c.source_item_id AS id FROM candidates c
+         JOIN items s ON s.id = c.source_item_id JOIN items t ON t.id = c.target_item_id
+         LEFT JOIN pairs p ON p.source_item_id = c.source_item_id AND p.target_item_id = c.target_item_id
+       WHERE c.source_item_id > ? ${where}
+       ORDER BY c.source_item_id LIMIT ?`,
+      [afterId, limit],
+    );
+    return rows.map((r) => Number(r.id));
   }
 
   /** The stored candidates of a source item, best first. */
-  candidatesOf(sourceItemId: number): PairCandidate[] {
-    return this.db
-      .prepare(
-        `SELECT source_item_id AS sourceItemId, target_item_id AS targetItemId, rank, image_score AS imageScore, inliers,
-                CAST(matched_at AS TEXT) AS matchedAt
-         FROM candidates WHERE source_item_id = ? ORDER BY rank, target_item_id`,
-      )
-      .all(sourceItemId) as PairCandidate[];
+  candidatesOf(sourceItemId: number): Promise<PairCandidate[]> {
+    return this.db.all<PairCandidate>(
+      `SELECT source_item_id AS "sourceItemId", target_item_id AS "targetItemId", rank, image_score AS "imageScore", inliers,
+              CAST(matched_at AS TEXT) AS "matchedAt"
+       FROM candidates WHERE source_item_id = ? ORDER BY rank, target_item_id`,
+      [sourceItemId],
+    );
   }
 
   /** Ranked target item ids for every source that has candidates (for evaluation). */
-  rankedTargets(): Map<number, number[]> {
+  async rankedTargets(): Promise<Map<number, number[]>> {
     const out = new Map<number, number[]>();
-    for (const r of this.db
-      .prepare(`SELECT source_item_id AS s, target_item_id AS t FROM candidates ORDER BY source_item_id, rank, target_item_id`)
-      .iterate() as IterableIterator<{ s: number; t: number }>) {
-      let list = out.get(r.s);
-      if (!list) out.set(r.s, (list = []));
-      list.push(r.t);
+    for await (const r of this.db.iterate<{ s: number; t: number }>(
+      `SELECT source_item_id AS s, target_item_id AS t FROM candidates ORDER BY source_item_id, rank, target_item_id`,
+    )) {
+      const s = Number(r.s);
+      let list = out.get(s);
+      if (!list) out.set(s, (list = []));
+      list.push(Number(r.t));
     }
     return out;
   }
 
-  upsert(d: PairDecision, now = new Date().toISOString()): void {
-    this.upsertStmt.run({
-      sourceItemId: d.sourceItemId,
-      targetItemId: d.targetItemId,
-      emitted: d.emitted ? 1 : 0,
-      reason: d.reason,
-      en: d.en,
-      zh: d.zh,
-      textKey: textKey(d.en, d.zh),
-      level: d.level,
-      levelRank: d.level ? LEVEL_RANK[d.level] : 0,
-      c: d.c,
-      fc: d.fc,
-      fe: d.fe,
-      fl: d.fl,
-      fcov: d.fcov ?? null,
-      enSentences: d.enSentences ?? null,
-      zhSentences: d.zhSentences ?? null,
-      idfDocs: d.idfDocs ?? null,
-      imageScore: d.imageScore,
-      inliers: d.inliers,
-      candidateRank: d.candidateRank,
-      matchedAt: d.matchedAt,
-      explain: d.explain === undefined || d.explain === null ? null : JSON.stringify(d.explain),
-      now,
-    });
+  /** Stores a decision (a new row, or the pair's row updated); returns the row's id. */
+  async upsert(d: PairDecision, now = new Date().toISOString()): Promise<number> {
+    return Number((await this.db.get<{ id: number }>(UPSERT, upsertParams(d, now)))!.id);
   }
 
   /** Drops the decisions of a source whose target is no longer among its candidates; returns how many. */
-  removeOthers(sourceItemId: number, keepTargetIds: number[]): number {
+  async removeOthers(sourceItemId: number, keepTargetIds: number[]): Promise<number> {
     const keep = new Set(keepTargetIds);
-    const rows = this.db.prepare('SELECT id, target_item_id AS t FROM pairs WHERE source_item_id = ?').all(sourceItemId) as { id: number; t: number }[];
-    const del = this.db.prepare('DELETE FROM pairs WHERE id = ?');
-    let n = 0;
-    for (const r of rows) if (!keep.has(r.t)) n += del.run(r.id).changes;
-    return n;
+    const rows = await this.db.all<{ id: number; t: number }>('SELECT id, target_item_id AS t FROM pairs WHERE source_item_id = ?', [sourceItemId]);
+    const gone = rows.filter((r) => !keep.has(Number(r.t)));
+    return this.db.runMany('DELETE FROM pairs WHERE id = ?', gone.map((r) => [r.id]));
   }
 
   /** Drops decisions whose candidate vanished (sources re-matched to nothing). */
-  sweepOrphans(): number {
-    return this.db
-      .prepare(
-        `DELETE FROM pairs WHERE NOT EXISTS (SELECT 1 FROM candidates c
-           WHERE c.source_item_id = pairs.source_item_id AND c.target_item_id = pairs.target_item_id)`,
-      )
-      .run().changes;
+  sweepOrphans(): Promise<number> {
+    return this.db.run(
+      `DELETE FROM pairs WHERE NOT EXISTS (SELECT 1 FROM candidates c
+         WHERE c.source_item_id = pairs.source_item_id AND c.target_item_id = pairs.target_item_id)`,
+    );
   }
 
-  get(sourceItemId: number, targetItemId: number): PairRow | undefined {
-    return this.db.prepare(`SELECT ${COLUMNS} FROM pairs p WHERE source_item_id = ? AND target_item_id = ?`).get(sourceItemId, targetItemId) as
-      | PairRow
-      | undefined;
+  get(sourceItemId: number, targetItemId: number): Promise<PairRow | undefined> {
+    return this.db.get<PairRow>(`SELECT ${COLUMNS} FROM pairs p WHERE source_item_id = ? AND target_item_id = ?`, [sourceItemId, targetItemId]);
   }
 
   /**
@@ -245,7 +237,7 @@ export class PairsRepo {
     after?: Pick<PairRow, 'id' | 'c' | 'decidedAt'>;
     /** @deprecated use after (id order only) */
     afterId?: number;
-  }): PairRow[] {
+  }): Promise<PairRow[]> {
     const cond: string[] = ['p.emitted = ?'];
     const args: unknown[] = [opts.emitted === false ? 0 : 1];
     if (opts.level) {
@@ -261,7 +253,7 @@ export class PairsRepo {
     const cExpr = opts.emitted === false ? 'COALESCE(p.c, -1)' : 'p.c';
     const after = opts.after ?? (opts.afterId ? { id: opts.afterId, c: null, decidedAt: '' } : undefined);
     if (after) {
-      // row-value comparisons: SQLite seeks the index to the cursor instead of scanning to it
+      // row-value comparisons: the index is sought to the cursor instead of scanned to it
       if (order === 'score') {
         cond.push(`(${cExpr}, p.id) < (?, ?)`);
         args.push(after.c ?? -1, after.id);
@@ -275,51 +267,51 @@ export class PairsRepo {
     }
     const orderBy = order === 'score' ? `${cExpr} DESC, p.id DESC` : order === 'date' ? 'p.decided_at DESC, p.id DESC' : 'p.id';
     args.push(opts.limit);
-    return this.db.prepare(`SELECT ${COLUMNS} FROM pairs p WHERE ${cond.join(' AND ')} ORDER BY ${orderBy} LIMIT ?`).all(...args) as PairRow[];
+    return this.db.all<PairRow>(`SELECT ${COLUMNS} FROM pairs p WHERE ${cond.join(' AND ')} ORDER BY ${orderBy} LIMIT ?`, args);
   }
 
   /** Every emitted (source, target) pair at or above a level, with its level (evaluation). */
-  emittedPairs(minLevel: PairLevel = 'inc'): { sourceItemId: number; targetItemId: number; level: PairLevel }[] {
-    return this.db
-      .prepare(
-        `SELECT source_item_id AS sourceItemId, target_item_id AS targetItemId, level FROM pairs
-         WHERE emitted = 1 AND level_rank >= ? ORDER BY source_item_id, target_item_id`,
-      )
-      .all(LEVEL_RANK[minLevel]) as never;
+  emittedPairs(minLevel: PairLevel = 'inc'): Promise<{ sourceItemId: number; targetItemId: number; level: PairLevel }[]> {
+    return this.db.all(
+      `SELECT source_item_id AS "sourceItemId", target_item_id AS "targetItemId", level FROM pairs
+       WHERE emitted = 1 AND level_rank >= ? ORDER BY source_item_id, target_item_id`,
+      [LEVEL_RANK[minLevel]],
+    );
   }
 
   /** Emitted pairs per level (the metrics endpoint and stats). */
-  countByLevel(): Record<PairLevel, number> {
+  async countByLevel(): Promise<Record<PairLevel, number>> {
     const out: Record<PairLevel, number> = { par: 0, com: 0, pse: 0, inc: 0 };
-    for (const r of this.db.prepare('SELECT level, COUNT(*) AS n FROM pairs WHERE emitted = 1 GROUP BY level').all() as { level: PairLevel; n: number }[]) {
-      if (r.level) out[r.level] = r.n;
+    for (const r of await this.db.all<{ level: PairLevel; n: number }>('SELECT level, COUNT(*) AS n FROM pairs WHERE emitted = 1 GROUP BY level')) {
+      if (r.level) out[r.level] = Number(r.n);
     }
     return out;
   }
 
-  count(emitted = true): number {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM pairs WHERE emitted = ?').get(emitted ? 1 : 0) as { n: number }).n;
+  async count(emitted = true): Promise<number> {
+    return count(await this.db.get('SELECT COUNT(*) AS n FROM pairs WHERE emitted = ?', [emitted ? 1 : 0]));
   }
 
-  countCandidates(): number {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM candidates').get() as { n: number }).n;
+  async countCandidates(): Promise<number> {
+    return count(await this.db.get('SELECT COUNT(*) AS n FROM candidates'));
   }
 
-  beginExport(e: { formats: string[]; paths: string[]; onlyNew: boolean; minLevel: PairLevel }, now = new Date().toISOString()): number {
-    const info = this.db
-      .prepare('INSERT INTO exports (started_at, formats, paths, only_new, min_level) VALUES (?, ?, ?, ?, ?)')
-      .run(now, JSON.stringify(e.formats), JSON.stringify(e.paths), e.onlyNew ? 1 : 0, e.minLevel);
-    return Number(info.lastInsertRowid);
+  async beginExport(e: { formats: string[]; paths: string[]; onlyNew: boolean; minLevel: PairLevel }, now = new Date().toISOString()): Promise<number> {
+    const r = await this.db.get<{ id: number }>(
+      'INSERT INTO exports (started_at, formats, paths, only_new, min_level) VALUES (?, ?, ?, ?, ?) RETURNING id',
+      [now, JSON.stringify(e.formats), JSON.stringify(e.paths), e.onlyNew ? 1 : 0, e.minLevel],
+    );
+    return Number(r!.id);
   }
 
   /** Records a finished export: rows written, and the sentence pairs those rows stand for (SentencePairsRepo.markExported moves their watermark). */
-  finishExport(exportId: number, rows: number, members: number, now = new Date().toISOString()): void {
-    this.db.prepare('UPDATE exports SET finished_at = ?, pairs = ?, members = ? WHERE id = ?').run(now, rows, members, exportId);
+  async finishExport(exportId: number, rows: number, members: number, now = new Date().toISOString()): Promise<void> {
+    await this.db.run('UPDATE exports SET finished_at = ?, pairs = ?, members = ? WHERE id = ?', [now, rows, members, exportId]);
   }
 
-  lastExport(): { id: number; startedAt: string; finishedAt: string | null; formats: string; paths: string; pairs: number } | undefined {
-    return this.db
-      .prepare('SELECT id, started_at AS startedAt, finished_at AS finishedAt, formats, paths, pairs FROM exports WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1')
-      .get() as never;
+  lastExport(): Promise<{ id: number; startedAt: string; finishedAt: string | null; formats: string; paths: string; pairs: number } | undefined> {
+    return this.db.get(
+      'SELECT id, started_at AS "startedAt", finished_at AS "finishedAt", formats, paths, pairs FROM exports WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1',
+    );
   }
 }

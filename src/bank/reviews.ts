@@ -1,7 +1,7 @@
 // Linguists' judgements (the `reviews` table, migration 8) and the queries of the review page: the pair list
 // (filters + keyset pagination over an index, in both directions), one pair with both items, per-day counts.
 // Judgements are keyed by (source item, target item) so they outlive re-matching and re-export.
-import type Database from 'better-sqlite3';
+import type { Sql } from './sql.js';
 import { LEVEL_RANK, type PairLevel, type PairRow } from './pairs.js';
 
 export type Verdict = 'accepted' | 'rejected';
@@ -87,14 +87,14 @@ export interface LabelledPair {
 const SORT_COLUMN: Record<PairListSort, string> = { c: 'p.c', image: 'p.image_score', date: 'p.decided_at', id: 'p.id' };
 const NULLABLE: Record<PairListSort, boolean> = { c: true, image: true, date: false, id: false };
 
-const ROW_COLUMNS = `p.id, p.source_item_id AS sourceItemId, p.target_item_id AS targetItemId, p.emitted, p.reason, p.en, p.zh,
-  p.level, p.c, p.fc, p.fe, p.fl, p.image_score AS imageScore, p.inliers, p.candidate_rank AS candidateRank, p.matched_at AS matchedAt,
-  p.explain, p.decided_at AS decidedAt, p.exported_at AS exportedAt,
-  s.ext_id AS sourceExtId, t.ext_id AS targetExtId, s.caption AS sourceCaption, t.caption AS targetCaption,
-  s.image_sha256 AS sourceSha, t.image_sha256 AS targetSha, s.site AS sourceSite, t.site AS targetSite,
-  s.page_url AS sourceUrl, t.page_url AS targetUrl, s.image_url AS sourceImageUrl, t.image_url AS targetImageUrl,
-  COALESCE(s.fetched_at, s.imported_at) AS sourceHarvestedAt, COALESCE(t.fetched_at, t.imported_at) AS targetHarvestedAt,
-  r.verdict, r.level AS reviewLevel, r.reviewed_at AS reviewedAt, r.en AS reviewEn, r.zh AS reviewZh`;
+const ROW_COLUMNS = `p.id, p.source_item_id AS "sourceItemId", p.target_item_id AS "targetItemId", p.emitted, p.reason, p.en, p.zh,
+  p.level, p.c, p.fc, p.fe, p.fl, p.image_score AS "imageScore", p.inliers, p.candidate_rank AS "candidateRank", p.matched_at AS "matchedAt",
+  p.explain, p.decided_at AS "decidedAt", p.exported_at AS "exportedAt",
+  s.ext_id AS "sourceExtId", t.ext_id AS "targetExtId", s.caption AS "sourceCaption", t.caption AS "targetCaption",
+  s.image_sha256 AS "sourceSha", t.image_sha256 AS "targetSha", s.site AS "sourceSite", t.site AS "targetSite",
+  s.page_url AS "sourceUrl", t.page_url AS "targetUrl", s.image_url AS "sourceImageUrl", t.image_url AS "targetImageUrl",
+  COALESCE(s.fetched_at, s.imported_at) AS "sourceHarvestedAt", COALESCE(t.fetched_at, t.imported_at) AS "targetHarvestedAt",
+  r.verdict, r.level AS "reviewLevel", r.reviewed_at AS "reviewedAt", r.en AS "reviewEn", r.zh AS "reviewZh"`;
 
 // CROSS JOIN keeps `pairs` the outer loop, so the ORDER BY walks one of its indexes and LIMIT stops early.
 const FROM = `FROM pairs p CROSS JOIN items s ON s.id = p.source_item_id CROSS JOIN items t ON t.id = p.target_item_id
@@ -106,76 +106,69 @@ interface Segment {
 }
 
 export class ReviewsRepo {
-  private getStmt: Database.Statement;
+  constructor(private db: Sql) {}
 
-  constructor(private db: Database.Database) {
-    this.getStmt = db.prepare(
-      `SELECT source_item_id AS sourceItemId, target_item_id AS targetItemId, verdict, level, en, zh, reviewed_at AS reviewedAt
+  get(sourceItemId: number, targetItemId: number): Promise<Review | undefined> {
+    return this.db.get<Review>(
+      `SELECT source_item_id AS "sourceItemId", target_item_id AS "targetItemId", verdict, level, en, zh, reviewed_at AS "reviewedAt"
        FROM reviews WHERE source_item_id = ? AND target_item_id = ?`,
+      [sourceItemId, targetItemId],
     );
-  }
-
-  get(sourceItemId: number, targetItemId: number): Review | undefined {
-    return this.getStmt.get(sourceItemId, targetItemId) as Review | undefined;
   }
 
   /**
    * Records a judgement. `verdict` / `level` left undefined keep their stored value; null clears it. A judgement
    * with neither a verdict nor a level is removed. Returns the stored judgement (undefined when removed).
    */
-  set(
+  async set(
     j: { sourceItemId: number; targetItemId: number; verdict?: Verdict | null; level?: PairLevel | null; en: string; zh: string },
     now = new Date().toISOString(),
-  ): Review | undefined {
-    const old = this.get(j.sourceItemId, j.targetItemId);
+  ): Promise<Review | undefined> {
+    const old = await this.get(j.sourceItemId, j.targetItemId);
     const verdict = j.verdict === undefined ? (old?.verdict ?? null) : j.verdict;
     const level = j.level === undefined ? (old?.level ?? null) : j.level;
     if (!verdict && !level) {
-      this.clear(j.sourceItemId, j.targetItemId);
+      await this.clear(j.sourceItemId, j.targetItemId);
       return undefined;
     }
-    this.db
-      .prepare(
+    await this.db.run(
         `INSERT INTO reviews (source_item_id, target_item_id, verdict, level, level_rank, en, zh, reviewed_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (source_item_id, target_item_id) DO UPDATE SET verdict = excluded.verdict, level = excluded.level,
            level_rank = excluded.level_rank, en = excluded.en, zh = excluded.zh, reviewed_at = excluded.reviewed_at`,
-      )
-      .run(j.sourceItemId, j.targetItemId, verdict, level, level ? LEVEL_RANK[level] : null, j.en, j.zh, now);
+      [j.sourceItemId, j.targetItemId, verdict, level, level ? LEVEL_RANK[level] : null, j.en, j.zh, now],
+    );
     return this.get(j.sourceItemId, j.targetItemId);
   }
 
-  clear(sourceItemId: number, targetItemId: number): boolean {
-    return this.db.prepare('DELETE FROM reviews WHERE source_item_id = ? AND target_item_id = ?').run(sourceItemId, targetItemId).changes > 0;
+  async clear(sourceItemId: number, targetItemId: number): Promise<boolean> {
+    return (await this.db.run('DELETE FROM reviews WHERE source_item_id = ? AND target_item_id = ?', [sourceItemId, targetItemId])) > 0;
   }
 
-  counts(): { accepted: number; rejected: number; levelOnly: number; total: number } {
+  async counts(): Promise<{ accepted: number; rejected: number; levelOnly: number; total: number }> {
     const out = { accepted: 0, rejected: 0, levelOnly: 0, total: 0 };
-    for (const r of this.db.prepare('SELECT verdict, COUNT(*) AS n FROM reviews GROUP BY verdict').all() as { verdict: Verdict | null; n: number }[]) {
-      if (r.verdict) out[r.verdict] = r.n;
-      else out.levelOnly = r.n;
-      out.total += r.n;
+    for (const r of await this.db.all<{ verdict: Verdict | null; n: number }>('SELECT verdict, COUNT(*) AS n FROM reviews GROUP BY verdict')) {
+      const n = Number(r.n);
+      if (r.verdict) out[r.verdict] = n;
+      else out.levelOnly = n;
+      out.total += n;
     }
     return out;
   }
 
   /** Every judgement with the machine's scores of the pair (when decided), in review order: calibration input. */
-  *labelled(): IterableIterator<LabelledPair> {
-    yield* this.db
-      .prepare(
-        `SELECT r.source_item_id AS sourceItemId, r.target_item_id AS targetItemId, r.en, r.zh, r.verdict, r.level,
-                p.level AS machineLevel, p.c, p.fc, p.fe, p.fl, r.reviewed_at AS reviewedAt
+  labelled(): AsyncIterable<LabelledPair> {
+    return this.db.iterate<LabelledPair>(
+        `SELECT r.source_item_id AS "sourceItemId", r.target_item_id AS "targetItemId", r.en, r.zh, r.verdict, r.level,
+                p.level AS "machineLevel", p.c, p.fc, p.fe, p.fl, r.reviewed_at AS "reviewedAt"
          FROM reviews r LEFT JOIN pairs p ON p.source_item_id = r.source_item_id AND p.target_item_id = r.target_item_id
          ORDER BY r.reviewed_at, r.source_item_id, r.target_item_id`,
-      )
-      .iterate() as IterableIterator<LabelledPair>;
+    );
   }
 
   /** One pair with both items and its judgement. */
-  pair(sourceItemId: number, targetItemId: number): ReviewPairRow | undefined {
-    return this.db.prepare(`SELECT ${ROW_COLUMNS} ${FROM} WHERE p.source_item_id = ? AND p.target_item_id = ?`).get(sourceItemId, targetItemId) as
-      | ReviewPairRow
-      | undefined;
+  pair(sourceItemId: number, targetItemId: number): Promise<ReviewPairRow | undefined> {
+    return this.db.get<ReviewPairRow>(`SELECT ${ROW_COLUMNS} ${FROM} WHERE p.source_item_id = ? AND p.target_item_id = ?`, [sourceItemId, targetItemId]);
   }
 
   /** The keyset of a row in a list order. */
@@ -243,13 +236,13 @@ export class ReviewsRepo {
    * A page of the pair list after `after` (or from the start), `limit` rows, and the cursor of the next page.
    * `reverse` walks backwards from `after` (for "previous"); rows then come nearest first.
    */
-  listPairs(f: PairListFilter, opts: { after?: ListCursor; limit: number; reverse?: boolean }): { rows: ReviewPairRow[]; next: ListCursor | null } {
+  async listPairs(f: PairListFilter, opts: { after?: ListCursor; limit: number; reverse?: boolean }): Promise<{ rows: ReviewPairRow[]; next: ListCursor | null }> {
     const dir = opts.reverse ? (f.dir === 'asc' ? 'desc' : 'asc') : f.dir;
     const rows: ReviewPairRow[] = [];
     for (const s of this.segments(f, opts.after, dir)) {
       const want = opts.limit + 1 - rows.length;
       if (want <= 0) break;
-      rows.push(...(this.db.prepare(`SELECT ${ROW_COLUMNS} ${FROM} ${s.sql} LIMIT ?`).all(...s.args, want) as ReviewPairRow[]));
+      rows.push(...(await this.db.all<ReviewPairRow>(`SELECT ${ROW_COLUMNS} ${FROM} ${s.sql} LIMIT ?`, [...s.args, want])));
     }
     const more = rows.length > opts.limit;
     if (more) rows.length = opts.limit;
@@ -257,35 +250,35 @@ export class ReviewsRepo {
   }
 
   /** EXPLAIN QUERY PLAN of the first page's queries (the test shows the list walks an index). */
-  explainListPairs(f: PairListFilter, after?: ListCursor): string[] {
-    return this.segments(f, after, f.dir).map((s) =>
-      (this.db.prepare(`EXPLAIN QUERY PLAN SELECT ${ROW_COLUMNS} ${FROM} ${s.sql} LIMIT ?`).all(...s.args, 50) as { detail: string }[])
-        .map((r) => r.detail)
-        .join('\n'),
-    );
+  async explainListPairs(f: PairListFilter, after?: ListCursor): Promise<string[]> {
+    const out: string[] = [];
+    for (const s of this.segments(f, after, f.dir)) {
+      const plan = await this.db.all<{ detail: string }>(`EXPLAIN QUERY PLAN SELECT ${ROW_COLUMNS} ${FROM} ${s.sql} LIMIT ?`, [...s.args, 50]);
+      out.push(plan.map((r) => r.detail).join('\n'));
+    }
+    return out;
   }
 
   /** Sites of the items of both banks (the list's site filter). */
-  sites(): string[] {
-    return (this.db.prepare('SELECT DISTINCT site FROM items WHERE site IS NOT NULL ORDER BY site').all() as { site: string }[]).map((r) => r.site);
+  async sites(): Promise<string[]> {
+    return (await this.db.all<{ site: string }>('SELECT DISTINCT site FROM items WHERE site IS NOT NULL ORDER BY site')).map((r) => r.site);
   }
 
   /** Emitted pairs per decision day and level (the stats page). */
-  pairsPerDay(): Array<{ day: string; level: PairLevel | null; n: number }> {
-    return this.db
-      .prepare(
-        `SELECT substr(decided_at, 1, 10) AS day, level, COUNT(*) AS n FROM pairs WHERE emitted = 1
-         GROUP BY day, level ORDER BY day, level`,
-      )
-      .all() as Array<{ day: string; level: PairLevel | null; n: number }>;
+  async pairsPerDay(): Promise<Array<{ day: string; level: PairLevel | null; n: number }>> {
+    const rows = await this.db.all<{ day: string; level: PairLevel | null; n: number }>(
+      `SELECT substr(decided_at, 1, 10) AS day, level, COUNT(*) AS n FROM pairs WHERE emitted = 1
+       GROUP BY day, level ORDER BY day, level`,
+    );
+    return rows.map((r) => ({ ...r, n: Number(r.n) }));
   }
 
   /** Pairs by kind: emitted and not emitted (candidates decided against). */
-  pairCounts(): { emitted: number; candidate: number } {
+  async pairCounts(): Promise<{ emitted: number; candidate: number }> {
     const out = { emitted: 0, candidate: 0 };
-    for (const r of this.db.prepare('SELECT emitted, COUNT(*) AS n FROM pairs GROUP BY emitted').all() as { emitted: number; n: number }[]) {
-      if (r.emitted) out.emitted = r.n;
-      else out.candidate = r.n;
+    for (const r of await this.db.all<{ emitted: number; n: number }>('SELECT emitted, COUNT(*) AS n FROM pairs GROUP BY emitted')) {
+      if (r.emitted) out.emitted = Number(r.n);
+      else out.candidate = Number(r.n);
     }
     return out;
   }

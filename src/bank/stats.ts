@@ -1,8 +1,8 @@
 // Counts for `capbridge stats` and the daemon's metrics: per bank and status, caption checks,
 // failures by reason, database and image-store size.
-import type Database from 'better-sqlite3';
+import type { Sql } from './sql.js';
 import { BANKS, type BankName } from './items.js';
-import type { Bank } from './bank.js';
+import type { BankScope } from './bank.js';
 import { CrawlRepo, type CrawlStats } from './crawl.js';
 
 export interface BankCounts {
@@ -24,35 +24,38 @@ export interface BankStats {
 }
 
 export class StatsRepo {
-  constructor(private db: Database.Database, private bank: Bank) {}
+  constructor(private db: Sql, private scope: BankScope) {}
 
-  bankCounts(bank: BankName): BankCounts {
-    const rows = (sql: string) => this.db.prepare(sql).all(bank) as Array<{ k: string | null; n: number }>;
-    const toObj = (list: Array<{ k: string | null; n: number }>) => Object.fromEntries(list.map((r) => [r.k ?? '', r.n]));
-    const byStatus = toObj(rows('SELECT status AS k, COUNT(*) AS n FROM items WHERE bank = ? GROUP BY status ORDER BY status'));
+  async bankCounts(bank: BankName): Promise<BankCounts> {
+    const rows = (sql: string) => this.db.all<{ k: string | null; n: number }>(sql, [bank]);
+    const toObj = (list: Array<{ k: string | null; n: number }>) => Object.fromEntries(list.map((r) => [r.k ?? '', Number(r.n)]));
+    const byStatus = toObj(await rows('SELECT status AS k, COUNT(*) AS n FROM items WHERE bank = ? GROUP BY status ORDER BY status'));
     return {
       items: Object.values(byStatus).reduce((a, b) => a + b, 0),
       byStatus,
-      captions: toObj(rows('SELECT caption_status AS k, COUNT(*) AS n FROM items WHERE bank = ? GROUP BY caption_status ORDER BY caption_status')),
+      captions: toObj(await rows('SELECT caption_status AS k, COUNT(*) AS n FROM items WHERE bank = ? GROUP BY caption_status ORDER BY caption_status')),
       failures: toObj(
-        rows(`SELECT COALESCE(status_reason, 'unknown') AS k, COUNT(*) AS n FROM items WHERE bank = ? AND status = 'failed'
+        await rows(`SELECT COALESCE(status_reason, 'unknown') AS k, COUNT(*) AS n FROM items WHERE bank = ? AND status = 'failed'
               GROUP BY k ORDER BY n DESC LIMIT 50`),
       ),
       captionProblems: toObj(
-        rows(`SELECT COALESCE(caption_reason, caption_status) AS k, COUNT(*) AS n FROM items
+        await rows(`SELECT COALESCE(caption_reason, caption_status) AS k, COUNT(*) AS n FROM items
               WHERE bank = ? AND caption_status NOT IN ('ok', 'empty') GROUP BY k ORDER BY n DESC LIMIT 50`),
       ),
     };
   }
 
-  all(): BankStats {
+  async all(): Promise<BankStats> {
+    const bank = this.scope.root;
+    const banks = {} as Record<BankName, BankCounts>;
+    for (const b of BANKS) banks[b] = await this.bankCounts(b);
     return {
-      dataDir: this.bank.dataDir,
-      schemaVersion: this.bank.schemaVersion,
-      banks: Object.fromEntries(BANKS.map((b) => [b, this.bankCounts(b)])) as Record<BankName, BankCounts>,
-      images: this.bank.images.totals(),
-      database: { path: this.bank.dbPath, bytes: this.bank.databaseBytes() },
-      crawl: this.bank.repo(CrawlRepo).stats(),
+      dataDir: bank.dataDir,
+      schemaVersion: await bank.schemaVersion(),
+      banks,
+      images: await bank.images.totals(),
+      database: { path: bank.location, bytes: await bank.databaseBytes() },
+      crawl: await this.scope.repo(CrawlRepo).stats(),
     };
   }
 }

@@ -58,12 +58,12 @@ export function registerCalibrate(program: Command): void {
           const { fit, heldOut } = holdout ? splitHoldout(fileRows, holdout, seed) : { fit: fileRows, heldOut: [] as PairRow[] };
           const rows = [...fit];
           if (opts.fromReviews) {
-            const judged = labelledPairsFromReviews(ctx.bank);
+            const judged = await labelledPairsFromReviews(await ctx.bank);
             if (!judged.length) throw new UserError(`calibrate --from-reviews: no judgement that sets a level in ${ctx.dataDir} (set levels with 1-4 in capbridge serve)`);
             rows.push(...judged.map((j) => ({ line: 0, en: j.en, zh: j.zh, level: j.label, corpus: 'reviews' })));
           }
           // IDF from the bank, else from every caption of the file (held-out ones too: IDF needs no label)
-          const scorer = scorerForCommand(ctx, [...rows, ...heldOut]);
+          const scorer = await scorerForCommand(ctx, [...rows, ...heldOut]);
           const feats = (list: PairRow[]) => list.map((r) => ({ level: r.level!, corpus: r.corpus, ...scorer.features(r.en, r.zh) }));
           const res = calibrate(ctx.config, feats(rows), { precision, comPrecision });
           const held = heldOut.length ? figures(scoreRows(feats(heldOut), res.values), res.values) : null;

@@ -15,7 +15,7 @@ export interface GlobalOptions {
 }
 
 export class Context {
-  private bankHandle: Bank | null = null;
+  private bankHandle: Promise<Bank> | null = null;
   constructor(
     readonly dataDir: string,
     readonly config: Config,
@@ -23,14 +23,16 @@ export class Context {
     readonly configFiles: string[],
   ) {}
 
-  get bank(): Bank {
+  /** The bank, opened (and migrated) on first use: `const bank = await ctx.bank`. */
+  get bank(): Promise<Bank> {
     if (!this.bankHandle) this.bankHandle = Bank.open(this.dataDir);
     return this.bankHandle;
   }
 
-  close(): void {
-    this.bankHandle?.close();
+  async close(): Promise<void> {
+    const h = this.bankHandle;
     this.bankHandle = null;
+    if (h) await (await h.catch(() => null))?.close();
   }
 }
 
@@ -62,7 +64,7 @@ export function action<A extends unknown[]>(fn: (ctx: Context, ...args: A) => Pr
       if (!(err instanceof UserError) && process.env.CAPBRIDGE_DEBUG) process.stderr.write(`${(err as Error).stack}\n`);
       process.exitCode = err instanceof UserError ? err.exitCode : 1;
     } finally {
-      ctx?.close();
+      await ctx?.close();
     }
   };
 }

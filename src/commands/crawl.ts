@@ -33,7 +33,7 @@ export function registerCrawl(program: Command): void {
         if (opts.list !== undefined) {
           const states = LISTS[opts.list];
           if (!states) throw new UserError(`--list: expected given-up, failed or retries, got "${opts.list}"`);
-          const rows = ctx.bank.repo(CrawlRepo).list(states, { site: opts.site, limit: Math.max(1, Number(opts.limit) || 100) });
+          const rows = await (await ctx.bank).repo(CrawlRepo).list(states, { site: opts.site, limit: Math.max(1, Number(opts.limit) || 100) });
           if (opts.json) return printJson(rows.map(({ data: _d, ...r }) => r));
           for (const r of rows) {
             const when = r.state === 'pending' ? `retry in cycle ${r.retryCycle}` : r.state;
@@ -45,7 +45,7 @@ export function registerCrawl(program: Command): void {
         return runStoppable('crawl', ctx.logger, async (signal) => {
           // The crawler pulls in cheerio, sharp and the extractor: only the crawl command pays for loading them.
           const { runCrawl } = await import('../crawler/stage.js');
-          const s: CrawlSummary = await runCrawl(ctx.bank, ctx.config, {
+          const s: CrawlSummary = await runCrawl(await ctx.bank, ctx.config, {
             once: opts.once ?? true,
             site: opts.site,
             sitesDir: opts.sites,

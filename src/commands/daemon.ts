@@ -24,7 +24,7 @@ export function registerDaemon(program: Command): void {
           if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`--port: expected 0..65535, got "${opts.port}"`);
         }
         const daemon = new Daemon({
-          bank: ctx.bank,
+          bank: await ctx.bank,
           config: ctx.config,
           logger: ctx.logger,
           once: opts.once,

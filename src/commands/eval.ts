@@ -19,12 +19,12 @@ export function registerEval(program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(
       action(async (ctx, opts: { set: string; fresh?: boolean; json?: boolean }) => {
-        let bank = ctx.bank;
+        let bank: Bank;
         let tmp: string | null = null;
         if (opts.fresh) {
           tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-eval-'));
-          bank = Bank.open(tmp);
-        }
+          bank = await Bank.open(tmp);
+        } else bank = await ctx.bank;
         try {
           const r = await runEval(bank, ctx.config, { set: opts.set, logger: ctx.logger });
           if (opts.json) printJson(r);
@@ -43,7 +43,7 @@ export function registerEval(program: Command): void {
           return 0;
         } finally {
           if (tmp) {
-            bank.close();
+            await bank.close();
             fs.rmSync(tmp, { recursive: true, force: true });
           }
         }

@@ -30,12 +30,12 @@ export function registerExport(program: Command): void {
           if (opts.format !== 'jsonl') throw new UserError('export --candidates: only --format jsonl is supported');
           const exportCandidates = await loadExportCandidates();
           if (!exportCandidates) throw new UserError('export --candidates: the lsh-index layer (exportCandidatesJsonl) is not in this build');
-          const res = await exportCandidates(ctx.bank, out);
+          const res = await exportCandidates(await ctx.bank, out);
           if (opts.json) printJson(res ?? { out });
           else process.stdout.write(`export candidates → ${out}\n`);
           return 0;
         }
-        const summary = exportPairs(ctx.bank, ctx.config, {
+        const summary = await exportPairs(await ctx.bank, ctx.config, {
           format: opts.format, out, minLevel: opts.minLevel, onlyNew: Boolean(opts.new), reviewed: opts.reviewed, logger: ctx.logger,
         });
         if (opts.json) printJson(summary);
@@ -59,7 +59,7 @@ export function registerExport(program: Command): void {
     .action(
       action(async (ctx, opts: { all?: boolean; json?: boolean }) => {
         const progress = createProgress('pair', 0, { enabled: !opts.json && Boolean(process.stderr.isTTY) });
-        const summary = await runPairing(ctx.bank, ctx.config, { logger: ctx.logger, all: opts.all, progress }).finally(() => progress.stop());
+        const summary = await runPairing(await ctx.bank, ctx.config, { logger: ctx.logger, all: opts.all, progress }).finally(() => progress.stop());
         if (opts.json) printJson(summary);
         else {
           const n = summary.notEmitted;

@@ -19,7 +19,7 @@ export function registerImport(program: Command): void {
         const showBar = !opts.json && Boolean(process.stderr.isTTY) && !process.env.CI;
         const total = showBar ? await countManifestRows(opts.manifest).catch(() => 0) : 0;
         const progress = createProgress(`import ${opts.bank}`, total, { enabled: showBar });
-        const summary = await importManifest(ctx.bank, {
+        const summary = await importManifest(await ctx.bank, {
           bank: opts.bank,
           manifest: opts.manifest,
           config: ctx.config,

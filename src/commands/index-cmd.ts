@@ -15,8 +15,9 @@ export function registerIndex(program: Command): void {
       action(async (ctx, opts: { threads?: string; json?: boolean }) => {
         const threads = parseThreads(opts.threads);
         const progress = createProgress('features', 0, { enabled: !opts.json && Boolean(process.stderr.isTTY) });
+        const bank = await ctx.bank;
         const summary = await runStoppable('index', ctx.logger, (signal) =>
-          computeMissingFeatures(ctx.bank, ctx.config, { threads, progress, signal, logger: ctx.logger }),
+          computeMissingFeatures(bank, ctx.config, { threads, progress, signal, logger: ctx.logger }),
         ).finally(() => progress.stop());
         if (opts.json) printJson(summary);
         else {

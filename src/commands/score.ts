@@ -14,11 +14,11 @@ import { action, printJson, type Context } from './context.js';
  * A scorer for a command: IDF from the bank when the data dir holds one with enough captions, otherwise from
  * the captions about to be scored (as the paper does); the lexicon cache in the data dir when it exists.
  */
-export function scorerForCommand(ctx: Context, captions: Array<{ en?: string; zh?: string }>): Scorer {
+export async function scorerForCommand(ctx: Context, captions: Array<{ en?: string; zh?: string }>): Promise<Scorer> {
   const hasBank = fs.existsSync(path.join(ctx.dataDir, DB_FILE));
   // The lexicon cache lives in the data dir when there is one; scoring alone never creates it.
   const dataDir = fs.existsSync(ctx.dataDir) ? ctx.dataDir : undefined;
-  const scorer = hasBank ? createScorer(ctx.config, { bank: ctx.bank }) : createScorer(ctx.config, { dataDir });
+  const scorer = hasBank ? await createScorer(ctx.config, { bank: await ctx.bank }) : createScorer(ctx.config, { dataDir });
   const st = scorer.termStats;
   if (st.docs.en < MIN_DOCS_FOR_IDF || st.docs.zh < MIN_DOCS_FOR_IDF) addCaptionsToIdf(scorer, captions);
   const s = scorer.lexicon.stats;
@@ -53,7 +53,7 @@ export function registerScore(program: Command): void {
         if (opts.pairs) {
           if (opts.en || opts.zh) throw new UserError('give either --pairs FILE or --en and --zh, not both');
           const rows = await readPairsFile(opts.pairs);
-          const scorer = scorerForCommand(ctx, rows);
+          const scorer = await scorerForCommand(ctx, rows);
           for (const row of rows) {
             const res = scorer.score(row.en, row.zh);
             if (opts.json) printJson(jsonOf(res, { line: row.line }));
@@ -62,7 +62,7 @@ export function registerScore(program: Command): void {
           return 0;
         }
         if (!opts.en?.trim() || !opts.zh?.trim()) throw new UserError('give --en TEXT and --zh TEXT (both non-empty), or --pairs FILE.tsv');
-        const scorer = scorerForCommand(ctx, [{ en: opts.en, zh: opts.zh }]);
+        const scorer = await scorerForCommand(ctx, [{ en: opts.en, zh: opts.zh }]);
         if (opts.sentences) {
           const al = scorer.align(opts.en, opts.zh);
           if (al.refused) throw new UserError(`--${al.refused}: no sentence ends within comparability.maxCaptionChars (${ctx.config.comparability.maxCaptionChars}) characters`);

@@ -29,10 +29,10 @@ export function registerSearch(program: Command): void {
         } catch (err) {
           throw new UserError(`${opts.image}: cannot read: ${(err as Error).message}`);
         }
-        await computeMissingFeatures(ctx.bank, ctx.config, { logger: ctx.logger });
+        await computeMissingFeatures(await ctx.bank, ctx.config, { logger: ctx.logger });
         let hits;
         try {
-          hits = await searchImage(ctx.bank, ctx.config, buf, { top, logger: ctx.logger });
+          hits = await searchImage(await ctx.bank, ctx.config, buf, { top, logger: ctx.logger });
         } catch (err) {
           throw new UserError(`${opts.image}: ${(err as Error).message}`);
         }

@@ -25,7 +25,7 @@ export function registerServe(program: Command): void {
         if (!isLoopbackHost(host) && !token) {
           throw new UserError(`serve: refusing to listen on ${host} (reachable from other machines) without a token: set review.token in the config or CAPBRIDGE_TOKEN`);
         }
-        const app = createReviewServer(ctx.bank, ctx.config, { host, token, logger: ctx.logger });
+        const app = createReviewServer(await ctx.bank, ctx.config, { host, token, logger: ctx.logger });
         try {
           await app.listen({ host, port });
         } catch (err) {

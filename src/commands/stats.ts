@@ -11,8 +11,8 @@ export function registerStats(program: Command): void {
     .description('counts per bank and status, failures by reason, database and image-store size')
     .option('--json', 'print as JSON')
     .action(
-      action((ctx, opts: { json?: boolean }) => {
-        const stats = ctx.bank.repo(StatsRepo).all();
+      action(async (ctx, opts: { json?: boolean }) => {
+        const stats = await (await ctx.bank).repo(StatsRepo).all();
         if (opts.json) return printJson(stats);
         const out: string[] = [`data dir ${stats.dataDir} (schema v${stats.schemaVersion})`];
         for (const b of BANKS) {

@@ -82,14 +82,25 @@ export interface ScorerOptions {
   refreshIdf?: boolean;
 }
 
-export function createScorer(config: Config, opts: ScorerOptions = {}): Scorer {
-  const cfg = config.comparability;
+/** With a bank, a promise (its IDF table is read, after counting new captions into it); without, the scorer. */
+export function createScorer(config: Config, opts: ScorerOptions & { bank: Bank }): Promise<Scorer>;
+export function createScorer(config: Config, opts?: ScorerOptions & { bank?: undefined }): Scorer;
+export function createScorer(config: Config, opts?: ScorerOptions): Scorer | Promise<Scorer>;
+export function createScorer(config: Config, opts: ScorerOptions = {}): Scorer | Promise<Scorer> {
   const lexicon = loadLexicon({ dataDir: opts.dataDir ?? opts.bank?.dataDir, cacheDir: opts.cacheDir });
   const measure: MeasureOptions = { ...DEFAULT_MEASURE, ...opts.measure };
   const analyzer = new Analyzer(lexicon, { enCompounds: measure.compounds });
+  const bank = opts.bank;
+  if (!bank) return buildScorer(config, opts, lexicon, analyzer, measure, new TermStats());
+  return (async () => {
+    if (opts.refreshIdf !== false) await countNewCaptions(bank, analyzer, config.comparability.maxCaptionChars);
+    return buildScorer(config, opts, lexicon, analyzer, measure, await bank.repo(TermStatsRepo).load());
+  })();
+}
+
+function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, analyzer: Analyzer, measure: MeasureOptions, termStats: TermStats): Scorer {
+  const cfg = config.comparability;
   const space = new ConceptSpace(lexicon, measure);
-  if (opts.bank && opts.refreshIdf !== false) countNewCaptions(opts.bank, analyzer, cfg.maxCaptionChars);
-  const termStats = opts.bank ? opts.bank.repo(TermStatsRepo).load() : new TermStats();
   const idf: IdfSource = opts.uniformIdf ? UNIFORM_IDF : termStats;
   const { alpha, beta, gamma, delta } = cfg.weights;
 
@@ -191,7 +202,7 @@ export async function updateIdf(
   const added = { source: 0, target: 0 };
   for (;;) {
     if (opts.signal?.aborted) break;
-    const step = countNewCaptions(bank, analyzer, config.comparability.maxCaptionChars, opts.batchSize ?? 500, 1);
+    const step = await countNewCaptions(bank, analyzer, config.comparability.maxCaptionChars, opts.batchSize ?? 500, 1);
     added.source += step.source;
     added.target += step.target;
     if (!step.more) break;
@@ -204,7 +215,7 @@ export async function updateIdf(
  * Counts captions past the watermarks, batch by batch (one transaction each), at most maxBatches per bank. A caption
  * counts by its first maxChars characters, the most that scoring ever reads of it.
  */
-function countNewCaptions(bank: Bank, analyzer: Analyzer, maxChars: number, batch = 500, maxBatches = Infinity): { source: number; target: number; more: boolean } {
+async function countNewCaptions(bank: Bank, analyzer: Analyzer, maxChars: number, batch = 500, maxBatches = Infinity): Promise<{ source: number; target: number; more: boolean }> {
   const repo = bank.repo(TermStatsRepo);
   const added = { source: 0, target: 0, more: false };
   for (const which of ['source', 'target'] as const) {
@@ -214,7 +225,7 @@ function countNewCaptions(bank: Bank, analyzer: Analyzer, maxChars: number, batc
         added.more = true;
         break;
       }
-      const items = bank.items.list(which, batch, repo.watermark(which));
+      const items = await bank.items.list(which, batch, await repo.watermark(which));
       if (!items.length) break;
       const docs: string[][] = [];
       for (const it of items) {
@@ -222,7 +233,7 @@ function countNewCaptions(bank: Bank, analyzer: Analyzer, maxChars: number, batc
         const text = it.caption.length > maxChars ? it.caption.slice(0, maxChars) : it.caption;
         docs.push((lang === 'en' ? analyzer.english(text) : analyzer.chinese(text)).tokens);
       }
-      bank.transaction(() => repo.addDocuments(lang, docs, which, items[items.length - 1]!.id));
+      await bank.transaction((tx) => tx.repo(TermStatsRepo).addDocuments(lang, docs, which, items[items.length - 1]!.id));
       added[which] += docs.length;
     }
   }

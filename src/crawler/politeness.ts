@@ -208,7 +208,7 @@ export class RobotsCache {
     const now = this.clock.now();
     const m = this.mem.get(origin);
     if (m && this.fresh(m, now)) return m;
-    const row = this.repo.robots(origin);
+    const row = await this.repo.robots(origin);
     const stored = row ? this.parse(origin, row.status, row.body, Date.parse(row.fetchedAt)) : undefined;
     if (stored && stored.allow !== 'none' && this.fresh(stored, now)) {
       this.mem.set(origin, stored);
@@ -229,7 +229,7 @@ export class RobotsCache {
         if (p.allow === 'none') {
           // Unreachable: keep using a copy read before, if there is one; never store "unreachable" for the TTL.
           if (stored && stored.allow !== 'none') p = { ...stored, fetchedAt: this.clock.now() - this.ttlMs + this.retryMs };
-        } else this.repo.setRobots(origin, status, body);
+        } else await this.repo.setRobots(origin, status, body);
         this.mem.set(origin, p);
         return p;
       })().finally(() => this.inflight.delete(origin));

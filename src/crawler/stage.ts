@@ -131,9 +131,6 @@ class Crawl {
       giveUpAfter: cc.retry.giveUpAfter,
     };
     this.scheduler = new HostScheduler(cc.maxConcurrency, cc.hosts, this.clock);
-    for (const p of this.repo.hostPauses(new Date(this.clock.now()).toISOString())) {
-      this.scheduler.close(p.host, `${p.reason ?? 'paused'} until ${p.pausedUntil}`);
-    }
     const fetchOpts = {
       userAgent: cc.userAgent,
       timeoutMs: cc.requestTimeoutSecs * 1000,
@@ -150,7 +147,8 @@ class Crawl {
       signal: opts.signal,
       clock: this.clock,
       random: opts.random,
-      onLongPause: (host: string, until: number, reason: string) => this.repo.setHostPause(host, new Date(until).toISOString(), reason),
+      onLongPause: (host: string, until: number, reason: string) =>
+        void this.repo.setHostPause(host, new Date(until).toISOString(), reason).catch((err: Error) => this.log?.warn(`crawl: cannot store the pause of ${host}: ${err.message}`)),
     };
     const robotsFetcher = new PoliteFetcher({ ...common, robots: null });
     const robots = new RobotsCache(
@@ -196,6 +194,13 @@ class Crawl {
     };
   }
 
+  /** Hosts still paused by a long Retry-After of an earlier run stay closed. */
+  async init(): Promise<void> {
+    for (const p of await this.repo.hostPauses(new Date(this.clock.now()).toISOString())) {
+      this.scheduler.close(p.host, `${p.reason ?? 'paused'} until ${p.pausedUntil}`);
+    }
+  }
+
   /** Private addresses: allowed everywhere by crawler.allowPrivateAddresses, or on the allowedHosts of a profile that says so. */
   privateAllowed(u: URL): boolean {
     return this.cc.allowPrivateAddresses || this.sites.some((s) => s.allowPrivateAddresses && hostAllowed(s, u.href));
@@ -218,6 +223,7 @@ class SiteCycle {
   /** Rows this run leaves alone (over the page limit). */
   private readonly skip = new Set<number>();
   private ready: FrontierRow[] = [];
+  private refilling: Promise<void> | null = null;
   private articles = 0;
   private listings = 0;
   private readonly bankName: BankName;
@@ -228,13 +234,12 @@ class SiteCycle {
     private readonly c: Crawl,
     private readonly site: SiteProfile,
     readonly cycle: number,
-    cycleStartedAt: string | undefined,
+    private readonly cycleStartedAt: string | undefined,
   ) {
     this.repo = c.repo;
     this.bankName = site.language === 'en' ? 'source' : 'target';
     this.maxPages = site.limits.maxPages ?? c.cc.maxPagesPerSite;
     this.maxDepth = site.limits.maxDepth ?? c.cc.maxDepth;
-    if (cycleStartedAt) this.articles = this.repo.articlesAttempted(site.name, cycleStartedAt);
   }
 
   private get signal() {
@@ -245,19 +250,24 @@ class SiteCycle {
   private pageHop = (u: string) => (hostAllowed(this.site, u) ? null : `outside the allowedHosts of ${this.site.file ?? this.site.name}`);
 
   async run(): Promise<void> {
+    if (this.cycleStartedAt) this.articles = await this.repo.articlesAttempted(this.site.name, this.cycleStartedAt);
     const workers = Math.max(2, Math.min(this.c.cc.maxConcurrency, this.c.cc.perHostConcurrency * 4));
     await Promise.all(Array.from({ length: workers }, () => this.worker()));
   }
 
-  private refill(): void {
+  /** Reads the next rows when none are ready; the workers share one read (they would otherwise take the same rows). */
+  private async refill(): Promise<void> {
     if (this.ready.length) return;
-    const exclude = new Set([...this.inflight, ...this.skip]);
-    this.ready = this.repo.eligible(this.site.name, this.cycle, 200, exclude);
+    this.refilling ??= (async () => {
+      const exclude = new Set([...this.inflight, ...this.skip]);
+      this.ready = await this.repo.eligible(this.site.name, this.cycle, 200, exclude);
+    })().finally(() => (this.refilling = null));
+    await this.refilling;
   }
 
   /** The next row whose host can take a request now; null when nothing is left; a wait in ms otherwise. */
-  private pick(): FrontierRow | null | number {
-    this.refill();
+  private async pick(): Promise<FrontierRow | null | number> {
+    await this.refill();
     if (!this.ready.length) return this.inflight.size ? 50 : null;
     let wait = Infinity;
     for (let i = 0; i < this.ready.length; i++) {
@@ -296,7 +306,7 @@ class SiteCycle {
   private async worker(): Promise<void> {
     for (;;) {
       if (this.signal?.aborted) return;
-      const next = this.pick();
+      const next = await this.pick();
       if (next === null) return;
       if (typeof next === 'number') {
         await this.c.clock.sleep(next, this.signal);
@@ -310,7 +320,7 @@ class SiteCycle {
         // An unexpected error fails this URL alone, with its reason.
         const msg = `${next.url}: ${(err as Error)?.message ?? String(err)}`;
         this.c.log?.error(`crawl ${this.site.name}: ${msg}`);
-        this.c.bank.transaction(() => this.fail(next, { class: 'permanent', code: 'internal', message: msg }, 0));
+        await this.c.bank.transaction((tx) => this.fail(tx.repo(CrawlRepo), next, { class: 'permanent', code: 'internal', message: msg }, 0));
       } finally {
         this.inflight.delete(next.id);
       }
@@ -320,7 +330,7 @@ class SiteCycle {
   private async handle(picked: FrontierRow): Promise<void> {
     // The row as the bank has it now: another worker may have settled it since it was read (a page harvested
     // under its canonical URL settles that URL's own row).
-    const row = this.repo.row(picked.key);
+    const row = await this.repo.row(picked.key);
     if (!row || row.state !== 'pending' || row.retryCycle > this.cycle) return;
     if (row.kind === 'image') return this.fetchImageRow(row);
     if (row.kind === 'article') return this.harvestArticle(row);
@@ -328,16 +338,16 @@ class SiteCycle {
   }
 
   /** Records a failed attempt by class: deferred (host-level), failed (permanent), re-queued or given up. */
-  private fail(row: FrontierRow, f: Failure, requests: number): void {
+  private async fail(repo: CrawlRepo, row: FrontierRow, f: Failure, requests: number): Promise<void> {
     const s = this.c.summary;
     const base = { failureClass: f.class, reasonCode: f.code, reason: f.message, httpStatus: f.status ?? null, requests };
     if (f.hostLevel) {
       s.deferred++;
-      this.repo.finish(row.id, { ...base, state: 'pending', retryCycle: this.cycle + 1 });
+      await repo.finish(row.id, { ...base, state: 'pending', retryCycle: this.cycle + 1 });
     } else if (f.class === 'permanent') {
       s.errors++;
       bump(s.failures.permanent, f.code);
-      this.repo.finish(row.id, { ...base, state: 'failed' });
+      await repo.finish(row.id, { ...base, state: 'failed' });
     } else {
       s.errors++;
       bump(s.failures.transient, f.code);
@@ -345,39 +355,40 @@ class SiteCycle {
       // Listings are walked every cycle and never given up; pages and images are, after giveUpAfter cycles.
       const giveUp = !PAGE_KINDS.has(row.kind) && attempts >= this.c.policy.giveUpAfter;
       if (giveUp) s.givenUp++;
-      this.repo.finish(row.id, { ...base, attempts, state: giveUp ? 'given-up' : 'pending', retryCycle: PAGE_KINDS.has(row.kind) ? this.cycle + 1 : retryCycle(this.cycle, attempts) });
+      await repo.finish(row.id, { ...base, attempts, state: giveUp ? 'given-up' : 'pending', retryCycle: PAGE_KINDS.has(row.kind) ? this.cycle + 1 : retryCycle(this.cycle, attempts) });
     }
-    if (PAGE_KINDS.has(row.kind)) this.repo.clearValidators(row.url); // fetched in full next time
-    if (row.kind === 'image' && row.parent) this.repo.completePage(row.parent);
+    if (PAGE_KINDS.has(row.kind)) await repo.clearValidators(row.url); // fetched in full next time
+    if (row.kind === 'image' && row.parent) await repo.completePage(row.parent);
     this.c.log?.info(`crawl ${this.site.name}: ${f.class}${f.hostLevel ? ' (host)' : ''} ${f.code}: ${f.message}`);
   }
 
   /** Listing walk: a start page, feed or sitemap, fetched conditionally; its links queued with the row's end. */
   private async walkListing(row: FrontierRow): Promise<void> {
     const cc = this.c.cc;
-    const v = this.repo.validators(row.url);
+    const v = await this.repo.validators(row.url);
     const headers: Record<string, string> = {};
     if (v?.etag) headers['if-none-match'] = v.etag;
     if (v?.lastModified) headers['if-modified-since'] = v.lastModified;
     const a = await this.c.fetcher.fetch(row.url, { maxBytes: cc.maxPageBytes, headers, siteDelayMs: this.site.limits.delayMs, hopAllowed: this.pageHop });
     this.c.count(a);
-    if (!a.ok) return void this.c.bank.transaction(() => this.fail(row, a.failure, a.requests));
+    if (!a.ok) return this.c.bank.transaction((tx) => this.fail(tx.repo(CrawlRepo), row, a.failure, a.requests));
     this.c.summary.pagesFetched++;
     this.c.opts.progress?.tick(1, row.url);
     const res = a.res;
     const done = { state: 'done' as const, httpStatus: res.status, requests: a.requests };
     if (res.status === 304) {
       this.c.summary.notModified++;
-      return void this.c.bank.transaction(() => this.repo.finish(row.id, done));
+      return this.c.bank.transaction((tx) => tx.repo(CrawlRepo).finish(row.id, done));
     }
     const toQueue = planLinks(this.site, row, linksOf(row.kind, res, cc.maxPageBytes), this.maxDepth);
     const etag = res.headers.get('etag');
     const lastModified = res.headers.get('last-modified');
     // Links, validators and the row's end in one transaction: a 304 next cycle never hides links not stored.
-    this.c.bank.transaction(() => {
-      this.repo.enqueue(this.site.name, this.cycle, toQueue);
-      if (etag || lastModified) this.repo.setValidators(row.url, { etag, lastModified });
-      this.repo.finish(row.id, done);
+    await this.c.bank.transaction(async (tx) => {
+      const repo = tx.repo(CrawlRepo);
+      await repo.enqueue(this.site.name, this.cycle, toQueue);
+      if (etag || lastModified) await repo.setValidators(row.url, { etag, lastModified });
+      await repo.finish(row.id, done);
     });
   }
 
@@ -386,22 +397,22 @@ class SiteCycle {
     const cc = this.c.cc;
     const a = await this.c.fetcher.fetch(row.url, { maxBytes: cc.maxPageBytes, siteDelayMs: this.site.limits.delayMs, hopAllowed: this.pageHop });
     this.c.count(a);
-    if (!a.ok) return void this.c.bank.transaction(() => this.fail(row, a.failure, a.requests));
+    if (!a.ok) return this.c.bank.transaction((tx) => this.fail(tx.repo(CrawlRepo), row, a.failure, a.requests));
     const s = this.c.summary;
     s.pagesFetched++;
     s.articles++;
     this.c.opts.progress?.tick(1, row.url);
     const page = harvestPage(this.site, a.res, { maxElements: cc.maxPageElements, maxDepth: cc.maxPageDepth });
-    if (!page.ok) return void this.c.bank.transaction(() => this.fail(row, page.failure, a.requests));
+    if (!page.ok) return this.c.bank.transaction((tx) => this.fail(tx.repo(CrawlRepo), row, page.failure, a.requests));
     const finalUrl = normalisePageUrl(a.res.url) ?? a.res.url;
     const finalKey = urlKey(finalUrl) ?? finalUrl;
     const sameAs = (key: string) => key !== row.key;
     // Another spelling, a redirect source or a non-canonical URL of a page already harvested (or being harvested).
     if (sameAs(page.key)) {
-      const known = this.repo.row(page.key);
+      const known = await this.repo.row(page.key);
       if ((known && known.state !== 'pending') || this.c.claimed.has(page.key)) {
-        return void this.c.bank.transaction(() =>
-          this.repo.finish(row.id, { state: 'done', reason: `same page as ${page.pageUrl}`, httpStatus: a.res.status, requests: a.requests, url: finalUrl }),
+        return this.c.bank.transaction((tx) =>
+          tx.repo(CrawlRepo).finish(row.id, { state: 'done', reason: `same page as ${page.pageUrl}`, httpStatus: a.res.status, requests: a.requests, url: finalUrl }),
         );
       }
     }
@@ -412,22 +423,23 @@ class SiteCycle {
       for (const pair of page.pairs) {
         if (!pair.caption.trim()) continue;
         const extId = itemExtId(page.pageUrl, pair.image_url);
-        if (this.c.bank.items.get(this.bankName, extId)) {
+        if (await this.c.bank.items.get(this.bankName, extId)) {
           s.itemsUnchanged++;
           continue;
         }
         const data: ItemData = { bank: this.bankName, extId, pageUrl: page.pageUrl, caption: pair.caption, ...(pair.credit ? { credit: pair.credit } : {}) };
         images.push({ key: `item:${this.bankName}:${extId}`, url: pair.image_url, kind: 'image', depth: row.depth + 1, parent: page.key, data: JSON.stringify(data) });
       }
-      this.c.bank.transaction(() => {
+      await this.c.bank.transaction(async (tx) => {
+        const repo = tx.repo(CrawlRepo);
         const state = images.length ? 'images' : 'done';
         if (sameAs(page.key)) {
-          this.repo.recordPage(this.site.name, this.cycle, { key: page.key, url: page.pageUrl, state, httpStatus: a.res.status });
-          this.repo.finish(row.id, { state: 'done', reason: `same page as ${page.pageUrl}`, httpStatus: a.res.status, requests: a.requests, url: finalUrl });
-        } else this.repo.finish(row.id, { state, httpStatus: a.res.status, requests: a.requests, url: finalKey === row.key ? finalUrl : undefined });
-        if (sameAs(finalKey) && finalKey !== page.key) this.repo.recordPage(this.site.name, this.cycle, { key: finalKey, url: finalUrl, state: 'done', reason: `same page as ${page.pageUrl}` });
-        this.repo.enqueue(this.site.name, this.cycle, images);
-        if (images.length) this.repo.completePage(page.key);
+          await repo.recordPage(this.site.name, this.cycle, { key: page.key, url: page.pageUrl, state, httpStatus: a.res.status });
+          await repo.finish(row.id, { state: 'done', reason: `same page as ${page.pageUrl}`, httpStatus: a.res.status, requests: a.requests, url: finalUrl });
+        } else await repo.finish(row.id, { state, httpStatus: a.res.status, requests: a.requests, url: finalKey === row.key ? finalUrl : undefined });
+        if (sameAs(finalKey) && finalKey !== page.key) await repo.recordPage(this.site.name, this.cycle, { key: finalKey, url: finalUrl, state: 'done', reason: `same page as ${page.pageUrl}` });
+        await repo.enqueue(this.site.name, this.cycle, images);
+        if (images.length) await repo.completePage(page.key);
       });
     } finally {
       this.c.claimed.delete(page.key);
@@ -438,14 +450,15 @@ class SiteCycle {
   private async fetchImageRow(row: FrontierRow): Promise<void> {
     const data = JSON.parse(row.data ?? '{}') as ItemData;
     const bank = this.c.bank;
-    if (bank.items.get(data.bank, data.extId)) {
-      return void bank.transaction(() => {
-        this.repo.finish(row.id, { state: 'done' });
-        if (row.parent) this.repo.completePage(row.parent);
+    if (await bank.items.get(data.bank, data.extId)) {
+      return bank.transaction(async (tx) => {
+        const repo = tx.repo(CrawlRepo);
+        await repo.finish(row.id, { state: 'done' });
+        if (row.parent) await repo.completePage(row.parent);
       });
     }
-    const knownSha = this.repo.imageForUrl(row.url);
-    let stored: ImageRecord | Failure | undefined = knownSha ? bank.images.get(knownSha) : undefined;
+    const knownSha = await this.repo.imageForUrl(row.url);
+    let stored: ImageRecord | Failure | undefined = knownSha ? await bank.images.get(knownSha) : undefined;
     let requests = 0;
     if (!stored) {
       let pending = this.c.imageFetches.get(row.url);
@@ -458,7 +471,7 @@ class SiteCycle {
     }
     if ('class' in stored) {
       const failure = stored;
-      return void bank.transaction(() => this.fail(row, failure, requests));
+      return bank.transaction((tx) => this.fail(tx.repo(CrawlRepo), row, failure, requests));
     }
     const image = stored;
     const cfg = this.c.config.captions;
@@ -467,9 +480,10 @@ class SiteCycle {
       minLength: cfg.minLengthForDetection,
     });
     const fetchedAt = new Date().toISOString();
-    const out = bank.transaction(() => {
-      bank.images.record(image);
-      const r = bank.items.upsert({
+    const out = await bank.transaction(async (tx) => {
+      const repo = tx.repo(CrawlRepo);
+      await tx.images.record(image);
+      const r = await tx.items.upsert({
         bank: data.bank,
         extId: data.extId,
         caption: data.caption,
@@ -483,8 +497,8 @@ class SiteCycle {
         site: this.site.name,
         fetchedAt,
       });
-      this.repo.finish(row.id, { state: 'done', requests });
-      if (row.parent) this.repo.completePage(row.parent);
+      await repo.finish(row.id, { state: 'done', requests });
+      if (row.parent) await repo.completePage(row.parent);
       return r;
     });
     if (out.outcome === 'added') this.c.summary.itemsAdded[data.bank]++;
@@ -523,7 +537,7 @@ function seedsOf(site: SiteProfile): NewUrl[] {
  * Pending article requests of the crawlee queues an earlier capbridge kept in DATA/crawl/request_queues are
  * moved into the frontier once, so an upgrade in the middle of a cycle loses nothing; the folder is then removed.
  */
-function adoptLegacyQueues(bank: Bank, repo: CrawlRepo, log?: Logger): void {
+async function adoptLegacyQueues(bank: Bank, log?: Logger): Promise<void> {
   const dir = path.join(bank.dataDir, 'crawl', 'request_queues');
   if (!fs.existsSync(dir)) return;
   let adopted = 0;
@@ -543,8 +557,9 @@ function adoptLegacyQueues(bank: Bank, repo: CrawlRepo, log?: Logger): void {
         /* a half-written file of a killed run: skip */
       }
     }
-    bank.transaction(() => {
-      adopted += repo.enqueue(site, repo.siteCycle(site)?.cycle ?? 0, rows);
+    adopted += await bank.transaction(async (tx) => {
+      const repo = tx.repo(CrawlRepo);
+      return repo.enqueue(site, (await repo.siteCycle(site))?.cycle ?? 0, rows);
     });
   }
   fs.rmSync(dir, { recursive: true, force: true });
@@ -569,19 +584,20 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
     s.failedSites.push({ site: e.site ?? path.basename(e.file).replace(/\.ya?ml$/, ''), file: e.file, reason: e.reason });
     opts.logger?.error(`crawl: ${e.reason}`);
   }
-  adoptLegacyQueues(bank, c.repo, opts.logger);
-  if (opts.retryGivenUp) c.repo.retryGivenUp(opts.site);
+  await c.init();
+  await adoptLegacyQueues(bank, opts.logger);
+  if (opts.retryGivenUp) await c.repo.retryGivenUp(opts.site);
 
   const runSite = async (site: SiteProfile) => {
-    const { cycle, resumed } = bank.transaction(() => c.repo.beginCycle(site.name, seedsOf(site)));
+    const { cycle, resumed } = await bank.transaction((tx) => tx.repo(CrawlRepo).beginCycle(site.name, seedsOf(site)));
     s.cycles[site.name] = cycle;
     if (resumed) {
       s.resumed.push(site.name);
       opts.logger?.info(`crawl ${site.name}: resuming cycle ${cycle}`);
     }
-    const sc = new SiteCycle(c, site, cycle, c.repo.cycleStartedAt(site.name));
+    const sc = new SiteCycle(c, site, cycle, await c.repo.cycleStartedAt(site.name));
     await sc.run();
-    if (!opts.signal?.aborted) c.repo.closeCycle(site.name, cycle);
+    if (!opts.signal?.aborted) await c.repo.closeCycle(site.name, cycle);
   };
   const results = await Promise.allSettled(sites.map(runSite));
   results.forEach((r, i) => {
@@ -593,10 +609,10 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
     }
   });
   s.sitesFailed = s.failedSites.length;
-  const stats = c.repo.stats();
+  const stats = await c.repo.stats();
   s.pendingRetries = stats.pendingRetries;
   s.givenUpTotal = stats.givenUp;
-  for (const site of sites) s.queued += c.repo.pendingCount(site.name);
+  for (const site of sites) s.queued += await c.repo.pendingCount(site.name);
   s.aborted = Boolean(opts.signal?.aborted);
   return s;
 }

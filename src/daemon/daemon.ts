@@ -55,9 +55,9 @@ export class Daemon {
     this.metrics = new DaemonMetrics(opts.bank);
   }
 
-  health(): Record<string, unknown> {
+  async health(): Promise<Record<string, unknown>> {
     const { bank } = this.opts;
-    const lastSuccess = this.lastCycle?.ok ? this.lastCycle : bank.meta.getJson<CycleReport>('daemon.lastSuccessfulCycle') ?? null;
+    const lastSuccess = this.lastCycle?.ok ? this.lastCycle : ((await bank.meta.getJson<CycleReport>('daemon.lastSuccessfulCycle')) ?? null);
     return {
       status: this.stopped ? 'stopping' : 'ok',
       pid: process.pid,
@@ -88,10 +88,10 @@ export class Daemon {
     }
   }
 
-  exportNow(): void {
+  async exportNow(): Promise<void> {
     const { bank, config, logger } = this.opts;
     try {
-      runScheduledExport(bank, config, { logger, metrics: this.metrics });
+      await runScheduledExport(bank, config, { logger, metrics: this.metrics });
     } catch (err) {
       logger.error(`export: failed — ${errorMessage(err)}`);
     }
@@ -133,7 +133,7 @@ export class Daemon {
       }
       if (this.opts.once) {
         const rep = await this.cycle();
-        if (this.opts.exportAfter && rep && !rep.aborted) this.exportNow();
+        if (this.opts.exportAfter && rep && !rep.aborted) await this.exportNow();
         await this.shutdown();
         return { cycles: this.cycles, lastCycle: this.lastCycle, exitCode: rep && rep.ok ? 0 : rep?.aborted ? 0 : 1 };
       }

@@ -39,16 +39,19 @@ export class DaemonMetrics {
       help: 'Items per bank and pipeline status',
       labelNames: ['bank', 'status'],
       registers: [registry],
-      collect() {
-        this.reset();
+      async collect() {
         const stats = bank.repo(StatsRepo);
-        for (const b of BANKS) for (const [status, n] of Object.entries(stats.bankCounts(b).byStatus)) this.set({ bank: b, status }, n);
+        const counts = await Promise.all(BANKS.map((b) => stats.bankCounts(b)));
+        this.reset();
+        BANKS.forEach((b, i) => {
+          for (const [status, n] of Object.entries(counts[i]!.byStatus)) this.set({ bank: b, status }, n);
+        });
       },
     });
     // The crawl frontier, read at scrape time: one query feeds the three gauges.
     let crawlAt = 0;
-    let crawl: CrawlStats | undefined;
-    const crawlStats = (): CrawlStats => {
+    let crawl: Promise<CrawlStats> | undefined;
+    const crawlStats = (): Promise<CrawlStats> => {
       if (!crawl || Date.now() - crawlAt > 1000) {
         crawl = bank.repo(CrawlRepo).stats();
         crawlAt = Date.now();
@@ -60,25 +63,26 @@ export class DaemonMetrics {
       help: 'Crawl frontier URLs by kind (listing, feed, sitemap, article, image) and state (pending, images, done, failed, given-up)',
       labelNames: ['kind', 'state'],
       registers: [registry],
-      collect() {
+      async collect() {
+        const stats = await crawlStats();
         this.reset();
-        for (const [kind, by] of Object.entries(crawlStats().urls)) for (const [state, n] of Object.entries(by)) this.set({ kind, state }, n);
+        for (const [kind, by] of Object.entries(stats.urls)) for (const [state, n] of Object.entries(by)) this.set({ kind, state }, n);
       },
     });
     new client.Gauge({
       name: 'capbridge_crawl_pending_retries',
       help: 'Crawl URLs waiting for a later cycle after a transient failure',
       registers: [registry],
-      collect() {
-        this.set(crawlStats().pendingRetries);
+      async collect() {
+        this.set((await crawlStats()).pendingRetries);
       },
     });
     new client.Gauge({
       name: 'capbridge_crawl_given_up',
       help: 'Crawl URLs given up after crawler.retry.giveUpAfter cycles of transient failures',
       registers: [registry],
-      collect() {
-        this.set(crawlStats().givenUp);
+      async collect() {
+        this.set((await crawlStats()).givenUp);
       },
     });
     new client.Gauge({
@@ -86,9 +90,9 @@ export class DaemonMetrics {
       help: 'Crawl URLs whose last attempt failed, by failure class (transient: retried or given up; permanent: failed) and reason',
       labelNames: ['class', 'reason'],
       registers: [registry],
-      collect() {
+      async collect() {
+        const f = (await crawlStats()).failures;
         this.reset();
-        const f = crawlStats().failures;
         for (const cls of ['transient', 'permanent'] as const) for (const [reason, n] of Object.entries(f[cls])) this.set({ class: cls, reason }, n);
       },
     });
@@ -96,8 +100,8 @@ export class DaemonMetrics {
       name: 'capbridge_candidates',
       help: 'Stored image-matching candidates',
       registers: [registry],
-      collect() {
-        this.set(bank.repo(PairsRepo).countCandidates());
+      async collect() {
+        this.set(await bank.repo(PairsRepo).countCandidates());
       },
     });
     new client.Gauge({
@@ -105,8 +109,8 @@ export class DaemonMetrics {
       help: 'Emitted pairs by comparability level',
       labelNames: ['level'],
       registers: [registry],
-      collect() {
-        const by = bank.repo(PairsRepo).countByLevel();
+      async collect() {
+        const by = await bank.repo(PairsRepo).countByLevel();
         for (const l of LEVELS) this.set({ level: l }, by[l]);
       },
     });

@@ -92,25 +92,25 @@ export async function runCycle(bank: Bank, config: Config, opts: CycleOptions): 
   metrics?.cycles.inc({ result: report.aborted ? 'aborted' : report.ok ? 'ok' : 'error' });
   if (report.ok) {
     metrics?.lastSuccess.set(Date.parse(report.finishedAt) / 1000);
-    bank.meta.setJson('daemon.lastSuccessfulCycle', report);
+    await bank.meta.setJson('daemon.lastSuccessfulCycle', report);
   }
-  bank.meta.setJson('daemon.lastCycle', report);
+  await bank.meta.setJson('daemon.lastCycle', report);
   return report;
 }
 
 const EXT: Record<ExportFormat, string> = { tsv: 'tsv', jsonl: 'jsonl', tmx: 'tmx', moses: 'moses' };
 
 /** The scheduled export: pairs never exported before, as dated files in <data>/<export.folder>/. */
-export function runScheduledExport(bank: Bank, config: Config, opts: { logger: Logger; now?: Date; metrics?: DaemonMetrics }): ExportSummary {
+export async function runScheduledExport(bank: Bank, config: Config, opts: { logger: Logger; now?: Date; metrics?: DaemonMetrics }): Promise<ExportSummary> {
   const now = opts.now ?? new Date();
   const stamp = now.toISOString().replace(/:/g, '').replace(/\.\d+Z$/, 'Z'); // 2026-11-23T031500Z
   const folder = path.resolve(bank.dataDir, config.export.folder);
   const outputs = config.export.nightlyFormats.map((format) => ({ format, out: path.join(folder, `pairs-${stamp}.${EXT[format]}`) }));
   const t0 = performance.now();
   try {
-    const summary = exportPairs(bank, config, { outputs, onlyNew: true, logger: opts.logger });
+    const summary = await exportPairs(bank, config, { outputs, onlyNew: true, logger: opts.logger });
     opts.metrics?.stageRuns.inc({ stage: 'export', result: 'ok' });
-    bank.meta.setJson('daemon.lastExport', { at: now.toISOString(), files: summary.files, records: summary.records });
+    await bank.meta.setJson('daemon.lastExport', { at: now.toISOString(), files: summary.files, records: summary.records });
     return summary;
   } catch (err) {
     opts.metrics?.errors.inc({ stage: 'export' });

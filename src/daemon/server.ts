@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { DaemonMetrics } from './metrics.js';
 
 export interface HealthSource {
-  health(): Record<string, unknown>;
+  health(): Promise<Record<string, unknown>>;
 }
 
 export async function startServer(host: string, port: number, metrics: DaemonMetrics, health: HealthSource): Promise<{ server: http.Server; port: number; close(): Promise<void> }> {
@@ -16,8 +16,10 @@ export async function startServer(host: string, port: number, metrics: DaemonMet
       return;
     }
     if (url === '/healthz') {
-      const body = JSON.stringify(health.health());
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(body);
+      health
+        .health()
+        .then((h) => res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(JSON.stringify(h)))
+        .catch((err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`health failed: ${err.message}\n`));
       return;
     }
     if (url === '/metrics') {

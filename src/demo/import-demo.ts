@@ -54,13 +54,13 @@ async function main(): Promise<void> {
   const dataDir = path.join(work, 'data');
   const { source, target } = await generateDemoSet(path.join(work, 'set'));
   const { config } = loadConfig();
-  const bank = Bank.open(dataDir);
+  const bank = await Bank.open(dataDir);
   for (const [b, manifest] of [['source', source], ['target', target]] as const) {
     const s = await importManifest(bank, { bank: b, manifest, config });
     console.log(`import ${b}: added ${s.added}, unchanged ${s.unchanged}, updated ${s.updated}, failed ${s.failed}`);
   }
-  console.log(JSON.stringify(bank.repo(StatsRepo).all(), null, 2));
-  bank.close();
+  console.log(JSON.stringify(await bank.repo(StatsRepo).all(), null, 2));
+  await bank.close();
   console.log(`\ndata dir: ${dataDir}\ntry: ./bin/capbridge stats --data ${dataDir}`);
 }
 

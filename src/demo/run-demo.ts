@@ -48,7 +48,7 @@ export async function runDemo(argv: string[] = process.argv.slice(2)): Promise<n
     fs.writeFileSync(configFile, YAML.stringify(override));
     const { config } = loadConfig({ configFile });
     const logger = createLogger(process.env.CAPBRIDGE_LOG_LEVEL ?? 'error');
-    const bank = Bank.open(dataDir);
+    const bank = await Bank.open(dataDir);
     try {
       let stages: StageName[] | undefined;
       if (await loadCrawl()) {
@@ -84,23 +84,23 @@ export async function runDemo(argv: string[] = process.argv.slice(2)): Promise<n
         out(`   ${s.stage.padEnd(8)} ${s.result.padEnd(7)} ${(s.ms / 1000).toFixed(1)}s${s.error ? ` — ${s.error}` : ''}`);
       }
 
-      out(`   banks: ${bank.items.count('source')} English items, ${bank.items.count('target')} Chinese items`);
+      out(`   banks: ${await bank.items.count('source')} English items, ${await bank.items.count('target')} Chinese items`);
       out('3. export');
       const folder = path.join(dataDir, config.export.folder);
-      const tsv = exportPairs(bank, config, { format: 'tsv', out: path.join(folder, 'demo-pairs.tsv') });
-      const tmx = exportPairs(bank, config, { format: 'tmx', out: path.join(folder, 'demo-pairs.tmx') });
+      const tsv = await exportPairs(bank, config, { format: 'tsv', out: path.join(folder, 'demo-pairs.tsv') });
+      const tmx = await exportPairs(bank, config, { format: 'tmx', out: path.join(folder, 'demo-pairs.tmx') });
       out(`   ${tsv.records} caption pairs (${tsv.pairs} item pairs) at level ${config.export.minLevel} or better`);
 
       out('\n4. what was found (image match → caption level; * = emitted into the corpus)\n');
       const repo = bank.repo(PairsRepo);
-      const rows: PairRow[] = [...repo.list({ limit: 1000, order: 'score' }), ...repo.list({ emitted: false, limit: 1000, order: 'score' })];
+      const rows: PairRow[] = [...(await repo.list({ limit: 1000, order: 'score' })), ...(await repo.list({ emitted: false, limit: 1000, order: 'score' }))];
       // the story a crawled or imported item came from: its page's slug
       const slugOf = (url: string | null) => /\/news\/([^/]+)\.html$/.exec(url ?? '')?.[1] ?? '?';
       const intended = new Map(CHINESE.map((s) => [s.slug, s.intended]));
       if (!rows.length) out('   no image matches were decided (see the stages above for what is missing in this build)');
       for (const p of rows) {
-        const src = bank.items.byId(p.sourceItemId)!;
-        const tgt = bank.items.byId(p.targetItemId)!;
+        const src = (await bank.items.byId(p.sourceItemId))!;
+        const tgt = (await bank.items.byId(p.targetItemId))!;
         const mark = p.emitted ? '*' : ' ';
         const lvl = p.level ?? '-';
         const want = intended.get(slugOf(tgt.pageUrl)) ?? 'none (photo not shared)';
@@ -113,7 +113,7 @@ export async function runDemo(argv: string[] = process.argv.slice(2)): Promise<n
       out(`\ndone in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
       return res.exitCode;
     } finally {
-      bank.close();
+      await bank.close();
     }
   } finally {
     await Promise.all(servers.map((s) => s.close()));

@@ -142,25 +142,29 @@ export async function runEval(bank: Bank, config: Config, opts: { set: string; l
   // item id ↔ ext id, for this set's items
   const srcItem = new Map<number, string>();
   for (const ext of sourceIds) {
-    const it = bank.items.get('source', ext);
+    const it = await bank.items.get('source', ext);
     if (it) srcItem.set(it.id, ext);
   }
-  const tgtExt = (id: number) => {
-    const it = bank.items.byId(id);
-    return it?.bank === 'target' ? it.extId : undefined;
+  const tgtExtCache = new Map<number, string | undefined>();
+  const tgtExt = async (id: number) => {
+    if (!tgtExtCache.has(id)) {
+      const it = await bank.items.byId(id);
+      tgtExtCache.set(id, it?.bank === 'target' ? it.extId : undefined);
+    }
+    return tgtExtCache.get(id);
   };
   const repo = bank.repo(PairsRepo);
-  const ranked = repo.rankedTargets();
+  const ranked = await repo.rankedTargets();
   const rankedByExt = new Map<string, string[]>();
   for (const [sid, list] of ranked) {
     const ext = srcItem.get(sid);
-    if (ext) rankedByExt.set(ext, list.map((t) => tgtExt(t) ?? ''));
+    if (ext) rankedByExt.set(ext, await Promise.all(list.map(async (t) => (await tgtExt(t)) ?? '')));
   }
   const minLevel = config.export.minLevel;
-  const emitted = repo
-    .emittedPairs(minLevel)
-    .filter((p) => srcItem.has(p.sourceItemId))
-    .map((p) => ({ source: srcItem.get(p.sourceItemId)!, target: tgtExt(p.targetItemId) ?? '', level: p.level }));
+  const emitted: { source: string; target: string; level: PairLevel }[] = [];
+  for (const p of await repo.emittedPairs(minLevel)) {
+    if (srcItem.has(p.sourceItemId)) emitted.push({ source: srcItem.get(p.sourceItemId)!, target: (await tgtExt(p.targetItemId)) ?? '', level: p.level });
+  }
   const m = evalMetrics({ sourceIds, truth, ranked: rankedByExt, emitted });
   const result: EvalResult = {
     set: dir,
@@ -174,9 +178,11 @@ export async function runEval(bank: Bank, config: Config, opts: { set: string; l
   };
   const { stages: _omit, ...stored } = result;
   void _omit;
-  bank.meta.setJson('eval.last', stored);
-  const history = bank.meta.getJson<unknown[]>('eval.history') ?? [];
-  history.push(stored);
-  bank.meta.setJson('eval.history', history.slice(-50));
+  await bank.transaction(async (tx) => {
+    await tx.meta.setJson('eval.last', stored);
+    const history = (await tx.meta.getJson<unknown[]>('eval.history')) ?? [];
+    history.push(stored);
+    await tx.meta.setJson('eval.history', history.slice(-50));
+  });
   return result;
 }

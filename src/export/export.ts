@@ -98,7 +98,7 @@ export function collapseGroup(group: SentencePairForExport[]): ExportRecord {
   return rec;
 }
 
-export function exportPairs(bank: Bank, config: Config, opts: ExportOptions): ExportSummary {
+export async function exportPairs(bank: Bank, config: Config, opts: ExportOptions): Promise<ExportSummary> {
   const outputs: ExportOutput[] = opts.outputs ?? (opts.format && opts.out ? [{ format: opts.format, out: opts.out }] : []);
   if (!outputs.length) throw new UserError('export: a format and an output path are required');
   for (const o of outputs) {
@@ -106,7 +106,6 @@ export function exportPairs(bank: Bank, config: Config, opts: ExportOptions): Ex
   }
   const minLevel = opts.minLevel ?? config.export.minLevel;
   const onlyNew = Boolean(opts.onlyNew);
-  const pairs = bank.repo(PairsRepo);
   const sentences = bank.repo(SentencePairsRepo);
 
   const writers: CorpusWriter[] = [];
@@ -139,7 +138,7 @@ export function exportPairs(bank: Bank, config: Config, opts: ExportOptions): Ex
       summary.pairs += g.length;
       summary.byLevel[rec.level]++;
     };
-    for (const p of sentences.iterateForExport({ minLevel, onlyNew, reviewed: opts.reviewed })) {
+    for await (const p of sentences.iterateForExport({ minLevel, onlyNew, reviewed: opts.reviewed })) {
       if (group.length && group[0]!.textKey !== p.textKey) {
         flush();
         if (opts.signal?.aborted) throw new Error('export aborted');
@@ -153,10 +152,11 @@ export function exportPairs(bank: Bank, config: Config, opts: ExportOptions): Ex
     throw err;
   }
   // files are in place: move the watermark
-  bank.transaction(() => {
-    summary.exportId = pairs.beginExport({ formats: summary.formats, paths: files, onlyNew, minLevel });
-    sentences.markExported(summary.exportId, marked);
-    pairs.finishExport(summary.exportId, summary.records, marked.length);
+  await bank.transaction(async (tx) => {
+    const pairs = tx.repo(PairsRepo);
+    summary.exportId = await pairs.beginExport({ formats: summary.formats, paths: files, onlyNew, minLevel });
+    await tx.repo(SentencePairsRepo).markExported(summary.exportId, marked);
+    await pairs.finishExport(summary.exportId, summary.records, marked.length);
   });
   opts.logger?.info(`export: ${summary.records} sentence pairs (${summary.pairs} with the item pairs they repeat in) → ${files.join(', ')}`);
   return summary;

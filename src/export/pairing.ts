@@ -138,7 +138,6 @@ function filterReason(al: CaptionAlignment, zhWords: () => number, t: DecisionRu
 export async function runPairing(bank: Bank, config: Config, opts: PairingOptions = {}): Promise<PairingSummary> {
   const summary = emptyPairingSummary();
   const pairs = bank.repo(PairsRepo);
-  const sentences = bank.repo(SentencePairsRepo);
   let scorer = opts.scorer;
   if (!scorer) {
     const createScorer = await loadCreateScorer();
@@ -157,18 +156,18 @@ export async function runPairing(bank: Bank, config: Config, opts: PairingOption
       summary.aborted = true;
       break;
     }
-    const ids = pairs.pendingSources(afterId, batchSize, opts.all, staleBelow);
+    const ids = await pairs.pendingSources(afterId, batchSize, opts.all, staleBelow);
     if (!ids.length) break;
     afterId = ids[ids.length - 1]!;
     // score outside the write transaction, then commit the batch at once
     const batch: { sourceId: number; keep: number[]; decisions: PairDecision[] }[] = [];
     for (const sid of ids) {
-      const src = bank.items.byId(sid);
+      const src = await bank.items.byId(sid);
       if (!src) continue;
       const decisions: PairDecision[] = [];
       const keep: number[] = [];
-      for (const cand of pairs.candidatesOf(sid)) {
-        const tgt = bank.items.byId(cand.targetItemId);
+      for (const cand of await pairs.candidatesOf(sid)) {
+        const tgt = await bank.items.byId(cand.targetItemId);
         if (!tgt) continue;
         keep.push(tgt.id);
         decisions.push(await decide(src, tgt, cand, scorer, t));
@@ -176,13 +175,12 @@ export async function runPairing(bank: Bank, config: Config, opts: PairingOption
       batch.push({ sourceId: sid, keep, decisions });
     }
     const now = new Date().toISOString();
-    bank.transaction(() => {
+    await bank.transaction(async (tx) => {
+      const p = tx.repo(PairsRepo);
+      const sp = tx.repo(SentencePairsRepo);
       for (const b of batch) {
-        summary.removed += pairs.removeOthers(b.sourceId, b.keep);
-        for (const d of b.decisions) {
-          pairs.upsert(d, now);
-          sentences.replace(pairs.get(d.sourceItemId, d.targetItemId)!.id, d.sourceItemId, d.targetItemId, d.sentencePairs ?? []);
-        }
+        summary.removed += await p.removeOthers(b.sourceId, b.keep);
+        for (const d of b.decisions) await sp.replace(await p.upsert(d, now), d.sourceItemId, d.targetItemId, d.sentencePairs ?? []);
       }
     });
     for (const b of batch) {
@@ -201,7 +199,7 @@ export async function runPairing(bank: Bank, config: Config, opts: PairingOption
       }
     }
   }
-  if (!summary.aborted) summary.removed += bank.transaction(() => pairs.sweepOrphans());
+  if (!summary.aborted) summary.removed += await bank.transaction((tx) => tx.repo(PairsRepo).sweepOrphans());
   opts.logger?.info(
     `pair: ${summary.sources} sources, ${summary.decided} candidates decided, ${summary.emitted} caption pairs emitted ` +
       `(par ${summary.byLevel.par}, com ${summary.byLevel.com}, pse ${summary.byLevel.pse}) holding ${summary.sentencePairs} sentence pairs`,

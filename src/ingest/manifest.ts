@@ -85,23 +85,26 @@ export async function importManifest(bank: Bank, opts: ImportOptions): Promise<I
   const importedAt = new Date().toISOString();
   let batch: Pending[] = [];
 
-  const flush = () => {
+  const flush = async () => {
     if (!batch.length) return;
     const rows = batch;
     batch = [];
-    const outcomes = bank.transaction(() =>
-      rows.map((r): UpsertOutcome => {
-        bank.images.record(r.image);
+    const outcomes = await bank.transaction(async (tx) => {
+      const out: UpsertOutcome[] = [];
+      for (const r of rows) {
+        await tx.images.record(r.image);
         const check = checkCaption(r.caption, expected, { check: config.captions.checkLanguage, minLength: config.captions.minLengthForDetection });
         if (check.status === 'lang-mismatch') summary.languageMismatches++;
         if (check.status === 'empty') summary.emptyCaptions++;
-        return bank.items.upsert({
+        const { outcome } = await tx.items.upsert({
           bank: opts.bank, extId: r.extId, caption: r.caption, credit: r.credit, lang: check.lang, captionStatus: check.status,
           captionReason: check.reason, imageSha256: r.image.sha256, pageUrl: r.url, imageUrl: r.imagePath,
           site: 'local', importedAt,
-        }).outcome;
-      }),
-    );
+        });
+        out.push(outcome);
+      }
+      return out;
+    });
     rows.forEach((r, i) => {
       summary[outcomes[i]!]++;
     });
@@ -149,9 +152,9 @@ export async function importManifest(bank: Bank, opts: ImportOptions): Promise<I
         continue;
       }
       batch.push({ line: row.line, extId, caption, credit, url, imagePath, image });
-      if (batch.length >= config.import.batchSize) flush();
+      if (batch.length >= config.import.batchSize) await flush();
     }
-    flush();
+    await flush();
   } finally {
     reader.close();
   }

@@ -10,12 +10,12 @@ export interface CandidatesExportSummary {
   sources: number;
 }
 
-export function exportCandidatesJsonl(bank: Bank, out: string): CandidatesExportSummary {
+export async function exportCandidatesJsonl(bank: Bank, out: string): Promise<CandidatesExportSummary> {
   const w = new AtomicWriter(out);
   let n = 0;
   const sources = new Set<number>();
   try {
-    for (const c of bank.repo(CandidatesRepo).iterateJoined()) {
+    for await (const c of bank.repo(CandidatesRepo).iterateJoined()) {
       n++;
       sources.add(c.sourceItemId);
       w.write(

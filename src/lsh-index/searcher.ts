@@ -43,7 +43,8 @@ export function prepare(f: Features): Prepared {
 }
 
 /** Loads the prepared features of an indexed image (slot) for verification. */
-export type SlotLoader = (slot: number) => Prepared | undefined;
+/** A shortlisted image's features; async because they come from the bank (fetched together per pass). */
+export type SlotLoader = (slot: number) => Prepared | undefined | Promise<Prepared | undefined>;
 
 interface Votes {
   /** Votes per slot: each query keypoint's vote (weighted by how rare its bucket is) shared among the
@@ -187,7 +188,7 @@ class Collisions {
 }
 
 /** One pass (the query or its mirror image): votes, shortlist, verification of each shortlisted image. */
-function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchParams, mirrored: boolean, t: { probeMs: number; voteMs: number; verifyMs: number }, maxQuery = MAX_KP_PER_IMAGE) {
+async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchParams, mirrored: boolean, t: { probeMs: number; voteMs: number; verifyMs: number }, maxQuery = MAX_KP_PER_IMAGE) {
   const t0 = performance.now();
   const n = Math.min(v.f.count, maxQuery);
   const pr = index.probe(v.vecs, n);
@@ -203,8 +204,9 @@ function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchParams, m
     if (i >= 0) coll[i]!.push(found[k + 1]!, found[k + 2]!);
   }
   const hits: Hit[] = [];
+  const targets = await Promise.all(shortlist.map((slot) => load(slot)));
   shortlist.forEach((slot, i) => {
-    const target = load(slot);
+    const target = targets[i];
     if (!target) return;
     const c = coll[i]!;
     const base = { slot, votes: Math.round(votes[slot]! * 10) / 10, mirrored };
@@ -223,7 +225,7 @@ function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchParams, m
   for (let i = 0; i < (confident ? 0 : Math.min(p.recollide, hits.length)); i++) {
     const h = hits[i]!;
     if (h.score >= p.confidentScore) continue;
-    const target = load(h.slot)!;
+    const target = targets[shortlist.indexOf(h.slot)]!;
     const c = sketchCollisions(pr.sketches, n, index.sketch(h.slot), p.recollideHamming);
     if (c.length / 2 < Math.max(4, p.minInliers)) continue;
     const r = verifyCandidate(v, target, c, p);
@@ -284,17 +286,17 @@ export function mergeHits(first: Hit[], second: Hit[], keepFirstOnTie: boolean):
  * extra: more keypoints of the query in its own frame (synthesised views, src/lsh-index/views.ts): the direct
  * pass then takes the plain keypoints and these together (one vote, one ratio test + RANSAC per image).
  */
-export function search(index: LshIndex, load: SlotLoader, query: Features, p: SearchParams, extra?: Features): SearchResult {
+export async function search(index: LshIndex, load: SlotLoader, query: Features, p: SearchParams, extra?: Features): Promise<SearchResult> {
   const timings = { probeMs: 0, voteMs: 0, verifyMs: 0 };
   // --- views hook: the view keypoints follow the plain ones (indexes after query.count), no count cap
   const q = prepare(extra?.count ? concatFeatures(query, [query, extra]) : query);
-  const direct = pass(index, load, q, p, false, timings, extra?.count ? Infinity : MAX_KP_PER_IMAGE);
+  const direct = await pass(index, load, q, p, false, timings, extra?.count ? Infinity : MAX_KP_PER_IMAGE);
   const confident = direct.hits.some((h) => h.score >= p.confidentScore);
   // The mirror pass finds left-right flipped copies (SIFT descriptors are not mirror-invariant); run only
   // when the direct pass found nothing confident, since a flipped copy matches nothing directly.
   const mirrorPass = p.mirror && !confident;
   if (!mirrorPass) return { hits: mergeHits(direct.hits, [], false), shortlist: direct.shortlist, mirrorPass, timings };
-  const m = pass(index, load, prepare(mirrorFeatures(query)), p, true, timings);
+  const m = await pass(index, load, prepare(mirrorFeatures(query)), p, true, timings);
   const shortlist = [...new Set([...direct.shortlist, ...m.shortlist])];
   return { hits: mergeHits(direct.hits, m.hits, false), shortlist, mirrorPass, timings };
 }

@@ -31,6 +31,9 @@ export interface MatchOptions {
    *  the whole process (the views' worker threads included) and wall time; a second time for a source that gets
    *  views (its views search: viewed true). For benchmarks. */
   onSource?: (s: { itemId: number; cpuMs: number; wallMs: number; viewed: boolean; candidates: number }) => void;
+  /** Give the items that failed before (features, search, views) another run first (default: a failed item waits
+   *  for a new image). */
+  retryFailed?: boolean;
 }
 
 /**
@@ -85,6 +88,8 @@ export interface MatchSummary {
   viewed: number;
   /** Sources that took the candidates of a picture already ranked in this run (the same or a near-identical image). */
   reused: number;
+  /** Sources whose search, verification or views threw: marked failed with the reason (the run went on). */
+  failed: number;
   /** Distinct images of the features stage that reused a near-identical picture's features (SIFT runs saved). */
   twins: number;
   aborted: boolean;
@@ -178,7 +183,7 @@ export async function rankAgainstIndex(
   const load = (s: number) => handle.load(s);
   const r = grey
     ? await searchProgressive(handle.index, load, q, searchParams(config), viewParams(config), config.sift, grey, runViews, allowViews)
-    : { ...search(handle.index, load, q, searchParams(config)), usedViews: false, evidence: null };
+    : { ...(await search(handle.index, load, q, searchParams(config))), usedViews: false, evidence: null };
   const minScore = config.match.minScore;
   const cand: CandidateInput[] = [];
   const twins = handle.bank.repo(TwinsRepo);
@@ -187,7 +192,7 @@ export async function rankAgainstIndex(
     if (ranked >= top) break;
     if (h.score <= 0 || h.score < minScore || h.inliers < config.match.minInliers) continue;
     const info = handle.slot(h.slot);
-    const t = handle.load(h.slot);
+    const t = await handle.load(h.slot);
     if (!info || !t) continue;
     const o = toOriginal(h, q, t.f);
     const c: CandidateInput = {
@@ -206,7 +211,7 @@ export async function rankAgainstIndex(
     // The picture is indexed once: every other target item showing it (the same image, or a near-identical copy
     // at another size) gets the candidate too, in its own pixels.
     const width = t.f.width / t.f.scale;
-    for (const s of twins.targetItemsShowing(info.sha)) {
+    for (const s of await twins.targetItemsShowing(info.sha)) {
       if (s.itemId !== info.itemId) cand.push(rescaleCandidate({ ...c, targetItemId: s.itemId }, 1, s.width ? s.width / width : 1));
     }
   }
@@ -214,10 +219,10 @@ export async function rankAgainstIndex(
 }
 
 /** The query image at detection size, or undefined when it cannot be read (the plain search still counts). */
-function greyLoader(config: Config, bytes: () => Uint8Array): () => Promise<GreyImage | undefined> {
+function greyLoader(config: Config, bytes: () => Uint8Array | Promise<Uint8Array>): () => Promise<GreyImage | undefined> {
   return async () => {
     try {
-      return await decodeGrey(bytes(), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
+      return await decodeGrey(await bytes(), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels, minSide: config.sift.minSide });
     } catch {
       return undefined;
     }
@@ -227,20 +232,22 @@ function greyLoader(config: Config, bytes: () => Uint8Array): () => Promise<Grey
 export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = {}): Promise<MatchSummary> {
   const t0 = performance.now();
   const top = opts.top ?? config.match.top;
+  const retried = opts.retryFailed ? await bank.items.retryFailed() : 0;
+  if (retried) opts.logger?.info(`match: ${retried} failed item(s) sent back to be tried again (--retry-failed)`);
   const fs = await computeMissingFeatures(bank, config, { signal: opts.signal, logger: opts.logger, threads: opts.threads });
   const summary: MatchSummary = {
     featured: fs.featured + fs.skipped, featureFailures: fs.failed, indexed: 0, indexedImages: 0, indexMemoryBytes: 0,
-    sources: 0, withCandidates: 0, candidates: 0, viewed: 0, reused: 0, twins: fs.twins, aborted: fs.aborted, ms: 0,
+    sources: 0, withCandidates: 0, candidates: 0, viewed: 0, reused: 0, failed: 0, twins: fs.twins, aborted: fs.aborted, ms: 0,
   };
   if (opts.signal?.aborted) return { ...summary, aborted: true, ms: performance.now() - t0 };
-  const { handle, summary: is } = syncIndex(bank, config, { signal: opts.signal, logger: opts.logger });
+  const { handle, summary: is } = await syncIndex(bank, config, { signal: opts.signal, logger: opts.logger });
   summary.indexed = is.indexed;
   summary.indexedImages = is.images;
   summary.indexMemoryBytes = is.memoryBytes;
   const cands = bank.repo(CandidatesRepo);
   const feats = bank.repo(FeaturesRepo);
-  const seq = bank.repo(LshRepo).sequence();
-  const total = cands.countPending(seq);
+  const seq = await bank.repo(LshRepo).sequence();
+  const total = await cands.countPending(seq);
   opts.progress?.setTotal(total);
   opts.logger?.info(`match: ${total} source items against ${handle.index.size} indexed target images`);
   const batchSize = opts.batchSize ?? 20;
@@ -256,45 +263,61 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
         summary.aborted = true;
         break;
       }
-      const batch = cands.pendingSources(seq, afterId, batchSize);
+      const batch = await cands.pendingSources(seq, afterId, batchSize);
       if (!batch.length) break;
       afterId = batch[batch.length - 1]!.id;
-      const results: { id: number; sha: string; cand: CandidateInput[] }[] = [];
+      const results: { id: number; sha: string; cand: CandidateInput[]; failed?: string }[] = [];
       for (const s of batch) {
-        const q = feats.get(s.imageSha256);
         let cand: CandidateInput[] = [];
-        if (q && handle.index.size) {
-          // One search per picture: a source showing a picture already ranked in this run (the same image, or
-          // a near-identical copy) takes its candidates, in its own pixels.
-          const picture = q.twinOf ?? s.imageSha256;
-          const width = q.width / q.scale;
-          const seen = ranked.get(picture);
-          if (seen) {
-            cand = seen.cand.map((c) => rescaleCandidate(c, width / seen.width, 1));
-            seen.members.push({ id: s.id, sha: s.imageSha256, width });
-            summary.reused++;
-          } else {
-            // The plain search only: views are handed out after the run's plain searches (below).
-            const c0 = process.cpuUsage();
-            const w0 = performance.now();
-            const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(s.imageSha256)), views.run, () => false);
-            cand = r.cand;
-            ranked.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }] });
-            if (r.evidence !== null) hopeful.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence });
-            const cpu = process.cpuUsage(c0);
-            opts.onSource?.({ itemId: s.id, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: false, candidates: cand.length });
+        // One source's failure (its features unreadable, a throw in the search or the verification) is that
+        // item's: it is marked failed with the reason and the run goes on with the others.
+        try {
+          const q = await feats.get(s.imageSha256);
+          if (q && handle.index.size) {
+            // One search per picture: a source showing a picture already ranked in this run (the same image, or
+            // a near-identical copy) takes its candidates, in its own pixels.
+            const picture = q.twinOf ?? s.imageSha256;
+            const width = q.width / q.scale;
+            const seen = ranked.get(picture);
+            if (seen) {
+              cand = seen.cand.map((c) => rescaleCandidate(c, width / seen.width, 1));
+              seen.members.push({ id: s.id, sha: s.imageSha256, width });
+              summary.reused++;
+            } else {
+              // The plain search only: views are handed out after the run's plain searches (below).
+              const c0 = process.cpuUsage();
+              const w0 = performance.now();
+              const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(s.imageSha256)), views.run, () => false);
+              cand = r.cand;
+              ranked.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }] });
+              if (r.evidence !== null) hopeful.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence });
+              const cpu = process.cpuUsage(c0);
+              opts.onSource?.({ itemId: s.id, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: false, candidates: cand.length });
+            }
           }
+        } catch (err) {
+          const reason = `match: ${errorMessage(err)}`;
+          opts.logger?.warn(`match: source item ${s.id} failed: ${reason}`);
+          results.push({ id: s.id, sha: s.imageSha256, cand: [], failed: reason });
+          continue;
         }
         results.push({ id: s.id, sha: s.imageSha256, cand });
       }
       const now = new Date().toISOString();
-      bank.transaction(() => {
+      await bank.transaction(async (tx) => {
+        const c = tx.repo(CandidatesRepo);
         for (const r of results) {
-          cands.replaceFor(r.id, r.cand, now);
-          cands.markMatched(r.id, r.sha, seq, now);
+          await c.replaceFor(r.id, r.cand, now);
+          // a failed source is not marked matched: it waits (not pending while failed) for a new image or --retry-failed
+          if (r.failed) await tx.items.setStatus(r.id, 'failed', r.failed);
+          else await c.markMatched(r.id, r.sha, seq, now);
         }
       });
       for (const r of results) {
+        if (r.failed) {
+          summary.failed++;
+          continue;
+        }
         summary.sources++;
         if (r.cand.length) summary.withCandidates++;
         summary.candidates += r.cand.length;
@@ -317,23 +340,36 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
         summary.aborted = true;
         break;
       }
-      const q = feats.get(h.sha);
+      const q = await feats.get(h.sha);
       const entry = ranked.get(h.picture);
       if (!q || !entry) continue;
       const c0 = process.cpuUsage();
       const w0 = performance.now();
-      const r = await rankAgainstIndex(handle, k < budget ? config : denseOnly, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true);
+      let r: Awaited<ReturnType<typeof rankAgainstIndex>>;
+      try {
+        r = await rankAgainstIndex(handle, k < budget ? config : denseOnly, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true);
+      } catch (err) {
+        // the views of one picture failed: its sources keep their plain search's candidates, and say why
+        const reason = `views: ${errorMessage(err)}`;
+        opts.logger?.warn(`match: source item ${h.id} failed: ${reason}`);
+        await bank.transaction(async (tx) => {
+          for (const m of entry.members) await tx.items.setStatus(m.id, 'failed', reason);
+        });
+        summary.failed += entry.members.length;
+        continue;
+      }
       const cpu = process.cpuUsage(c0);
       opts.onSource?.({ itemId: h.id, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: r.usedViews, candidates: r.cand.length });
       if (!r.usedViews) continue;
       summary.viewed++;
       const now = new Date().toISOString();
-      bank.transaction(() => {
+      await bank.transaction(async (tx) => {
+        const cs = tx.repo(CandidatesRepo);
         for (const m of entry.members) {
           const before = entry.cand.length;
           const cand = r.cand.map((c) => rescaleCandidate(c, m.width / entry.width, 1));
-          cands.replaceFor(m.id, cand, now);
-          cands.markMatched(m.id, m.sha, seq, now);
+          await cs.replaceFor(m.id, cand, now);
+          await cs.markMatched(m.id, m.sha, seq, now);
           if (!before && cand.length) summary.withCandidates++;
           summary.candidates += cand.length - before;
         }
@@ -376,7 +412,7 @@ export async function searchImage(
   opts: { top?: number; logger?: Logger; pool?: SiftPool; threads?: number } = {},
 ): Promise<SearchHit[]> {
   const q = await extractFeatures(buf, config);
-  const { handle } = syncIndex(bank, config, { logger: opts.logger });
+  const { handle } = await syncIndex(bank, config, { logger: opts.logger });
   if (!handle.index.size) return [];
   const own = opts.pool ? undefined : new ViewPool(config, opts.threads, opts.logger);
   let cand: CandidateInput[];
@@ -388,11 +424,11 @@ export async function searchImage(
   }
   const out: SearchHit[] = [];
   for (const c of cand) {
-    const item = bank.items.byId(c.targetItemId);
+    const item = await bank.items.byId(c.targetItemId);
     if (!item) continue;
     out.push({
       rank: c.rank, item, imageScore: c.imageScore, matches: c.matches, inliers: c.inliers, mirrored: c.mirrored,
-      model: c.model, homography: c.homography, fundamental: c.fundamental,
+      model: c.model ?? 'homography', homography: c.homography, fundamental: c.fundamental ?? null,
     });
   }
   return out;

@@ -67,9 +67,9 @@ export class IndexHandle {
   }
 
   /** Brings the in-memory index in step with the rows (cheap when nothing changed). */
-  refresh(): void {
+  async refresh(): Promise<void> {
     const repo = this.bank.repo(LshRepo);
-    const sig = repo.signature();
+    const sig = await repo.signature();
     if (sig.count === this.sig.count && sig.maxId === this.sig.maxId) return;
     // In batches of 5,000 images or half the images loaded so far, whichever is more: a bank opened at 100k
     // images loads in about 6 compact merges (each one copies the whole index) instead of growing the delta
@@ -84,10 +84,10 @@ export class IndexHandle {
       });
       batch = [];
     };
-    for (const row of repo.rowsAfter(this.loadedUpTo)) if (batch.push(row) >= Math.max(5000, this.index.size / 2)) flush();
+    for await (const row of repo.rowsAfter(this.loadedUpTo)) if (batch.push(row) >= Math.max(5000, this.index.size / 2)) flush();
     flush();
     if (this.slotByRow.size !== sig.count) {
-      const ids = repo.ids();
+      const ids = await repo.ids();
       for (const [rowId, slot] of this.slotByRow) {
         if (!ids.has(rowId)) {
           this.index.remove(slot);
@@ -103,12 +103,12 @@ export class IndexHandle {
   }
 
   /** Prepared (RootSIFT) features of an indexed image for verification; a small cache by image. */
-  load(slot: number): Prepared | undefined {
+  async load(slot: number): Promise<Prepared | undefined> {
     const info = this.slot(slot);
     if (!info) return undefined;
     let p = this.cache.get(info.sha);
     if (!p) {
-      const f = this.bank.repo(FeaturesRepo).get(info.sha);
+      const f = await this.bank.repo(FeaturesRepo).get(info.sha);
       if (!f) return undefined;
       p = prepare(f);
       if (this.cache.size >= 256) this.cache.delete(this.cache.keys().next().value!);
@@ -131,35 +131,39 @@ export interface IndexSummary {
  * Indexes every target item with features that is not indexed yet (committed per batch), drops rows of items
  * whose image changed, and returns the in-memory handle, in step with the rows.
  */
-export function syncIndex(
+export async function syncIndex(
   bank: Bank,
   config: Config,
   opts: { signal?: AbortSignal; progress?: Progress; logger?: Logger } = {},
-): { handle: IndexHandle; summary: IndexSummary } {
+): Promise<{ handle: IndexHandle; summary: IndexSummary }> {
   const repo = bank.repo(LshRepo);
   const key = paramsKey(lshParams(config));
   // Projects descriptors into stored codes: the open index when its codes match, else made once when needed.
   let codec: LshIndex | undefined = handles.get(bank)?.key === key ? handles.get(bank)!.index : undefined;
   const feats = bank.repo(FeaturesRepo);
-  const removed = bank.transaction(() => repo.dropOtherParams(key) + repo.dropStale());
+  const removed = await bank.transaction(async (tx) => {
+    const r = tx.repo(LshRepo);
+    return (await r.dropOtherParams(key)) + (await r.dropStale());
+  });
   let indexed = 0;
-  const total = repo.countPending();
+  const total = await repo.countPending();
   if (total) opts.logger?.info(`lsh: indexing ${total} target items`);
   let afterId = 0;
   for (;;) {
     if (opts.signal?.aborted) break;
-    const batch = repo.pendingTargets(afterId, 100);
+    const batch = await repo.pendingTargets(afterId, 100);
     if (!batch.length) break;
     afterId = batch[batch.length - 1]!.itemId;
     const rows: { itemId: number; sha: string; count: number; codes: Uint32Array }[] = [];
     for (const b of batch) {
-      const f = feats.get(b.imageSha256);
+      const f = await feats.get(b.imageSha256);
       if (!f) continue;
       const p = prepare(f);
       rows.push({ itemId: b.itemId, sha: b.imageSha256, count: f.count, codes: (codec ??= new LshIndex(lshParams(config))).codes(p.vecs, f.count) });
     }
-    bank.transaction(() => {
-      for (const r of rows) repo.put(r.itemId, r.sha, key, r.count, r.codes);
+    await bank.transaction(async (tx) => {
+      const r = tx.repo(LshRepo);
+      for (const row of rows) await r.put(row.itemId, row.sha, key, row.count, row.codes);
     });
     indexed += rows.length;
   }
@@ -168,14 +172,14 @@ export function syncIndex(
   // The bank's keypoint total comes from the open index once it has loaded the new rows (a search is not
   // charged a SUM over every lsh_codes row); only a process's first open asks the bank.
   let handle = handles.get(bank);
-  if (handle?.key === key) handle.refresh();
+  if (handle?.key === key) await handle.refresh();
   else handle = undefined;
   const auto = config.lsh.bits === 'auto';
-  const params = lshParams(config, auto ? (handle ? handle.index.keypoints : repo.keypointTotal()) : 0);
+  const params = lshParams(config, auto ? (handle ? handle.index.keypoints : await repo.keypointTotal()) : 0);
   if (!handle || params.bits > handle.index.params.bits || (!auto && params.bits !== handle.index.params.bits)) {
     handle = new IndexHandle(bank, params);
     handles.set(bank, handle);
-    handle.refresh();
+    await handle.refresh();
   }
   return { handle, summary: { indexed, removed, images: handle.index.size, memoryBytes: handle.index.memoryBytes() } };
 }

@@ -115,7 +115,7 @@ export async function searchProgressive(
   runViews: ViewRunner = inThreadViews,
   allow?: (evidence: number) => boolean,
 ): Promise<ProgressiveResult> {
-  const plain = search(index, load, q, p);
+  const plain = await search(index, load, q, p);
   const none = { count: 0, keypoints: 0, synthMs: 0, extractMs: 0, searchMs: 0 };
   const evidence = viewEvidence(plain, vp);
   if (evidence === null || (allow && !allow(evidence))) return { ...plain, usedViews: false, views: none, evidence };
@@ -134,8 +134,8 @@ export async function searchProgressive(
   // weaker keypoints in common; view keypoints of a tilted plane would only crowd its ratio tests), and the
   // plain keypoints with the views' (a plane seen at a steep angle). The mirror pass already ran.
   const passes: SearchResult[] = [];
-  if (dq) passes.push(search(index, load, dq, { ...p, mirror: false, recollide: Math.max(p.recollide, vp.recollide) }));
-  if (vf.views.length) passes.push(search(index, load, q, { ...p, mirror: false }, concatFeatures(q, vf.views)));
+  if (dq) passes.push(await search(index, load, dq, { ...p, mirror: false, recollide: Math.max(p.recollide, vp.recollide) }));
+  if (vf.views.length) passes.push(await search(index, load, q, { ...p, mirror: false }, concatFeatures(q, vf.views)));
   const searchMs = performance.now() - t0;
   // Views count only through verified evidence: a later pass's hit replaces an earlier one only with a higher
   // score, and among unverified (score 0) hits the plain pass's order stands, the others' after it.

@@ -15,10 +15,10 @@ export interface EvalRun {
 const num = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
 
 /** P@n values of the last eval run, or null when there is none (or it is not of the expected shape). */
-export function readEval(bank: Bank, key = EVAL_META_KEY): EvalRun | null {
+export async function readEval(bank: Bank, key = EVAL_META_KEY): Promise<EvalRun | null> {
   let v: Record<string, unknown> | undefined;
   try {
-    v = bank.meta.getJson<Record<string, unknown>>(key);
+    v = await bank.meta.getJson<Record<string, unknown>>(key);
   } catch {
     return null;
   }

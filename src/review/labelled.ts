@@ -14,9 +14,9 @@ export function labelOf(p: LabelledPair): PairLevel | null {
 }
 
 /** Every judgement that set a level, with that level as its label, in review order. */
-export function labelledPairsFromReviews(bank: Bank): ReviewLabel[] {
+export async function labelledPairsFromReviews(bank: Bank): Promise<ReviewLabel[]> {
   const out: ReviewLabel[] = [];
-  for (const p of bank.repo(ReviewsRepo).labelled()) {
+  for await (const p of bank.repo(ReviewsRepo).labelled()) {
     const label = labelOf(p);
     if (label && p.en.trim() && p.zh.trim()) out.push({ ...p, label });
   }

@@ -4,8 +4,8 @@
 import { CandidatesRepo, type Bank } from '../bank/index.js';
 import type { MatchPoints } from './svg.js';
 
-export function matchPointsOf(bank: Bank, sourceItemId: number, targetItemId: number): { points: MatchPoints | null; note: string } {
-  const cand = bank.repo(CandidatesRepo).listFor(sourceItemId).find((c) => c.targetItemId === targetItemId);
+export async function matchPointsOf(bank: Bank, sourceItemId: number, targetItemId: number): Promise<{ points: MatchPoints | null; note: string }> {
+  const cand = (await bank.repo(CandidatesRepo).listFor(sourceItemId)).find((c) => c.targetItemId === targetItemId);
   if (!cand) return { points: null, note: 'the image-matching candidate of this pair is no longer stored (the source was matched again since).' };
   if (!cand.pairs || cand.pairs.length < 4) return { points: null, note: 'no inlier points are stored for this candidate.' };
   const inliers: MatchPoints['inliers'] = [];

@@ -4,6 +4,7 @@
 //   POST /api/pairs/:s/:t/review   judgement {verdict?: accepted|rejected|null, level?: par|com|pse|inc|null}
 //   GET  /image/:sha256, /thumb/:sha256   images of the store, by content hash only
 //   GET  /search, POST /api/search?top=N (body: the image bytes)   GET /stats
+import { STATUS_CODES } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { LEVELS, PairsRepo, ReviewsRepo, SentencePairsRepo, StatsRepo, VERDICTS, type Bank, type PairLevel, type PairListFilter, type ReviewPairRow, type Verdict } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
@@ -62,7 +63,7 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
       reply.code(status).type('text/html; charset=utf-8').header('Content-Security-Policy', PAGE_CSP)
         .send(`<!doctype html><meta charset="utf-8"><title>${status}</title><link rel="stylesheet" href="/assets/review.css"><main><h1>${status}</h1><p class="err">${esc(message)}</p><p><a href="/">back to the list</a></p></main>`);
     } else {
-      reply.code(status).type('application/json; charset=utf-8').send({ statusCode: status, error: status >= 500 ? 'Internal Server Error' : 'Bad Request', message });
+      reply.code(status).type('application/json; charset=utf-8').send({ statusCode: status, error: STATUS_CODES[status] ?? 'Error', message });
     }
   });
   app.setNotFoundHandler((req, reply) => {
@@ -71,20 +72,20 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
 
   const sendPage = (reply: FastifyReply, htmlText: string) => reply.type('text/html; charset=utf-8').header('Content-Security-Policy', PAGE_CSP).header('Cache-Control', 'no-store').send(htmlText);
 
-  const pairOr404 = (params: unknown): ReviewPairRow => {
+  const pairOr404 = async (params: unknown): Promise<ReviewPairRow> => {
     const p = params as { source?: unknown; target?: unknown };
     const s = itemId(p.source, 'source item');
     const t = itemId(p.target, 'target item');
-    const row = reviews.pair(s, t);
+    const row = await reviews.pair(s, t);
     if (!row) throw notFound(`no pair of source item ${s} and target item ${t}`);
     return row;
   };
 
-  const neighbours = (row: ReviewPairRow, f: PairListFilter) => {
+  const neighbours = async (row: ReviewPairRow, f: PairListFilter) => {
     const at = ReviewsRepo.cursorOf(row, f.sort);
     const ctx = listQueryString(f);
-    const next = reviews.listPairs(f, { after: at, limit: 1 }).rows[0];
-    const prev = reviews.listPairs(f, { after: at, limit: 1, reverse: true }).rows[0];
+    const next = (await reviews.listPairs(f, { after: at, limit: 1 })).rows[0];
+    const prev = (await reviews.listPairs(f, { after: at, limit: 1, reverse: true })).rows[0];
     return { next: next ? pairPath(next) + ctx : null, prev: prev ? pairPath(prev) + ctx : null };
   };
 
@@ -100,58 +101,56 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
 
   // --- the pair list ---
   /** A page of the list, with the cursors of the next and the previous page (keyset both ways). */
-  const listPage_ = (q: ReturnType<typeof parseListQuery>) => {
+  const listPage_ = async (q: ReturnType<typeof parseListQuery>) => {
     if (q.before) {
-      const back = reviews.listPairs(q.filter, { after: q.before, limit: q.limit, reverse: true });
+      const back = await reviews.listPairs(q.filter, { after: q.before, limit: q.limit, reverse: true });
       const rows = back.rows.reverse();
       const prev = back.next && rows.length ? encodeCursor(ReviewsRepo.cursorOf(rows[0]!, q.filter.sort)) : null;
       const next = rows.length ? encodeCursor(ReviewsRepo.cursorOf(rows[rows.length - 1]!, q.filter.sort)) : null;
       return { rows, next, prev, first: !back.next };
     }
-    const { rows, next } = reviews.listPairs(q.filter, { after: q.after, limit: q.limit });
+    const { rows, next } = await reviews.listPairs(q.filter, { after: q.after, limit: q.limit });
     const prev = q.after && rows.length ? encodeCursor(ReviewsRepo.cursorOf(rows[0]!, q.filter.sort)) : null;
     return { rows, next: next ? encodeCursor(next) : null, prev, first: !q.after };
   };
   app.get('/', async (req, reply) => {
     const q = parseListQuery(req.query as Query);
-    const p = listPage_(q);
-    const noPairs = !p.rows.length && p.first && (() => { const c = reviews.pairCounts(); return c.emitted + c.candidate === 0; })();
-    return sendPage(reply, listPage(q.filter, p.rows, p.next, p.prev, reviews.sites(), q.limit, p.first, noPairs));
+    const p = await listPage_(q);
+    const noPairs = !p.rows.length && p.first && (await (async () => { const c = await reviews.pairCounts(); return c.emitted + c.candidate === 0; })());
+    return sendPage(reply, listPage(q.filter, p.rows, p.next, p.prev, await reviews.sites(), q.limit, p.first, noPairs));
   });
   app.get('/api/pairs', async (req) => {
     const q = parseListQuery(req.query as Query);
-    const p = listPage_(q);
+    const p = await listPage_(q);
     return { filter: q.filter, rows: p.rows.map(pairJson), next: p.next, prev: p.prev };
   });
 
   // --- one pair ---
   app.get('/pair/:source/:target', async (req, reply) => {
     const { filter } = parseListQuery(req.query as Query);
-    const row = pairOr404(req.params);
-    const { points, note } = matchPointsOf(bank, row.sourceItemId, row.targetItemId);
+    const row = await pairOr404(req.params);
+    const { points, note } = await matchPointsOf(bank, row.sourceItemId, row.targetItemId);
     return sendPage(
       reply,
       pairPage({
-        row, filter, ...neighbours(row, filter), source: images.size(row.sourceSha), target: images.size(row.targetSha), points, pointsNote: note,
-        sentences: sentencePairs.ofPair(row.id),
+        row, filter, ...(await neighbours(row, filter)), source: await images.size(row.sourceSha), target: await images.size(row.targetSha), points, pointsNote: note,
+        sentences: await sentencePairs.ofPair(row.id),
       }),
     );
   });
   app.get('/api/pairs/:source/:target', async (req) => {
     const { filter } = parseListQuery(req.query as Query);
-    const row = pairOr404(req.params);
-    const { points, note } = matchPointsOf(bank, row.sourceItemId, row.targetItemId);
-    return { pair: pairJson(row), sentencePairs: sentencePairs.ofPair(row.id), matches: points, matchesNote: points ? null : note, ...neighbours(row, filter) };
+    const row = await pairOr404(req.params);
+    const { points, note } = await matchPointsOf(bank, row.sourceItemId, row.targetItemId);
+    return { pair: pairJson(row), sentencePairs: await sentencePairs.ofPair(row.id), matches: points, matchesNote: points ? null : note, ...(await neighbours(row, filter)) };
   });
 
   // --- judgements ---
   app.post('/api/pairs/:source/:target/review', async (req: FastifyRequest, reply) => {
     // JSON only (a cross-site form cannot send it without a CORS preflight, which this server never grants)
     if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) throw new HttpError(415, 'send the judgement as application/json');
-    const origin = req.headers.origin;
-    if (origin && origin !== 'null' && new URL(origin).host !== req.headers.host) throw new HttpError(403, 'cross-origin judgement refused');
-    if (origin === 'null') throw new HttpError(403, 'cross-origin judgement refused');
-    const row = pairOr404(req.params);
+    if (!sameOrigin(req.headers.origin, req.headers.host)) throw new HttpError(403, 'cross-origin judgement refused');
+    const row = await pairOr404(req.params);
     const body = req.body as Record<string, unknown> | null;
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('expected a JSON object {verdict?, level?}');
     for (const k of Object.keys(body)) if (k !== 'verdict' && k !== 'level') throw badRequest(`unknown field "${k.slice(0, 40)}"`);
@@ -159,8 +158,8 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
     if (verdict !== undefined && verdict !== null && !VERDICTS.includes(verdict as Verdict)) throw badRequest(`verdict: expected ${VERDICTS.join(' or ')} or null`);
     if (level !== undefined && level !== null && !LEVELS.includes(level as PairLevel)) throw badRequest(`level: expected ${LEVELS.join(', ')} or null`);
     if (verdict === undefined && level === undefined) throw badRequest('give a verdict, a level, or both');
-    const review = bank.transaction(() =>
-      reviews.set({
+    const review = await bank.transaction((tx) =>
+      tx.repo(ReviewsRepo).set({
         sourceItemId: row.sourceItemId, targetItemId: row.targetItemId, verdict: verdict as Verdict | null | undefined,
         level: level as PairLevel | null | undefined, en: row.sourceCaption, zh: row.targetCaption,
       }),
@@ -193,15 +192,15 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
 
   // --- stats ---
   app.get('/stats', async (_req, reply) => {
-    const evalRun = readEval(bank);
+    const evalRun = await readEval(bank);
     return sendPage(
       reply,
       statsPage({
-        stats: bank.repo(StatsRepo).all(),
-        pairs: reviews.pairCounts(),
-        byLevel: pairs.countByLevel(),
-        reviews: reviews.counts(),
-        perDay: reviews.pairsPerDay(),
+        stats: await bank.repo(StatsRepo).all(),
+        pairs: await reviews.pairCounts(),
+        byLevel: await pairs.countByLevel(),
+        reviews: await reviews.counts(),
+        perDay: await reviews.pairsPerDay(),
         evalRun,
         evalKey: EVAL_META_KEY,
       }),
@@ -209,6 +208,17 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
   });
 
   return app;
+}
+
+/**
+ * Whether a judgement comes from this server's own pages: no Origin header (not a browser's cross-site request),
+ * or one whose host is the Host the request was sent to. 'null' (sandboxed frames, file: pages) and anything that is
+ * not a URL are refused, never thrown.
+ */
+export function sameOrigin(origin: string | undefined, host: string | undefined): boolean {
+  if (origin === undefined || origin === '') return true;
+  if (!URL.canParse(origin)) return false;
+  return new URL(origin).host === host;
 }
 
 /** Runs the lsh-index layer's search and joins each hit with its target item (caption, provenance, image). */

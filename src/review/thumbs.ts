@@ -6,7 +6,13 @@ import path from 'node:path';
 import sharp from 'sharp';
 import type { Bank } from '../bank/index.js';
 import { writeFileAtomic } from '../util/atomic.js';
-import { notFound } from './errors.js';
+import { HttpError, notFound } from './errors.js';
+
+/** A stored image sharp cannot read (damaged since it was stored, or a format this build lacks): the image's fault. */
+function undecodable(sha: string, err: unknown): HttpError {
+  const msg = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 200);
+  return new HttpError(422, `image ${sha} cannot be decoded: ${msg}`);
+}
 
 export const THUMB_SIDE = 200;
 const BROWSER_FORMATS: Record<string, string> = { jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', gif: 'image/gif', avif: 'image/avif' };
@@ -15,15 +21,29 @@ export class ImageServer {
   private pending = new Map<string, Promise<Buffer>>();
   constructor(private bank: Bank, private maxPixels: number) {}
 
-  private record(sha: string) {
-    const rec = this.bank.images.get(sha);
+  private async record(sha: string) {
+    const rec = await this.bank.images.get(sha);
     if (!rec) throw notFound(`image ${sha} is not in the store`);
+    return rec;
+  }
+
+  /**
+   * The stored record of an image the server may decode or send: one whose header size is within sift.maxPixels.
+   * A decompression bomb (a small file declaring 100000x100000 pixels) is refused from its stored size, before
+   * sharp or the browser decodes a pixel of it.
+   */
+  private async servable(sha: string) {
+    const rec = await this.record(sha);
+    const pixels = rec.width * rec.height;
+    if (!(pixels <= this.maxPixels)) {
+      throw new HttpError(422, `image ${sha} is ${rec.width}x${rec.height} (${pixels} pixels), over sift.maxPixels ${this.maxPixels}: not decoded or served`);
+    }
     return rec;
   }
 
   /** A JPEG thumbnail (longest side THUMB_SIDE), from the disk cache or made and cached. */
   async thumbnail(sha: string): Promise<{ body: Buffer; type: string }> {
-    const rec = this.record(sha);
+    await this.servable(sha);
     const file = path.join(this.bank.subdir('thumbs'), sha.slice(0, 2), `${sha}-${THUMB_SIDE}.jpg`);
     try {
       return { body: await fs.promises.readFile(file), type: 'image/jpeg' };
@@ -32,12 +52,17 @@ export class ImageServer {
     }
     let p = this.pending.get(sha);
     if (!p) {
-      p = sharp(this.bank.images.absPath(rec), { limitInputPixels: this.maxPixels, failOn: 'none' })
+      p = this.bank.images
+        .read(sha)
+        .then((bytes) => sharp(bytes, { limitInputPixels: this.maxPixels, failOn: 'none' })
         .rotate()
         .resize(THUMB_SIDE, THUMB_SIDE, { fit: 'inside', withoutEnlargement: true })
         .flatten({ background: '#ffffff' })
         .jpeg({ quality: 80 })
-        .toBuffer()
+        .toBuffer())
+        .catch((err: unknown) => {
+          throw undecodable(sha, err);
+        })
         .then((buf) => {
           writeFileAtomic(file, buf);
           return buf;
@@ -50,16 +75,18 @@ export class ImageServer {
 
   /** The stored image (converted to PNG when browsers cannot show its format, e.g. TIFF, HEIF, SVG). */
   async full(sha: string): Promise<{ body: Buffer; type: string }> {
-    const rec = this.record(sha);
-    const abs = this.bank.images.absPath(rec);
+    const rec = await this.servable(sha);
+    const bytes = await this.bank.images.read(sha);
     const type = BROWSER_FORMATS[rec.format];
-    if (type) return { body: await fs.promises.readFile(abs), type };
-    const body = await sharp(abs, { limitInputPixels: this.maxPixels, failOn: 'none' }).rotate().png().toBuffer();
+    if (type) return { body: bytes, type };
+    const body = await sharp(bytes, { limitInputPixels: this.maxPixels, failOn: 'none' }).rotate().png().toBuffer().catch((err: unknown) => {
+      throw undecodable(sha, err);
+    });
     return { body, type: 'image/png' };
   }
 
-  size(sha: string): { width: number; height: number } {
-    const rec = this.record(sha);
+  async size(sha: string): Promise<{ width: number; height: number }> {
+    const rec = await this.record(sha);
     return { width: rec.width, height: rec.height };
   }
 }

@@ -53,11 +53,13 @@ class Twins {
   /** repo: the bank's hashes to start from (null: start empty). */
   constructor(private repo: TwinsRepo | null, private config: Config) {}
 
-  private index(bank: BankName): TwinIndex<Canonical> {
+  private async index(bank: BankName): Promise<TwinIndex<Canonical>> {
     let ix = this.indexes.get(bank);
     if (!ix) {
-      ix = new TwinIndex<Canonical>();
-      if (this.repo) for (const r of this.repo.featuredHashes(bank)) ix.add({ sha: r.sha256, detectionWidth: r.detectionWidth }, { ...r.hash });
+      const fresh = new TwinIndex<Canonical>();
+      if (this.repo) for await (const r of this.repo.featuredHashes(bank)) fresh.add({ sha: r.sha256, detectionWidth: r.detectionWidth }, { ...r.hash });
+      // another caller may have loaded it meanwhile: keep the first
+      ix = this.indexes.get(bank) ?? fresh;
       this.indexes.set(bank, ix);
     }
     return ix;
@@ -65,17 +67,17 @@ class Twins {
 
   /** A picture of one of the banks that h is a near-identical copy of, and whose detection frame is not much
    *  smaller than the one h would get (a thumbnail does not lend its features to a larger copy). */
-  find(h: PictureHash, banks: BankName[]): { of: Canonical; bank: BankName; distance: number } | null {
+  async find(h: PictureHash, banks: BankName[]): Promise<{ of: Canonical; bank: BankName; distance: number } | null> {
     const own = detectionWidth(h, this.config);
     for (const bank of banks) {
-      const hit = this.index(bank).find(h, this.config.sift.twins, (c) => c.detectionWidth >= 0.8 * own);
+      const hit = (await this.index(bank)).find(h, this.config.sift.twins, (c) => c.detectionWidth >= 0.8 * own);
       if (hit) return { of: hit.key, bank, distance: hit.distance };
     }
     return null;
   }
 
-  add(sha: string, h: PictureHash, width: number, banks: BankName[]): void {
-    for (const bank of banks) this.index(bank).add({ sha, detectionWidth: width }, h);
+  async add(sha: string, h: PictureHash, width: number, banks: BankName[]): Promise<void> {
+    for (const bank of banks) (await this.index(bank)).add({ sha, detectionWidth: width }, h);
   }
 }
 
@@ -91,20 +93,20 @@ export async function computeMissingFeatures(bank: Bank, config: Config, opts: S
   const repo = bank.repo(FeaturesRepo);
   const twinsRepo = bank.repo(TwinsRepo);
   const summary: SiftStageSummary = { featured: 0, failed: 0, skipped: 0, twins: 0, images: 0, aborted: false, ms: 0 };
-  const total = bank.items.countByStatus(null, 'new');
+  const total = await bank.items.countByStatus(null, 'new');
   opts.progress?.setTotal(total);
   opts.logger?.info(`sift: ${total} items to feature with ${threads} thread(s)`);
   const pool = new SiftPool(config.sift, threads);
   const twins = config.sift.twins.enabled ? new Twins(twinsRepo, config) : null;
-  const read = (sha: string): Buffer | Error => {
+  const read = async (sha: string): Promise<Buffer | Error> => {
     try {
-      return bank.images.read(sha);
+      return await bank.images.read(sha);
     } catch (err) {
       return new Error(`image file unavailable: ${errorMessage(err)}`);
     }
   };
   const extract = async (sha: string): Promise<Outcome> => {
-    const buf = read(sha);
+    const buf = await read(sha);
     if (buf instanceof Error) return { sha, ok: false, reason: buf.message };
     try {
       const r = await pool.extract(buf);
@@ -120,7 +122,7 @@ export async function computeMissingFeatures(bank: Bank, config: Config, opts: S
         summary.aborted = true;
         break;
       }
-      const items = bank.items.listByStatus(null, 'new', batchSize, afterId);
+      const items = await bank.items.listByStatus(null, 'new', batchSize, afterId);
       if (!items.length) break;
       afterId = items[items.length - 1]!.id;
       const banksOf = new Map<string, BankName[]>();
@@ -130,7 +132,7 @@ export async function computeMissingFeatures(bank: Bank, config: Config, opts: S
         banksOf.set(i.imageSha256, b);
       }
       const shas = [...banksOf.keys()];
-      const known = new Set(shas.filter((s) => repo.has(s)));
+      const known = await repo.which(shas);
       const todo = shas.filter((s) => !known.has(s));
       // Pictures first: an image near-identical to a picture of its bank (or to an image of this batch sent to
       // SIFT before it) reuses that picture's features.
@@ -141,52 +143,58 @@ export async function computeMissingFeatures(bank: Bank, config: Config, opts: S
       for (const sha of todo) {
         let h: PictureHash | undefined;
         if (twins) {
-          const buf = read(sha);
+          const buf = await read(sha);
           h = buf instanceof Error ? undefined : await pictureHash(buf, config.sift).catch(() => undefined);
         }
         if (h) {
           hashes.set(sha, h);
           const banks = banksOf.get(sha)!;
-          const hit = twins!.find(h, banks) ?? inBatch!.find(h, banks);
+          const hit = (await twins!.find(h, banks)) ?? (await inBatch!.find(h, banks));
           if (hit) {
             twinOf.set(sha, { of: hit.of.sha, bank: hit.bank, distance: hit.distance });
             continue;
           }
-          inBatch!.add(sha, h, detectionWidth(h, config), banks);
+          await inBatch!.add(sha, h, detectionWidth(h, config), banks);
         }
         jobs.push(extract(sha));
       }
       const outcomes = await Promise.all(jobs);
       const ok = new Set(outcomes.filter((o) => o.ok).map((o) => o.sha));
       // A twin of an image of this batch whose SIFT failed gets its own run.
-      const orphans = [...twinOf].filter(([, t]) => !ok.has(t.of) && !repo.has(t.of)).map(([sha]) => sha);
+      const orphans: string[] = [];
+      for (const [sha, t] of twinOf) if (!ok.has(t.of) && !(await repo.has(t.of))) orphans.push(sha);
       for (const sha of orphans) twinOf.delete(sha);
       outcomes.push(...(await Promise.all(orphans.map(extract))));
-      bank.transaction(() => {
-        for (const sha of known) summary.skipped += bank.items.setStatusByImage(sha, 'new', 'featured');
+      const added: { sha: string; h: PictureHash; width: number }[] = [];
+      await bank.transaction(async (tx) => {
+        const feats = tx.repo(FeaturesRepo);
+        const twinRows = tx.repo(TwinsRepo);
+        for (const sha of known) summary.skipped += await tx.items.setStatusByImage(sha, 'new', 'featured');
         for (const o of outcomes) {
           if (o.ok) {
-            repo.put(o.sha, o.features, o.ms);
+            await feats.put(o.sha, o.features, o.ms);
             const h = hashes.get(o.sha);
             if (h) {
-              twinsRepo.putHash(o.sha, h);
-              twins!.add(o.sha, h, o.features.width, banksOf.get(o.sha)!);
+              await twinRows.putHash(o.sha, h);
+              added.push({ sha: o.sha, h, width: o.features.width });
             }
             summary.images++;
-            summary.featured += bank.items.setStatusByImage(o.sha, 'new', 'featured');
+            summary.featured += await tx.items.setStatusByImage(o.sha, 'new', 'featured');
           } else {
-            const n = bank.items.setStatusByImage(o.sha, 'new', 'failed', o.reason);
+            const n = await tx.items.setStatusByImage(o.sha, 'new', 'failed', o.reason);
             summary.failed += n;
             opts.logger?.warn(`sift: image ${o.sha.slice(0, 12)} failed (${n} item(s)): ${o.reason}`);
           }
         }
         for (const [sha, t] of twinOf) {
-          twinsRepo.putHash(sha, hashes.get(sha)!);
-          twinsRepo.putTwin({ sha256: sha, ofSha256: t.of, bank: t.bank, distance: t.distance });
+          await twinRows.putHash(sha, hashes.get(sha)!);
+          await twinRows.putTwin({ sha256: sha, ofSha256: t.of, bank: t.bank, distance: t.distance });
           summary.twins++;
-          summary.featured += bank.items.setStatusByImage(sha, 'new', 'featured');
+          summary.featured += await tx.items.setStatusByImage(sha, 'new', 'featured');
         }
       });
+      // committed: later batches may reuse these pictures (the index loads through the bank, not the transaction)
+      for (const a of added) await twins!.add(a.sha, a.h, a.width, banksOf.get(a.sha)!);
       opts.progress?.tick(items.length);
     }
   } finally {

@@ -23,4 +23,21 @@ export const m013Twins: Migration = {
     );
     CREATE INDEX image_twins_of ON image_twins (of_sha256);
   `,
+  pg: `
+    CREATE TABLE image_hashes (
+      sha256   TEXT PRIMARY KEY,
+      hash     TEXT NOT NULL,
+      width    INTEGER NOT NULL,
+      height   INTEGER NOT NULL,
+      thumb    BYTEA NOT NULL
+    );
+    CREATE TABLE image_twins (
+      sha256      TEXT PRIMARY KEY,
+      of_sha256   TEXT NOT NULL,
+      bank        TEXT NOT NULL,
+      distance    INTEGER NOT NULL,
+      created_at  TEXT NOT NULL
+    );
+    CREATE INDEX image_twins_of ON image_twins (of_sha256);
+  `,
 };
