@@ -380,7 +380,12 @@ class SiteCycle {
       this.c.summary.notModified++;
       return this.c.bank.transaction((tx) => tx.repo(CrawlRepo).finish(row.id, done));
     }
-    const toQueue = planLinks(this.site, row, linksOf(row.kind, res, cc.maxPageBytes), this.maxDepth);
+    const found = linksOf(row.kind, res, cc.maxPageBytes, { maxElements: cc.maxPageElements, maxDepth: cc.maxPageDepth });
+    if (found.refused) {
+      const refused = found.refused;
+      return this.c.bank.transaction((tx) => this.fail(tx.repo(CrawlRepo), row, refused, a.requests));
+    }
+    const toQueue = planLinks(this.site, row, found.links, this.maxDepth);
     const etag = res.headers.get('etag');
     const lastModified = res.headers.get('last-modified');
     // Links, validators and the row's end in one transaction: a 304 next cycle never hides links not stored.
