@@ -130,10 +130,10 @@ export class CandidatesRepo {
   }
 
   private pendingWhere = `FROM items i LEFT JOIN match_state m ON m.source_item_id = i.id
-    WHERE i.bank = 'source' AND ${HAS_FEATURES}
+    WHERE i.bank = 'source' AND i.status <> 'failed' AND ${HAS_FEATURES}
       AND (m.source_item_id IS NULL OR m.index_seq < @seq OR m.image_sha256 <> i.image_sha256)`;
 
-  /** Source items with features never matched, matched before targets were added (index_seq < seq), or
+  /** Source items with features (and not failed: a failed item waits for a new image or --retry-failed) never matched, matched before targets were added (index_seq < seq), or
    *  matched with another image; id order after afterId. */
   async pendingSources(seq: number, afterId: number, limit: number): Promise<{ id: number; imageSha256: string }[]> {
     return this.db.all(`SELECT i.id, i.image_sha256 AS "imageSha256" ${this.pendingWhere} AND i.id > @afterId ORDER BY i.id LIMIT @limit`, { seq, afterId, limit });

@@ -24,6 +24,7 @@ export const configSchema = z
       .object({
         maxSide: pos(),
         maxPixels: pos(),
+        minSide: int().min(2),
         maxKeypoints: pos(),
         upsample: z.boolean(),
         octaveLayers: pos(),

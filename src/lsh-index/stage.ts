@@ -31,6 +31,9 @@ export interface MatchOptions {
    *  the whole process (the views' worker threads included) and wall time; a second time for a source that gets
    *  views (its views search: viewed true). For benchmarks. */
   onSource?: (s: { itemId: number; cpuMs: number; wallMs: number; viewed: boolean; candidates: number }) => void;
+  /** Give the items that failed before (features, search, views) another run first (default: a failed item waits
+   *  for a new image). */
+  retryFailed?: boolean;
 }
 
 /**
@@ -85,6 +88,8 @@ export interface MatchSummary {
   viewed: number;
   /** Sources that took the candidates of a picture already ranked in this run (the same or a near-identical image). */
   reused: number;
+  /** Sources whose search, verification or views threw: marked failed with the reason (the run went on). */
+  failed: number;
   /** Distinct images of the features stage that reused a near-identical picture's features (SIFT runs saved). */
   twins: number;
   aborted: boolean;
@@ -196,7 +201,7 @@ export async function rankAgainstIndex(
 function greyLoader(config: Config, bytes: () => Uint8Array | Promise<Uint8Array>): () => Promise<GreyImage | undefined> {
   return async () => {
     try {
-      return await decodeGrey(await bytes(), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
+      return await decodeGrey(await bytes(), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels, minSide: config.sift.minSide });
     } catch {
       return undefined;
     }
@@ -206,10 +211,12 @@ function greyLoader(config: Config, bytes: () => Uint8Array | Promise<Uint8Array
 export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = {}): Promise<MatchSummary> {
   const t0 = performance.now();
   const top = opts.top ?? config.match.top;
+  const retried = opts.retryFailed ? await bank.items.retryFailed() : 0;
+  if (retried) opts.logger?.info(`match: ${retried} failed item(s) sent back to be tried again (--retry-failed)`);
   const fs = await computeMissingFeatures(bank, config, { signal: opts.signal, logger: opts.logger, threads: opts.threads });
   const summary: MatchSummary = {
     featured: fs.featured + fs.skipped, featureFailures: fs.failed, indexed: 0, indexedImages: 0, indexMemoryBytes: 0,
-    sources: 0, withCandidates: 0, candidates: 0, viewed: 0, reused: 0, twins: fs.twins, aborted: fs.aborted, ms: 0,
+    sources: 0, withCandidates: 0, candidates: 0, viewed: 0, reused: 0, failed: 0, twins: fs.twins, aborted: fs.aborted, ms: 0,
   };
   if (opts.signal?.aborted) return { ...summary, aborted: true, ms: performance.now() - t0 };
   const { handle, summary: is } = await syncIndex(bank, config, { signal: opts.signal, logger: opts.logger });
@@ -238,31 +245,40 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
       const batch = await cands.pendingSources(seq, afterId, batchSize);
       if (!batch.length) break;
       afterId = batch[batch.length - 1]!.id;
-      const results: { id: number; sha: string; cand: CandidateInput[] }[] = [];
+      const results: { id: number; sha: string; cand: CandidateInput[]; failed?: string }[] = [];
       for (const s of batch) {
-        const q = await feats.get(s.imageSha256);
         let cand: CandidateInput[] = [];
-        if (q && handle.index.size) {
-          // One search per picture: a source showing a picture already ranked in this run (the same image, or
-          // a near-identical copy) takes its candidates, in its own pixels.
-          const picture = q.twinOf ?? s.imageSha256;
-          const width = q.width / q.scale;
-          const seen = ranked.get(picture);
-          if (seen) {
-            cand = seen.cand.map((c) => rescaleCandidate(c, width / seen.width, 1));
-            seen.members.push({ id: s.id, sha: s.imageSha256, width });
-            summary.reused++;
-          } else {
-            // The plain search only: views are handed out after the run's plain searches (below).
-            const c0 = process.cpuUsage();
-            const w0 = performance.now();
-            const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(s.imageSha256)), views.run, () => false);
-            cand = r.cand;
-            ranked.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }] });
-            if (r.evidence !== null) hopeful.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence });
-            const cpu = process.cpuUsage(c0);
-            opts.onSource?.({ itemId: s.id, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: false, candidates: cand.length });
+        // One source's failure (its features unreadable, a throw in the search or the verification) is that
+        // item's: it is marked failed with the reason and the run goes on with the others.
+        try {
+          const q = await feats.get(s.imageSha256);
+          if (q && handle.index.size) {
+            // One search per picture: a source showing a picture already ranked in this run (the same image, or
+            // a near-identical copy) takes its candidates, in its own pixels.
+            const picture = q.twinOf ?? s.imageSha256;
+            const width = q.width / q.scale;
+            const seen = ranked.get(picture);
+            if (seen) {
+              cand = seen.cand.map((c) => rescaleCandidate(c, width / seen.width, 1));
+              seen.members.push({ id: s.id, sha: s.imageSha256, width });
+              summary.reused++;
+            } else {
+              // The plain search only: views are handed out after the run's plain searches (below).
+              const c0 = process.cpuUsage();
+              const w0 = performance.now();
+              const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(s.imageSha256)), views.run, () => false);
+              cand = r.cand;
+              ranked.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }] });
+              if (r.evidence !== null) hopeful.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence });
+              const cpu = process.cpuUsage(c0);
+              opts.onSource?.({ itemId: s.id, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: false, candidates: cand.length });
+            }
           }
+        } catch (err) {
+          const reason = `match: ${errorMessage(err)}`;
+          opts.logger?.warn(`match: source item ${s.id} failed: ${reason}`);
+          results.push({ id: s.id, sha: s.imageSha256, cand: [], failed: reason });
+          continue;
         }
         results.push({ id: s.id, sha: s.imageSha256, cand });
       }
@@ -271,10 +287,16 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
         const c = tx.repo(CandidatesRepo);
         for (const r of results) {
           await c.replaceFor(r.id, r.cand, now);
-          await c.markMatched(r.id, r.sha, seq, now);
+          // a failed source is not marked matched: it waits (not pending while failed) for a new image or --retry-failed
+          if (r.failed) await tx.items.setStatus(r.id, 'failed', r.failed);
+          else await c.markMatched(r.id, r.sha, seq, now);
         }
       });
       for (const r of results) {
+        if (r.failed) {
+          summary.failed++;
+          continue;
+        }
         summary.sources++;
         if (r.cand.length) summary.withCandidates++;
         summary.candidates += r.cand.length;
@@ -297,7 +319,19 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
       if (!q || !entry) continue;
       const c0 = process.cpuUsage();
       const w0 = performance.now();
-      const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true);
+      let r: Awaited<ReturnType<typeof rankAgainstIndex>>;
+      try {
+        r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true);
+      } catch (err) {
+        // the views of one picture failed: its sources keep their plain search's candidates, and say why
+        const reason = `views: ${errorMessage(err)}`;
+        opts.logger?.warn(`match: source item ${h.id} failed: ${reason}`);
+        await bank.transaction(async (tx) => {
+          for (const m of entry.members) await tx.items.setStatus(m.id, 'failed', reason);
+        });
+        summary.failed += entry.members.length;
+        continue;
+      }
       const cpu = process.cpuUsage(c0);
       opts.onSource?.({ itemId: h.id, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: r.usedViews, candidates: r.cand.length });
       if (!r.usedViews) continue;
