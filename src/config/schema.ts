@@ -140,6 +140,7 @@ export const configSchema = z
         maxPagesPerSite: pos(),
         maxPageElements: pos(),
         maxPageDepth: pos(),
+        maxPhotosPerPage: pos(),
         retry: z
           .object({
             triesPerCycle: pos().max(10),
