@@ -11,7 +11,8 @@
 //     each source's search), peak RSS.
 //   OpenCV: bench/pipeline-opencv.py on the same images in the same run (SIFT, FLANN votes, BFMatcher ratio +
 //     RANSAC; one thread).
-// Prints ONE JSON line. Options: --targets N, --skip-opencv, --threads N. Generated photos are kept in
+// Prints ONE JSON line. Options: --targets N, --skip-opencv, --threads N, --sequential (OpenCV after ours instead
+// of beside it). Generated photos are kept in
 // bench/out/pipeline/photos between runs.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -35,6 +36,7 @@ const arg = (name: string, dflt: number) => {
   return i >= 0 ? Number(argv[i + 1]) : dflt;
 };
 const TARGETS = arg('targets', 10_000);
+const loadavgAtStart = os.loadavg().map((v) => Math.round(v * 10) / 10);
 const SKIP_OPENCV = argv.includes('--skip-opencv');
 const { config } = loadConfig({});
 config.captions.checkLanguage = false; // captions are borrowed (below): nothing to check
@@ -87,6 +89,31 @@ const gen = await ensurePhotos(genDir, 1, Math.max(0, TARGETS - real), (d) => lo
 gen.forEach((f, i) => targets.push({ id: `gen:${i + 1}`, image: f, caption: zhCaptions[i % zhCaptions.length]! }));
 const matched = sources.filter((s) => s.kind === 'matched').length;
 log(`${targets.length} targets (${real} real), ${sources.length} sources (${matched} with a counterpart)`);
+
+// --- OpenCV -------------------------------------------------------------------------------------------------------
+// Started before ours and run beside it (its own process, one thread): CPU time is counted per process, so the
+// two sides' CPU figures hold; a sequential run (--sequential) takes twice the wall time at 10k targets.
+const SEQUENTIAL = argv.includes('--sequential');
+interface CvOut {
+  opencv: string; stages: Record<string, Cost>; descriptors: number; peakRssMB: number;
+  sources: Array<{ id: string; kind: 'matched' | 'unmatched'; featCpuMs: number; matchCpuMs: number; matchWallMs: number; ranked: Array<[string, number]> }>;
+}
+function runOpencv(): Promise<CvOut> {
+  log('OpenCV pipeline (one thread)...');
+  const job = JSON.stringify({
+    targets: targets.map((t) => ({ id: t.id, path: t.image })),
+    sources: sources.map((s) => ({ id: s.id, path: s.image, kind: s.kind })),
+    max_side: config.sift.maxSide,
+    min_inliers: config.match.minInliers,
+  });
+  const py = spawn('/usr/bin/python3', [path.join(repoRoot, 'bench', 'pipeline-opencv.py')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  py.stdout.on('data', (d) => (out += d));
+  py.stdin.end(job);
+  return new Promise((res, rej) => py.on('close', (code) => (code === 0 ? res(JSON.parse(out) as CvOut) : rej(new Error(`pipeline-opencv.py exited with ${code}`)))));
+}
+const cvRun = SKIP_OPENCV || SEQUENTIAL ? null : runOpencv();
+cvRun?.catch(() => undefined); // awaited below; keeps an early failure from being unhandled meanwhile
 
 // --- ours ---------------------------------------------------------------------------------------------------------
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-pipeline-'));
@@ -179,25 +206,11 @@ try {
   await bank.close();
 }
 
-// --- OpenCV -------------------------------------------------------------------------------------------------------
+// --- OpenCV's figures -----------------------------------------------------------------------------------------------
 let opencv: Record<string, unknown> | null = null;
 if (!SKIP_OPENCV) {
-  log('OpenCV pipeline (one thread)...');
-  const job = JSON.stringify({
-    targets: targets.map((t) => ({ id: t.id, path: t.image })),
-    sources: sources.map((s) => ({ id: s.id, path: s.image, kind: s.kind })),
-    max_side: config.sift.maxSide,
-    min_inliers: config.match.minInliers,
-  });
-  const py = spawn('/usr/bin/python3', [path.join(repoRoot, 'bench', 'pipeline-opencv.py')], { stdio: ['pipe', 'pipe', 'inherit'] });
-  let out = '';
-  py.stdout.on('data', (d) => (out += d));
-  py.stdin.end(job);
-  await new Promise((res, rej) => py.on('close', (code) => (code === 0 ? res(null) : rej(new Error(`pipeline-opencv.py exited with ${code}`)))));
-  const r = JSON.parse(out) as {
-    opencv: string; stages: Record<string, Cost>; descriptors: number; peakRssMB: number;
-    sources: Array<{ id: string; kind: 'matched' | 'unmatched'; featCpuMs: number; matchCpuMs: number; matchWallMs: number; ranked: Array<[string, number]> }>;
-  };
+  const r = await (cvRun ?? runOpencv());
+
   const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.length);
   const cpu = (k: 'matched' | 'unmatched') => round(mean(r.sources.filter((s) => s.kind === k).map((s) => s.featCpuMs + s.matchCpuMs)), 1);
   const st = r.stages;
@@ -225,7 +238,8 @@ process.stdout.write(
   JSON.stringify({
     bench: 'pipeline',
     date: new Date().toISOString(),
-    machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model, loadavg: os.loadavg().map((v) => round(v, 1)) },
+    machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model, loadavg: os.loadavg().map((v) => round(v, 1)), loadavgAtStart },
+    opencvBeside: !SKIP_OPENCV && !SEQUENTIAL,
     targets: { total: targets.length, real, generated: targets.length - real },
     sources: { total: sources.length, matched, unmatched: sources.length - matched },
     ours,
