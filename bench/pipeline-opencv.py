@@ -6,8 +6,11 @@ longest side as ours with INTER_AREA), one FLANN kd-tree index (4 trees, 64 chec
 inliers (a hit needs at least `min_inliers`). One thread. Reads a JSON job on stdin:
   {"targets": [{"id", "path"}], "sources": [{"id", "path", "kind"}], "max_side", "min_inliers"}
 prints one JSON object: CPU and wall seconds per stage, per source (CPU ms, wall ms, ranked target ids with
-inliers), and the process's peak RSS."""
-import json, resource, sys, time
+inliers), and the peak RSS. With "workers" > 1 in the job, the images are described and the sources searched by that
+many forked processes (each one thread; the FLANN index is built once, before the search workers fork, and shared
+with them copy-on-write): CPU seconds are summed over the processes, so they are what one thread would spend; the
+peak RSS is the largest process's."""
+import json, multiprocessing as mp, resource, sys, time
 import numpy as np
 import cv2
 
@@ -16,6 +19,7 @@ cv2.setNumThreads(1)
 sift = cv2.SIFT_create(nfeatures=1000)
 max_side = job['max_side']
 min_inl = job['min_inliers']
+workers = max(1, int(job.get('workers', 1)))
 
 
 def clocks():
@@ -40,17 +44,48 @@ def feats(path):
     return np.float32([p.pt for p in k]).reshape(-1, 2), np.clip(np.round(d), 0, 255).astype(np.uint8)
 
 
+def target_chunk(rng):
+    """Features of targets rng[0]..rng[1]-1, and this process's CPU seconds for them."""
+    c0 = time.process_time()
+    out = [feats(job['targets'][i]['path']) for i in range(*rng)]
+    return out, time.process_time() - c0
+
+
+def chunks(n, size):
+    return [(a, min(n, a + size)) for a in range(0, n, size)]
+
+
+def child_rss():
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+
+
 stages = {}
 c = clocks()
 tpts, tdesc, owner = [], [], []
-for i, t in enumerate(job['targets']):
-    p, d = feats(t['path'])
-    tpts.append(p)
-    tdesc.append(d)
-    owner.append(np.full(len(d), i, np.int32))
-    if i % 1000 == 0:
-        print(f'opencv: {i}/{len(job["targets"])} target features', file=sys.stderr, flush=True)
-stages['targetFeatures'] = since(c)
+n_t = len(job['targets'])
+cpu_children = 0.0
+if workers > 1:
+    with mp.get_context('fork').Pool(workers) as pool:
+        done = 0
+        for out, cpu in pool.imap(target_chunk, chunks(n_t, 50)):
+            cpu_children += cpu
+            for p, d in out:
+                tpts.append(p)
+                tdesc.append(d)
+                owner.append(np.full(len(d), done, np.int32))
+                done += 1
+            if done % 1000 < 50:
+                print(f'opencv: {done}/{n_t} target features', file=sys.stderr, flush=True)
+else:
+    for i, t in enumerate(job['targets']):
+        p, d = feats(t['path'])
+        tpts.append(p)
+        tdesc.append(d)
+        owner.append(np.full(len(d), i, np.int32))
+        if i % 1000 == 0:
+            print(f'opencv: {i}/{n_t} target features', file=sys.stderr, flush=True)
+t = since(c)
+stages['targetFeatures'] = (t[0] + cpu_children, t[1])
 c = clocks()
 owner = np.concatenate(owner)
 all_desc = np.concatenate(tdesc).astype(np.float32)
@@ -60,10 +95,9 @@ flann.train()
 stages['index'] = since(c)
 
 bf = cv2.BFMatcher(cv2.NORM_L2)
-per_source = []
-c_feat = [0.0, 0.0]
-c_match = [0.0, 0.0]
-for n, s in enumerate(job['sources']):
+
+
+def search_source(s):
     c0 = clocks()
     k, d = feats(s['path'])
     f = since(c0)
@@ -89,11 +123,32 @@ for n, s in enumerate(job['sources']):
                 out.append((inl, job['targets'][i]['id']))
         out.sort(key=lambda x: -x[0])
     m = since(c1)
-    c_feat[0] += f[0]; c_feat[1] += f[1]; c_match[0] += m[0]; c_match[1] += m[1]
-    per_source.append({'id': s['id'], 'kind': s['kind'], 'featCpuMs': f[0] * 1000, 'matchCpuMs': m[0] * 1000,
-                       'matchWallMs': m[1] * 1000, 'ranked': [[tid, inl] for inl, tid in out[:5]]})
-    if n % 100 == 0:
-        print(f'opencv: {n}/{len(job["sources"])} sources', file=sys.stderr, flush=True)
+    return {'id': s['id'], 'kind': s['kind'], 'featCpuMs': f[0] * 1000, 'featWallMs': f[1] * 1000, 'matchCpuMs': m[0] * 1000,
+            'matchWallMs': m[1] * 1000, 'ranked': [[tid, inl] for inl, tid in out[:5]]}
+
+
+per_source = []
+c = clocks()
+if workers > 1:
+    with mp.get_context('fork').Pool(workers) as pool:
+        for r in pool.imap(search_source, job['sources'], chunksize=4):
+            per_source.append(r)
+            if len(per_source) % 100 == 0:
+                print(f'opencv: {len(per_source)}/{len(job["sources"])} sources', file=sys.stderr, flush=True)
+else:
+    for s in job['sources']:
+        per_source.append(search_source(s))
+        if len(per_source) % 100 == 0:
+            print(f'opencv: {len(per_source)}/{len(job["sources"])} sources', file=sys.stderr, flush=True)
+wall = since(c)[1]
+# Per-source CPU is each search's own (measured in the process that ran it); the stage wall is split between
+# features and matching in proportion to the per-source wall times.
+c_feat = [sum(r['featCpuMs'] for r in per_source) / 1000, 0.0]
+c_match = [sum(r['matchCpuMs'] for r in per_source) / 1000, 0.0]
+fw = sum(r['featWallMs'] for r in per_source)
+mw = sum(r['matchWallMs'] for r in per_source)
+c_feat[1] = wall * fw / max(1e-9, fw + mw)
+c_match[1] = wall * mw / max(1e-9, fw + mw)
 stages['sourceFeatures'] = tuple(c_feat)
 stages['match'] = tuple(c_match)
 print(json.dumps({
@@ -101,5 +156,6 @@ print(json.dumps({
     'stages': {k: {'cpuS': round(v[0], 2), 'wallS': round(v[1], 2)} for k, v in stages.items()},
     'descriptors': int(len(all_desc)),
     'sources': per_source,
-    'peakRssMB': round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    'workers': workers,
+    'peakRssMB': round(max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, child_rss()) / 1024),
 }))

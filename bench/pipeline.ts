@@ -10,9 +10,9 @@
 //     per stage, per target and per source, per source with and without a counterpart (the match stage reports
 //     each source's search), peak RSS.
 //   OpenCV: bench/pipeline-opencv.py on the same images in the same run (SIFT, FLANN votes, BFMatcher ratio +
-//     RANSAC; one thread).
+//     RANSAC), beside ours, in as many one-thread processes as our sift workers; CPU summed over them.
 // Prints ONE JSON line. Options: --targets N, --skip-opencv, --threads N, --sequential (OpenCV after ours instead
-// of beside it). Generated photos are kept in
+// of beside it), --sources N (every k-th source, to check the bench itself quickly). Generated photos are kept in
 // bench/out/pipeline/photos between runs.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,6 +26,7 @@ import { runPairing } from '../src/export/pairing.js';
 import { importManifest } from '../src/ingest/manifest.js';
 import { syncIndex } from '../src/lsh-index/store.js';
 import { readTsvObjects } from '../src/util/tsv.js';
+import { resolveThreads } from '../src/sift/pool.js';
 import { ensurePhotos } from './gen-photos.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -87,6 +88,12 @@ const genDir = path.join(repoRoot, 'bench', 'out', 'pipeline', 'photos');
 log(`generating ${Math.max(0, TARGETS - real)} distractor photos (kept in ${genDir})`);
 const gen = await ensurePhotos(genDir, 1, Math.max(0, TARGETS - real), (d) => log(`  ${d} generated`));
 gen.forEach((f, i) => targets.push({ id: `gen:${i + 1}`, image: f, caption: zhCaptions[i % zhCaptions.length]! }));
+// --sources N (a quick check of the bench itself): every k-th source, which keeps the share with a counterpart.
+const SOURCES = arg('sources', 0);
+if (SOURCES > 0 && SOURCES < sources.length) {
+  const keep = sources.filter((_, i) => i % Math.ceil(sources.length / SOURCES) === 0);
+  sources.splice(0, sources.length, ...keep);
+}
 const matched = sources.filter((s) => s.kind === 'matched').length;
 log(`${targets.length} targets (${real} real), ${sources.length} sources (${matched} with a counterpart)`);
 
@@ -95,7 +102,7 @@ log(`${targets.length} targets (${real} real), ${sources.length} sources (${matc
 // two sides' CPU figures hold; a sequential run (--sequential) takes twice the wall time at 10k targets.
 const SEQUENTIAL = argv.includes('--sequential');
 interface CvOut {
-  opencv: string; stages: Record<string, Cost>; descriptors: number; peakRssMB: number;
+  opencv: string; stages: Record<string, Cost>; descriptors: number; peakRssMB: number; workers: number;
   sources: Array<{ id: string; kind: 'matched' | 'unmatched'; featCpuMs: number; matchCpuMs: number; matchWallMs: number; ranked: Array<[string, number]> }>;
 }
 function runOpencv(): Promise<CvOut> {
@@ -105,6 +112,7 @@ function runOpencv(): Promise<CvOut> {
     sources: sources.map((s) => ({ id: s.id, path: s.image, kind: s.kind })),
     max_side: config.sift.maxSide,
     min_inliers: config.match.minInliers,
+    workers: resolveThreads(undefined, config.sift.threads), // as many one-thread processes as our sift workers
   });
   const py = spawn('/usr/bin/python3', [path.join(repoRoot, 'bench', 'pipeline-opencv.py')], { stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
@@ -184,7 +192,7 @@ try {
     return { cpuMs: round((cpu * 1000) / count, 1), wallMs: round((wall * 1000) / count, 1) };
   };
   ours = {
-    threads: config.sift.threads,
+    threads: resolveThreads(undefined, config.sift.threads),
     stages,
     summaries: { targetFeatures: tf, index: ix, sourceFeatures: sf, match: ms, pair: ps },
     perTarget: { ...per(['targetFeatures', 'index'], n.targets), features: per(['targetFeatures'], n.targets), index: per(['index'], n.targets) },
@@ -218,6 +226,7 @@ if (!SKIP_OPENCV) {
   for (const s of r.sources) if (s.kind === 'matched' && s.ranked[0] && truth.get(s.id)!.has(s.ranked[0][0])) p1++;
   opencv = {
     version: r.opencv,
+    workers: r.workers,
     stages: st,
     perTarget: { cpuMs: round(((st.targetFeatures!.cpuS + st.index!.cpuS) * 1000) / targets.length, 1), wallMs: round(((st.targetFeatures!.wallS + st.index!.wallS) * 1000) / targets.length, 1) },
     perSource: {
