@@ -54,6 +54,7 @@ export const configSchema = z
         matchHamming: int().min(0).max(64),
         confidentScore: z.number().min(0).max(1),
         recollide: int().min(0),
+        recollideHamming: int().min(0).max(64),
         farDistance: z.number().positive(),
         mirror: z.boolean(),
       })
@@ -76,6 +77,20 @@ export const configSchema = z
             maxSide: pos(),
             minEvidence: int().min(0),
             budget: z.number().min(0).max(1),
+            denseKeypoints: int().min(0).max(8192),
+            denseBudget: z.number().min(0).max(1),
+            recollide: int().min(0),
+          })
+          .strict(),
+        epipolar: z
+          .object({
+            enabled: z.boolean(),
+            threshold: z.number().positive(),
+            iterations: pos(),
+            maxLogNfa: z.number(),
+            rotationTolerance: z.number().gt(0).lte(180),
+            ratio: z.number().gt(0).lte(1),
+            regionRadius: nonneg(),
           })
           .strict(),
       })
@@ -125,6 +140,7 @@ export const configSchema = z
         maxPagesPerSite: pos(),
         maxPageElements: pos(),
         maxPageDepth: pos(),
+        maxPhotosPerPage: pos(),
         retry: z
           .object({
             triesPerCycle: pos().max(10),

@@ -96,8 +96,9 @@ export interface MatchSummary {
   ms: number;
 }
 
-/** A hit in original pixels of both images: homography (source px -> target px) and inlier pairs. */
-export function toOriginal(h: Hit, q: Features, t: Features): { homography: number[] | null; pairs: Float32Array } {
+/** A hit in original pixels of both images: homography (source px -> target px), fundamental matrix
+ *  (x_targetᵀ F x_source = 0) and inlier pairs. */
+export function toOriginal(h: Hit, q: Features, t: Features): { homography: number[] | null; fundamental: number[] | null; pairs: Float32Array } {
   const pairs = new Float32Array(h.pairs.length);
   for (let i = 0; i < h.pairs.length; i += 4) {
     const qx = h.mirrored ? q.width - 1 - h.pairs[i]! : h.pairs[i]!;
@@ -106,21 +107,32 @@ export function toOriginal(h: Hit, q: Features, t: Features): { homography: numb
     pairs[i + 2] = h.pairs[i + 2]! / t.scale;
     pairs[i + 3] = h.pairs[i + 3]! / t.scale;
   }
-  if (!h.H) return { homography: null, pairs };
-  const H = Array.from(h.H);
-  // H_orig = St^-1 * H * M * Sq, with M the mirror in detection pixels (identity when not mirrored).
-  const M = h.mirrored ? [-1, 0, q.width - 1, 0, 1, 0, 0, 0, 1] : [1, 0, 0, 0, 1, 0, 0, 0, 1];
-  const Sq = [q.scale, 0, 0, 0, q.scale, 0, 0, 0, 1];
-  const St = [1 / t.scale, 0, 0, 0, 1 / t.scale, 0, 0, 0, 1];
   const mul = (a: number[], b: number[]) =>
     Array.from({ length: 9 }, (_, k) => {
       const i = Math.floor(k / 3);
       const j = k % 3;
       return a[i * 3]! * b[j]! + a[i * 3 + 1]! * b[3 + j]! + a[i * 3 + 2]! * b[6 + j]!;
     });
-  const R = mul(mul(mul(St, H), M), Sq);
-  const s = R[8]!;
-  return { homography: R.map((v) => Number((v / s).toPrecision(8))), pairs };
+  // M: the mirror in detection pixels (identity when not mirrored); Sq, St: original -> detection pixels.
+  const M = h.mirrored ? [-1, 0, q.width - 1, 0, 1, 0, 0, 0, 1] : [1, 0, 0, 0, 1, 0, 0, 0, 1];
+  const Sq = [q.scale, 0, 0, 0, q.scale, 0, 0, 0, 1];
+  const St = [t.scale, 0, 0, 0, t.scale, 0, 0, 0, 1];
+  const StInv = [1 / t.scale, 0, 0, 0, 1 / t.scale, 0, 0, 0, 1];
+  let homography: number[] | null = null;
+  if (h.H) {
+    // H_orig = St^-1 * H * M * Sq
+    const R = mul(mul(mul(StInv, Array.from(h.H)), M), Sq);
+    const s = R[8]!;
+    homography = R.map((v) => Number((v / s).toPrecision(8)));
+  }
+  let fundamental: number[] | null = null;
+  if (h.model === 'fundamental' && h.F) {
+    // x_t,det = St x_t, x_q,det = M Sq x_q: F_orig = Stᵀ F M Sq (St is diagonal), scaled to unit norm.
+    const R = mul(mul(mul(St, Array.from(h.F)), M), Sq);
+    const n = Math.hypot(...R) || 1;
+    fundamental = R.map((v) => Number((v / n).toPrecision(8)));
+  }
+  return { homography, fundamental, pairs };
 }
 
 /**
@@ -134,6 +146,13 @@ export function rescaleCandidate(c: CandidateInput, ks: number, kt: number): Can
     const H = homography.map((v, i) => v * (i < 6 ? kt : 1) / (i % 3 < 2 ? ks : 1));
     homography = H.map((v) => Number((v / H[8]!).toPrecision(8)));
   }
+  let fundamental = c.fundamental;
+  if (fundamental) {
+    // x_t'ᵀ F' x_s' = 0 with x' = k x: F' = diag(1/kt, 1/kt, 1) F diag(1/ks, 1/ks, 1), unit norm as toOriginal.
+    const F = fundamental.map((v, i) => (v * (i < 6 ? 1 / kt : 1)) * (i % 3 < 2 ? 1 / ks : 1));
+    const n = Math.hypot(...F) || 1;
+    fundamental = F.map((v) => Number((v / n).toPrecision(8)));
+  }
   let pairs = c.pairs;
   if (pairs) {
     pairs = new Float32Array(pairs);
@@ -144,7 +163,7 @@ export function rescaleCandidate(c: CandidateInput, ks: number, kt: number): Can
       pairs[i + 3] *= kt;
     }
   }
-  return { ...c, homography, pairs };
+  return { ...c, homography, fundamental, pairs };
 }
 
 /**
@@ -183,6 +202,8 @@ export async function rankAgainstIndex(
       matches: h.matches,
       inliers: h.inliers,
       homography: o.homography,
+      model: h.model ?? 'homography',
+      fundamental: o.fundamental,
       mirrored: h.mirrored,
       pairs: o.pairs,
     };
@@ -307,9 +328,14 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
     // search was not confident but found a plausible candidate (viewEvidence), the run's budget goes to those
     // with the most evidence. Their candidates (and those of every source showing the same picture) are replaced
     // by the progressive search's, which keeps every plain hit.
+    // The dense query alone (the query described again with more keypoints, match.views.denseKeypoints) costs
+    // about two plain searches, not fifteen: a larger share of the sources (match.views.denseBudget) gets it, the
+    // same evidence first, after those that get the views (which include it).
     const budget = hopeful.length ? Math.max(1, Math.floor(config.match.views.budget * summary.sources)) : 0;
+    const denseBudget = hopeful.length && config.match.views.denseKeypoints ? Math.floor(config.match.views.denseBudget * summary.sources) : 0;
+    const denseOnly: Config = { ...config, match: { ...config.match, views: { ...config.match.views, tilts: [] } } };
     hopeful.sort((a, b) => b.evidence - a.evidence || a.id - b.id);
-    for (const h of hopeful.slice(0, budget)) {
+    for (const [k, h] of hopeful.slice(0, Math.max(budget, denseBudget)).entries()) {
       if (opts.signal?.aborted) {
         summary.aborted = true;
         break;
@@ -321,7 +347,7 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
       const w0 = performance.now();
       let r: Awaited<ReturnType<typeof rankAgainstIndex>>;
       try {
-        r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true);
+        r = await rankAgainstIndex(handle, k < budget ? config : denseOnly, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true);
       } catch (err) {
         // the views of one picture failed: its sources keep their plain search's candidates, and say why
         const reason = `views: ${errorMessage(err)}`;
@@ -368,7 +394,10 @@ export interface SearchHit {
   matches: number;
   inliers: number;
   mirrored: boolean;
+  /** The model that verified it (see CandidateInput.model). */
+  model: 'homography' | 'fundamental';
   homography: number[] | null;
+  fundamental: number[] | null;
 }
 
 /**
@@ -397,7 +426,10 @@ export async function searchImage(
   for (const c of cand) {
     const item = await bank.items.byId(c.targetItemId);
     if (!item) continue;
-    out.push({ rank: c.rank, item, imageScore: c.imageScore, matches: c.matches, inliers: c.inliers, mirrored: c.mirrored, homography: c.homography });
+    out.push({
+      rank: c.rank, item, imageScore: c.imageScore, matches: c.matches, inliers: c.inliers, mirrored: c.mirrored,
+      model: c.model ?? 'homography', homography: c.homography, fundamental: c.fundamental ?? null,
+    });
   }
   return out;
 }
