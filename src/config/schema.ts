@@ -44,6 +44,7 @@ export const configSchema = z
       .object({
         maxSide: pos(),
         maxPixels: pos(),
+        minSide: int().min(2),
         maxKeypoints: pos(),
         upsample: z.boolean(),
         octaveLayers: pos(),
@@ -73,6 +74,7 @@ export const configSchema = z
         matchHamming: int().min(0).max(64),
         confidentScore: z.number().min(0).max(1),
         recollide: int().min(0),
+        recollideHamming: int().min(0).max(64),
         farDistance: z.number().positive(),
         mirror: z.boolean(),
       })
@@ -95,6 +97,20 @@ export const configSchema = z
             maxSide: pos(),
             minEvidence: int().min(0),
             budget: z.number().min(0).max(1),
+            denseKeypoints: int().min(0).max(8192),
+            denseBudget: z.number().min(0).max(1),
+            recollide: int().min(0),
+          })
+          .strict(),
+        epipolar: z
+          .object({
+            enabled: z.boolean(),
+            threshold: z.number().positive(),
+            iterations: pos(),
+            maxLogNfa: z.number(),
+            rotationTolerance: z.number().gt(0).lte(180),
+            ratio: z.number().gt(0).lte(1),
+            regionRadius: nonneg(),
           })
           .strict(),
       })
@@ -144,6 +160,7 @@ export const configSchema = z
         maxPagesPerSite: pos(),
         maxPageElements: pos(),
         maxPageDepth: pos(),
+        maxPhotosPerPage: pos(),
         retry: z
           .object({
             triesPerCycle: pos().max(10),
