@@ -11,7 +11,7 @@ const level = z.enum(['error', 'warn', 'info', 'debug']);
 export const configSchema = z
   .object({
     log: z.object({ level }).strict(),
-    import: z.object({ batchSize: pos(), maxImageBytes: pos() }).strict(),
+    import: z.object({ batchSize: pos(), maxImageBytes: pos(), maxManifestBytes: pos(), maxLineBytes: pos(), minImageSide: pos() }).strict(),
     captions: z
       .object({
         checkLanguage: z.boolean(),
