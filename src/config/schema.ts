@@ -12,7 +12,7 @@ const level = z.enum(['error', 'warn', 'info', 'debug']);
 export const configSchema = z
   .object({
     log: z.object({ level }).strict(),
-    import: z.object({ batchSize: pos(), maxImageBytes: pos() }).strict(),
+    import: z.object({ batchSize: pos(), maxImageBytes: pos(), maxManifestBytes: pos(), maxLineBytes: pos(), minImageSide: pos() }).strict(),
     images: z
       .object({
         store: z.string().refine((v) => !('error' in parseImageStore(v)), { error: (i) => (parseImageStore(String(i.input)) as { error: string }).error }),

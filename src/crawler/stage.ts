@@ -22,7 +22,7 @@ import { normalisePageUrl } from './extract/urls.js';
 import type { Failure } from './failures.js';
 import { FetchRefused, type Resolver } from './fetch.js';
 import { checkImage, harvestPage, itemExtId } from './harvest.js';
-import { linksOf, planLinks } from './listing.js';
+import { linksOf, MAX_URL_LENGTH, planLinks } from './listing.js';
 import { HostPaused, HostScheduler, RobotsCache, realClock, type Clock } from './politeness.js';
 import { PoliteFetcher, retryCycle, type RetryPolicy } from './retry.js';
 import { defaultSitesDir, hostAllowed, loadSitesReport, type SiteLoadError, type SiteProfile } from './sites.js';
@@ -444,7 +444,7 @@ class SiteCycle {
       }
       const images: NewUrl[] = [];
       for (const pair of page.pairs.slice(0, maxPhotos)) {
-        if (!pair.caption.trim()) continue;
+        if (!pair.caption.trim() || pair.image_url.length > MAX_URL_LENGTH) continue;
         const extId = itemExtId(page.pageUrl, pair.image_url);
         if (await this.c.bank.items.get(this.bankName, extId)) {
           s.itemsUnchanged++;
