@@ -70,6 +70,9 @@ export class LshRepo {
 
   /** Rows of several items at once (one batch of the indexing; call inside its transaction). */
   async putMany(rows: readonly { itemId: number; imageSha256: string; count: number; codes: Uint32Array }[], params: string, now = new Date().toISOString()): Promise<void> {
+    // Match workers on several machines index concurrently: one writer at a time, so two never insert one item
+    // (the second replaces the first's rows). SQLite's write lock does this already.
+    if (this.db.dialect === 'postgres') await this.db.get('SELECT pg_advisory_xact_lock(7216018)');
     await this.db.runMany('DELETE FROM lsh_codes WHERE item_id = ?', rows.map((r) => [r.itemId]));
     await this.db.copyRows(
       'lsh_codes',

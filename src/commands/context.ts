@@ -12,6 +12,8 @@ export interface GlobalOptions {
   data?: string;
   config?: string;
   logLevel?: string;
+  /** A PostgreSQL URL (the program-level --bank; overrides config bank.url). */
+  bankUrl?: string;
 }
 
 export class Context {
@@ -21,11 +23,13 @@ export class Context {
     readonly config: Config,
     readonly logger: Logger,
     readonly configFiles: string[],
+    /** The PostgreSQL URL of the bank, or undefined for the SQLite file in the data dir. */
+    readonly bankUrl?: string,
   ) {}
 
   /** The bank, opened (and migrated) on first use: `const bank = await ctx.bank`. */
   get bank(): Promise<Bank> {
-    if (!this.bankHandle) this.bankHandle = Bank.open(this.dataDir);
+    if (!this.bankHandle) this.bankHandle = Bank.open(this.dataDir, { url: this.bankUrl });
     return this.bankHandle;
   }
 
@@ -46,7 +50,9 @@ export function createContext(opts: GlobalOptions): Context {
   if (!['error', 'warn', 'info', 'debug'].includes(level)) throw new UserError(`--log-level: expected error, warn, info or debug, got "${level}"`);
   const logger = createLogger(level);
   for (const w of warnings) logger.warn(w);
-  return new Context(resolveDataDir(opts.data), config, logger, files);
+  const url = opts.bankUrl || config.bank.url || undefined;
+  if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) throw new UserError(`--bank: expected a postgres:// URL, got "${url}"`);
+  return new Context(resolveDataDir(opts.data), config, logger, files, url);
 }
 
 /** Wraps a command action: builds the context, runs, reports errors on stderr with a non-zero exit code. */

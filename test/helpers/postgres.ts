@@ -43,9 +43,9 @@ let root: string | null = null;
 let dbCounter = 0;
 
 function stop(): void {
-  if (child && child.exitCode === null) {
+  if (child?.pid && child.exitCode === null) {
     try {
-      child.kill('SIGQUIT'); // immediate shutdown: nothing in a test cluster needs to survive
+      process.kill(-child.pid, 'SIGQUIT'); // the watchdog shell and the server: immediate shutdown, nothing to keep
     } catch {
       /* gone */
     }
@@ -60,6 +60,9 @@ process.once('exit', stop);
 export function pgUnavailable(): string | null {
   if (process.env.CAPBRIDGE_TEST_PG === '0') return 'CAPBRIDGE_TEST_PG=0';
   if (!findPgBin()) return 'PostgreSQL is not installed (apt-get install -y postgresql; .ci/run installs it)';
+  if (process.getuid?.() === 0 && spawnSync('id', ['-u', 'postgres']).status !== 0) {
+    return 'running as root and there is no `postgres` user to run the server as (initdb refuses root; Debian\'s postgresql package creates the user)';
+  }
   return null;
 }
 
@@ -96,7 +99,16 @@ async function boot(): Promise<PgServer> {
     '-c', 'max_connections=200', '-c', 'log_min_messages=fatal',
   ];
   let log = '';
-  child = spawn(path.join(bin, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], ...ids });
+  // Behind a watchdog shell (its own process group): a test process killed with -9 cannot run its exit hook, and
+  // the server then stops within a second of it instead of staying behind.
+  const watchdog = 'pg="$1"; shift; "$pg" "$@" & p=$!; while [ -d /proc/$WATCH ] && kill -0 $p 2>/dev/null; do sleep 1; done; kill -QUIT $p 2>/dev/null; wait $p';
+  child = spawn('sh', ['-c', watchdog, 'pg-watchdog', path.join(bin, 'postgres'), ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+    env: { ...process.env, WATCH: String(process.pid) },
+    ...ids,
+  });
+  child.unref();
   child.stderr!.on('data', (d) => (log = (log + d).slice(-4000)));
   const admin = `postgres://capbridge@127.0.0.1:${port}/postgres`;
   for (let i = 0; ; i++) {
