@@ -2,7 +2,7 @@
 """The OpenCV reference pipeline of ../shared/data/README.md, for bench/search.ts: SIFT (nfeatures=1000), FLANN
 (kd-tree x4, 64 checks) 2-NN ratio-0.8 votes over all target descriptors -> shortlist of 30 -> BFMatcher knn 2,
 ratio 0.8, findHomography RANSAC 8 px -> ranked by inliers. Prints one JSON object: ranked lists and timings.
-Usage: opencv_search.py SET_DIR [max_queries]"""
+Usage: opencv_search.py SET_DIR [max_queries] [query_id,query_id,...]"""
 import sys, os, csv, json, time
 import numpy as np
 import cv2
@@ -23,7 +23,8 @@ def feats(path):
     return k, d, (time.perf_counter() - t) * 1000
 
 targets = rows('target.tsv')
-sources = rows('source.tsv')[:maxq]
+only = set(sys.argv[3].split(',')) if len(sys.argv) > 3 and sys.argv[3] else None
+sources = [r for r in rows('source.tsv') if only is None or r['id'] in only][:maxq]
 tk, td, owner = [], [], []
 t0 = time.perf_counter()
 for i, r in enumerate(targets):

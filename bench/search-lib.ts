@@ -2,6 +2,7 @@
 // ../shared/data/README.md.
 import fs from 'node:fs';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
 import type { Features } from '../src/lsh-index/features.js';
 
 export interface RetrievalSet {
@@ -10,6 +11,8 @@ export interface RetrievalSet {
   sources: { id: string; image: string }[];
   targets: { id: string; image: string }[];
   truth: Map<string, Set<string>>;
+  /** Scene of each id where the set has an origin.tsv with a scene column (retrieval-scenes); '-' for distractors. */
+  scenes: Map<string, string>;
 }
 
 function readTsv(file: string): Record<string, string>[] {
@@ -28,7 +31,21 @@ export function readSet(dir: string): RetrievalSet {
     truth.get(r.source_id!)!.add(r.target_id!);
   }
   const rows = (f: string) => readTsv(path.join(dir, f)).map((r) => ({ id: r.id!, image: r.image! }));
-  return { name: path.basename(dir), dir, sources: rows('source.tsv'), targets: rows('target.tsv'), truth };
+  const scenes = new Map<string, string>();
+  if (fs.existsSync(path.join(dir, 'origin.tsv'))) for (const r of readTsv(path.join(dir, 'origin.tsv'))) if (r.scene) scenes.set(r.id!, r.scene);
+  return { name: path.basename(dir), dir, sources: rows('source.tsv'), targets: rows('target.tsv'), truth, scenes };
+}
+
+/**
+ * The held-out scenes of a set with scene labels: chosen before any run on the set, as the two scenes whose
+ * names have the smallest SHA-1 (retrieval-scenes: lund_door, sceaux_castle: 6 of 29 queries), so the
+ * choice depends on no result. Their queries are scored only at the end (`--split holdout|all`); their
+ * targets stay in the index as for every other query.
+ */
+export function holdoutScenes(set: RetrievalSet, count = 2): Set<string> {
+  const names = [...new Set([...set.scenes.values()].filter((s) => s !== '-'))];
+  const sha = (s: string) => createHash('sha1').update(s).digest('hex');
+  return new Set(names.sort((a, b) => (sha(a) < sha(b) ? -1 : 1)).slice(0, count));
 }
 
 /** Features dumped by bench/cv2_features.py. */

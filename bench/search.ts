@@ -3,9 +3,12 @@
 // reference pipeline side by side (bench/opencv_search.py, same run), and a scaling run at 1k/10k/100k indexed
 // images. Prints ONE JSON line.
 // Flags: --sets a,b (none: scaling only)  --features ours|cv2  --skip-opencv  --skip-scaling  --scales 1000,10000,100000
-//        --queries N  --scale-queries N  --verbose (the scaling run's misses on stderr)
+//        --split all|dev|holdout (sets with scene labels, retrieval-scenes: which queries run; the held-out scenes
+//        are search-lib's holdoutScenes; `all` reports both parts beside the whole)
+//        --queries N  --scale-queries N  --scale-set NAME (whose targets and queries, retrieval-smvs)  --verbose (the misses on stderr: the views run's stored top and the scaling run's)
 //        --skip-pairs (the image-pairs section: Oxford graf/bikes pairs verified plain and with views)
 //        --views [--view-tilts 2,4 --view-rotations 4 --view-keypoints 500 --view-confidence 0.3] (also the progressive search with synthesised query views, src/lsh-index/views.ts, side by side)
+//        (the progressive search always runs on the wide-baseline sets, retrieval-scenes and retrieval-wxbs; --no-views: never)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,20 +28,29 @@ import { decodeGrey } from '../src/sift/decode.js';
 import { searchProgressive, viewParams } from '../src/lsh-index/views.js';
 import { toOriginal } from '../src/lsh-index/stage.js';
 import { extractFeatures } from '../src/sift/extract.js';
-import { loadCv2Features, metrics, percentile, readSet, round, type RetrievalSet } from './search-lib.js';
+import { holdoutScenes, loadCv2Features, metrics, percentile, readSet, round, type RetrievalSet } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const shared = process.env.CAPBRIDGE_SHARED_DATA ?? path.resolve(repoRoot, '..', 'shared', 'data');
+// ../shared/data beside the clone, or beside the folder of worktrees (a worktree at /work/wt/NAME).
+// CAPBRIDGE_SHARED_DATA is read here and removed before the config loads (it takes CAPBRIDGE_* as config keys).
+const shared =
+  process.env.CAPBRIDGE_SHARED_DATA ??
+  [path.resolve(repoRoot, '..', 'shared', 'data'), path.resolve(repoRoot, '..', '..', 'shared', 'data')].find((d) => fs.existsSync(d)) ??
+  path.resolve(repoRoot, '..', 'shared', 'data');
+delete process.env.CAPBRIDGE_SHARED_DATA;
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
 const opt = (name: string, d: string) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 && args[i + 1] ? args[i + 1]! : d;
 };
-const SETS = opt('sets', 'retrieval-smvs,mining-flickr8k,retrieval-wxbs').split(',').filter((s) => s && s !== 'none');
+const SETS = opt('sets', 'retrieval-smvs,mining-flickr8k,retrieval-wxbs,retrieval-scenes').split(',').filter((s) => s && s !== 'none');
+const SPLIT = opt('split', 'all');
+const SCALE_SET = opt('scale-set', 'retrieval-smvs');
+const WIDE = new Set(['retrieval-scenes', 'retrieval-wxbs']);
 const FEATURES = opt('features', 'ours');
 const MAXQ = Number(opt('queries', '1000000'));
-const VIEWS = flag('views');
+const viewsFor = (set: string) => !flag('no-views') && (flag('views') || WIDE.has(set));
 const EXHAUSTIVE = Number(opt('exhaustive', '1000000'));
 const SCALES = opt('scales', '1000,10000,100000').split(',').map(Number);
 const { config } = loadConfig({});
@@ -109,8 +121,16 @@ async function runSet(name: string) {
   let exhaustiveQueries = 0;
   let negNonZero = 0;
   let negVerified = 0;
-  const sources = set.sources.slice(0, MAXQ);
-  const vr = { ranked: new Map<string, string[]>(), emitted: new Map<string, string[]>(), lat: [] as number[], total: [] as number[],
+  // Sets with scene labels: the held-out scenes' queries run only with --split holdout or all.
+  const held = holdoutScenes(set);
+  const part = (id: string) => (set.scenes.size ? (held.has(set.scenes.get(id) ?? '') ? 'holdout' : 'dev') : 'all');
+  const sources = set.sources.filter((s) => SPLIT === 'all' || !set.scenes.size || part(s.id) === SPLIT).slice(0, MAXQ);
+  const VIEWS = viewsFor(name);
+  // Stored: what `match` keeps (score > 0, at least match.minScore and match.minInliers), the CLI's figures.
+  const storable = (h: { score: number; inliers: number }) => h.score > 0 && h.score >= config.match.minScore && h.inliers >= config.match.minInliers;
+  const stored = new Map<string, string[]>();
+  const models = { homography: 0, fundamental: 0 };
+  const vr = { ranked: new Map<string, string[]>(), emitted: new Map<string, string[]>(), stored: new Map<string, string[]>(), lat: [] as number[], total: [] as number[],
     synth: [] as number[], extract: [] as number[], used: 0, neg: 0, negNonZero: 0 };
   const vp = { ...viewParams(config), enabled: true };
   if (args.includes('--view-tilts')) vp.tilts = opt('view-tilts', '').split(',').map(Number);
@@ -130,8 +150,12 @@ async function runSet(name: string) {
       if (r.usedViews) (vr.used++, vr.synth.push(r.views.synthMs), vr.extract.push(r.views.extractMs));
       vr.ranked.set(s.id, r.hits.map((h) => ids[h.slot]!));
       vr.emitted.set(s.id, r.hits.filter((h) => h.score > 0).map((h) => ids[h.slot]!));
+      vr.stored.set(s.id, r.hits.filter(storable).map((h) => ids[h.slot]!));
       const rel = set.truth.get(s.id) ?? new Set<string>();
       for (const h of r.hits) if (!rel.has(ids[h.slot]!)) (vr.neg++, h.score > 0 && vr.negNonZero++);
+      if (flag('verbose') && rel.size && !rel.has(vr.stored.get(s.id)![0] ?? '')) {
+        log(`miss ${name} ${s.id}${set.scenes.size ? ` (${part(s.id)})` : ''}: ${r.hits.slice(0, 4).map((h) => `${ids[h.slot]}${rel.has(ids[h.slot]!) ? '*' : ''} ${h.model ?? ''} s${round(h.score)} i${h.inliers} v${h.votes}`).join(' | ')}`);
+      }
     }
     const q = feats.get(s.id)!;
     const t = performance.now();
@@ -144,6 +168,9 @@ async function runSet(name: string) {
     // shortlist by inliers; emitted = only images with a positive score (what match stores).
     ranked.set(s.id, r.hits.map((h) => ids[h.slot]!));
     emitted.set(s.id, r.hits.filter((h) => h.score > 0).map((h) => ids[h.slot]!));
+    stored.set(s.id, r.hits.filter(storable).map((h) => ids[h.slot]!));
+    const top = r.hits.find(storable);
+    if (top?.model) models[top.model]++;
     const rel = set.truth.get(s.id) ?? new Set<string>();
     for (const h of r.hits) if (!rel.has(ids[h.slot]!)) (negVerified++, h.score > 0 && negNonZero++);
     if (!rel.size) continue;
@@ -171,6 +198,18 @@ async function runSet(name: string) {
   const sub = { ...set, truth: new Map([...set.truth].filter(([k]) => sources.some((s) => s.id === k))) };
   const m = metrics(sub, ranked);
   const me = metrics(sub, emitted);
+  const ms = metrics(sub, stored);
+  // P@1 of each part (dev, held-out) of a set with scene labels: ranked, emitted (score > 0) and stored.
+  const parts = (lists: Record<string, Map<string, string[]>>) => {
+    if (!set.scenes.size) return undefined;
+    const out: Record<string, Record<string, number>> = {};
+    for (const pt of ['dev', 'holdout']) {
+      const truth = new Map([...sub.truth].filter(([k]) => part(k) === pt));
+      if (!truth.size) continue;
+      out[pt] = { queries: truth.size, ...Object.fromEntries(Object.entries(lists).map(([k, v]) => [k, metrics({ ...sub, truth }, v).p[0]!])) };
+    }
+    return out;
+  };
   const kp = set.targets.reduce((a, t) => a + feats.get(t.id)!.count, 0) / set.targets.length;
   const out: Record<string, unknown> = {
     queries: sources.length,
@@ -178,10 +217,14 @@ async function runSet(name: string) {
     hit1: m.hit1,
     hit5: m.hit5,
     emitted: { p: me.p, hit1: me.hit1 },
+    stored: { p: ms.p, hit1: ms.hit1 },
+    parts: parts({ p1: ranked, emittedP1: emitted, storedP1: stored }),
+    topModels: models,
     shortlistRecall: round(inShort / Math.max(1, truthPairs)),
     shortlistRecallVsExhaustive: round(exhaustiveInShort / Math.max(1, exhaustiveFound)),
     exhaustiveVerified: exhaustiveFound,
     unrelatedNonZero: round(negNonZero / Math.max(1, negVerified), 4),
+    unrelatedPositive: { count: negNonZero, of: negVerified },
     queryMs: { median: round(percentile(lat, 0.5), 1), p95: round(percentile(lat, 0.95), 1) },
     queryCpuMs: { median: round(percentile(cpu, 0.5), 1), p95: round(percentile(cpu, 0.95), 1) },
     buildMs: Math.round(buildMs),
@@ -193,11 +236,15 @@ async function runSet(name: string) {
   if (VIEWS) {
     const vm = metrics(sub, vr.ranked);
     const ve = metrics(sub, vr.emitted);
+    const vs = metrics(sub, vr.stored);
     out.views = {
       params: vp,
       p: vm.p, hit1: vm.hit1, hit5: vm.hit5,
       emitted: { p: ve.p, hit1: ve.hit1 },
+      stored: { p: vs.p, hit1: vs.hit1 },
+      parts: parts({ p1: vr.ranked, emittedP1: vr.emitted, storedP1: vr.stored }),
       unrelatedNonZero: round(vr.negNonZero / Math.max(1, vr.neg), 4),
+      unrelatedPositive: { count: vr.negNonZero, of: vr.neg },
       usedViewsShare: round(vr.used / Math.max(1, sources.length)),
       // search only (plain + views passes), then with the views' synthesis and SIFT (the plain query's SIFT excluded, as above)
       queryMs: { median: round(percentile(vr.lat, 0.5), 1), p95: round(percentile(vr.lat, 0.95), 1) },
@@ -209,7 +256,7 @@ async function runSet(name: string) {
   }
   if (!flag('skip-opencv') && ensureOpenCv()) {
     log(`${name}: OpenCV reference run`);
-    const res = spawnSync('/usr/bin/python3', [path.join(repoRoot, 'bench', 'opencv_search.py'), set.dir, String(MAXQ)], {
+    const res = spawnSync('/usr/bin/python3', [path.join(repoRoot, 'bench', 'opencv_search.py'), set.dir, String(MAXQ), sources.map((s) => s.id).join(',')], {
       maxBuffer: 256 * 1024 * 1024,
       encoding: 'utf8',
     });
@@ -218,6 +265,7 @@ async function runSet(name: string) {
       const om = metrics({ ...set, truth: new Map([...set.truth].filter(([k]) => k in o.ranked)) }, new Map(Object.entries(o.ranked)));
       out.opencv = {
         p: om.p, hit1: om.hit1, hit5: om.hit5,
+        parts: parts({ p1: new Map(Object.entries(o.ranked)) }),
         queryMs: { median: round(percentile(o.latency_ms, 0.5), 1), p95: round(percentile(o.latency_ms, 0.95), 1) },
         siftMs: round(percentile(o.sift_ms, 0.5), 1),
         buildMs: Math.round(o.build_ms),
@@ -237,8 +285,11 @@ async function runSet(name: string) {
  * codes are signs, so the mosaic needs no renormalisation. Queries are real SMVS queries; latency, memory, P@1.
  */
 async function scaling(featsBySet: Map<string, Map<string, Features>>) {
-  const set = readSet(path.join(shared, 'retrieval-smvs'));
-  const feats = featsBySet.get('retrieval-smvs')!;
+  // --scale-set: whose real targets and queries (retrieval-scenes: the same-scene case at scale; its held-out
+  // scenes' queries only with --split holdout or all).
+  const set = readSet(path.join(shared, SCALE_SET));
+  const feats = featsBySet.get(SCALE_SET)!;
+  const held = holdoutScenes(set);
   const realTargets = set.targets.map((t) => prepare(feats.get(t.id)!));
   // The pool: every 4th keypoint of the real targets of all cached sets.
   const poolVecs: Float32Array[] = [];
@@ -317,8 +368,11 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
     const cpu: number[] = [];
     const parts2 = { probeMs: [] as number[], voteMs: [] as number[], verifyMs: [] as number[] };
     let p1 = 0;
+    let storedP1 = 0;
     let mirrorPasses = 0;
-    const qs = set.sources.slice(0, Number(opt('scale-queries', '50')));
+    const qs = set.sources
+      .filter((s) => set.truth.has(s.id) && (SPLIT === 'all' || !set.scenes.size || held.has(set.scenes.get(s.id) ?? '') === (SPLIT === 'holdout')))
+      .slice(0, Number(opt('scale-queries', '50')));
     const p = searchParams(config);
     // Synthetic slots have no keypoint positions, so they are not verified (the loader has nothing to give,
     // as for an image removed meanwhile): they still take shortlist places from the real targets, which is
@@ -335,7 +389,9 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
       for (const [k, v] of Object.entries(scanStats)) scanSum[k] = (scanSum[k] ?? 0) + v;
       for (const k of Object.keys(parts2) as (keyof typeof parts2)[]) parts2[k].push(r.timings[k]);
       const top = r.hits[0];
-      if (top && top.score > 0 && top.slot < realTargets.length && set.truth.get(s.id)?.has(set.targets[top.slot]!.id)) p1++;
+      const right = (h: typeof top | undefined) => !!h && h.slot < realTargets.length && !!set.truth.get(s.id)?.has(set.targets[h.slot]!.id);
+      if (right(r.hits.find((h) => h.score > 0 && h.score >= config.match.minScore && h.inliers >= config.match.minInliers))) storedP1++;
+      if (top && top.score > 0 && right(top)) p1++;
       else if (flag('verbose')) {
         const tIdx = set.targets.findIndex((t) => set.truth.get(s.id)?.has(t.id));
         log(`miss ${s.id}: truth slot ${tIdx} shortlist rank ${r.shortlist.indexOf(tIdx)} hit ${JSON.stringify(r.hits.find((h) => h.slot === tIdx) ? { s: r.hits.find((h) => h.slot === tIdx)!.score, v: r.hits.find((h) => h.slot === tIdx)!.votes } : null)} top votes ${r.hits.slice(0, 3).map((h) => h.votes).join(',')}`);
@@ -350,6 +406,7 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
       medianPartsMs: Object.fromEntries(Object.entries(parts2).map(([k, v]) => [k, round(percentile(v, 0.5), 1)])),
       mirrorPasses, scanPerQuery: Object.fromEntries(Object.entries(scanSum).map(([k, v]) => [k, Math.round(v / qs.length)])),
       p1: round(p1 / qs.length),
+      storedP1: round(storedP1 / qs.length),
     });
     log(`scaling ${N}: ${JSON.stringify(res[res.length - 1])}`);
   }
@@ -428,7 +485,7 @@ async function main() {
   out.sets = sets;
   if (!flag('skip-pairs') && fs.existsSync(path.join(shared, 'image-pairs', 'pairs.tsv'))) out.imagePairs = await imagePairs();
   if (!flag('skip-scaling')) {
-    for (const name of ['retrieval-smvs', 'mining-flickr8k', 'retrieval-wxbs']) {
+    for (const name of new Set(['retrieval-smvs', 'mining-flickr8k', 'retrieval-wxbs', SCALE_SET])) {
       const set = readSet(path.join(shared, name));
       featsBySet.set(name, FEATURES === 'cv2' ? cv2Features(set) : await ourFeatures(set));
     }

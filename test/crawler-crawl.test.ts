@@ -1,6 +1,6 @@
 // The crawler against fixture sites served on 127.0.0.1: politeness (robots disallow, robots 500, Crawl-delay),
 // redirects, a slow host, image limits (a huge image, a decompression bomb), conditional GET, content-hash
-// storage, private-address refusal, and resumption after an abort.
+// storage, private-address refusal, and resumption after an abort (triggered by the server, no timing).
 import { expect } from 'chai';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -46,6 +46,8 @@ describe('crawler: harvesting fixture sites on loopback', function () {
   let en: Awaited<ReturnType<typeof serve>>, zh: Awaited<ReturnType<typeof serve>>, down: Awaited<ReturnType<typeof serve>>, slow: Awaited<ReturnType<typeof serve>>;
   let photo1: Buffer, photo2: Buffer, photo3: Buffer, photoZh1: Buffer, photoZh2: Buffer, huge: Buffer, bomb: Buffer;
   let sitesDir: string;
+  /** Awaited by the English host before it answers a request (the abort test holds requests with it). */
+  let enGate: ((path: string, res: http.ServerResponse) => Promise<void>) | null = null;
 
   const solid = (w: number, h: number, r: number, g: number, b: number, fmt: 'jpeg' | 'png' = 'jpeg') =>
     sharp({ create: { width: w, height: h, channels: 3, background: { r, g, b } } }).composite([{ input: Buffer.from(`<svg width="${w}" height="${h}"><circle cx="${w / 3}" cy="${h / 2}" r="${h / 4}" fill="rgb(${255 - r},${g},${b})"/></svg>`) }])[fmt]().toBuffer();
@@ -60,8 +62,9 @@ describe('crawler: harvesting fixture sites on loopback', function () {
     bomb = await sharp({ create: { width: 4000, height: 4000, channels: 3, background: { r: 0, g: 0, b: 0 } } }).png({ compressionLevel: 9 }).toBuffer(); // 16 MP in a few KB
     const images: Record<string, Buffer> = { '/img/photo1.jpg': photo1, '/img/photo2.jpg': photo2, '/img/photo3.jpg': photo3, '/img/huge.jpg': huge, '/img/bomb.png': bomb };
 
-    en = await serve((req, res) => {
+    en = await serve(async (req, res) => {
       const p = req.url ?? '';
+      if (enGate) await enGate(p, res);
       if (p === '/robots.txt') return void res.end('User-agent: *\nDisallow: /private/\nCrawl-delay: 0.3\n');
       if (p === '/feed.xml') {
         if (req.headers['if-none-match'] === '"feed-v1"') return void res.writeHead(304).end();
@@ -212,21 +215,37 @@ describe('crawler: harvesting fixture sites on loopback', function () {
     resetHits();
     const bank = await tmpBank();
     const ac = new AbortController();
-    // Abort at the first page fetched after an item is stored: midway through the site.
-    const s1 = await runCrawl(bank, testConfig(), {
-      sitesDir,
-      site: 'fixture-en',
-      signal: ac.signal,
-      progress: { tick: () => void bank.items.count('source').then((n) => n >= 1 && ac.abort()), setTotal() {}, stop() {} },
-    });
+    // The abort comes from the server, not from a timer: once a good photo has been answered, the next request
+    // to the host is held until its item is in the bank, the crawl is aborted there, and only then answered.
+    // So the abort always falls in the middle of the cycle with at least one item stored, whatever the load.
+    const good = new Set(['/img/photo1.jpg', '/img/photo2.jpg', '/img/photo3.jpg']);
+    let photoServed = false;
+    enGate = async (p, res) => {
+      if (photoServed && !ac.signal.aborted) {
+        while ((await bank.items.count('source')) < 1) await new Promise((r) => setTimeout(r, 10));
+        ac.abort();
+      }
+      if (good.has(p)) res.on('finish', () => (photoServed = true));
+    };
+    let s1;
+    try {
+      s1 = await runCrawl(bank, testConfig({ requestTimeoutSecs: 30 }), { sitesDir, site: 'fixture-en', signal: ac.signal });
+    } finally {
+      enGate = null;
+    }
     expect(s1.aborted).to.equal(true);
-    const first = (await bank.items.list('source', 100));
+    const first = await bank.items.list('source', 100);
     const crawlRepo = bank.repo(CrawlRepo);
-    const storedPages = new Set<string>();
-    for (const p of ['/news/2024/a1.html', '/news/2024/a2.html', '/news/2024/a3.html']) if ((await crawlRepo.row(urlKey(`${en.base}${p}`)!))?.state === 'done') storedPages.add(p);
-    expect(storedPages.size).to.be.at.least(1);
+    // Pages harvested before the abort: done, or waiting only for their images ('images').
+    const harvested = new Set<string>();
+    for (const p of ['/news/2024/a1.html', '/news/2024/a2.html', '/news/2024/a3.html']) {
+      const state = (await crawlRepo.row(urlKey(`${en.base}${p}`)!))?.state;
+      if (state === 'done' || state === 'images') harvested.add(p);
+    }
+    expect(harvested.size).to.be.at.least(1);
     const storedImages = new Set(first.map((i) => new URL(i.imageUrl!).pathname));
-    expect((await bank.items.count('source'))).to.be.within(1, 3);
+    expect(storedImages.size).to.be.at.least(1);
+    expect(first.length).to.be.within(1, 3);
     expect(await crawlRepo.siteCycle('fixture-en')).to.deep.equal({ cycle: 1, open: true });
     await bank.close();
 
@@ -235,12 +254,12 @@ describe('crawler: harvesting fixture sites on loopback', function () {
     const s2 = await runCrawl(bank2, testConfig(), { sitesDir, site: 'fixture-en' });
     expect(s2.resumed).to.deep.equal(['fixture-en']);
     for (const h of en.hits) {
-      expect(storedPages.has(h.path), `page ${h.path} fetched again`).to.equal(false);
+      expect(harvested.has(h.path), `page ${h.path} fetched again`).to.equal(false);
       expect(storedImages.has(h.path), `image ${h.path} fetched again`).to.equal(false);
     }
     expect((await bank2.items.list('source', 100)).map((i) => new URL(i.pageUrl!).pathname).sort()).to.deep.equal(['/news/2024/a1.html', '/news/2024/a2.html', '/news/2024/a2.html', '/news/2024/a3.html']);
-    for (const i of first) expect((await bank2.items.get('source', i.extId))).to.deep.equal(i); // nothing lost or touched
-    expect(storedImages.size).to.be.at.least(1);
+    for (const i of first) expect(await bank2.items.get('source', i.extId)).to.deep.equal(i); // nothing lost or touched
+    expect(await bank2.repo(CrawlRepo).siteCycle('fixture-en')).to.deep.equal({ cycle: 1, open: false });
     await bank2.close();
   });
 
@@ -291,16 +310,24 @@ describe('crawler: `capbridge crawl` and SIGTERM', function () {
     const { spawn } = await import('node:child_process');
     const photo = (i: number) => sharp({ create: { width: 200, height: 150, channels: 3, background: { r: 20 * i, g: 100, b: 255 - 20 * i } } }).jpeg().toBuffer();
     const photos = await Promise.all([1, 2, 3, 4, 5, 6].map(photo));
+    // The SIGTERM comes from the server at the second image request, and that request and every one after it are
+    // held until the process has exited: the run is always stopped mid-cycle with one item stored, whatever the
+    // load (no timing).
+    let stopChild: (() => void) | null = null;
+    let stopped: Promise<void> | null = null;
+    let images = 0;
     const srv = await serve(async (req, res) => {
       const p = req.url ?? '';
+      const im = /^\/img\/(\d)\.jpg$/.exec(p);
+      if (im && stopChild && ++images === 2) {
+        stopChild();
+        stopChild = null;
+      }
+      if (stopped) await stopped;
       if (p === '/robots.txt') return void res.writeHead(404).end();
       if (p === '/') return void res.end(html(photos.map((_, i) => `<a href="/2024/p${i + 1}.html">${i}</a>`).join('')));
       const m = /^\/2024\/p(\d)\.html$/.exec(p);
-      if (m) {
-        await new Promise((r) => setTimeout(r, 300));
-        return void res.end(html(fig(`/img/${m[1]}.jpg`, `Photo number ${m[1]} shows the river in flood after the storm.`)));
-      }
-      const im = /^\/img\/(\d)\.jpg$/.exec(p);
+      if (m) return void res.end(html(fig(`/img/${m[1]}.jpg`, `Photo number ${m[1]} shows the river in flood after the storm.`)));
       if (im) return void res.writeHead(200, { 'content-type': 'image/jpeg' }).end(photos[Number(im[1]) - 1]);
       res.writeHead(404).end();
     });
@@ -310,26 +337,30 @@ describe('crawler: `capbridge crawl` and SIGTERM', function () {
     fs.writeFileSync(path.join(sites, 'one.yaml'), `name: one\nlanguage: en\nstartUrls: ["${srv.base}/"]\nallowedHosts: ["${new URL(srv.base).host}"]\narticlePatterns: ['/2024/']\n`);
     const cfg = path.join(dir, 'cfg.yaml');
     fs.writeFileSync(cfg, 'crawler:\n  allowPrivateAddresses: true\n  perHostDelayMs: 0\n  minImageSide: 50\n');
-    const run = (onHit?: (child: ReturnType<typeof spawn>) => void) =>
+    const run = (stopAtFirstImage = false) =>
       new Promise<{ code: number | null; out: string }>((resolve) => {
         const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--data', path.join(dir, 'data'), '--config', cfg, 'crawl', '--json', '--sites', sites], { stdio: ['ignore', 'pipe', 'pipe'] });
         let out = '';
         child.stdout!.on('data', (d) => (out += d));
         child.stderr!.on('data', () => {});
-        if (onHit) {
-          const t = setInterval(() => {
-            if (srv.hits.some((h) => h.path.startsWith('/img/'))) {
-              clearInterval(t);
-              child.kill('SIGTERM');
-            }
-          }, 20);
+        const closed = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+        if (stopAtFirstImage) {
+          stopChild = () => {
+            stopped = closed.then(() => undefined);
+            child.kill('SIGTERM');
+          };
         }
-        child.on('close', (code) => resolve({ code, out }));
+        void closed.then((code) => {
+          stopChild = null;
+          stopped = null;
+          resolve({ code, out });
+        });
       });
-    const first = await run(() => {});
+    const first = await run(true);
     expect(first.code, first.out).to.equal(130);
     const s1 = JSON.parse(first.out);
     expect(s1.aborted).to.equal(true);
+    expect(s1.itemsAdded.source).to.equal(1);
     const second = await run();
     expect(second.code).to.equal(0);
     const s2 = JSON.parse(second.out);

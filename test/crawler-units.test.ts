@@ -212,12 +212,13 @@ describe('crawler units: fetch with the retry policy (loopback)', function () {
 });
 
 describe('crawler units: listing walk', () => {
+  const lim = { maxElements: 5000, maxDepth: 100 };
   it('reads links of HTML listings (with <base>), feeds and gzipped sitemaps, and plans articles, deeper listings and sitemaps', () => {
     const s = site();
     const htmlRes = result('http://news.test/section/', `<html><head><base href="http://news.test/"></head><body>
       <a href="2024/a.html">a</a><a href="https://www.news.test/2024/a.html?utm_source=x">a again</a><a href="/world/">world</a>
       <a href="http://elsewhere.test/2024/z.html">off-site</a><a href="mailto:x@y">mail</a></body></html>`, { 'content-type': 'text/html' });
-    const links = linksOf('listing', htmlRes, 1e6);
+    const { links } = linksOf('listing', htmlRes, 1e6, lim);
     expect(links.map((l) => l.url)).to.deep.equal(['http://news.test/2024/a.html', 'https://www.news.test/2024/a.html?utm_source=x', 'http://news.test/world/', 'http://elsewhere.test/2024/z.html']);
     const plan = planLinks(s, { kind: 'listing', depth: 0 }, links, 1);
     expect(plan.map((p) => [p.kind, p.url, p.depth])).to.deep.equal([
@@ -226,10 +227,23 @@ describe('crawler units: listing walk', () => {
     ]);
     expect(planLinks(s, { kind: 'listing', depth: 1 }, links, 1).map((p) => p.kind)).to.deep.equal(['article']); // maxDepth reached
     const sm = zlib.gzipSync(Buffer.from('<?xml version="1.0"?><sitemapindex><sitemap><loc>http://news.test/s2.xml</loc></sitemap></sitemapindex>'));
-    const smLinks = linksOf('sitemap', result('http://news.test/s.xml.gz', sm, { 'content-type': 'application/x-gzip' }), 1e6);
+    const smLinks = linksOf('sitemap', result('http://news.test/s.xml.gz', sm, { 'content-type': 'application/x-gzip' }), 1e6, lim).links;
     expect(planLinks(s, { kind: 'sitemap', depth: 0 }, smLinks, 0).map((p) => [p.kind, p.url])).to.deep.equal([['sitemap', 'http://news.test/s2.xml']]);
-    const feed = linksOf('feed', result('http://news.test/rss', '<rss><channel><item><link>/2024/b.html</link></item></channel></rss>'), 1e6);
+    const feed = linksOf('feed', result('http://news.test/rss', '<rss><channel><item><link>/2024/b.html</link></item></channel></rss>'), 1e6, lim).links;
     expect(planLinks(s, { kind: 'feed', depth: 0 }, feed, 0).map((p) => p.url)).to.deep.equal(['http://news.test/2024/b.html']);
+  });
+
+  it('refuses a hostile HTML listing (nested too deep, too many elements) without building a DOM; reads at most MAX_LINKS links', () => {
+    // 200,000 nested elements: cheerio took minutes on this; the streaming scan stops at the depth bound.
+    const deep = linksOf('listing', result('http://news.test/deep/', `<html><body>${'<div>'.repeat(200_000)}<a href="/2024/a.html">a</a>${'</div>'.repeat(200_000)}</body></html>`, { 'content-type': 'text/html' }), 1e7, lim);
+    expect(deep.links).to.deep.equal([]);
+    expect(deep.refused).to.deep.include({ class: 'permanent', code: 'too-deep' });
+    expect(deep.refused!.message).to.match(/^http:\/\/news\.test\/deep\/: /);
+    const many = linksOf('listing', result('http://news.test/many/', `<p>${'<b>x</b>'.repeat(6000)}</p>`, { 'content-type': 'text/html' }), 1e7, lim);
+    expect(many.refused).to.deep.include({ code: 'too-many-elements' });
+    const flat = linksOf('listing', result('http://news.test/flat/', '<a href="/2024/a.html">a</a>'.repeat(60_000), { 'content-type': 'text/html' }), 1e7, { maxElements: 100_000, maxDepth: 100 });
+    expect(flat.refused).to.equal(undefined);
+    expect(flat.links).to.have.length(50_000);
   });
 });
 

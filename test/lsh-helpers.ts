@@ -78,3 +78,71 @@ export function write(dir: string, name: string, buf: Buffer): string {
   fs.writeFileSync(f, buf);
   return f;
 }
+
+/** A camera for render3d: centre in world units, yaw (degrees, about the vertical axis), focal length in pixels. */
+export interface Camera {
+  centre: [number, number, number];
+  yaw: number;
+  focal: number;
+}
+
+/** A textured rectangle in the world: corner p0, unit axes u and v, extents su and sv, texture seed. */
+interface Face {
+  p0: number[];
+  u: number[];
+  v: number[];
+  su: number;
+  sv: number;
+  seed: number;
+}
+
+/**
+ * A 3D scene rendered by ray casting: a back wall and a box standing in front of it (front face and a receding
+ * side face), each textured with its own generated picture, seen by a pinhole camera. Two cameras at
+ * different places see the faces with different parallax, so no one homography relates their pictures.
+ */
+export async function render3d(cam: Camera, w = 400, h = 300): Promise<Buffer> {
+  const faces: Face[] = [
+    { p0: [-4.5, -3, 10], u: [1, 0, 0], v: [0, 1, 0], su: 9, sv: 6, seed: 501 },
+    { p0: [-1.8, -1.2, 6], u: [1, 0, 0], v: [0, 1, 0], su: 3, sv: 2.6, seed: 502 },
+    { p0: [1.2, -1.2, 6], u: [0.5, 0, 0.866], v: [0, 1, 0], su: 2.6, sv: 2.6, seed: 503 },
+  ];
+  const tex = await Promise.all(
+    faces.map(async (f) => {
+      const { data, info } = await sharp(Buffer.from(sceneSvg(480, 360, f.seed, 520))).flatten().removeAlpha().raw().toBuffer({ resolveWithObject: true });
+      return { data, w: info.width, h: info.height };
+    }),
+  );
+  const out = Buffer.alloc(w * h * 3, 128);
+  const c = Math.cos((cam.yaw * Math.PI) / 180);
+  const s = Math.sin((cam.yaw * Math.PI) / 180);
+  const dot = (a: number[], b: number[]) => a[0]! * b[0]! + a[1]! * b[1]! + a[2]! * b[2]!;
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      const dc = [(x - w / 2) / cam.focal, (y - h / 2) / cam.focal, 1];
+      // camera -> world: rotation by yaw about y
+      const d = [c * dc[0]! + s * dc[2]!, dc[1]!, -s * dc[0]! + c * dc[2]!];
+      let best = Infinity;
+      let col: number[] | null = null;
+      faces.forEach((f, k) => {
+        const n = [f.u[1]! * f.v[2]! - f.u[2]! * f.v[1]!, f.u[2]! * f.v[0]! - f.u[0]! * f.v[2]!, f.u[0]! * f.v[1]! - f.u[1]! * f.v[0]!];
+        const den = dot(d, n);
+        if (Math.abs(den) < 1e-9) return;
+        const t = dot([f.p0[0]! - cam.centre[0], f.p0[1]! - cam.centre[1], f.p0[2]! - cam.centre[2]], n) / den;
+        if (!(t > 0) || t >= best) return;
+        const X = [cam.centre[0] + t * d[0]! - f.p0[0]!, cam.centre[1] + t * d[1]! - f.p0[1]!, cam.centre[2] + t * d[2]! - f.p0[2]!];
+        const a = dot(X, f.u) / f.su;
+        const b = dot(X, f.v) / f.sv;
+        if (a < 0 || a >= 1 || b < 0 || b >= 1) return;
+        const tx = tex[k]!;
+        const px = Math.min(tx.w - 2, a * (tx.w - 1));
+        const py = Math.min(tx.h - 2, b * (tx.h - 1));
+        const x0 = Math.floor(px), y0 = Math.floor(py), fx = px - x0, fy = py - y0;
+        const at = (xx: number, yy: number, ch: number) => tx.data[(yy * tx.w + xx) * 3 + ch]!;
+        col = [0, 1, 2].map((ch) => (at(x0, y0, ch) * (1 - fx) + at(x0 + 1, y0, ch) * fx) * (1 - fy) + (at(x0, y0 + 1, ch) * (1 - fx) + at(x0 + 1, y0 + 1, ch) * fx) * fy);
+        best = t;
+      });
+      if (col) for (let ch = 0; ch < 3; ch++) out[(y * w + x) * 3 + ch] = Math.round((col as number[])[ch]!);
+    }
+  return sharp(out, { raw: { width: w, height: h, channels: 3 } }).jpeg({ quality: 90 }).toBuffer();
+}

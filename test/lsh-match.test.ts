@@ -53,7 +53,7 @@ describe('lsh-index: match and search end to end', function () {
         expect((await bank.items.byId(list[0]!.targetItemId))!.extId, names[i]).to.equal(`t${i + 1}`);
         expect(list[0]!.imageScore, names[i]).to.be.greaterThan(0.2).and.at.most(1);
         expect(list[0]!.inliers).to.be.at.least(config.match.minInliers);
-        expect(list[0]!.homography).to.have.length(9);
+        expect(list[0]!.homography, `${names[i]} ${list[0]!.model} ${list[0]!.inliers}/${list[0]!.matches}`).to.have.length(9);
         expect(list[0]!.pairs!.length).to.equal(list[0]!.inliers * 4);
         expect(list[0]!.mirrored, names[i]).to.equal(names[i] === 'mirror');
         // Unrelated distractors never appear.

@@ -11,12 +11,18 @@ export interface CandidateInput {
   inliers: number;
   /** 9 numbers, row-major, source px -> target px; null when none. */
   homography: number[] | null;
+  /** The model that verified it: one homography (a copy, a plane; the default) or the epipolar geometry of a 3D scene. */
+  model?: 'homography' | 'fundamental';
+  /** 9 numbers, row-major, x_targetᵀ F x_source = 0 in original pixels, when the model is 'fundamental'. */
+  fundamental?: number[] | null;
   mirrored: boolean;
   /** Inlier pairs (xs, ys, xt, yt) in original pixels. */
   pairs: Float32Array | null;
 }
 
 export interface Candidate extends CandidateInput {
+  model: 'homography' | 'fundamental';
+  fundamental: number[] | null;
   sourceItemId: number;
   matchedAt: string;
 }
@@ -38,13 +44,15 @@ interface Row {
   matches: number;
   inliers: number;
   homography: string | null;
+  model: 'homography' | 'fundamental';
+  fundamental: string | null;
   matchedAt: string;
   mirrored: number;
   pairs: Buffer | null;
 }
 
 const COLS = `c.source_item_id AS "sourceItemId", c.target_item_id AS "targetItemId", c.rank, c.image_score AS "imageScore",
-  c.matches, c.inliers, c.homography, c.matched_at AS "matchedAt", c.mirrored, c.pairs`;
+  c.matches, c.inliers, c.homography, c.model, c.fundamental, c.matched_at AS "matchedAt", c.mirrored, c.pairs`;
 
 function pairsBlob(p: Float32Array | null): Buffer | null {
   if (!p) return null;
@@ -67,6 +75,8 @@ function fromRow(r: Row): Candidate {
     matches: r.matches,
     inliers: r.inliers,
     homography: r.homography ? (JSON.parse(r.homography) as number[]) : null,
+    model: r.model,
+    fundamental: r.fundamental ? (JSON.parse(r.fundamental) as number[]) : null,
     matchedAt: r.matchedAt,
     mirrored: r.mirrored === 1,
     pairs,
@@ -81,10 +91,11 @@ export class CandidatesRepo {
     await this.db.run('DELETE FROM candidates WHERE source_item_id = ?', [sourceItemId]);
     await this.db.copyRows(
       'candidates',
-      ['source_item_id', 'target_item_id', 'rank', 'image_score', 'matches', 'inliers', 'homography', 'matched_at', 'mirrored', 'pairs'],
+      ['source_item_id', 'target_item_id', 'rank', 'image_score', 'matches', 'inliers', 'homography', 'matched_at', 'mirrored', 'pairs', 'model', 'fundamental'],
       list.map((c) => [
         sourceItemId, c.targetItemId, c.rank, c.imageScore, c.matches, c.inliers,
         c.homography ? JSON.stringify(c.homography) : null, matchedAt, c.mirrored ? 1 : 0, pairsBlob(c.pairs),
+        c.model ?? 'homography', c.fundamental ? JSON.stringify(c.fundamental) : null,
       ]),
     );
   }
@@ -130,10 +141,10 @@ export class CandidatesRepo {
   }
 
   private pendingWhere = `FROM items i LEFT JOIN match_state m ON m.source_item_id = i.id
-    WHERE i.bank = 'source' AND ${HAS_FEATURES}
+    WHERE i.bank = 'source' AND i.status <> 'failed' AND ${HAS_FEATURES}
       AND (m.source_item_id IS NULL OR m.index_seq < @seq OR m.image_sha256 <> i.image_sha256)`;
 
-  /** Source items with features never matched, matched before targets were added (index_seq < seq), or
+  /** Source items with features (and not failed: a failed item waits for a new image or --retry-failed) never matched, matched before targets were added (index_seq < seq), or
    *  matched with another image; id order after afterId. */
   async pendingSources(seq: number, afterId: number, limit: number): Promise<{ id: number; imageSha256: string }[]> {
     return this.db.all(`SELECT i.id, i.image_sha256 AS "imageSha256" ${this.pendingWhere} AND i.id > @afterId ORDER BY i.id LIMIT @limit`, { seq, afterId, limit });

@@ -39,6 +39,10 @@ export class FeaturesRepo {
       return f && t ? { ...f, scale: f.width / t.width, twinOf: t.ofSha } : undefined;
     }
     const d = r.descriptors;
+    // a damaged row (disk, a hand edit) is this image's failure, said plainly, not an out-of-bounds read later
+    if (r.keypoints.length !== r.count * 24 || d.length !== r.count * 128) {
+      throw new Error(`features of image ${sha256.slice(0, 12)} are damaged: ${r.count} keypoints but ${r.keypoints.length} keypoint bytes / ${d.length} descriptor bytes`);
+    }
     return {
       width: r.width,
       height: r.height,

@@ -40,6 +40,21 @@ export async function probeImage(buf: Uint8Array): Promise<{ format: string; wid
   return { format: meta.format, width: swap ? meta.height : meta.width, height: swap ? meta.width : meta.height };
 }
 
+/** Sides and pixels an image must be within to be stored (the config keys are named in the refusal). */
+export interface ImageBounds {
+  minSide: number;
+  minSideKey: string;
+  maxPixels: number;
+  maxPixelsKey: string;
+}
+
+/** Throws an ImageReadError when an image's header size is outside the bounds. */
+export function checkImageBounds(d: { width: number; height: number }, b: ImageBounds): void {
+  const pixels = d.width * d.height;
+  if (pixels > b.maxPixels) throw new ImageReadError(`image too large: ${d.width}x${d.height} = ${pixels} pixels, over ${b.maxPixelsKey} ${b.maxPixels}`);
+  if (Math.min(d.width, d.height) < b.minSide) throw new ImageReadError(`image too small: ${d.width}x${d.height}, a side under ${b.minSideKey} ${b.minSide}`);
+}
+
 /** Where image bytes live: a folder (default) or an S3-compatible bucket. Keys are ImageRecord.path. */
 export interface ImageBlobs {
   readonly kind: string;
@@ -102,11 +117,16 @@ export class ImageStore {
    * Probes and stores the bytes (if not already there) and returns the record to insert.
    * Call `record()` inside the caller's transaction to index it.
    */
-  async prepare(buf: Uint8Array): Promise<ImageRecord> {
+  async prepare(buf: Uint8Array, bounds?: ImageBounds): Promise<ImageRecord> {
     const sha256 = sha256Hex(buf);
     const known = await this.get(sha256);
-    if (known && (await this.blobs.has(known.path, known.bytes))) return known;
+    if (known && (await this.blobs.has(known.path, known.bytes))) {
+      if (bounds) checkImageBounds(known, bounds);
+      return known;
+    }
     const { format, width, height } = await probeImage(buf);
+    // refused from the header, before the bytes reach the store or a decoder
+    if (bounds) checkImageBounds({ width, height }, bounds);
     const key = imageKey(sha256, format);
     if (!(await this.blobs.has(key, buf.length))) await this.blobs.put(key, buf);
     return { sha256, path: key, bytes: buf.length, format, width, height };

@@ -141,6 +141,15 @@ export class ItemsRepo {
       : this.db.run('UPDATE items SET status = ?, status_reason = ?, status_at = ? WHERE image_sha256 = ?', [status, reason, now, sha256]);
   }
 
+  /** Sends every failed item back to 'new' (reason cleared), so the stages try it again: `--retry-failed`.
+   *  Without it a failed item waits until its image changes (upsert). Returns how many. */
+  retryFailed(bank: BankName | null = null): Promise<number> {
+    const now = new Date().toISOString();
+    return bank
+      ? this.db.run(`UPDATE items SET status = 'new', status_reason = NULL, status_at = ? WHERE status = 'failed' AND bank = ?`, [now, bank])
+      : this.db.run(`UPDATE items SET status = 'new', status_reason = NULL, status_at = ? WHERE status = 'failed'`, [now]);
+  }
+
   async remove(bank: BankName, extId: string): Promise<boolean> {
     return (await this.db.run('DELETE FROM items WHERE bank = ? AND ext_id = ?', [bank, extId])) > 0;
   }

@@ -64,6 +64,7 @@ export function registerCrawl(program: Command): void {
               `  transient failures: ${counts(s.failures.transient)}; permanent: ${counts(s.failures.permanent)}; ${s.deferred} deferred (host paused or robots.txt unavailable)`,
               `  given up this cycle ${s.givenUp} (${s.givenUpTotal} in all: capbridge crawl --list given-up); waiting for a later cycle ${s.pendingRetries}; ${s.queued} queued`,
             ];
+            if (s.photosOverLimit) lines.push(`  ${s.photosOverLimit} captioned photos left out of pages over crawler.maxPhotosPerPage`);
             for (const f of s.failedSites) lines.push(`  site ${f.site} did not run: ${f.reason}`);
             process.stdout.write(lines.join('\n') + '\n');
           }

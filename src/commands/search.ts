@@ -40,6 +40,7 @@ export function registerSearch(program: Command): void {
           rank: h.rank,
           target_id: h.item.extId,
           image_score: h.imageScore,
+          model: h.model,
           matches: h.matches,
           inliers: h.inliers,
           mirrored: h.mirrored,
@@ -51,7 +52,7 @@ export function registerSearch(program: Command): void {
         else
           for (const r of rows)
             process.stdout.write(
-              `${r.rank}. ${r.target_id}  score ${r.image_score.toFixed(3)}  ${r.inliers}/${r.matches} inliers${r.mirrored ? ' (mirrored)' : ''}  ${r.caption}` +
+              `${r.rank}. ${r.target_id}  score ${r.image_score.toFixed(3)} (${r.model === 'fundamental' ? 'same scene' : 'same plane'})  ${r.inliers}/${r.matches} inliers${r.mirrored ? ' (mirrored)' : ''}  ${r.caption}` +
                 `${r.provenance.pageUrl ? `  <${r.provenance.pageUrl}>` : ''}\n`,
             );
         return 0;

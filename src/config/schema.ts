@@ -16,7 +16,7 @@ export const configSchema = z
         url: z.string().refine((u) => u === '' || /^postgres(ql)?:\/\//.test(u), 'expected empty (SQLite) or a postgres:// URL'),
       })
       .strict(),
-    import: z.object({ batchSize: pos(), maxImageBytes: pos() }).strict(),
+    import: z.object({ batchSize: pos(), maxImageBytes: pos(), maxManifestBytes: pos(), maxLineBytes: pos(), minImageSide: pos() }).strict(),
     captions: z
       .object({
         checkLanguage: z.boolean(),
@@ -29,6 +29,7 @@ export const configSchema = z
       .object({
         maxSide: pos(),
         maxPixels: pos(),
+        minSide: int().min(2),
         maxKeypoints: pos(),
         upsample: z.boolean(),
         octaveLayers: pos(),
@@ -58,6 +59,7 @@ export const configSchema = z
         matchHamming: int().min(0).max(64),
         confidentScore: z.number().min(0).max(1),
         recollide: int().min(0),
+        recollideHamming: int().min(0).max(64),
         farDistance: z.number().positive(),
         mirror: z.boolean(),
       })
@@ -80,6 +82,20 @@ export const configSchema = z
             maxSide: pos(),
             minEvidence: int().min(0),
             budget: z.number().min(0).max(1),
+            denseKeypoints: int().min(0).max(8192),
+            denseBudget: z.number().min(0).max(1),
+            recollide: int().min(0),
+          })
+          .strict(),
+        epipolar: z
+          .object({
+            enabled: z.boolean(),
+            threshold: z.number().positive(),
+            iterations: pos(),
+            maxLogNfa: z.number(),
+            rotationTolerance: z.number().gt(0).lte(180),
+            ratio: z.number().gt(0).lte(1),
+            regionRadius: nonneg(),
           })
           .strict(),
       })
@@ -129,6 +145,7 @@ export const configSchema = z
         maxPagesPerSite: pos(),
         maxPageElements: pos(),
         maxPageDepth: pos(),
+        maxPhotosPerPage: pos(),
         retry: z
           .object({
             triesPerCycle: pos().max(10),

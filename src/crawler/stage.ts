@@ -80,6 +80,8 @@ export interface CrawlSummary {
   givenUpTotal: number;
   /** Articles left for the next cycle by the per-cycle page limit. */
   limited: number;
+  /** Captioned photos dropped from pages over crawler.maxPhotosPerPage. */
+  photosOverLimit: number;
   errors: number;
   aborted: boolean;
   queued: number;
@@ -188,6 +190,7 @@ class Crawl {
       pendingRetries: 0,
       givenUpTotal: 0,
       limited: 0,
+      photosOverLimit: 0,
       errors: 0,
       aborted: false,
       queued: 0,
@@ -380,7 +383,12 @@ class SiteCycle {
       this.c.summary.notModified++;
       return this.c.bank.transaction((tx) => tx.repo(CrawlRepo).finish(row.id, done));
     }
-    const toQueue = planLinks(this.site, row, linksOf(row.kind, res, cc.maxPageBytes), this.maxDepth);
+    const found = linksOf(row.kind, res, cc.maxPageBytes, { maxElements: cc.maxPageElements, maxDepth: cc.maxPageDepth });
+    if (found.refused) {
+      const refused = found.refused;
+      return this.c.bank.transaction((tx) => this.fail(tx.repo(CrawlRepo), row, refused, a.requests));
+    }
+    const toQueue = planLinks(this.site, row, found.links, this.maxDepth);
     const etag = res.headers.get('etag');
     const lastModified = res.headers.get('last-modified');
     // Links, validators and the row's end in one transaction: a 304 next cycle never hides links not stored.
@@ -419,8 +427,16 @@ class SiteCycle {
     this.c.claimed.add(page.key);
     try {
       s.pairsFound += page.pairs.length;
+      // A page with more captioned photos than any real gallery (a hostile or broken page) keeps the first ones.
+      const maxPhotos = cc.maxPhotosPerPage;
+      const over = Math.max(0, page.pairs.length - maxPhotos);
+      const note = over ? `${page.pairs.length} captioned photos, over crawler.maxPhotosPerPage: the first ${maxPhotos} kept` : undefined;
+      if (over) {
+        s.photosOverLimit += over;
+        this.c.log?.warn(`crawl ${this.site.name}: ${page.pageUrl}: ${note}`);
+      }
       const images: NewUrl[] = [];
-      for (const pair of page.pairs) {
+      for (const pair of page.pairs.slice(0, maxPhotos)) {
         if (!pair.caption.trim()) continue;
         const extId = itemExtId(page.pageUrl, pair.image_url);
         if (await this.c.bank.items.get(this.bankName, extId)) {
@@ -434,9 +450,9 @@ class SiteCycle {
         const repo = tx.repo(CrawlRepo);
         const state = images.length ? 'images' : 'done';
         if (sameAs(page.key)) {
-          await repo.recordPage(this.site.name, this.cycle, { key: page.key, url: page.pageUrl, state, httpStatus: a.res.status });
+          await repo.recordPage(this.site.name, this.cycle, { key: page.key, url: page.pageUrl, state, httpStatus: a.res.status, reason: note });
           await repo.finish(row.id, { state: 'done', reason: `same page as ${page.pageUrl}`, httpStatus: a.res.status, requests: a.requests, url: finalUrl });
-        } else await repo.finish(row.id, { state, httpStatus: a.res.status, requests: a.requests, url: finalKey === row.key ? finalUrl : undefined });
+        } else await repo.finish(row.id, { state, reason: note, httpStatus: a.res.status, requests: a.requests, url: finalKey === row.key ? finalUrl : undefined });
         if (sameAs(finalKey) && finalKey !== page.key) await repo.recordPage(this.site.name, this.cycle, { key: finalKey, url: finalUrl, state: 'done', reason: `same page as ${page.pageUrl}` });
         await repo.enqueue(this.site.name, this.cycle, images);
         if (images.length) await repo.completePage(page.key);

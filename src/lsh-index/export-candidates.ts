@@ -24,6 +24,7 @@ export async function exportCandidatesJsonl(bank: Bank, out: string): Promise<Ca
           target_id: c.targetExtId,
           rank: c.rank,
           image_score: c.imageScore,
+          model: c.model,
           matches: c.matches,
           inliers: c.inliers,
           mirrored: c.mirrored,

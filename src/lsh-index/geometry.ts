@@ -188,7 +188,7 @@ function cross(ax: number, ay: number, bx: number, by: number, cx: number, cy: n
 
 /** A 4-point sample is degenerate when three points are (nearly) collinear in either image, or when the
  *  quadrilateral's orientation flips between the images (no orientation-preserving homography exists). */
-function degenerate(pts: Float64Array, s: number[]): boolean {
+function degenerate(pts: Float64Array, s: number[], allowFlips = false): boolean {
   for (const off of [0, 2]) {
     for (let a = 0; a < 4; a++)
       for (let b = a + 1; b < 4; b++)
@@ -200,7 +200,7 @@ function degenerate(pts: Float64Array, s: number[]): boolean {
         }
   }
   // Orientation consistency of each triple.
-  for (let a = 0; a < 4; a++) {
+  for (let a = 0; a < (allowFlips ? 0 : 4); a++) {
     const [i, j, k] = [s[a]!, s[(a + 1) % 4]!, s[(a + 2) % 4]!];
     const c1 = cross(pts[i * 4]!, pts[i * 4 + 1]!, pts[j * 4]!, pts[j * 4 + 1]!, pts[k * 4]!, pts[k * 4 + 1]!);
     const c2 = cross(pts[i * 4 + 2]!, pts[i * 4 + 3]!, pts[j * 4 + 2]!, pts[j * 4 + 3]!, pts[k * 4 + 2]!, pts[k * 4 + 3]!);
@@ -225,7 +225,16 @@ export interface RansacResult {
 export function ransacHomography(
   pts: Float64Array,
   n: number,
-  opts: { threshold: number; maxIterations: number; confidence?: number; seed?: number; sim?: Float64Array | null; simThreshold?: number },
+  opts: {
+    threshold: number;
+    maxIterations: number;
+    confidence?: number;
+    seed?: number;
+    sim?: Float64Array | null;
+    simThreshold?: number;
+    /** Also sample orientation-reversing homographies (a mirror image): to find a plane, not to verify one. */
+    allowFlips?: boolean;
+  },
 ): RansacResult | null {
   if (n < 4) return null;
   const thr2 = opts.threshold * opts.threshold;
@@ -300,7 +309,7 @@ export function ransacHomography(
       while (sample.slice(0, k).includes(r));
       sample[k] = r;
     }
-    if (degenerate(pts, sample)) continue;
+    if (degenerate(pts, sample, opts.allowFlips)) continue;
     const H = homographyFrom4(pts, sample);
     if (!H) continue;
     const inl0 = countInliers(H);

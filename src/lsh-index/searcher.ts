@@ -19,6 +19,9 @@ export interface SearchParams extends VerifyParams {
   /** The best-voted shortlisted images whose index collisions do not verify are matched again against
    *  every one of their keypoints' sketches (collisions lost in over-full, skipped buckets). */
   recollide: number;
+  /** Sketch Hamming bound of that re-matching: looser than matchHamming, so the ratio test sees the true
+   *  second neighbour (exhaustive matching in effect). */
+  recollideHamming: number;
 }
 
 export interface Hit extends Verification {
@@ -221,9 +224,9 @@ async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchPar
   const confident = hits.some((h) => h.score >= p.confidentScore);
   for (let i = 0; i < (confident ? 0 : Math.min(p.recollide, hits.length)); i++) {
     const h = hits[i]!;
-    if (h.score > 0) continue;
+    if (h.score >= p.confidentScore) continue;
     const target = targets[shortlist.indexOf(h.slot)]!;
-    const c = sketchCollisions(pr.sketches, n, index.sketch(h.slot), p.matchHamming);
+    const c = sketchCollisions(pr.sketches, n, index.sketch(h.slot), p.recollideHamming);
     if (c.length / 2 < Math.max(4, p.minInliers)) continue;
     const r = verifyCandidate(v, target, c, p);
     if (r.score > h.score || (r.score === h.score && r.inliers > h.inliers)) hits[i] = { ...r, slot: h.slot, votes: h.votes, mirrored };

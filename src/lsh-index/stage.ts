@@ -31,6 +31,9 @@ export interface MatchOptions {
    *  the whole process (the views' worker threads included) and wall time; a second time for a source that gets
    *  views (its views search: viewed true). For benchmarks. */
   onSource?: (s: { itemId: number; cpuMs: number; wallMs: number; viewed: boolean; candidates: number }) => void;
+  /** Give the items that failed before (features, search, views) another run first (default: a failed item waits
+   *  for a new image). */
+  retryFailed?: boolean;
 }
 
 /**
@@ -85,14 +88,17 @@ export interface MatchSummary {
   viewed: number;
   /** Sources that took the candidates of a picture already ranked in this run (the same or a near-identical image). */
   reused: number;
+  /** Sources whose search, verification or views threw: marked failed with the reason (the run went on). */
+  failed: number;
   /** Distinct images of the features stage that reused a near-identical picture's features (SIFT runs saved). */
   twins: number;
   aborted: boolean;
   ms: number;
 }
 
-/** A hit in original pixels of both images: homography (source px -> target px) and inlier pairs. */
-export function toOriginal(h: Hit, q: Features, t: Features): { homography: number[] | null; pairs: Float32Array } {
+/** A hit in original pixels of both images: homography (source px -> target px), fundamental matrix
+ *  (x_targetᵀ F x_source = 0) and inlier pairs. */
+export function toOriginal(h: Hit, q: Features, t: Features): { homography: number[] | null; fundamental: number[] | null; pairs: Float32Array } {
   const pairs = new Float32Array(h.pairs.length);
   for (let i = 0; i < h.pairs.length; i += 4) {
     const qx = h.mirrored ? q.width - 1 - h.pairs[i]! : h.pairs[i]!;
@@ -101,21 +107,32 @@ export function toOriginal(h: Hit, q: Features, t: Features): { homography: numb
     pairs[i + 2] = h.pairs[i + 2]! / t.scale;
     pairs[i + 3] = h.pairs[i + 3]! / t.scale;
   }
-  if (!h.H) return { homography: null, pairs };
-  const H = Array.from(h.H);
-  // H_orig = St^-1 * H * M * Sq, with M the mirror in detection pixels (identity when not mirrored).
-  const M = h.mirrored ? [-1, 0, q.width - 1, 0, 1, 0, 0, 0, 1] : [1, 0, 0, 0, 1, 0, 0, 0, 1];
-  const Sq = [q.scale, 0, 0, 0, q.scale, 0, 0, 0, 1];
-  const St = [1 / t.scale, 0, 0, 0, 1 / t.scale, 0, 0, 0, 1];
   const mul = (a: number[], b: number[]) =>
     Array.from({ length: 9 }, (_, k) => {
       const i = Math.floor(k / 3);
       const j = k % 3;
       return a[i * 3]! * b[j]! + a[i * 3 + 1]! * b[3 + j]! + a[i * 3 + 2]! * b[6 + j]!;
     });
-  const R = mul(mul(mul(St, H), M), Sq);
-  const s = R[8]!;
-  return { homography: R.map((v) => Number((v / s).toPrecision(8))), pairs };
+  // M: the mirror in detection pixels (identity when not mirrored); Sq, St: original -> detection pixels.
+  const M = h.mirrored ? [-1, 0, q.width - 1, 0, 1, 0, 0, 0, 1] : [1, 0, 0, 0, 1, 0, 0, 0, 1];
+  const Sq = [q.scale, 0, 0, 0, q.scale, 0, 0, 0, 1];
+  const St = [t.scale, 0, 0, 0, t.scale, 0, 0, 0, 1];
+  const StInv = [1 / t.scale, 0, 0, 0, 1 / t.scale, 0, 0, 0, 1];
+  let homography: number[] | null = null;
+  if (h.H) {
+    // H_orig = St^-1 * H * M * Sq
+    const R = mul(mul(mul(StInv, Array.from(h.H)), M), Sq);
+    const s = R[8]!;
+    homography = R.map((v) => Number((v / s).toPrecision(8)));
+  }
+  let fundamental: number[] | null = null;
+  if (h.model === 'fundamental' && h.F) {
+    // x_t,det = St x_t, x_q,det = M Sq x_q: F_orig = Stᵀ F M Sq (St is diagonal), scaled to unit norm.
+    const R = mul(mul(mul(St, Array.from(h.F)), M), Sq);
+    const n = Math.hypot(...R) || 1;
+    fundamental = R.map((v) => Number((v / n).toPrecision(8)));
+  }
+  return { homography, fundamental, pairs };
 }
 
 /**
@@ -129,6 +146,13 @@ export function rescaleCandidate(c: CandidateInput, ks: number, kt: number): Can
     const H = homography.map((v, i) => v * (i < 6 ? kt : 1) / (i % 3 < 2 ? ks : 1));
     homography = H.map((v) => Number((v / H[8]!).toPrecision(8)));
   }
+  let fundamental = c.fundamental;
+  if (fundamental) {
+    // x_t'ᵀ F' x_s' = 0 with x' = k x: F' = diag(1/kt, 1/kt, 1) F diag(1/ks, 1/ks, 1), unit norm as toOriginal.
+    const F = fundamental.map((v, i) => (v * (i < 6 ? 1 / kt : 1)) * (i % 3 < 2 ? 1 / ks : 1));
+    const n = Math.hypot(...F) || 1;
+    fundamental = F.map((v) => Number((v / n).toPrecision(8)));
+  }
   let pairs = c.pairs;
   if (pairs) {
     pairs = new Float32Array(pairs);
@@ -139,7 +163,7 @@ export function rescaleCandidate(c: CandidateInput, ks: number, kt: number): Can
       pairs[i + 3] *= kt;
     }
   }
-  return { ...c, homography, pairs };
+  return { ...c, homography, fundamental, pairs };
 }
 
 /**
@@ -178,6 +202,8 @@ export async function rankAgainstIndex(
       matches: h.matches,
       inliers: h.inliers,
       homography: o.homography,
+      model: h.model ?? 'homography',
+      fundamental: o.fundamental,
       mirrored: h.mirrored,
       pairs: o.pairs,
     };
@@ -196,7 +222,7 @@ export async function rankAgainstIndex(
 function greyLoader(config: Config, bytes: () => Uint8Array | Promise<Uint8Array>): () => Promise<GreyImage | undefined> {
   return async () => {
     try {
-      return await decodeGrey(await bytes(), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
+      return await decodeGrey(await bytes(), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels, minSide: config.sift.minSide });
     } catch {
       return undefined;
     }
@@ -206,10 +232,12 @@ function greyLoader(config: Config, bytes: () => Uint8Array | Promise<Uint8Array
 export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = {}): Promise<MatchSummary> {
   const t0 = performance.now();
   const top = opts.top ?? config.match.top;
+  const retried = opts.retryFailed ? await bank.items.retryFailed() : 0;
+  if (retried) opts.logger?.info(`match: ${retried} failed item(s) sent back to be tried again (--retry-failed)`);
   const fs = await computeMissingFeatures(bank, config, { signal: opts.signal, logger: opts.logger, threads: opts.threads });
   const summary: MatchSummary = {
     featured: fs.featured + fs.skipped, featureFailures: fs.failed, indexed: 0, indexedImages: 0, indexMemoryBytes: 0,
-    sources: 0, withCandidates: 0, candidates: 0, viewed: 0, reused: 0, twins: fs.twins, aborted: fs.aborted, ms: 0,
+    sources: 0, withCandidates: 0, candidates: 0, viewed: 0, reused: 0, failed: 0, twins: fs.twins, aborted: fs.aborted, ms: 0,
   };
   if (opts.signal?.aborted) return { ...summary, aborted: true, ms: performance.now() - t0 };
   const { handle, summary: is } = await syncIndex(bank, config, { signal: opts.signal, logger: opts.logger });
@@ -238,31 +266,40 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
       const batch = await cands.pendingSources(seq, afterId, batchSize);
       if (!batch.length) break;
       afterId = batch[batch.length - 1]!.id;
-      const results: { id: number; sha: string; cand: CandidateInput[] }[] = [];
+      const results: { id: number; sha: string; cand: CandidateInput[]; failed?: string }[] = [];
       for (const s of batch) {
-        const q = await feats.get(s.imageSha256);
         let cand: CandidateInput[] = [];
-        if (q && handle.index.size) {
-          // One search per picture: a source showing a picture already ranked in this run (the same image, or
-          // a near-identical copy) takes its candidates, in its own pixels.
-          const picture = q.twinOf ?? s.imageSha256;
-          const width = q.width / q.scale;
-          const seen = ranked.get(picture);
-          if (seen) {
-            cand = seen.cand.map((c) => rescaleCandidate(c, width / seen.width, 1));
-            seen.members.push({ id: s.id, sha: s.imageSha256, width });
-            summary.reused++;
-          } else {
-            // The plain search only: views are handed out after the run's plain searches (below).
-            const c0 = process.cpuUsage();
-            const w0 = performance.now();
-            const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(s.imageSha256)), views.run, () => false);
-            cand = r.cand;
-            ranked.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }] });
-            if (r.evidence !== null) hopeful.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence });
-            const cpu = process.cpuUsage(c0);
-            opts.onSource?.({ itemId: s.id, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: false, candidates: cand.length });
+        // One source's failure (its features unreadable, a throw in the search or the verification) is that
+        // item's: it is marked failed with the reason and the run goes on with the others.
+        try {
+          const q = await feats.get(s.imageSha256);
+          if (q && handle.index.size) {
+            // One search per picture: a source showing a picture already ranked in this run (the same image, or
+            // a near-identical copy) takes its candidates, in its own pixels.
+            const picture = q.twinOf ?? s.imageSha256;
+            const width = q.width / q.scale;
+            const seen = ranked.get(picture);
+            if (seen) {
+              cand = seen.cand.map((c) => rescaleCandidate(c, width / seen.width, 1));
+              seen.members.push({ id: s.id, sha: s.imageSha256, width });
+              summary.reused++;
+            } else {
+              // The plain search only: views are handed out after the run's plain searches (below).
+              const c0 = process.cpuUsage();
+              const w0 = performance.now();
+              const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(s.imageSha256)), views.run, () => false);
+              cand = r.cand;
+              ranked.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }] });
+              if (r.evidence !== null) hopeful.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence });
+              const cpu = process.cpuUsage(c0);
+              opts.onSource?.({ itemId: s.id, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: false, candidates: cand.length });
+            }
           }
+        } catch (err) {
+          const reason = `match: ${errorMessage(err)}`;
+          opts.logger?.warn(`match: source item ${s.id} failed: ${reason}`);
+          results.push({ id: s.id, sha: s.imageSha256, cand: [], failed: reason });
+          continue;
         }
         results.push({ id: s.id, sha: s.imageSha256, cand });
       }
@@ -271,10 +308,16 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
         const c = tx.repo(CandidatesRepo);
         for (const r of results) {
           await c.replaceFor(r.id, r.cand, now);
-          await c.markMatched(r.id, r.sha, seq, now);
+          // a failed source is not marked matched: it waits (not pending while failed) for a new image or --retry-failed
+          if (r.failed) await tx.items.setStatus(r.id, 'failed', r.failed);
+          else await c.markMatched(r.id, r.sha, seq, now);
         }
       });
       for (const r of results) {
+        if (r.failed) {
+          summary.failed++;
+          continue;
+        }
         summary.sources++;
         if (r.cand.length) summary.withCandidates++;
         summary.candidates += r.cand.length;
@@ -285,9 +328,14 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
     // search was not confident but found a plausible candidate (viewEvidence), the run's budget goes to those
     // with the most evidence. Their candidates (and those of every source showing the same picture) are replaced
     // by the progressive search's, which keeps every plain hit.
+    // The dense query alone (the query described again with more keypoints, match.views.denseKeypoints) costs
+    // about two plain searches, not fifteen: a larger share of the sources (match.views.denseBudget) gets it, the
+    // same evidence first, after those that get the views (which include it).
     const budget = hopeful.length ? Math.max(1, Math.floor(config.match.views.budget * summary.sources)) : 0;
+    const denseBudget = hopeful.length && config.match.views.denseKeypoints ? Math.floor(config.match.views.denseBudget * summary.sources) : 0;
+    const denseOnly: Config = { ...config, match: { ...config.match, views: { ...config.match.views, tilts: [] } } };
     hopeful.sort((a, b) => b.evidence - a.evidence || a.id - b.id);
-    for (const h of hopeful.slice(0, budget)) {
+    for (const [k, h] of hopeful.slice(0, Math.max(budget, denseBudget)).entries()) {
       if (opts.signal?.aborted) {
         summary.aborted = true;
         break;
@@ -297,7 +345,19 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
       if (!q || !entry) continue;
       const c0 = process.cpuUsage();
       const w0 = performance.now();
-      const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true);
+      let r: Awaited<ReturnType<typeof rankAgainstIndex>>;
+      try {
+        r = await rankAgainstIndex(handle, k < budget ? config : denseOnly, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true);
+      } catch (err) {
+        // the views of one picture failed: its sources keep their plain search's candidates, and say why
+        const reason = `views: ${errorMessage(err)}`;
+        opts.logger?.warn(`match: source item ${h.id} failed: ${reason}`);
+        await bank.transaction(async (tx) => {
+          for (const m of entry.members) await tx.items.setStatus(m.id, 'failed', reason);
+        });
+        summary.failed += entry.members.length;
+        continue;
+      }
       const cpu = process.cpuUsage(c0);
       opts.onSource?.({ itemId: h.id, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: r.usedViews, candidates: r.cand.length });
       if (!r.usedViews) continue;
@@ -334,7 +394,10 @@ export interface SearchHit {
   matches: number;
   inliers: number;
   mirrored: boolean;
+  /** The model that verified it (see CandidateInput.model). */
+  model: 'homography' | 'fundamental';
   homography: number[] | null;
+  fundamental: number[] | null;
 }
 
 /**
@@ -363,7 +426,10 @@ export async function searchImage(
   for (const c of cand) {
     const item = await bank.items.byId(c.targetItemId);
     if (!item) continue;
-    out.push({ rank: c.rank, item, imageScore: c.imageScore, matches: c.matches, inliers: c.inliers, mirrored: c.mirrored, homography: c.homography });
+    out.push({
+      rank: c.rank, item, imageScore: c.imageScore, matches: c.matches, inliers: c.inliers, mirrored: c.mirrored,
+      model: c.model ?? 'homography', homography: c.homography, fundamental: c.fundamental ?? null,
+    });
   }
   return out;
 }

@@ -29,12 +29,14 @@ export function searchParams(config: Config): SearchParams {
     ransacIterations: config.match.ransacIterations,
     minInliers: config.match.minInliers,
     farDistance: config.lsh.farDistance,
+    epipolar: config.match.epipolar,
     shortlist: config.lsh.shortlist,
     mirror: config.lsh.mirror,
     confidentScore: config.lsh.confidentScore,
     voteHamming: config.lsh.voteHamming,
     matchHamming: config.lsh.matchHamming,
     recollide: config.lsh.recollide,
+    recollideHamming: config.lsh.recollideHamming,
   };
 }
 

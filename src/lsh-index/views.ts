@@ -27,11 +27,19 @@ export interface ViewParams {
   maxSide: number;
   /** Views run only when some candidate of the plain search has at least this many RANSAC inliers. */
   minEvidence: number;
+  /** With the views, the query is also described again with up to this many keypoints and searched on its own
+   *  (0: not): from another place, few of a scene's strongest keypoints are in common, weaker ones add matches. */
+  denseKeypoints: number;
+  /** Best-voted images re-matched by full sketch in that dense search (lsh.recollide's count there). */
+  recollide: number;
 }
 
 export function viewParams(config: Config): ViewParams {
   const v = config.match.views;
-  return { enabled: v.enabled, tilts: v.tilts, rotations: v.rotations, keypointsPerView: v.keypointsPerView, confidence: v.confidence, maxSide: v.maxSide, minEvidence: v.minEvidence };
+  return {
+    enabled: v.enabled, tilts: v.tilts, rotations: v.rotations, keypointsPerView: v.keypointsPerView, confidence: v.confidence,
+    maxSide: v.maxSide, minEvidence: v.minEvidence, denseKeypoints: v.denseKeypoints, recollide: v.recollide,
+  };
 }
 
 /**
@@ -41,7 +49,7 @@ export function viewParams(config: Config): ViewParams {
  * candidate's inliers, then its votes), by which a budget of view searches is handed out (see runMatch).
  */
 export function viewEvidence(plain: SearchResult, vp: ViewParams): number | null {
-  if (!vp.enabled || !vp.tilts.length) return null;
+  if (!vp.enabled || (!vp.tilts.length && !vp.denseKeypoints)) return null;
   let best = -1;
   let votes = 0;
   for (const h of plain.hits) {
@@ -114,27 +122,40 @@ export async function searchProgressive(
   const g = await grey();
   if (!g || g.width !== q.width || g.height !== q.height) return { ...plain, usedViews: false, views: none, evidence };
   const specs = viewSpecs(vp.tilts, vp.rotations);
-  const vf = await runViews(g, specs, siftParams(sift), vp.keypointsPerView, vp.maxSide);
-  const extra = concatFeatures(q, vf.views);
+  const sp = siftParams(sift);
+  // The dense query is an identity view with more keypoints (the same detector on the same grey image).
+  const [dv, vf] = await Promise.all([
+    vp.denseKeypoints > q.count ? runViews(g, [{ tilt: 1, phi: 0 }], sp, vp.denseKeypoints, Math.max(vp.maxSide, g.width, g.height)) : null,
+    specs.length ? runViews(g, specs, sp, vp.keypointsPerView, vp.maxSide) : { views: [], synthMs: 0, extractMs: 0 },
+  ]);
+  const dq = dv?.views[0] && dv.views[0].count > q.count ? { ...dv.views[0], width: q.width, height: q.height, scale: q.scale } : null;
   const t0 = performance.now();
-  // The mirror pass already ran with the plain query; the views search the image as it is.
-  const r = await search(index, load, q, { ...p, mirror: false }, extra);
+  // Two more searches, each verified on its own: the dense query alone (a 3D scene from another place: more,
+  // weaker keypoints in common; view keypoints of a tilted plane would only crowd its ratio tests), and the
+  // plain keypoints with the views' (a plane seen at a steep angle). The mirror pass already ran.
+  const passes: SearchResult[] = [];
+  if (dq) passes.push(await search(index, load, dq, { ...p, mirror: false, recollide: Math.max(p.recollide, vp.recollide) }));
+  if (vf.views.length) passes.push(await search(index, load, q, { ...p, mirror: false }, concatFeatures(q, vf.views)));
   const searchMs = performance.now() - t0;
-  // Views count only through verified evidence: a view hit replaces the plain one only with a higher score, and
-  // among unverified (score 0) hits the plain pass's order stands, view-only ones after it.
-  const hits = mergeHits(plain.hits, r.hits, true);
-  const shortlist = [...new Set([...plain.shortlist, ...r.shortlist])];
+  // Views count only through verified evidence: a later pass's hit replaces an earlier one only with a higher
+  // score, and among unverified (score 0) hits the plain pass's order stands, the others' after it.
+  let hits = plain.hits;
+  for (const r of passes) hits = mergeHits(hits, r.hits, true);
+  const shortlist = [...new Set([...plain.shortlist, ...passes.flatMap((r) => r.shortlist)])];
+  const sum = (k: keyof SearchResult['timings']) => plain.timings[k] + passes.reduce((a, r) => a + r.timings[k], 0);
   return {
     hits,
     shortlist,
     mirrorPass: plain.mirrorPass,
-    timings: {
-      probeMs: plain.timings.probeMs + r.timings.probeMs,
-      voteMs: plain.timings.voteMs + r.timings.voteMs,
-      verifyMs: plain.timings.verifyMs + r.timings.verifyMs,
-    },
+    timings: { probeMs: sum('probeMs'), voteMs: sum('voteMs'), verifyMs: sum('verifyMs') },
     usedViews: true,
-    views: { count: specs.length, keypoints: extra.count, synthMs: vf.synthMs, extractMs: vf.extractMs, searchMs },
+    views: {
+      count: specs.length,
+      keypoints: (dq?.count ?? 0) + vf.views.reduce((a, f) => a + f.count, 0),
+      synthMs: vf.synthMs + (dv?.synthMs ?? 0),
+      extractMs: vf.extractMs + (dv?.extractMs ?? 0),
+      searchMs,
+    },
     evidence,
   };
 }

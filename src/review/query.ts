@@ -40,7 +40,10 @@ function num(q: Query, key: string, min: number, max: number): number | undefine
 function day(q: Query, key: string): string | undefined {
   const v = one(q, key);
   if (v === undefined) return undefined;
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`))) throw badRequest(`${key}: expected a date YYYY-MM-DD`);
+  // Date.parse rolls an impossible day over (2024-02-30 -> March 1): a date is valid only if it reads back the same
+  const t = /^\d{4}-\d{2}-\d{2}$/.test(v) ? Date.parse(`${v}T00:00:00Z`) : NaN;
+  if (Number.isNaN(t)) throw badRequest(`${key}: expected a date YYYY-MM-DD`);
+  if (new Date(t).toISOString().slice(0, 10) !== v) throw badRequest(`${key}: ${v} is not a date of the calendar`);
   return v;
 }
 

@@ -4,6 +4,7 @@
 //   POST /api/pairs/:s/:t/review   judgement {verdict?: accepted|rejected|null, level?: par|com|pse|inc|null}
 //   GET  /image/:sha256, /thumb/:sha256   images of the store, by content hash only
 //   GET  /search, POST /api/search?top=N (body: the image bytes)   GET /stats
+import { STATUS_CODES } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { LEVELS, PairsRepo, ReviewsRepo, SentencePairsRepo, StatsRepo, VERDICTS, type Bank, type PairLevel, type PairListFilter, type ReviewPairRow, type Verdict } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
@@ -62,7 +63,7 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
       reply.code(status).type('text/html; charset=utf-8').header('Content-Security-Policy', PAGE_CSP)
         .send(`<!doctype html><meta charset="utf-8"><title>${status}</title><link rel="stylesheet" href="/assets/review.css"><main><h1>${status}</h1><p class="err">${esc(message)}</p><p><a href="/">back to the list</a></p></main>`);
     } else {
-      reply.code(status).type('application/json; charset=utf-8').send({ statusCode: status, error: status >= 500 ? 'Internal Server Error' : 'Bad Request', message });
+      reply.code(status).type('application/json; charset=utf-8').send({ statusCode: status, error: STATUS_CODES[status] ?? 'Error', message });
     }
   });
   app.setNotFoundHandler((req, reply) => {
@@ -148,9 +149,7 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
   app.post('/api/pairs/:source/:target/review', async (req: FastifyRequest, reply) => {
     // JSON only (a cross-site form cannot send it without a CORS preflight, which this server never grants)
     if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) throw new HttpError(415, 'send the judgement as application/json');
-    const origin = req.headers.origin;
-    if (origin && origin !== 'null' && new URL(origin).host !== req.headers.host) throw new HttpError(403, 'cross-origin judgement refused');
-    if (origin === 'null') throw new HttpError(403, 'cross-origin judgement refused');
+    if (!sameOrigin(req.headers.origin, req.headers.host)) throw new HttpError(403, 'cross-origin judgement refused');
     const row = await pairOr404(req.params);
     const body = req.body as Record<string, unknown> | null;
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('expected a JSON object {verdict?, level?}');
@@ -209,6 +208,17 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
   });
 
   return app;
+}
+
+/**
+ * Whether a judgement comes from this server's own pages: no Origin header (not a browser's cross-site request),
+ * or one whose host is the Host the request was sent to. 'null' (sandboxed frames, file: pages) and anything that is
+ * not a URL are refused, never thrown.
+ */
+export function sameOrigin(origin: string | undefined, host: string | undefined): boolean {
+  if (origin === undefined || origin === '') return true;
+  if (!URL.canParse(origin)) return false;
+  return new URL(origin).host === host;
 }
 
 /** Runs the lsh-index layer's search and joins each hit with its target item (caption, provenance, image). */

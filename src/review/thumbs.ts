@@ -6,7 +6,13 @@ import path from 'node:path';
 import sharp from 'sharp';
 import type { Bank } from '../bank/index.js';
 import { writeFileAtomic } from '../util/atomic.js';
-import { notFound } from './errors.js';
+import { HttpError, notFound } from './errors.js';
+
+/** A stored image sharp cannot read (damaged since it was stored, or a format this build lacks): the image's fault. */
+function undecodable(sha: string, err: unknown): HttpError {
+  const msg = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 200);
+  return new HttpError(422, `image ${sha} cannot be decoded: ${msg}`);
+}
 
 export const THUMB_SIDE = 200;
 const BROWSER_FORMATS: Record<string, string> = { jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', gif: 'image/gif', avif: 'image/avif' };
@@ -21,9 +27,23 @@ export class ImageServer {
     return rec;
   }
 
+  /**
+   * The stored record of an image the server may decode or send: one whose header size is within sift.maxPixels.
+   * A decompression bomb (a small file declaring 100000x100000 pixels) is refused from its stored size, before
+   * sharp or the browser decodes a pixel of it.
+   */
+  private async servable(sha: string) {
+    const rec = await this.record(sha);
+    const pixels = rec.width * rec.height;
+    if (!(pixels <= this.maxPixels)) {
+      throw new HttpError(422, `image ${sha} is ${rec.width}x${rec.height} (${pixels} pixels), over sift.maxPixels ${this.maxPixels}: not decoded or served`);
+    }
+    return rec;
+  }
+
   /** A JPEG thumbnail (longest side THUMB_SIDE), from the disk cache or made and cached. */
   async thumbnail(sha: string): Promise<{ body: Buffer; type: string }> {
-    await this.record(sha);
+    await this.servable(sha);
     const file = path.join(this.bank.subdir('thumbs'), sha.slice(0, 2), `${sha}-${THUMB_SIDE}.jpg`);
     try {
       return { body: await fs.promises.readFile(file), type: 'image/jpeg' };
@@ -40,6 +60,9 @@ export class ImageServer {
         .flatten({ background: '#ffffff' })
         .jpeg({ quality: 80 })
         .toBuffer())
+        .catch((err: unknown) => {
+          throw undecodable(sha, err);
+        })
         .then((buf) => {
           writeFileAtomic(file, buf);
           return buf;
@@ -52,11 +75,13 @@ export class ImageServer {
 
   /** The stored image (converted to PNG when browsers cannot show its format, e.g. TIFF, HEIF, SVG). */
   async full(sha: string): Promise<{ body: Buffer; type: string }> {
-    const rec = await this.record(sha);
+    const rec = await this.servable(sha);
     const bytes = await this.bank.images.read(sha);
     const type = BROWSER_FORMATS[rec.format];
     if (type) return { body: bytes, type };
-    const body = await sharp(bytes, { limitInputPixels: this.maxPixels, failOn: 'none' }).rotate().png().toBuffer();
+    const body = await sharp(bytes, { limitInputPixels: this.maxPixels, failOn: 'none' }).rotate().png().toBuffer().catch((err: unknown) => {
+      throw undecodable(sha, err);
+    });
     return { body, type: 'image/png' };
   }
 

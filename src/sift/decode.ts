@@ -2,10 +2,12 @@
 // has it) to 8-bit grey, EXIF orientation applied, alpha flattened on white, CMYK / 16-bit converted, and the
 // longest side downscaled to at most `maxSide`. Hostile input is refused before it costs memory: the header is read
 // first (no pixel decode) and images with more than `maxPixels` pixels are refused; sharp's limitInputPixels
-// guards the decode itself as a second line.
+// guards the decode itself as a second line. An image with a side shorter than `minSide` at detection size (a 1x1
+// pixel, a 2000x3 strip, a 1x1 GIF frame) is refused from the header too: SIFT finds nothing in it and the
+// synthesised views cannot warp it, so it fails as this item's fault, with its reason, before any work.
 import sharp, { type Metadata } from 'sharp';
 
-export type DecodeErrorCode = 'empty' | 'not-image' | 'too-large' | 'truncated' | 'decode';
+export type DecodeErrorCode = 'empty' | 'not-image' | 'too-large' | 'too-small' | 'truncated' | 'decode';
 
 export class DecodeError extends Error {
   constructor(readonly code: DecodeErrorCode, message: string) {
@@ -17,6 +19,8 @@ export class DecodeError extends Error {
 export interface DecodeOptions {
   maxSide: number;
   maxPixels: number;
+  /** The shortest side an image may have at detection size (after the maxSide downscale); default 2. */
+  minSide?: number;
 }
 
 export interface DecodedGrey {
@@ -57,6 +61,11 @@ export async function decodeGrey(buf: Uint8Array, opts: DecodeOptions): Promise<
   const f = longest > opts.maxSide ? opts.maxSide / longest : 1;
   const tw = Math.max(1, Math.round(ow * f));
   const th = Math.max(1, Math.round(oh * f));
+  const minSide = opts.minSide ?? 2;
+  if (Math.min(tw, th) < minSide) {
+    const after = f < 1 ? ` (${tw}x${th} after the downscale to sift.maxSide ${opts.maxSide})` : '';
+    throw new DecodeError('too-small', `image too small: ${ow}x${oh}${after}, a side below sift.minSide ${minSide}`);
+  }
   try {
     // failOn 'truncated': a cut-off file is an error, not a half-grey image. pages: 1 = first frame only.
     let img = sharp(buf, { limitInputPixels: opts.maxPixels, failOn: 'truncated', pages: 1, page: 0 })

@@ -20,10 +20,10 @@ export function siftParams(c: SiftConfig): SiftParams {
 /**
  * Decodes and describes one image. Keypoints are in detection coordinates (the image after the maxSide
  * downscale); `scale` is detection px per original px, so original = detection / scale.
- * Throws DecodeError for empty, non-image, truncated or too-large input.
+ * Throws DecodeError for empty, non-image, truncated, too-large or too-small input.
  */
 export async function extractFeatures(buf: Uint8Array, config: { sift: SiftConfig }): Promise<Features> {
-  const d = await decodeGrey(buf, { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
+  const d = await decodeGrey(buf, { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels, minSide: config.sift.minSide });
   const f = detectAndDescribe(d.grey, d.width, d.height, siftParams(config.sift));
   f.scale = d.scale;
   return f;

@@ -15,6 +15,7 @@ import { m009CrawlFrontier } from './009-crawl-frontier.js';
 import { m010Credit } from './010-credit.js';
 import { m011SentencePairs } from './011-sentence-pairs.js';
 import { m013Twins } from './013-twins.js';
+import { m012CandidateModel } from './012-candidate-model.js';
 
 // One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
 // number than one already applied is still applied (db.ts tracks each version, not just the highest).
@@ -30,5 +31,6 @@ export const migrations: Migration[] = [
   m010Credit,
   m011SentencePairs,
   m013Twins,
+  m012CandidateModel,
 ].sort((a, b) => a.version - b.version);
 export type { Migration };
