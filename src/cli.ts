@@ -32,7 +32,7 @@ export const COMMANDS: Array<{ name: string; summary: string; load: () => Promis
   { name: 'serve', summary: 'the review page: pairs, both photos with keypoint matches, aligned captions, judgements', load: async () => (await import('./commands/serve.js')).registerServe },
 ];
 
-const GLOBAL_WITH_VALUE = new Set(['--data', '--config', '--log-level', '--bank-url']);
+const GLOBAL_WITH_VALUE = new Set(['--data', '--config', '--log-level', '--images', '--bank-url']);
 
 /** `--bank postgres://…` selects a PostgreSQL bank anywhere on the line; `--bank source|target` stays the import
  *  command's own option. The URL form is passed on as the program's --bank-url. */
@@ -73,6 +73,7 @@ export async function buildProgram(only?: string | 'all'): Promise<Command> {
     .option('--config <file>', 'YAML file overriding config/default.yaml')
     .option('--log-level <level>', 'error | warn | info | debug')
     .option('--bank-url <url>', 'a PostgreSQL bank (also written --bank postgres://user:pass@host:port/db) instead of the SQLite file in the data dir (default: config bank.url, $CAPBRIDGE_BANK__URL)')
+    .option('--images <store>', 'where image bytes live: folder (the data dir) or s3://bucket/prefix (default: config images.store, $CAPBRIDGE_IMAGES__STORE)')
     .showHelpAfterError()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   const loaded = new Set<Register>();
