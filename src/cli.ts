@@ -32,7 +32,7 @@ export const COMMANDS: Array<{ name: string; summary: string; load: () => Promis
   { name: 'serve', summary: 'the review page: pairs, both photos with keypoint matches, aligned captions, judgements', load: async () => (await import('./commands/serve.js')).registerServe },
 ];
 
-const GLOBAL_WITH_VALUE = new Set(['--data', '--config', '--log-level']);
+const GLOBAL_WITH_VALUE = new Set(['--data', '--config', '--log-level', '--images']);
 
 /** The command named in argv (skipping global options and their values), if any. */
 export function commandNameIn(args: string[]): string | undefined {
@@ -58,6 +58,7 @@ export async function buildProgram(only?: string | 'all'): Promise<Command> {
     .option('--data <dir>', 'data directory (default: $CAPBRIDGE_DATA or ./capbridge-data)')
     .option('--config <file>', 'YAML file overriding config/default.yaml')
     .option('--log-level <level>', 'error | warn | info | debug')
+    .option('--images <store>', 'where image bytes live: folder (the data dir) or s3://bucket/prefix (default: config images.store, $CAPBRIDGE_IMAGES__STORE)')
     .showHelpAfterError()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   const loaded = new Set<Register>();

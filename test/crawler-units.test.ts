@@ -226,6 +226,8 @@ describe('crawler units: listing walk', () => {
       ['listing', 'http://news.test/world/', 1],
     ]);
     expect(planLinks(s, { kind: 'listing', depth: 1 }, links, 1).map((p) => p.kind)).to.deep.equal(['article']); // maxDepth reached
+    const long = `http://news.test/2024/${'x'.repeat(2100)}.html`;
+    expect(planLinks(s, { kind: 'listing', depth: 0 }, [{ url: long, kind: 'listing' }, { url: 'http://news.test/2024/ok.html', kind: 'listing' }], 1).map((p) => p.url)).to.deep.equal(['http://news.test/2024/ok.html']); // over MAX_URL_LENGTH
     const sm = zlib.gzipSync(Buffer.from('<?xml version="1.0"?><sitemapindex><sitemap><loc>http://news.test/s2.xml</loc></sitemap></sitemapindex>'));
     const smLinks = linksOf('sitemap', result('http://news.test/s.xml.gz', sm, { 'content-type': 'application/x-gzip' }), 1e6, lim).links;
     expect(planLinks(s, { kind: 'sitemap', depth: 0 }, smLinks, 0).map((p) => [p.kind, p.url])).to.deep.equal([['sitemap', 'http://news.test/s2.xml']]);

@@ -21,6 +21,13 @@ const arr = <T>(x: T | T[] | undefined): T[] => (x === undefined ? [] : Array.is
 /** At most this many links are read from one listing (a sitemap holds up to 50,000). */
 export const MAX_LINKS = 50_000;
 
+/**
+ * Longer URLs are not queued (pages or photos): the limit browsers and crawlers have long kept (Internet
+ * Explorer's 2,083, Heritrix's default); real article and image URLs are far shorter, while a hostile page can
+ * write megabytes of links into the frontier or run them past the profile's articlePatterns.
+ */
+export const MAX_URL_LENGTH = 2083;
+
 /** Links of an RSS/Atom feed or a sitemap (urlset or sitemapindex). */
 export function parseFeedOrSitemap(body: string): { articles: string[]; sitemaps: string[] } {
   let doc: Record<string, any>;
@@ -89,6 +96,7 @@ export function linksOf(kind: UrlKind, res: FetchResult, maxBytes: number, limit
 export function planLinks(site: SiteProfile, from: { kind: UrlKind; depth: number }, links: FoundLink[], maxDepth: number): NewUrl[] {
   const out = new Map<string, NewUrl>();
   for (const l of links) {
+    if (l.url.length > MAX_URL_LENGTH) continue;
     const norm = normalisePageUrl(l.url);
     if (!norm || !hostAllowed(site, norm)) continue;
     const key = urlKey(norm);
