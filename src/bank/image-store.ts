@@ -4,10 +4,14 @@
 // is committed: a crash leaves at most an orphan object, which the next store of the same bytes reuses.
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import crypto from 'node:crypto';
 import sharp, { type Metadata } from 'sharp';
 import { writeFileAtomic } from '../util/atomic.js';
 import type { Sql } from './sql.js';
+import type { S3BlobsSettings } from './s3-blobs.js';
+import { parseImageStore } from '../util/store-url.js';
+import { UserError } from '../util/errors.js';
 
 export interface ImageRecord {
   sha256: string;
@@ -20,6 +24,35 @@ export interface ImageRecord {
 }
 
 export class ImageReadError extends Error {}
+
+/**
+ * The image store could not give or take an object. `missing`: the store answered that the object is not there
+ * (a lost or deleted object: the image's own failure); otherwise the store itself failed (unreachable, refused,
+ * over its retries): a transient failure, so a stage stops and the next run resumes instead of failing items.
+ */
+export class ImageStoreError extends Error {
+  constructor(
+    /** Where the object is: a file path, or s3://bucket/key. */
+    readonly object: string,
+    readonly op: 'get' | 'put' | 'head',
+    readonly reason: string,
+    readonly missing: boolean,
+    readonly transient: boolean,
+  ) {
+    super(`image store: ${op} ${object}: ${reason}`);
+    this.name = 'ImageStoreError';
+  }
+}
+
+/**
+ * The error as an ImageStoreError, or undefined. Recognised by name, not `instanceof`: the S3 backend is loaded by
+ * a dynamic import, and a loader may give it its own instance of this module (tsx does in the tests).
+ */
+export const asImageStoreError = (err: unknown): ImageStoreError | undefined =>
+  err instanceof Error && err.name === 'ImageStoreError' ? (err as ImageStoreError) : undefined;
+
+/** True for a failure of the store itself (not of one image): the caller should stop and retry later. */
+export const isStoreUnavailable = (err: unknown): err is ImageStoreError => asImageStoreError(err)?.transient === true;
 
 const EXT: Record<string, string> = { jpeg: 'jpg', png: 'png', webp: 'webp', gif: 'gif', tiff: 'tif', heif: 'heif', avif: 'avif', svg: 'svg', jp2: 'jp2', jxl: 'jxl' };
 
@@ -62,8 +95,12 @@ export interface ImageBlobs {
   readonly location: string;
   /** True when the object exists with this many bytes. */
   has(key: string, bytes: number): Promise<boolean>;
+  /** Stores the bytes under the key. Keys are content hashes, so writing a key again writes the same bytes. */
   put(key: string, buf: Uint8Array): Promise<void>;
+  /** The whole object. Throws ImageStoreError. */
   get(key: string): Promise<Buffer>;
+  /** The object as a stream (opened, so a missing object throws here, not mid-stream). Throws ImageStoreError. */
+  stream(key: string): Promise<Readable>;
   close?(): Promise<void>;
 }
 
@@ -87,9 +124,46 @@ export class FolderBlobs implements ImageBlobs {
   async put(key: string, buf: Uint8Array): Promise<void> {
     writeFileAtomic(this.abs(key), buf);
   }
-  async get(key: string): Promise<Buffer> {
-    return fs.promises.readFile(this.abs(key));
+  private failed(op: 'get' | 'put', key: string, err: unknown): ImageStoreError {
+    const e = err as NodeJS.ErrnoException;
+    const missing = e.code === 'ENOENT';
+    return new ImageStoreError(this.abs(key), op, missing ? 'no such file (ENOENT)' : e.message, missing, false);
   }
+  async get(key: string): Promise<Buffer> {
+    try {
+      return await fs.promises.readFile(this.abs(key));
+    } catch (err) {
+      throw this.failed('get', key, err);
+    }
+  }
+  async stream(key: string): Promise<Readable> {
+    let fh: fs.promises.FileHandle;
+    try {
+      fh = await fs.promises.open(this.abs(key), 'r');
+    } catch (err) {
+      throw this.failed('get', key, err);
+    }
+    return fh.createReadStream();
+  }
+}
+
+/** images.* of the config: which store, and the S3 settings. */
+export interface ImageStoreSettings {
+  /** 'folder' (the data dir's images/), 's3' (images.s3.bucket and prefix), or 's3://bucket[/prefix]'. */
+  store: string;
+  s3: S3BlobsSettings;
+}
+
+/**
+ * The image blobs the settings select: the folder in the data dir (default), or an S3 bucket (the SDK is loaded
+ * only then). `store` overrides settings.store (the command line's --images).
+ */
+export async function openImageBlobs(dataDir: string, settings: ImageStoreSettings, store = settings.store): Promise<ImageBlobs> {
+  const sel = parseImageStore(store);
+  if ('error' in sel) throw new UserError(`images.store: ${sel.error}`);
+  if (sel.kind === 'folder') return new FolderBlobs(path.resolve(dataDir));
+  const { S3Blobs } = await import('./s3-blobs.js');
+  return new S3Blobs({ ...settings.s3, bucket: sel.bucket ?? settings.s3.bucket, prefix: sel.prefix ?? settings.s3.prefix });
 }
 
 export const imageKey = (sha256: string, format: string): string => path.posix.join('images', sha256.slice(0, 2), `${sha256}.${EXT[format] ?? format}`);
@@ -111,6 +185,13 @@ export class ImageStore {
     const rec = await this.get(sha256);
     if (!rec) throw new Error(`image ${sha256} is not in the store`);
     return this.blobs.get(rec.path);
+  }
+
+  /** The stored bytes of an image as a stream (the review page sends it on as it arrives). */
+  async stream(sha256: string): Promise<Readable> {
+    const rec = await this.get(sha256);
+    if (!rec) throw new Error(`image ${sha256} is not in the store`);
+    return this.blobs.stream(rec.path);
   }
 
   /**

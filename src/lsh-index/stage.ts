@@ -4,7 +4,7 @@
 // The plain searches come first; the synthesised views then go, within the run's budget (match.views.budget),
 // to the sources whose plain search found the most evidence without a confident hit.
 import type { Bank, Item } from '../bank/index.js';
-import { CandidatesRepo, FeaturesRepo, LshRepo, TwinsRepo, type CandidateInput } from '../bank/index.js';
+import { CandidatesRepo, FeaturesRepo, LshRepo, TwinsRepo, isStoreUnavailable, type CandidateInput } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import { computeMissingFeatures } from '../sift/stage.js';
 import { decodeGrey } from '../sift/decode.js';
@@ -223,7 +223,9 @@ function greyLoader(config: Config, bytes: () => Uint8Array | Promise<Uint8Array
   return async () => {
     try {
       return await decodeGrey(await bytes(), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels, minSide: config.sift.minSide });
-    } catch {
+    } catch (err) {
+      // an unreadable image gets no views; the image store failing stops the match (this batch is not committed)
+      if (isStoreUnavailable(err)) throw err;
       return undefined;
     }
   };
