@@ -12,6 +12,11 @@ const level = z.enum(['error', 'warn', 'info', 'debug']);
 export const configSchema = z
   .object({
     log: z.object({ level }).strict(),
+    bank: z
+      .object({
+        url: z.string().refine((u) => u === '' || /^postgres(ql)?:\/\//.test(u), 'expected empty (SQLite) or a postgres:// URL'),
+      })
+      .strict(),
     import: z.object({ batchSize: pos(), maxImageBytes: pos(), maxManifestBytes: pos(), maxLineBytes: pos(), minImageSide: pos() }).strict(),
     images: z
       .object({
