@@ -13,21 +13,14 @@ import { loadConfig } from '../src/config/load.js';
 import { runCycle } from '../src/daemon/pipeline.js';
 import { retakeJpeg, sceneJpeg } from '../src/demo/scenes.js';
 import { createLogger } from '../src/util/log.js';
-import { degenerate, gifWithTinyFrame, pngBomb } from '../test/helpers/hostile-images.js';
+import { degenerate, gifWithTinyFrame, pngBomb, storeItem } from '../test/helpers/hostile-images.js';
 
 const PAIRS = Number(process.env.PAIRS ?? 250);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-bench-hostile-'));
 const data = path.join(work, 'data');
 const { config } = loadConfig();
 const bank = await Bank.open(data);
-const add = async (b: BankName, extId: string, buf: Buffer, caption: string) => {
-  const rec = await bank.images.prepare(buf);
-  await bank.transaction(async (tx) => {
-    await tx.images.record(rec);
-    await tx.items.upsert({ bank: b, extId, caption, lang: b === 'source' ? 'eng' : 'cmn', captionStatus: 'ok', captionReason: null, imageSha256: rec.sha256 });
-  });
-  return rec;
-};
+const add = (b: BankName, extId: string, buf: Buffer, caption: string) => storeItem(bank, b, extId, buf, caption);
 const EN = 'Rescue workers search the rubble after the earthquake in Sichuan.';
 const ZH = '救援人员在四川地震后的废墟中搜寻。';
 const retakes = ['crop', 'scale', 'rotate'] as const;

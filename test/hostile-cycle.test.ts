@@ -19,7 +19,7 @@ import { createLogger } from '../src/util/log.js';
 import { tempDir } from './helpers.js';
 import { testLexicon, testLexiconDir } from './helpers/comparability.js';
 import { runInProcess, SCENES } from './review-helpers.js';
-import { degenerate, pngBomb } from './helpers/hostile-images.js';
+import { degenerate, pngBomb, storeItem } from './helpers/hostile-images.js';
 
 describe('hostile input: one daemon cycle over a bank with hostile items', function () {
   this.timeout(180000);
@@ -29,14 +29,7 @@ describe('hostile input: one daemon cycle over a bank with hostile items', funct
   const { config } = loadConfig();
   const hostile: Array<{ bank: BankName; id: string; reason: RegExp }> = [];
 
-  const add = async (b: BankName, extId: string, buf: Buffer, caption: string) => {
-    const rec = await bank.images.prepare(buf);
-    await bank.transaction(async (tx) => {
-      await tx.images.record(rec);
-      await tx.items.upsert({ bank: b, extId, caption, lang: b === 'source' ? 'eng' : 'cmn', captionStatus: 'ok', captionReason: null, imageSha256: rec.sha256 });
-    });
-    return rec;
-  };
+  const add = (b: BankName, extId: string, buf: Buffer, caption: string) => storeItem(bank, b, extId, buf, caption);
 
   before(async () => {
     dir = tempDir('capbridge-hostile-cycle-');
