@@ -4,25 +4,18 @@
 // how many verify and with how many inliers; on unrelated pairs how many get a positive score; and P@1 when every
 // target is ranked by its score. Prints ONE JSON line (bench/search.ts's feature cache, bench/.cache/ours).
 // Flags: --set NAME (retrieval-scenes)  --variants a,b (all)
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
-import { SiftPool } from '../src/sift/pool.js';
-import type { Features } from '../src/lsh-index/features.js';
 import { LshIndex } from '../src/lsh-index/lsh.js';
 import { prepare, sketchCollisions } from '../src/lsh-index/searcher.js';
 import { verifyCandidate, type Prepared, type VerifyParams } from '../src/lsh-index/verify.js';
 import { lshParams, searchParams } from '../src/lsh-index/store.js';
-import { holdoutScenes, loadCv2Features, readSet, round } from './search-lib.js';
+import { holdoutScenes, ourFeatures, readSet, round, sharedDataDir } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const shared =
-  process.env.CAPBRIDGE_SHARED_DATA ??
-  [path.resolve(repoRoot, '..', 'shared', 'data'), path.resolve(repoRoot, '..', '..', 'shared', 'data')].find((d) => fs.existsSync(d)) ??
-  path.resolve(repoRoot, '..', 'shared', 'data');
-delete process.env.CAPBRIDGE_SHARED_DATA;
+const shared = sharedDataDir(repoRoot);
 const args = process.argv.slice(2);
 const opt = (name: string, d: string) => {
   const i = args.indexOf(`--${name}`);
@@ -47,29 +40,11 @@ const VARIANTS: Record<string, (p: VerifyParams) => VerifyParams> = {
 };
 // The state of the config file's keys is the 'current' variant; the named ones set theirs over it.
 const NAMES = opt('variants', Object.keys(VARIANTS).join(',')).split(',');
-
-async function features(setName: string, ids: { id: string; image: string }[], dir: string): Promise<Map<string, Features>> {
-  const cache = path.join(repoRoot, 'bench', '.cache', 'ours', setName);
-  if (fs.existsSync(path.join(cache, 'index.json'))) return loadCv2Features(cache);
-  fs.mkdirSync(cache, { recursive: true });
-  const pool = new SiftPool(config.sift, Math.max(1, Math.min(2, os.cpus().length)));
-  const index: Record<string, unknown> = {};
-  await Promise.all(
-    ids.map(async (r) => {
-      const { features: f } = await pool.extract(fs.readFileSync(path.join(dir, r.image)));
-      fs.writeFileSync(path.join(cache, r.id + '.kp'), Buffer.from(f.keypoints.buffer, f.keypoints.byteOffset, f.keypoints.byteLength));
-      fs.writeFileSync(path.join(cache, r.id + '.desc'), Buffer.from(f.descriptors.buffer, f.descriptors.byteOffset, f.descriptors.byteLength));
-      index[r.id] = { width: f.width, height: f.height, scale: f.scale, count: f.count };
-    }),
-  );
-  await pool.close();
-  fs.writeFileSync(path.join(cache, 'index.json'), JSON.stringify(index));
-  return loadCv2Features(cache);
-}
+for (const n of NAMES) if (!VARIANTS[n]) throw new Error(`--variants: unknown variant '${n}' (known: ${Object.keys(VARIANTS).join(', ')})`);
 
 async function main() {
   const set = readSet(path.join(shared, opt('set', 'retrieval-scenes')));
-  const feats = await features(set.name, [...set.sources, ...set.targets], set.dir);
+  const feats = await ourFeatures(repoRoot, set, config, log);
   const held = holdoutScenes(set);
   const queries = set.sources.filter((s) => set.truth.get(s.id)?.size && !(set.scenes.size && held.has(set.scenes.get(s.id) ?? '')));
   const index = new LshIndex(lshParams(config, set.targets.reduce((a, t) => a + feats.get(t.id)!.count, 0)));
