@@ -17,6 +17,7 @@ type Register = (program: Command) => void;
 export const COMMANDS: Array<{ name: string; summary: string; load: () => Promise<Register> }> = [
   { name: 'import', summary: 'import (image, caption) items from a TSV manifest into a bank', load: async () => (await import('./commands/import.js')).registerImport },
   { name: 'stats', summary: 'counts per bank and status, failures by reason, database and image-store size', load: async () => (await import('./commands/stats.js')).registerStats },
+  { name: 'images', summary: "the image store: copy a bank's images to another store (folder, s3://bucket/prefix), check it holds them", load: async () => (await import('./commands/images.js')).registerImages },
   { name: 'crawl', summary: 'one harvest cycle over the site profiles into the banks', load: async () => (await import('./commands/crawl.js')).registerCrawl },
   { name: 'extract', summary: 'extract (image, caption) pairs from a saved article page', load: async () => (await import('./commands/extract.js')).registerExtract },
   { name: 'features', summary: 'SIFT keypoints and descriptors of image files, one JSON line each', load: async () => (await import('./commands/features.js')).registerFeatures },

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import sharp from 'sharp';
-import { Bank, CandidatesRepo, FeaturesRepo, FolderBlobs, PairsRepo, type ImageStoreError, openImageBlobs, type ImageBlobs, type ImageStoreSettings } from '../src/bank/index.js';
+import { Bank, CandidatesRepo, checkImages, copyImages, FeaturesRepo, FolderBlobs, PairsRepo, type ImageStoreError, openImageBlobs, type ImageBlobs, type ImageStoreSettings } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { importManifest } from '../src/ingest/manifest.js';
 import { computeMissingFeatures } from '../src/sift/stage.js';
@@ -253,5 +253,42 @@ describe('images in an S3-compatible store (a local s3rver on 127.0.0.1)', funct
     expect(() => createContext({ data: dataDir, images: 'ftp://x' })).to.throw(/--images: expected folder, s3, or s3:\/\/bucket\/prefix/);
     expect(() => loadConfig({ env: { CAPBRIDGE_IMAGES__STORE: 's3' } })).to.throw(/images\.s3\.bucket is empty/);
     expect(() => loadConfig({ env: { CAPBRIDGE_IMAGES__S3__ENDPOINT: 'not a url' } })).to.throw(/images\.s3\.endpoint/);
+  });
+  it('moves a folder bank\'s images into the bucket (images copy: resumable, idempotent, lost objects named) and checks the store holds them (images check)', async () => {
+    const dataDir = path.join(dir, 'moved');
+    const folderBank = await openBank(dataDir, { ...s3ImageSettings(s3, ''), store: 'folder' });
+    await importSet(folderBank, set);
+    // one object lost from the folder before the copy: reported by name, the rest copied
+    const lost = (await folderBank.images.get((await folderBank.items.get('target', 'zh-0'))!.imageSha256))!;
+    const lostBytes = fs.readFileSync(path.join(dataDir, lost.path));
+    fs.rmSync(path.join(dataDir, lost.path));
+    const to = await openImageBlobs(dataDir, s3ImageSettings(s3, 'moved'));
+    const first = await copyImages(folderBank, to, { concurrency: 3 });
+    expect(first).to.include({ images: 2 * SCENES.length, copied: 2 * SCENES.length - 1, present: 0, missing: 1, aborted: false });
+    expect(first.missingObjects).to.deep.equal([path.join(dataDir, lost.path)]);
+    fs.writeFileSync(path.join(dataDir, lost.path), lostBytes);
+    const before = s3.requests.length;
+    const again = await copyImages(folderBank, to);
+    expect(again).to.include({ copied: 1, present: 2 * SCENES.length - 1, missing: 0 });
+    expect(s3.requests.slice(before).filter((r) => r.method === 'PUT')).to.have.length(1);
+    await to.close?.();
+    expect(await objectKeys(s3, 'moved/')).to.have.length(2 * SCENES.length);
+
+    // the same bank now reads from the bucket (its folder gone): check passes; a lost object is named
+    await folderBank.close();
+    open.splice(open.indexOf(folderBank), 1);
+    const bank = await openBank(dataDir, s3ImageSettings(s3, 'moved'));
+    expect(await checkImages(bank)).to.include({ images: 2 * SCENES.length, present: 2 * SCENES.length, missing: 0 });
+    fs.rmSync(path.join(dataDir, 'images'), { recursive: true });
+    expect((await bank.images.read(lost.sha256)).equals(lostBytes)).to.equal(true);
+    await s3.remove(`moved/${lost.path}`);
+    const check = await checkImages(bank);
+    expect(check).to.include({ present: 2 * SCENES.length - 1, missing: 1 });
+    expect(check.missingObjects[0]).to.include(lost.path);
+    const env = { CAPBRIDGE_IMAGES__S3__ENDPOINT: s3.endpoint, CAPBRIDGE_IMAGES__S3__FORCE_PATH_STYLE: 'true' };
+    const cli = await runCli(['--data', dataDir, '--images', `s3://${s3.bucket}/moved`, 'images', 'check'], { env });
+    expect(cli.code).to.equal(1);
+    expect(cli.stdout).to.include(`images check: ${2 * SCENES.length} images in s3://${s3.bucket}/moved at ${s3.endpoint}: ${2 * SCENES.length - 1} present, 1 missing`);
+    expect(cli.stdout).to.include(`missing: ${lost.path}`);
   });
 });

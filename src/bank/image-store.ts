@@ -180,6 +180,11 @@ export class ImageStore {
     return this.sql.get<ImageRecord>('SELECT sha256, path, bytes, format, width, height FROM images WHERE sha256 = ?', [sha256]);
   }
 
+  /** Image records in sha256 order after `afterSha` (keyset pages: '' for the first). */
+  list(afterSha: string, limit: number): Promise<ImageRecord[]> {
+    return this.sql.all<ImageRecord>('SELECT sha256, path, bytes, format, width, height FROM images WHERE sha256 > ? ORDER BY sha256 LIMIT ?', [afterSha, limit]);
+  }
+
   /** The stored bytes of an image. */
   async read(sha256: string): Promise<Buffer> {
     const rec = await this.get(sha256);

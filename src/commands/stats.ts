@@ -23,6 +23,8 @@ export function registerStats(program: Command): void {
           for (const [reason, n] of Object.entries(c.failures)) out.push(`  failed ${n}: ${reason}`);
           for (const [reason, n] of Object.entries(c.captionProblems)) out.push(`  caption ${n}: ${reason}`);
         }
+        if (stats.pairs.failed) out.push(`pairs: ${stats.pairs.failed} failed (scoring threw; decided again when a caption changes, or pair --all)`);
+        for (const [reason, n] of Object.entries(stats.pairs.failures)) out.push(`  failed ${n}: ${reason}`);
         out.push(`images: ${stats.images.files} files, ${mb(stats.images.bytes)}; database: ${mb(stats.database.bytes)}`);
         const cr = stats.crawl;
         if (Object.keys(cr.urls).length) {

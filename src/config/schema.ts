@@ -125,6 +125,8 @@ export const configSchema = z
             rotationTolerance: z.number().gt(0).lte(180),
             ratio: z.number().gt(0).lte(1),
             regionRadius: nonneg(),
+            mutual: z.boolean(),
+            guided: z.boolean(),
           })
           .strict(),
       })

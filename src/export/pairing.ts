@@ -20,6 +20,7 @@ import type { Bank, IdRange, Item, PairCandidate, PairDecision, PairLevel, Sente
 import { LEVEL_RANK, PairsRepo, SentencePairsRepo } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
+import { errorMessage } from '../util/errors.js';
 import type { Progress } from '../util/progress.js';
 import { loadCreateScorer, loadUpdateIdf, type CaptionAlignment, type Scorer, type SentencePairScore } from './layers.js';
 
@@ -46,6 +47,9 @@ export interface PairingSummary {
   /** Emitted sentence pairs (an emitted caption pair holds one or more). */
   sentencePairs: number;
   notEmitted: { caption: number; image: number; level: number; filter: number };
+  /** Caption pairs whose scoring threw: stored not emitted with reason 'failed: …' (the run went on); decided
+   *  again when a caption or the match changes, or with pair --all. */
+  failed: number;
   removed: number;
   byLevel: Record<PairLevel, number>;
   aborted: boolean;
@@ -53,7 +57,7 @@ export interface PairingSummary {
 
 export function emptyPairingSummary(): PairingSummary {
   return {
-    sources: 0, decided: 0, emitted: 0, sentencePairs: 0, notEmitted: { caption: 0, image: 0, level: 0, filter: 0 }, removed: 0,
+    sources: 0, decided: 0, emitted: 0, sentencePairs: 0, notEmitted: { caption: 0, image: 0, level: 0, filter: 0 }, failed: 0, removed: 0,
     byLevel: { par: 0, com: 0, pse: 0, inc: 0 }, aborted: false,
   };
 }
@@ -111,6 +115,22 @@ export async function decide(src: Item, tgt: Item, cand: PairCandidate, scorer: 
     reason: emitted ? null : !imageOk ? 'image' : filter ?? 'level',
     level: best.level, c: best.c, fc: best.fc, fe: best.fe, fl: best.fl, fcov: best.fcov, explain: best.explain,
     sentencePairs,
+  };
+}
+
+/**
+ * The decision for a caption pair whose scoring threw (a caption the segmenter or the lexicon cannot take): not
+ * emitted, with the reason, so the run goes on and the pair is shown (review page, metrics) instead of stopping
+ * the stage. Stored with the run's IDF size, so it is decided again only when its input changes (or pair --all).
+ */
+export function failedDecision(src: Item, tgt: Item, cand: PairCandidate, t: DecisionRules, err: unknown, logger?: Logger): PairDecision {
+  const reason = `failed: scoring: ${errorMessage(err).split('\n')[0]!.slice(0, 300)}`;
+  logger?.warn(`pair: source item ${src.id} / target item ${tgt.id}: ${reason}`);
+  return {
+    sourceItemId: src.id, targetItemId: tgt.id, en: src.caption, zh: tgt.caption,
+    imageScore: cand.imageScore, inliers: cand.inliers, candidateRank: cand.rank, matchedAt: cand.matchedAt, idfDocs: t.idfDocs ?? null,
+    level: null, c: null, fc: null, fe: null, fl: null, fcov: null, explain: null, sentencePairs: [],
+    emitted: false, reason,
   };
 }
 
@@ -173,7 +193,7 @@ export async function runPairing(bank: Bank, config: Config, opts: PairingOption
         const tgt = await bank.items.byId(cand.targetItemId);
         if (!tgt) continue;
         keep.push(tgt.id);
-        decisions.push(await decide(src, tgt, cand, scorer, t));
+        decisions.push(await decide(src, tgt, cand, scorer, t).catch((err: unknown) => failedDecision(src, tgt, cand, t, err, opts.logger)));
       }
       batch.push({ sourceId: sid, keep, decisions });
     }
@@ -195,7 +215,8 @@ export async function runPairing(bank: Bank, config: Config, opts: PairingOption
           summary.emitted++;
           summary.byLevel[d.level!]++;
           summary.sentencePairs += (d.sentencePairs ?? []).filter((x) => x.emitted).length;
-        } else if (d.reason === 'caption-status' || d.reason === 'caption-too-long' || d.reason === 'no-sentences') summary.notEmitted.caption++;
+        } else if (d.reason?.startsWith('failed:')) summary.failed++;
+        else if (d.reason === 'caption-status' || d.reason === 'caption-too-long' || d.reason === 'no-sentences') summary.notEmitted.caption++;
         else if (d.reason === 'image') summary.notEmitted.image++;
         else if (d.reason?.startsWith('filter:')) summary.notEmitted.filter++;
         else summary.notEmitted.level++;

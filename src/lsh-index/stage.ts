@@ -301,6 +301,7 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
             }
           }
         } catch (err) {
+          if (isStoreUnavailable(err)) throw err; // the store's fault, not this item's: stop, resume next run
           const reason = `match: ${errorMessage(err)}`;
           opts.logger?.warn(`match: source item ${s.id} failed: ${reason}`);
           results.push({ id: s.id, sha: s.imageSha256, cand: [], failed: reason });
@@ -354,6 +355,7 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
       try {
         r = await rankAgainstIndex(handle, k < budget ? config : denseOnly, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true);
       } catch (err) {
+        if (isStoreUnavailable(err)) throw err;
         // the views of one picture failed: its sources keep their plain search's candidates, and say why
         const reason = `views: ${errorMessage(err)}`;
         opts.logger?.warn(`match: source item ${h.id} failed: ${reason}`);
