@@ -99,6 +99,13 @@ describe('hostile input: one daemon cycle over a bank with hostile items', funct
     } finally {
       await app.close();
     }
+    // a rerun leaves the failed items alone; index --retry-failed tries them again, and they fail again with the same reasons
+    const again = await runInProcess(['index', '--data', data, '--json']);
+    expect(JSON.parse(again.stdout)).to.include({ failed: 0, featured: 0 });
+    const retried = await runInProcess(['index', '--data', data, '--json', '--retry-failed']);
+    expect(retried.code, retried.stderr).to.equal(0);
+    expect(JSON.parse(retried.stdout)).to.include({ failed: hostile.length, featured: 0 });
+    for (const h of hostile) expect((await bank.items.get(h.bank, h.id))!.statusReason, h.id).to.match(h.reason);
   });
 
   it('a caption pair whose scoring throws is stored failed with the reason, the others decided; decided again only with pair --all', async () => {

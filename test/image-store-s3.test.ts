@@ -235,7 +235,7 @@ describe('images in an S3-compatible store (a local s3rver on 127.0.0.1)', funct
     expect(await bank.items.countByStatus(null, 'featured')).to.equal(2 * SCENES.length);
   });
 
-  it('is chosen by --images s3://bucket/prefix (and CAPBRIDGE_IMAGES__* settings) on the command line; a bad store is refused naming it', async () => {
+  it('is chosen by --images s3://bucket/prefix (and CAPBRIDGE_IMAGES__* settings) on the command line; the bank refuses a run on another store until images copy moves them; a bad store is refused naming it', async () => {
     const dataDir = path.join(dir, 'cli');
     const env = {
       CAPBRIDGE_IMAGES__S3__ENDPOINT: s3.endpoint,
@@ -247,6 +247,24 @@ describe('images in an S3-compatible store (a local s3rver on 127.0.0.1)', funct
     expect(r.code, r.stderr).to.equal(0);
     expect(await objectKeys(s3, 'cli/run/images/')).to.have.length(SCENES.length);
     expect(fs.existsSync(path.join(dataDir, 'images'))).to.equal(false);
+
+    // the bank records where its images are: a run pointed elsewhere is refused before it fails items as missing
+    const elsewhere = createContext({ data: dataDir });
+    const refused = await elsewhere.bank.then(() => null, (e: unknown) => e);
+    await elsewhere.close();
+    expect((refused as Error)?.message).to.equal(
+      `this bank's images are in s3://${s3.bucket}/cli/run, but this run uses folder (--images / images.store): point it at s3://${s3.bucket}/cli/run, ` +
+        'or copy them first with `capbridge images copy --to folder` (which records the new store)',
+    );
+
+    // images copy --to folder brings them into the data dir and records it: the folder run is accepted now
+    const back = await runCli(['--data', dataDir, '--images', `s3://${s3.bucket}/cli/run`, 'images', 'copy', '--to', 'folder', '--json'], { env });
+    expect(back.code, back.stderr).to.equal(0);
+    expect(JSON.parse(back.stdout)).to.include({ images: SCENES.length, copied: SCENES.length, missing: 0, to: path.join(dataDir, 'images') });
+    const home = createContext({ data: dataDir });
+    const bank = await home.bank;
+    expect((await bank.images.read((await bank.items.get('source', 'en-1'))!.imageSha256)).equals(fs.readFileSync(path.join(set, 'en-1.jpg')))).to.equal(true);
+    await home.close();
 
     // a store that cannot be: refused before anything is opened, naming the setting and the reason
     expect(() => createContext({ data: dataDir, images: 's3://Not_A_Bucket/x' })).to.throw(/--images: .*"Not_A_Bucket" is not a valid bucket name/);
