@@ -17,6 +17,7 @@ type Register = (program: Command) => void;
 export const COMMANDS: Array<{ name: string; summary: string; load: () => Promise<Register> }> = [
   { name: 'import', summary: 'import (image, caption) items from a TSV manifest into a bank', load: async () => (await import('./commands/import.js')).registerImport },
   { name: 'stats', summary: 'counts per bank and status, failures by reason, database and image-store size', load: async () => (await import('./commands/stats.js')).registerStats },
+  { name: 'images', summary: "the image store: copy a bank's images to another store (folder, s3://bucket/prefix), check it holds them", load: async () => (await import('./commands/images.js')).registerImages },
   { name: 'crawl', summary: 'one harvest cycle over the site profiles into the banks', load: async () => (await import('./commands/crawl.js')).registerCrawl },
   { name: 'extract', summary: 'extract (image, caption) pairs from a saved article page', load: async () => (await import('./commands/extract.js')).registerExtract },
   { name: 'features', summary: 'SIFT keypoints and descriptors of image files, one JSON line each', load: async () => (await import('./commands/features.js')).registerFeatures },
@@ -27,6 +28,7 @@ export const COMMANDS: Array<{ name: string; summary: string; load: () => Promis
   { name: 'calibrate', summary: 'fit C-measure weights and level thresholds on labelled pairs', load: async () => (await import('./commands/calibrate.js')).registerCalibrate },
   { name: 'pair', summary: 'decide pairs: score verified image candidates with the C-measure', load: async () => (await import('./commands/export.js')).registerExport },
   { name: 'export', summary: 'write the emitted pairs as TSV, JSONL, TMX or Moses', load: async () => (await import('./commands/export.js')).registerExport },
+  { name: 'worker', summary: 'claim and run jobs (features, match, pair) from a PostgreSQL bank shared with other workers', load: async () => (await import('./commands/worker.js')).registerWorker },
   { name: 'daemon', summary: 'run the pipeline on schedules, with /healthz and /metrics', load: async () => (await import('./commands/daemon.js')).registerDaemon },
   { name: 'eval', summary: 'P@n, emitted precision, coverage on a labelled set', load: async () => (await import('./commands/eval.js')).registerEval },
   { name: 'serve', summary: 'the review page: pairs, both photos with keypoint matches, aligned captions, judgements', load: async () => (await import('./commands/serve.js')).registerServe },

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import sharp from 'sharp';
-import { Bank, CandidatesRepo, FeaturesRepo, FolderBlobs, PairsRepo, type ImageStoreError, openImageBlobs, type ImageBlobs, type ImageStoreSettings } from '../src/bank/index.js';
+import { Bank, CandidatesRepo, checkImages, copyImages, FeaturesRepo, FolderBlobs, PairsRepo, type ImageStoreError, openImageBlobs, type ImageBlobs, type ImageStoreSettings } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { importManifest } from '../src/ingest/manifest.js';
 import { computeMissingFeatures } from '../src/sift/stage.js';
@@ -235,7 +235,7 @@ describe('images in an S3-compatible store (a local s3rver on 127.0.0.1)', funct
     expect(await bank.items.countByStatus(null, 'featured')).to.equal(2 * SCENES.length);
   });
 
-  it('is chosen by --images s3://bucket/prefix (and CAPBRIDGE_IMAGES__* settings) on the command line; a bad store is refused naming it', async () => {
+  it('is chosen by --images s3://bucket/prefix (and CAPBRIDGE_IMAGES__* settings) on the command line; the bank refuses a run on another store until images copy moves them; a bad store is refused naming it', async () => {
     const dataDir = path.join(dir, 'cli');
     const env = {
       CAPBRIDGE_IMAGES__S3__ENDPOINT: s3.endpoint,
@@ -248,10 +248,65 @@ describe('images in an S3-compatible store (a local s3rver on 127.0.0.1)', funct
     expect(await objectKeys(s3, 'cli/run/images/')).to.have.length(SCENES.length);
     expect(fs.existsSync(path.join(dataDir, 'images'))).to.equal(false);
 
+    // the bank records where its images are: a run pointed elsewhere is refused before it fails items as missing
+    const elsewhere = createContext({ data: dataDir });
+    const refused = await elsewhere.bank.then(() => null, (e: unknown) => e);
+    await elsewhere.close();
+    expect((refused as Error)?.message).to.equal(
+      `this bank's images are in s3://${s3.bucket}/cli/run, but this run uses folder (--images / images.store): point it at s3://${s3.bucket}/cli/run, ` +
+        'or copy them first with `capbridge images copy --to folder` (which records the new store)',
+    );
+
+    // images copy --to folder brings them into the data dir and records it: the folder run is accepted now
+    const back = await runCli(['--data', dataDir, '--images', `s3://${s3.bucket}/cli/run`, 'images', 'copy', '--to', 'folder', '--json'], { env });
+    expect(back.code, back.stderr).to.equal(0);
+    expect(JSON.parse(back.stdout)).to.include({ images: SCENES.length, copied: SCENES.length, missing: 0, to: path.join(dataDir, 'images') });
+    const home = createContext({ data: dataDir });
+    const bank = await home.bank;
+    expect((await bank.images.read((await bank.items.get('source', 'en-1'))!.imageSha256)).equals(fs.readFileSync(path.join(set, 'en-1.jpg')))).to.equal(true);
+    await home.close();
+
     // a store that cannot be: refused before anything is opened, naming the setting and the reason
     expect(() => createContext({ data: dataDir, images: 's3://Not_A_Bucket/x' })).to.throw(/--images: .*"Not_A_Bucket" is not a valid bucket name/);
     expect(() => createContext({ data: dataDir, images: 'ftp://x' })).to.throw(/--images: expected folder, s3, or s3:\/\/bucket\/prefix/);
     expect(() => loadConfig({ env: { CAPBRIDGE_IMAGES__STORE: 's3' } })).to.throw(/images\.s3\.bucket is empty/);
     expect(() => loadConfig({ env: { CAPBRIDGE_IMAGES__S3__ENDPOINT: 'not a url' } })).to.throw(/images\.s3\.endpoint/);
+  });
+  it('moves a folder bank\'s images into the bucket (images copy: resumable, idempotent, lost objects named) and checks the store holds them (images check)', async () => {
+    const dataDir = path.join(dir, 'moved');
+    const folderBank = await openBank(dataDir, { ...s3ImageSettings(s3, ''), store: 'folder' });
+    await importSet(folderBank, set);
+    // one object lost from the folder before the copy: reported by name, the rest copied
+    const lost = (await folderBank.images.get((await folderBank.items.get('target', 'zh-0'))!.imageSha256))!;
+    const lostBytes = fs.readFileSync(path.join(dataDir, lost.path));
+    fs.rmSync(path.join(dataDir, lost.path));
+    const to = await openImageBlobs(dataDir, s3ImageSettings(s3, 'moved'));
+    const first = await copyImages(folderBank, to, { concurrency: 3 });
+    expect(first).to.include({ images: 2 * SCENES.length, copied: 2 * SCENES.length - 1, present: 0, missing: 1, aborted: false });
+    expect(first.missingObjects).to.deep.equal([path.join(dataDir, lost.path)]);
+    fs.writeFileSync(path.join(dataDir, lost.path), lostBytes);
+    const before = s3.requests.length;
+    const again = await copyImages(folderBank, to);
+    expect(again).to.include({ copied: 1, present: 2 * SCENES.length - 1, missing: 0 });
+    expect(s3.requests.slice(before).filter((r) => r.method === 'PUT')).to.have.length(1);
+    await to.close?.();
+    expect(await objectKeys(s3, 'moved/')).to.have.length(2 * SCENES.length);
+
+    // the same bank now reads from the bucket (its folder gone): check passes; a lost object is named
+    await folderBank.close();
+    open.splice(open.indexOf(folderBank), 1);
+    const bank = await openBank(dataDir, s3ImageSettings(s3, 'moved'));
+    expect(await checkImages(bank)).to.include({ images: 2 * SCENES.length, present: 2 * SCENES.length, missing: 0 });
+    fs.rmSync(path.join(dataDir, 'images'), { recursive: true });
+    expect((await bank.images.read(lost.sha256)).equals(lostBytes)).to.equal(true);
+    await s3.remove(`moved/${lost.path}`);
+    const check = await checkImages(bank);
+    expect(check).to.include({ present: 2 * SCENES.length - 1, missing: 1 });
+    expect(check.missingObjects[0]).to.include(lost.path);
+    const env = { CAPBRIDGE_IMAGES__S3__ENDPOINT: s3.endpoint, CAPBRIDGE_IMAGES__S3__FORCE_PATH_STYLE: 'true' };
+    const cli = await runCli(['--data', dataDir, '--images', `s3://${s3.bucket}/moved`, 'images', 'check'], { env });
+    expect(cli.code).to.equal(1);
+    expect(cli.stdout).to.include(`images check: ${2 * SCENES.length} images in s3://${s3.bucket}/moved at ${s3.endpoint}: ${2 * SCENES.length - 1} present, 1 missing`);
+    expect(cli.stdout).to.include(`missing: ${lost.path}`);
   });
 });

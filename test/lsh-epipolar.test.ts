@@ -175,6 +175,30 @@ describe('lsh-index: verification under two models', () => {
     expect(hOnly.inliers).to.be.at.most(v.inliers / 2);
   });
 
+  it('guided matching finds along the epipolar lines the matches a look-alike elsewhere took from the ratio test', () => {
+    const n = 80;
+    const rivals = 30;
+    const [q, t0] = featurePair(scenePairs(n, 0, 4), n, 5);
+    // The first 30 target keypoints each have a look-alike at a random place (a repeated window, a second
+    // gargoyle; here the same descriptor): Lowe's test over the whole image refuses them; along the epipolar line the look-alike is gone.
+    const r = mulberry32(11);
+    const t: Features = { ...t0, count: n + rivals, keypoints: new Float32Array((n + rivals) * 6), descriptors: new Uint8Array((n + rivals) * 128) };
+    t.keypoints.set(t0.keypoints);
+    t.descriptors.set(t0.descriptors);
+    for (let i = 0; i < rivals; i++) {
+      t.keypoints.set([r() * 640, r() * 480, ...t0.keypoints.subarray(i * 6 + 2, i * 6 + 6)], (n + i) * 6);
+      t.descriptors.set(t0.descriptors.subarray(i * 128, i * 128 + 128), (n + i) * 128);
+    }
+    const cand = range(0, n).flatMap((i) => range(0, n + rivals).flatMap((j) => [i, j]));
+    const plain = verifyCandidate(prepare(q), prepare(t), cand, { ...P, epipolar: { ...P.epipolar!, guided: false } });
+    const guided = verifyCandidate(prepare(q), prepare(t), cand, { ...P, epipolar: { ...P.epipolar!, guided: true } });
+    expect(plain.model).to.equal('fundamental');
+    expect(plain.inliers).to.be.at.most(n - rivals + 2);
+    expect(guided.model).to.equal('fundamental');
+    expect(guided.inliers).to.be.at.least(n - 8);
+    expect(guided.score).to.be.greaterThan(plain.score);
+  });
+
   it('a copy under one homography stays a homography', () => {
     const r = mulberry32(6);
     const n = 80;

@@ -91,6 +91,8 @@ export function checkImageBounds(d: { width: number; height: number }, b: ImageB
 /** Where image bytes live: a folder (default) or an S3-compatible bucket. Keys are ImageRecord.path. */
 export interface ImageBlobs {
   readonly kind: string;
+  /** Which store this is, as the bank records it: 'folder', or s3://bucket/prefix. */
+  readonly id: string;
   /** Where the bytes are, for messages (a folder, or s3://bucket/prefix). */
   readonly location: string;
   /** True when the object exists with this many bytes. */
@@ -107,6 +109,7 @@ export interface ImageBlobs {
 /** The content-addressed folder in the data dir (files written atomically). */
 export class FolderBlobs implements ImageBlobs {
   readonly kind = 'folder';
+  readonly id = 'folder';
   constructor(readonly root: string) {}
   get location(): string {
     return path.join(this.root, 'images');
@@ -166,6 +169,9 @@ export async function openImageBlobs(dataDir: string, settings: ImageStoreSettin
   return new S3Blobs({ ...settings.s3, bucket: sel.bucket ?? settings.s3.bucket, prefix: sel.prefix ?? settings.s3.prefix });
 }
 
+/** The meta key naming the store the bank's images are in. */
+const IMAGE_STORE_KEY = 'images.store';
+
 export const imageKey = (sha256: string, format: string): string => path.posix.join('images', sha256.slice(0, 2), `${sha256}.${EXT[format] ?? format}`);
 
 export class ImageStore {
@@ -178,6 +184,11 @@ export class ImageStore {
 
   get(sha256: string): Promise<ImageRecord | undefined> {
     return this.sql.get<ImageRecord>('SELECT sha256, path, bytes, format, width, height FROM images WHERE sha256 = ?', [sha256]);
+  }
+
+  /** Image records in sha256 order after `afterSha` (keyset pages: '' for the first). */
+  list(afterSha: string, limit: number): Promise<ImageRecord[]> {
+    return this.sql.all<ImageRecord>('SELECT sha256, path, bytes, format, width, height FROM images WHERE sha256 > ? ORDER BY sha256 LIMIT ?', [afterSha, limit]);
   }
 
   /** The stored bytes of an image. */
@@ -219,6 +230,25 @@ export class ImageStore {
        VALUES (@sha256, @path, @bytes, @format, @width, @height, @created_at) ON CONFLICT(sha256) DO NOTHING`,
       { ...rec, created_at: new Date().toISOString() },
     );
+  }
+
+  /**
+   * Checks that this run uses the store the bank's images are in (recorded in meta `images.store` on first use),
+   * so that a worker or a command pointed at the wrong store is refused before it fails items as missing.
+   */
+  async checkStore(): Promise<void> {
+    const recorded = await this.sql.get<{ value: string }>('SELECT value FROM meta WHERE key = ?', [IMAGE_STORE_KEY]);
+    if (!recorded) return this.recordStore(this.blobs.id);
+    if (recorded.value === this.blobs.id) return;
+    throw new UserError(
+      `this bank's images are in ${recorded.value}, but this run uses ${this.blobs.id} (--images / images.store): ` +
+        `point it at ${recorded.value}, or copy them first with \`capbridge images copy --to ${this.blobs.id}\` (which records the new store)`,
+    );
+  }
+
+  /** Records where the bank's images are (after `images copy`). */
+  async recordStore(id: string): Promise<void> {
+    await this.sql.run('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value', [IMAGE_STORE_KEY, id]);
   }
 
   async totals(): Promise<{ files: number; bytes: number }> {

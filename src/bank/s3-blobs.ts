@@ -66,8 +66,12 @@ export class S3Blobs implements ImageBlobs {
     });
   }
 
+  get id(): string {
+    return `s3://${this.settings.bucket}/${this.prefix}`.replace(/\/$/, '');
+  }
+
   get location(): string {
-    return `s3://${this.settings.bucket}/${this.prefix}`.replace(/\/$/, '') + (this.settings.endpoint ? ` at ${this.settings.endpoint}` : '');
+    return this.id + (this.settings.endpoint ? ` at ${this.settings.endpoint}` : '');
   }
 
   private objectKey(key: string): string {

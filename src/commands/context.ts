@@ -40,12 +40,20 @@ export class Context {
 
   private async openBank(): Promise<Bank> {
     const blobs = await openImageBlobs(this.dataDir, this.config.images, this.imageStore);
+    let bank: Bank;
     try {
-      return await Bank.open(this.dataDir, { blobs, url: this.bankUrl });
+      bank = await Bank.open(this.dataDir, { blobs, url: this.bankUrl });
     } catch (err) {
       await blobs.close?.();
       throw err;
     }
+    try {
+      await bank.images.checkStore();
+    } catch (err) {
+      await bank.close();
+      throw err;
+    }
+    return bank;
   }
 
   async close(): Promise<void> {

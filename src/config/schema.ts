@@ -17,6 +17,15 @@ export const configSchema = z
         url: z.string().refine((u) => u === '' || /^postgres(ql)?:\/\//.test(u), 'expected empty (SQLite) or a postgres:// URL'),
       })
       .strict(),
+    worker: z
+      .object({
+        stages: z.array(z.enum(['features', 'match', 'pair'])).min(1),
+        concurrency: pos(),
+        leaseSeconds: z.number().positive(),
+        pollSeconds: z.number().positive(),
+        batch: z.object({ features: pos(), match: pos(), pair: pos() }).strict(),
+      })
+      .strict(),
     import: z.object({ batchSize: pos(), maxImageBytes: pos(), maxManifestBytes: pos(), maxLineBytes: pos(), minImageSide: pos() }).strict(),
     images: z
       .object({
@@ -116,6 +125,8 @@ export const configSchema = z
             rotationTolerance: z.number().gt(0).lte(180),
             ratio: z.number().gt(0).lte(1),
             regionRadius: nonneg(),
+            mutual: z.boolean(),
+            guided: z.boolean(),
           })
           .strict(),
       })

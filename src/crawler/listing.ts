@@ -10,7 +10,7 @@ import type { NewUrl, UrlKind } from '../bank/crawl.js';
 import { urlKey } from '../util/url-key.js';
 import { decodeHtml } from './extract/decode.js';
 import { normalisePageUrl, resolveUrl } from './extract/urls.js';
-import type { Failure } from './failures.js';
+import { permanent, type Failure } from './failures.js';
 import type { FetchResult } from './fetch.js';
 import { scanPage, type ScanLimits } from './page-scan.js';
 import { hostAllowed, isArticle, type SiteProfile } from './sites.js';
@@ -51,13 +51,19 @@ export function parseFeedOrSitemap(body: string): { articles: string[]; sitemaps
   return { articles, sitemaps };
 }
 
-/** A gzipped sitemap (sitemap.xml.gz) is inflated, within the same byte limit as any page. */
-function inflateIfGzip(body: Buffer, maxBytes: number): Buffer {
+/**
+ * A gzipped sitemap (sitemap.xml.gz) is inflated within the same byte limit as any page; a gzip bomb or a broken
+ * stream is refused with its reason.
+ */
+function inflateIfGzip(body: Buffer, url: string, maxBytes: number): Buffer | Failure {
   if (body[0] !== 0x1f || body[1] !== 0x8b) return body;
   try {
     return zlib.gunzipSync(body, { maxOutputLength: maxBytes });
-  } catch {
-    return Buffer.alloc(0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) {
+      return permanent(url, 'too-large', `gzipped body inflates past ${maxBytes} bytes (crawler.maxPageBytes): not read`);
+    }
+    return permanent(url, 'unreadable', `gzipped body cannot be inflated: ${(err as Error).message}`);
   }
 }
 
@@ -74,7 +80,9 @@ export function linksOf(kind: UrlKind, res: FetchResult, maxBytes: number, limit
   const ctype = res.headers.get('content-type') ?? '';
   const links: FoundLink[] = [];
   if (kind === 'feed' || kind === 'sitemap' || /xml|rss|atom/i.test(ctype)) {
-    const { articles, sitemaps } = parseFeedOrSitemap(decodeHtml(inflateIfGzip(res.body, maxBytes), ctype).text);
+    const body = inflateIfGzip(res.body, res.url, maxBytes);
+    if (!Buffer.isBuffer(body)) return { links: [], refused: body };
+    const { articles, sitemaps } = parseFeedOrSitemap(decodeHtml(body, ctype).text);
     for (const a of articles) links.push({ url: resolveUrl(a, res.url) ?? a, kind: 'article' });
     for (const s of sitemaps) links.push({ url: resolveUrl(s, res.url) ?? s, kind: 'sitemap' });
   } else {
