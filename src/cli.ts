@@ -28,6 +28,7 @@ export const COMMANDS: Array<{ name: string; summary: string; load: () => Promis
   { name: 'calibrate', summary: 'fit C-measure weights and level thresholds on labelled pairs', load: async () => (await import('./commands/calibrate.js')).registerCalibrate },
   { name: 'pair', summary: 'decide pairs: score verified image candidates with the C-measure', load: async () => (await import('./commands/export.js')).registerExport },
   { name: 'export', summary: 'write the emitted pairs as TSV, JSONL, TMX or Moses', load: async () => (await import('./commands/export.js')).registerExport },
+  { name: 'worker', summary: 'claim and run jobs (features, match, pair) from a PostgreSQL bank shared with other workers', load: async () => (await import('./commands/worker.js')).registerWorker },
   { name: 'daemon', summary: 'run the pipeline on schedules, with /healthz and /metrics', load: async () => (await import('./commands/daemon.js')).registerDaemon },
   { name: 'eval', summary: 'P@n, emitted precision, coverage on a labelled set', load: async () => (await import('./commands/eval.js')).registerEval },
   { name: 'serve', summary: 'the review page: pairs, both photos with keypoint matches, aligned captions, judgements', load: async () => (await import('./commands/serve.js')).registerServe },

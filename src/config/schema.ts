@@ -17,6 +17,15 @@ export const configSchema = z
         url: z.string().refine((u) => u === '' || /^postgres(ql)?:\/\//.test(u), 'expected empty (SQLite) or a postgres:// URL'),
       })
       .strict(),
+    worker: z
+      .object({
+        stages: z.array(z.enum(['features', 'match', 'pair'])).min(1),
+        concurrency: pos(),
+        leaseSeconds: z.number().positive(),
+        pollSeconds: z.number().positive(),
+        batch: z.object({ features: pos(), match: pos(), pair: pos() }).strict(),
+      })
+      .strict(),
     import: z.object({ batchSize: pos(), maxImageBytes: pos(), maxManifestBytes: pos(), maxLineBytes: pos(), minImageSide: pos() }).strict(),
     images: z
       .object({

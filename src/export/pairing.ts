@@ -16,7 +16,7 @@
 // in `sentence_pairs`: a re-run decides only what changed (new candidates, re-matched sources, edited captions, an
 // IDF table grown by export.rescoreDrift since), so it is resumable after a crash and never duplicates a pair.
 // Sources are processed in id order, one transaction per batch.
-import type { Bank, Item, PairCandidate, PairDecision, PairLevel, SentencePairDecision } from '../bank/index.js';
+import type { Bank, IdRange, Item, PairCandidate, PairDecision, PairLevel, SentencePairDecision } from '../bank/index.js';
 import { LEVEL_RANK, PairsRepo, SentencePairsRepo } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
@@ -36,6 +36,8 @@ export interface PairingOptions {
   scorer?: Scorer;
   /** Override of config.export thresholds. */
   minLevel?: PairLevel;
+  /** Only source items with ids in this range (a worker's job); default all. */
+  idRange?: IdRange;
 }
 
 export interface PairingSummary {
@@ -170,13 +172,14 @@ export async function runPairing(bank: Bank, config: Config, opts: PairingOption
   // pairs scored with an IDF table this much smaller are re-decided (their C may have moved across a threshold)
   const staleBelow = idfDocs / (1 + config.export.rescoreDrift);
   const batchSize = opts.batchSize ?? 200;
-  let afterId = 0;
+  const range = opts.idRange;
+  let afterId = range ? range.first - 1 : 0;
   for (;;) {
     if (opts.signal?.aborted) {
       summary.aborted = true;
       break;
     }
-    const ids = await pairs.pendingSources(afterId, batchSize, opts.all, staleBelow);
+    const ids = (await pairs.pendingSources(afterId, batchSize, opts.all, staleBelow)).filter((id) => !range || id <= range.last);
     if (!ids.length) break;
     afterId = ids[ids.length - 1]!;
     // score outside the write transaction, then commit the batch at once
@@ -220,7 +223,7 @@ export async function runPairing(bank: Bank, config: Config, opts: PairingOption
       }
     }
   }
-  if (!summary.aborted) summary.removed += await bank.transaction((tx) => tx.repo(PairsRepo).sweepOrphans());
+  if (!summary.aborted && !range) summary.removed += await bank.transaction((tx) => tx.repo(PairsRepo).sweepOrphans());
   opts.logger?.info(
     `pair: ${summary.sources} sources, ${summary.decided} candidates decided, ${summary.emitted} caption pairs emitted ` +
       `(par ${summary.byLevel.par}, com ${summary.byLevel.com}, pse ${summary.byLevel.pse}) holding ${summary.sentencePairs} sentence pairs`,

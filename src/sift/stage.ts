@@ -2,7 +2,7 @@
 // threads), committed per batch. Items move to 'featured', or to 'failed' with the reason (the run goes on).
 // Resumable: items are walked in id order by status, and a batch is committed in one transaction, so a killed
 // run loses at most the batch in flight.
-import type { Bank, BankName } from '../bank/index.js';
+import type { Bank, BankName, IdRange } from '../bank/index.js';
 import { FeaturesRepo, TwinsRepo, isStoreUnavailable } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
@@ -19,6 +19,8 @@ export interface SiftStageOptions {
   logger?: Logger;
   /** Items per committed batch (default: 8 per thread, at least 16). */
   batchSize?: number;
+  /** Only items with ids in this range (a worker's job); default all. */
+  idRange?: IdRange;
 }
 
 export interface SiftStageSummary {
@@ -124,13 +126,14 @@ export async function computeMissingFeatures(bank: Bank, config: Config, opts: S
     }
   };
   try {
-    let afterId = 0;
+    const range = opts.idRange;
+    let afterId = range ? range.first - 1 : 0;
     for (;;) {
       if (opts.signal?.aborted) {
         summary.aborted = true;
         break;
       }
-      const items = await bank.items.listByStatus(null, 'new', batchSize, afterId);
+      const items = (await bank.items.listByStatus(null, 'new', batchSize, afterId)).filter((i) => !range || i.id <= range.last);
       if (!items.length) break;
       afterId = items[items.length - 1]!.id;
       const banksOf = new Map<string, BankName[]>();
