@@ -5,6 +5,7 @@
 // so a job done twice changes nothing. An idle worker runs a scheduling round itself (schedule.ts), so workers
 // alone are enough; the daemon in scale-out mode schedules too.
 import os from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import client from 'prom-client';
 import { JobsRepo, type Bank, type Job, type JobStage } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
@@ -87,16 +88,8 @@ const RUNNERS: Record<JobStage, () => Promise<Runner>> = {
   },
 };
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+/** Waits ms, or less when the signal aborts (node's timers/promises; the abort is not an error here). */
+const sleep = (ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }).catch(() => undefined);
 
 /** Live state of a worker, for /healthz. */
 export interface WorkerState {
