@@ -100,12 +100,12 @@ async function boot(): Promise<PgServer> {
   ];
   let log = '';
   // Behind a watchdog shell (its own process group): a test process killed with -9 cannot run its exit hook, and
-  // the server then stops within a second of it instead of staying behind.
-  const watchdog = 'pg="$1"; shift; "$pg" "$@" & p=$!; while [ -d /proc/$WATCH ] && kill -0 $p 2>/dev/null; do sleep 1; done; kill -QUIT $p 2>/dev/null; wait $p';
+  // the server then stops within a second of it instead of staying behind (and the watchdog removes its files).
+  const watchdog = 'pg="$1"; shift; "$pg" "$@" & p=$!; while [ -d /proc/$WATCH ] && kill -0 $p 2>/dev/null; do sleep 1; done; kill -QUIT $p 2>/dev/null; wait $p; [ -d /proc/$WATCH ] || rm -rf "$ROOT"';
   child = spawn('sh', ['-c', watchdog, 'pg-watchdog', path.join(bin, 'postgres'), ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
     detached: true,
-    env: { ...process.env, WATCH: String(process.pid) },
+    env: { ...process.env, WATCH: String(process.pid), ROOT: root },
     ...ids,
   });
   child.unref();
