@@ -73,6 +73,8 @@ function crawl(dir: string, replay: Replay, killAfterMs?: number): Promise<Cycle
     const t0 = Date.now();
     const child = spawn(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), '--data', path.join(dir, 'data'), '--config', path.join(dir, 'config.json'), 'crawl', '--json', '--sites', path.join(dir, 'sites')], {
       cwd: repoRoot,
+      // The bench's own variable is not a config key: the CLI would refuse it (unknown CAPBRIDGE_* key).
+      env: Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'CAPBRIDGE_SHARED_DATA')),
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     let out = '';

@@ -1,9 +1,48 @@
-// Shared pieces of bench/search.ts: reading retrieval sets, the OpenCV feature dumps, and the metrics of
+// Shared pieces of bench/search.ts and bench/search-matching.ts: the shared data folder, our cached features, reading retrieval sets, the OpenCV feature dumps, and the metrics of
 // ../shared/data/README.md.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import type { Features } from '../src/lsh-index/features.js';
+import type { Config } from '../src/config/schema.js';
+import { SiftPool } from '../src/sift/pool.js';
+
+/**
+ * ../shared/data beside the clone, or beside the folder of worktrees (a worktree at /work/wt/NAME).
+ * CAPBRIDGE_SHARED_DATA is read here and removed before the config loads (it takes CAPBRIDGE_* as config keys).
+ */
+export function sharedDataDir(repoRoot: string): string {
+  const dir =
+    process.env.CAPBRIDGE_SHARED_DATA ??
+    [path.resolve(repoRoot, '..', 'shared', 'data'), path.resolve(repoRoot, '..', '..', 'shared', 'data')].find((d) => fs.existsSync(d)) ??
+    path.resolve(repoRoot, '..', 'shared', 'data');
+  delete process.env.CAPBRIDGE_SHARED_DATA;
+  return dir;
+}
+
+/** Our SIFT features of every image of a set, extracted once on the sift pool and cached in bench/.cache/ours. */
+export async function ourFeatures(repoRoot: string, set: RetrievalSet, config: Config, log: (s: string) => void): Promise<Map<string, Features>> {
+  const dir = path.join(repoRoot, 'bench', '.cache', 'ours', set.name);
+  if (fs.existsSync(path.join(dir, 'index.json'))) return loadCv2Features(dir);
+  fs.mkdirSync(dir, { recursive: true });
+  const pool = new SiftPool(config.sift, Math.max(1, Math.min(2, os.cpus().length)));
+  const index: Record<string, unknown> = {};
+  const all = [...set.sources, ...set.targets];
+  let done = 0;
+  await Promise.all(
+    all.map(async (r) => {
+      const { features: f } = await pool.extract(fs.readFileSync(path.join(set.dir, r.image)));
+      fs.writeFileSync(path.join(dir, r.id + '.kp'), Buffer.from(f.keypoints.buffer, f.keypoints.byteOffset, f.keypoints.byteLength));
+      fs.writeFileSync(path.join(dir, r.id + '.desc'), Buffer.from(f.descriptors.buffer, f.descriptors.byteOffset, f.descriptors.byteLength));
+      index[r.id] = { width: f.width, height: f.height, scale: f.scale, count: f.count };
+      if (++done % 100 === 0) log(`${set.name}: SIFT ${done}/${all.length}`);
+    }),
+  );
+  await pool.close();
+  fs.writeFileSync(path.join(dir, 'index.json'), JSON.stringify(index));
+  return loadCv2Features(dir);
+}
 
 export interface RetrievalSet {
   name: string;

@@ -5,7 +5,7 @@
 // Flags: --sets a,b (none: scaling only)  --features ours|cv2  --skip-opencv  --skip-scaling  --scales 1000,10000,100000
 //        --split all|dev|holdout (sets with scene labels, retrieval-scenes: which queries run; the held-out scenes
 //        are search-lib's holdoutScenes; `all` reports both parts beside the whole)
-//        --queries N  --scale-queries N  --scale-set NAME (whose targets and queries, retrieval-smvs)  --verbose (the scaling run's misses on stderr)
+//        --queries N  --scale-queries N  --scale-set NAME (whose targets and queries, retrieval-smvs)  --verbose (the misses on stderr: the views run's stored top and the scaling run's)
 //        --skip-pairs (the image-pairs section: Oxford graf/bikes pairs verified plain and with views)
 //        --views [--view-tilts 2,4 --view-rotations 4 --view-keypoints 500 --view-confidence 0.3] (also the progressive search with synthesised query views, src/lsh-index/views.ts, side by side)
 //        (the progressive search always runs on the wide-baseline sets, retrieval-scenes and retrieval-wxbs; --no-views: never)
@@ -15,7 +15,6 @@ import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
-import { SiftPool } from '../src/sift/pool.js';
 import type { Features } from '../src/lsh-index/features.js';
 import { CODE_BITS, LshIndex, mulberry32, project } from '../src/lsh-index/lsh.js';
 import { MEAN_ROOTSIFT } from '../src/lsh-index/mean-rootsift.js';
@@ -28,16 +27,10 @@ import { decodeGrey } from '../src/sift/decode.js';
 import { searchProgressive, viewParams } from '../src/lsh-index/views.js';
 import { toOriginal } from '../src/lsh-index/stage.js';
 import { extractFeatures } from '../src/sift/extract.js';
-import { holdoutScenes, loadCv2Features, metrics, percentile, readSet, round, type RetrievalSet } from './search-lib.js';
+import { holdoutScenes, loadCv2Features, metrics, ourFeatures as ourFeaturesOf, percentile, readSet, round, sharedDataDir, type RetrievalSet } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-// ../shared/data beside the clone, or beside the folder of worktrees (a worktree at /work/wt/NAME).
-// CAPBRIDGE_SHARED_DATA is read here and removed before the config loads (it takes CAPBRIDGE_* as config keys).
-const shared =
-  process.env.CAPBRIDGE_SHARED_DATA ??
-  [path.resolve(repoRoot, '..', 'shared', 'data'), path.resolve(repoRoot, '..', '..', 'shared', 'data')].find((d) => fs.existsSync(d)) ??
-  path.resolve(repoRoot, '..', 'shared', 'data');
-delete process.env.CAPBRIDGE_SHARED_DATA;
+const shared = sharedDataDir(repoRoot);
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
 const opt = (name: string, d: string) => {
@@ -57,27 +50,7 @@ const { config } = loadConfig({});
 const log = (m: string) => process.stderr.write(`[bench:search] ${m}\n`);
 
 /** Our SIFT features of every image of a set, cached in bench/.cache/ours/SET (same layout as the cv2 dumps). */
-async function ourFeatures(set: RetrievalSet): Promise<Map<string, Features>> {
-  const dir = path.join(repoRoot, 'bench', '.cache', 'ours', set.name);
-  if (fs.existsSync(path.join(dir, 'index.json'))) return loadCv2Features(dir);
-  fs.mkdirSync(dir, { recursive: true });
-  const pool = new SiftPool(config.sift, Math.max(1, Math.min(2, os.cpus().length)));
-  const index: Record<string, unknown> = {};
-  const all = [...set.sources, ...set.targets];
-  let done = 0;
-  await Promise.all(
-    all.map(async (r) => {
-      const { features: f } = await pool.extract(fs.readFileSync(path.join(set.dir, r.image)));
-      fs.writeFileSync(path.join(dir, r.id + '.kp'), Buffer.from(f.keypoints.buffer, f.keypoints.byteOffset, f.keypoints.byteLength));
-      fs.writeFileSync(path.join(dir, r.id + '.desc'), Buffer.from(f.descriptors.buffer, f.descriptors.byteOffset, f.descriptors.byteLength));
-      index[r.id] = { width: f.width, height: f.height, scale: f.scale, count: f.count };
-      if (++done % 100 === 0) log(`${set.name}: SIFT ${done}/${all.length}`);
-    }),
-  );
-  await pool.close();
-  fs.writeFileSync(path.join(dir, 'index.json'), JSON.stringify(index));
-  return loadCv2Features(dir);
-}
+const ourFeatures = (set: RetrievalSet) => ourFeaturesOf(repoRoot, set, config, log);
 
 function cv2Features(set: RetrievalSet): Map<string, Features> {
   const dir = path.join(repoRoot, 'bench', '.cache', 'cv2', set.name);
@@ -153,6 +126,9 @@ async function runSet(name: string) {
       vr.stored.set(s.id, r.hits.filter(storable).map((h) => ids[h.slot]!));
       const rel = set.truth.get(s.id) ?? new Set<string>();
       for (const h of r.hits) if (!rel.has(ids[h.slot]!)) (vr.neg++, h.score > 0 && vr.negNonZero++);
+      if (flag('verbose') && rel.size && !rel.has(vr.stored.get(s.id)![0] ?? '')) {
+        log(`miss ${name} ${s.id}${set.scenes.size ? ` (${part(s.id)})` : ''}: ${r.hits.slice(0, 4).map((h) => `${ids[h.slot]}${rel.has(ids[h.slot]!) ? '*' : ''} ${h.model ?? ''} s${round(h.score)} i${h.inliers} v${h.votes}`).join(' | ')}`);
+      }
     }
     const q = feats.get(s.id)!;
     const t = performance.now();

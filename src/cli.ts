@@ -17,6 +17,7 @@ type Register = (program: Command) => void;
 export const COMMANDS: Array<{ name: string; summary: string; load: () => Promise<Register> }> = [
   { name: 'import', summary: 'import (image, caption) items from a TSV manifest into a bank', load: async () => (await import('./commands/import.js')).registerImport },
   { name: 'stats', summary: 'counts per bank and status, failures by reason, database and image-store size', load: async () => (await import('./commands/stats.js')).registerStats },
+  { name: 'images', summary: "the image store: copy a bank's images to another store (folder, s3://bucket/prefix), check it holds them", load: async () => (await import('./commands/images.js')).registerImages },
   { name: 'crawl', summary: 'one harvest cycle over the site profiles into the banks', load: async () => (await import('./commands/crawl.js')).registerCrawl },
   { name: 'extract', summary: 'extract (image, caption) pairs from a saved article page', load: async () => (await import('./commands/extract.js')).registerExtract },
   { name: 'features', summary: 'SIFT keypoints and descriptors of image files, one JSON line each', load: async () => (await import('./commands/features.js')).registerFeatures },
@@ -27,12 +28,27 @@ export const COMMANDS: Array<{ name: string; summary: string; load: () => Promis
   { name: 'calibrate', summary: 'fit C-measure weights and level thresholds on labelled pairs', load: async () => (await import('./commands/calibrate.js')).registerCalibrate },
   { name: 'pair', summary: 'decide pairs: score verified image candidates with the C-measure', load: async () => (await import('./commands/export.js')).registerExport },
   { name: 'export', summary: 'write the emitted pairs as TSV, JSONL, TMX or Moses', load: async () => (await import('./commands/export.js')).registerExport },
+  { name: 'worker', summary: 'claim and run jobs (features, match, pair) from a PostgreSQL bank shared with other workers', load: async () => (await import('./commands/worker.js')).registerWorker },
   { name: 'daemon', summary: 'run the pipeline on schedules, with /healthz and /metrics', load: async () => (await import('./commands/daemon.js')).registerDaemon },
   { name: 'eval', summary: 'P@n, emitted precision, coverage on a labelled set', load: async () => (await import('./commands/eval.js')).registerEval },
   { name: 'serve', summary: 'the review page: pairs, both photos with keypoint matches, aligned captions, judgements', load: async () => (await import('./commands/serve.js')).registerServe },
 ];
 
-const GLOBAL_WITH_VALUE = new Set(['--data', '--config', '--log-level']);
+const GLOBAL_WITH_VALUE = new Set(['--data', '--config', '--log-level', '--images', '--bank-url']);
+
+/** `--bank postgres://…` selects a PostgreSQL bank anywhere on the line; `--bank source|target` stays the import
+ *  command's own option. The URL form is passed on as the program's --bank-url. */
+export function bankUrlArgs(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const eq = a.startsWith('--bank=') ? a.slice(7) : undefined;
+    if (eq !== undefined && /^postgres(ql)?:\/\//.test(eq)) out.push('--bank-url', eq);
+    else if (a === '--bank' && /^postgres(ql)?:\/\//.test(args[i + 1] ?? '')) out.push('--bank-url', args[++i]!);
+    else out.push(a);
+  }
+  return out;
+}
 
 /** The command named in argv (skipping global options and their values), if any. */
 export function commandNameIn(args: string[]): string | undefined {
@@ -58,6 +74,8 @@ export async function buildProgram(only?: string | 'all'): Promise<Command> {
     .option('--data <dir>', 'data directory (default: $CAPBRIDGE_DATA or ./capbridge-data)')
     .option('--config <file>', 'YAML file overriding config/default.yaml')
     .option('--log-level <level>', 'error | warn | info | debug')
+    .option('--bank-url <url>', 'a PostgreSQL bank (also written --bank postgres://user:pass@host:port/db) instead of the SQLite file in the data dir (default: config bank.url, $CAPBRIDGE_BANK__URL)')
+    .option('--images <store>', 'where image bytes live: folder (the data dir) or s3://bucket/prefix (default: config images.store, $CAPBRIDGE_IMAGES__STORE)')
     .showHelpAfterError()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   const loaded = new Set<Register>();
@@ -77,6 +95,7 @@ export async function buildProgram(only?: string | 'all'): Promise<Command> {
 /** Parses process.argv and runs the command (bin/capbridge calls this). */
 export async function main(argv = process.argv): Promise<void> {
   try {
+    argv = [...argv.slice(0, 2), ...bankUrlArgs(argv.slice(2))];
     const name = commandNameIn(argv.slice(2));
     const known = COMMANDS.some((c) => c.name === name);
     await (await buildProgram(known ? name : undefined)).parseAsync(argv);

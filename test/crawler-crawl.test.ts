@@ -310,16 +310,24 @@ describe('crawler: `capbridge crawl` and SIGTERM', function () {
     const { spawn } = await import('node:child_process');
     const photo = (i: number) => sharp({ create: { width: 200, height: 150, channels: 3, background: { r: 20 * i, g: 100, b: 255 - 20 * i } } }).jpeg().toBuffer();
     const photos = await Promise.all([1, 2, 3, 4, 5, 6].map(photo));
+    // The SIGTERM comes from the server at the second image request, and that request and every one after it are
+    // held until the process has exited: the run is always stopped mid-cycle with one item stored, whatever the
+    // load (no timing).
+    let stopChild: (() => void) | null = null;
+    let stopped: Promise<void> | null = null;
+    let images = 0;
     const srv = await serve(async (req, res) => {
       const p = req.url ?? '';
+      const im = /^\/img\/(\d)\.jpg$/.exec(p);
+      if (im && stopChild && ++images === 2) {
+        stopChild();
+        stopChild = null;
+      }
+      if (stopped) await stopped;
       if (p === '/robots.txt') return void res.writeHead(404).end();
       if (p === '/') return void res.end(html(photos.map((_, i) => `<a href="/2024/p${i + 1}.html">${i}</a>`).join('')));
       const m = /^\/2024\/p(\d)\.html$/.exec(p);
-      if (m) {
-        await new Promise((r) => setTimeout(r, 300));
-        return void res.end(html(fig(`/img/${m[1]}.jpg`, `Photo number ${m[1]} shows the river in flood after the storm.`)));
-      }
-      const im = /^\/img\/(\d)\.jpg$/.exec(p);
+      if (m) return void res.end(html(fig(`/img/${m[1]}.jpg`, `Photo number ${m[1]} shows the river in flood after the storm.`)));
       if (im) return void res.writeHead(200, { 'content-type': 'image/jpeg' }).end(photos[Number(im[1]) - 1]);
       res.writeHead(404).end();
     });
@@ -329,26 +337,30 @@ describe('crawler: `capbridge crawl` and SIGTERM', function () {
     fs.writeFileSync(path.join(sites, 'one.yaml'), `name: one\nlanguage: en\nstartUrls: ["${srv.base}/"]\nallowedHosts: ["${new URL(srv.base).host}"]\narticlePatterns: ['/2024/']\n`);
     const cfg = path.join(dir, 'cfg.yaml');
     fs.writeFileSync(cfg, 'crawler:\n  allowPrivateAddresses: true\n  perHostDelayMs: 0\n  minImageSide: 50\n');
-    const run = (onHit?: (child: ReturnType<typeof spawn>) => void) =>
+    const run = (stopAtFirstImage = false) =>
       new Promise<{ code: number | null; out: string }>((resolve) => {
         const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--data', path.join(dir, 'data'), '--config', cfg, 'crawl', '--json', '--sites', sites], { stdio: ['ignore', 'pipe', 'pipe'] });
         let out = '';
         child.stdout!.on('data', (d) => (out += d));
         child.stderr!.on('data', () => {});
-        if (onHit) {
-          const t = setInterval(() => {
-            if (srv.hits.some((h) => h.path.startsWith('/img/'))) {
-              clearInterval(t);
-              child.kill('SIGTERM');
-            }
-          }, 20);
+        const closed = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+        if (stopAtFirstImage) {
+          stopChild = () => {
+            stopped = closed.then(() => undefined);
+            child.kill('SIGTERM');
+          };
         }
-        child.on('close', (code) => resolve({ code, out }));
+        void closed.then((code) => {
+          stopChild = null;
+          stopped = null;
+          resolve({ code, out });
+        });
       });
-    const first = await run(() => {});
+    const first = await run(true);
     expect(first.code, first.out).to.equal(130);
     const s1 = JSON.parse(first.out);
     expect(s1.aborted).to.equal(true);
+    expect(s1.itemsAdded.source).to.equal(1);
     const second = await run();
     expect(second.code).to.equal(0);
     const s2 = JSON.parse(second.out);

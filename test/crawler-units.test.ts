@@ -226,9 +226,18 @@ describe('crawler units: listing walk', () => {
       ['listing', 'http://news.test/world/', 1],
     ]);
     expect(planLinks(s, { kind: 'listing', depth: 1 }, links, 1).map((p) => p.kind)).to.deep.equal(['article']); // maxDepth reached
+    const long = `http://news.test/2024/${'x'.repeat(2100)}.html`;
+    expect(planLinks(s, { kind: 'listing', depth: 0 }, [{ url: long, kind: 'listing' }, { url: 'http://news.test/2024/ok.html', kind: 'listing' }], 1).map((p) => p.url)).to.deep.equal(['http://news.test/2024/ok.html']); // over MAX_URL_LENGTH
     const sm = zlib.gzipSync(Buffer.from('<?xml version="1.0"?><sitemapindex><sitemap><loc>http://news.test/s2.xml</loc></sitemap></sitemapindex>'));
     const smLinks = linksOf('sitemap', result('http://news.test/s.xml.gz', sm, { 'content-type': 'application/x-gzip' }), 1e6, lim).links;
     expect(planLinks(s, { kind: 'sitemap', depth: 0 }, smLinks, 0).map((p) => [p.kind, p.url])).to.deep.equal([['sitemap', 'http://news.test/s2.xml']]);
+    // A gzip bomb (64 MB of zeros in 64 KB) and a broken gzip stream: refused with their reason, nothing read.
+    const bomb = linksOf('sitemap', result('http://news.test/bomb.xml.gz', zlib.gzipSync(Buffer.alloc(64 << 20))), 1e6, lim);
+    expect(bomb.links).to.deep.equal([]);
+    expect(bomb.refused).to.deep.include({ class: 'permanent', code: 'too-large' });
+    expect(bomb.refused!.message).to.match(/^http:\/\/news\.test\/bomb\.xml\.gz: gzipped body inflates past 1000000 bytes/);
+    const broken = linksOf('sitemap', result('http://news.test/broken.xml.gz', sm.subarray(0, 20)), 1e6, lim);
+    expect(broken.refused).to.deep.include({ code: 'unreadable' });
     const feed = linksOf('feed', result('http://news.test/rss', '<rss><channel><item><link>/2024/b.html</link></item></channel></rss>'), 1e6, lim).links;
     expect(planLinks(s, { kind: 'feed', depth: 0 }, feed, 0).map((p) => p.url)).to.deep.equal(['http://news.test/2024/b.html']);
   });

@@ -6,6 +6,9 @@ import { Bank, LATEST_SCHEMA_VERSION, StatsRepo } from '../src/bank/index.js';
 import { applyMigrations } from '../src/bank/db.js';
 import { SqliteBackend } from '../src/bank/sqlite.js';
 import { tempDir, makeImage } from './helpers.js';
+import { forEachBackend } from './helpers/backends.js';
+import { PostgresBackend } from '../src/bank/postgres.js';
+import { startPg, pgUnavailable } from './helpers/postgres.js';
 
 const rejects = async (p: Promise<unknown>, re: RegExp) => {
   let err: unknown;
@@ -18,34 +21,80 @@ const rejects = async (p: Promise<unknown>, re: RegExp) => {
   expect((err as Error).message).to.match(re);
 };
 
-describe('bank', () => {
-  it('creates the database with WAL and the latest schema, and reopens without migrating again', async () => {
+forEachBackend('bank', (be) => {
+  it('creates the latest schema and reopens without migrating again', async () => {
     const dir = tempDir();
-    const bank = await Bank.open(dir);
+    const url = await be.url();
+    const bank = await be.open(dir, { url });
     expect(await bank.schemaVersion()).to.equal(LATEST_SCHEMA_VERSION);
+    expect(bank.dialect).to.equal(be.name);
     await bank.meta.set('probe', 'kept');
     await bank.close();
-    const raw = new Database(path.join(dir, 'capbridge.db'), { readonly: true });
-    expect(raw.pragma('journal_mode', { simple: true })).to.equal('wal');
-    raw.close();
-    const again = await Bank.open(dir);
+    const again = await be.open(dir, { url });
     expect(await again.meta.get('probe')).to.equal('kept');
     expect(await again.schemaVersion()).to.equal(LATEST_SCHEMA_VERSION);
     await again.close();
   });
 
-  it('refuses a database from a newer capbridge', async () => {
-    const dir = tempDir();
-    await (await Bank.open(dir)).close();
-    const db = new Database(path.join(dir, 'capbridge.db'));
-    db.pragma(`user_version = ${LATEST_SCHEMA_VERSION + 5}`);
-    db.close();
-    await rejects(Bank.open(dir), /newer than this capbridge knows/);
+  it("a statement outside a transaction is not part of it: another flow's write survives the rollback", async () => {
+    const bank = await be.open(tempDir());
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let started!: () => void;
+    const inside = new Promise<void>((r) => (started = r));
+    const tx = bank.transaction(async (t) => {
+      await t.meta.set('k', 'in-tx');
+      started();
+      await gate;
+      throw new Error('rolled back');
+    });
+    await inside;
+    const outside = bank.meta.set('other', 'kept');
+    await new Promise((r) => setTimeout(r, 20));
+    release();
+    await rejects(tx, /rolled back/);
+    await outside;
+    expect(await bank.meta.get('k')).to.equal(undefined);
+    expect(await bank.meta.get('other')).to.equal('kept');
+    await bank.close();
+  });
+
+  it('streams a long result (iterate) while the same bank writes', async () => {
+    const bank = await be.open(tempDir());
+    await bank.transaction(async (tx) => {
+      for (let i = 0; i < 1200; i++) await tx.meta.set(`k${String(i).padStart(4, '0')}`, String(i));
+    });
+    let n = 0;
+    for await (const r of bank.sql.iterate<{ key: string }>('SELECT key FROM meta WHERE key LIKE ? ORDER BY key', ['k%'])) {
+      n++;
+      if (n % 300 === 0) await bank.meta.set(`w${r.key}`, 'x');
+    }
+    expect(n).to.equal(1200);
+    expect(await bank.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM meta WHERE key LIKE 'w%'")).to.deep.equal({ n: 4 });
+    await bank.close();
+  });
+
+  it('bulk rows (copyRows) land with every type intact: text with tabs and newlines, NULL, floats, BLOBs', async () => {
+    const bank = await be.open(tempDir());
+    const blob = Buffer.from([0, 1, 2, 255, 92, 9, 10]);
+    await bank.sql.exec('CREATE TABLE t_copy (a TEXT, b INTEGER, c DOUBLE PRECISION, d BYTEA)'.replace('BYTEA', be.name === 'postgres' ? 'BYTEA' : 'BLOB'));
+    await bank.sql.copyRows('t_copy', ['a', 'b', 'c', 'd'], [
+      ['tab\there\nnew line \\ back', 7, 0.1 + 0.2, blob],
+      [null, null, null, null],
+      ['中文图片说明', -3, 1e-300, Buffer.alloc(0)],
+    ]);
+    const rows = await bank.sql.all<{ a: string | null; b: number | null; c: number | null; d: Buffer | null }>('SELECT a, b, c, d FROM t_copy ORDER BY b NULLS FIRST');
+    expect(rows.map((r) => [r.a, r.b, r.c, r.d ? [...r.d] : null])).to.deep.equal([
+      [null, null, null, null],
+      ['中文图片说明', -3, 1e-300, []],
+      ['tab\there\nnew line \\ back', 7, 0.1 + 0.2, [...blob]],
+    ]);
+    await bank.close();
   });
 
   it('stores identical image bytes once and keeps items pointing at them', async () => {
     const dir = tempDir();
-    const bank = await Bank.open(dir);
+    const bank = await be.open(dir);
     const file = await makeImage(path.join(dir, 'src', 'a.png'), 1);
     const buf = fs.readFileSync(file);
     const rec1 = await bank.images.prepare(buf);
@@ -68,17 +117,17 @@ describe('bank', () => {
   });
 
   it('enforces the foreign key from items to images', async () => {
-    const bank = await Bank.open(tempDir());
+    const bank = await be.open(tempDir());
     await rejects(
       bank.items.upsert({ bank: 'source', extId: 'a', caption: 'x', lang: null, captionStatus: 'ok', captionReason: null, imageSha256: 'f'.repeat(64) }),
-      /FOREIGN KEY/,
+      /FOREIGN KEY|foreign key/,
     );
     await bank.close();
   });
 
   it('upsert reports added / unchanged / updated, and a new image sends the item back to new', async () => {
     const dir = tempDir();
-    const bank = await Bank.open(dir);
+    const bank = await be.open(dir);
     const a = await bank.images.prepare(fs.readFileSync(await makeImage(path.join(dir, 'a.png'), 2)));
     const b = await bank.images.prepare(fs.readFileSync(await makeImage(path.join(dir, 'b.png'), 3)));
     await bank.images.record(a);
@@ -97,11 +146,9 @@ describe('bank', () => {
     expect((await bank.items.listByStatus('source', 'new', 10)).map((i) => i.extId)).to.deep.equal(['e1']);
     await bank.close();
   });
-});
 
-describe('bank transactions', () => {
   it('commit when the unit of work resolves and roll back when it throws; a savepoint inside rolls back alone', async () => {
-    const bank = await Bank.open(tempDir());
+    const bank = await be.open(tempDir());
     await bank.transaction(async (tx) => {
       await tx.meta.set('a', '1');
       await tx.meta.set('b', '1');
@@ -127,6 +174,51 @@ describe('bank transactions', () => {
     expect(await bank.meta.get('b')).to.equal('2');
     expect(await bank.meta.get('c')).to.equal(undefined);
     await bank.close();
+  });
+
+  it('stores the credit apart from the caption; a new credit updates the item without re-scoring its caption', async () => {
+    const dir = tempDir();
+    const bank = await be.open(dir);
+    const a = await bank.images.prepare(fs.readFileSync(await makeImage(path.join(dir, 'a.png'), 5)));
+    await bank.images.record(a);
+    const base = { bank: 'target' as const, extId: 'z1', caption: '市民在公园里赏花。', credit: '新华社记者 李明 摄', lang: 'cmn', captionStatus: 'ok' as const, captionReason: null, imageSha256: a.sha256 };
+    expect((await bank.items.upsert(base)).outcome).to.equal('added');
+    const first = (await bank.items.get('target', 'z1'))!;
+    expect([first.caption, first.credit]).to.deep.equal(['市民在公园里赏花。', '新华社记者 李明 摄']);
+    expect((await bank.items.upsert(base)).outcome).to.equal('unchanged');
+    expect((await bank.items.upsert({ ...base, credit: '新华社记者 王芳 摄' }, '2099-01-01T00:00:00.000Z')).outcome).to.equal('updated');
+    const second = (await bank.items.get('target', 'z1'))!;
+    expect(second.credit).to.equal('新华社记者 王芳 摄');
+    expect(second.captionUpdatedAt).to.equal(first.captionUpdatedAt);
+    expect((await bank.items.upsert({ ...base, credit: '' })).outcome).to.equal('updated');
+    expect((await bank.items.get('target', 'z1'))!.credit).to.equal(null);
+    await bank.close();
+  });
+});
+
+describe('bank on SQLite', () => {
+  it('creates the database file in WAL mode', async () => {
+    const dir = tempDir();
+    const bank = await Bank.open(dir);
+    expect(await bank.schemaVersion()).to.equal(LATEST_SCHEMA_VERSION);
+    await bank.meta.set('probe', 'kept');
+    await bank.close();
+    const raw = new Database(path.join(dir, 'capbridge.db'), { readonly: true });
+    expect(raw.pragma('journal_mode', { simple: true })).to.equal('wal');
+    raw.close();
+    const again = await Bank.open(dir);
+    expect(await again.meta.get('probe')).to.equal('kept');
+    expect(await again.schemaVersion()).to.equal(LATEST_SCHEMA_VERSION);
+    await again.close();
+  });
+
+  it('refuses a database from a newer capbridge', async () => {
+    const dir = tempDir();
+    await (await Bank.open(dir)).close();
+    const db = new Database(path.join(dir, 'capbridge.db'));
+    db.pragma(`user_version = ${LATEST_SCHEMA_VERSION + 5}`);
+    db.close();
+    await rejects(Bank.open(dir), /newer than this capbridge knows/);
   });
 
   it("another flow's statements wait for an open transaction instead of joining it, and a finished transaction refuses statements", async () => {
@@ -202,27 +294,6 @@ describe('bank transactions', () => {
   });
 });
 
-describe('bank: item credits (migration 10)', () => {
-  it('stores the credit apart from the caption; a new credit updates the item without re-scoring its caption', async () => {
-    const dir = tempDir();
-    const bank = await Bank.open(dir);
-    const a = await bank.images.prepare(fs.readFileSync(await makeImage(path.join(dir, 'a.png'), 5)));
-    await bank.images.record(a);
-    const base = { bank: 'target' as const, extId: 'z1', caption: '市民在公园里赏花。', credit: '新华社记者 李明 摄', lang: 'cmn', captionStatus: 'ok' as const, captionReason: null, imageSha256: a.sha256 };
-    expect((await bank.items.upsert(base)).outcome).to.equal('added');
-    const first = (await bank.items.get('target', 'z1'))!;
-    expect([first.caption, first.credit]).to.deep.equal(['市民在公园里赏花。', '新华社记者 李明 摄']);
-    expect((await bank.items.upsert(base)).outcome).to.equal('unchanged');
-    expect((await bank.items.upsert({ ...base, credit: '新华社记者 王芳 摄' }, '2099-01-01T00:00:00.000Z')).outcome).to.equal('updated');
-    const second = (await bank.items.get('target', 'z1'))!;
-    expect(second.credit).to.equal('新华社记者 王芳 摄');
-    expect(second.captionUpdatedAt).to.equal(first.captionUpdatedAt);
-    expect((await bank.items.upsert({ ...base, credit: '' })).outcome).to.equal('updated');
-    expect((await bank.items.get('target', 'z1'))!.credit).to.equal(null);
-    await bank.close();
-  });
-});
-
 describe('migrations', () => {
   it('applies a migration numbered below one already applied (layers land in any order), once', async () => {
     const file = path.join(tempDir(), 'm.db');
@@ -239,5 +310,33 @@ describe('migrations', () => {
     await applyMigrations(db, [m1, m2, m6]); // nothing left to apply: CREATE TABLE would throw if re-run
     await rejects(applyMigrations(db, [m1]), /newer than this capbridge knows \(1\)/);
     await db.close();
+  });
+});
+
+describe('migrations on PostgreSQL', function () {
+  const why = pgUnavailable();
+  if (why) {
+    it(`skipped: ${why}`, function () {
+      this.skip();
+    });
+    return;
+  }
+  it('applies each migration once, records it, refuses a newer database and one without a PostgreSQL form', async () => {
+    const url = await (await startPg()).createDatabase();
+    const db = await PostgresBackend.connect(url);
+    try {
+      const m1 = { version: 1, name: 'one', up: 'CREATE TABLE a (x INTEGER)', pg: 'CREATE TABLE a (x BIGINT)' };
+      const m2 = { version: 2, name: 'two', up: 'CREATE TABLE b (x INTEGER)', pg: 'CREATE TABLE b (x BIGINT)' };
+      const m6 = { version: 6, name: 'six', up: 'CREATE TABLE f (x INTEGER)', pg: async (sql: import('../src/bank/sql.js').Sql) => sql.exec('CREATE TABLE f (x BIGINT)') };
+      await applyMigrations(db, [m1, m6]);
+      expect(await db.schemaVersion()).to.equal(6);
+      await applyMigrations(db, [m1, m2, m6]);
+      expect((await db.all<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')).map((r) => r.version)).to.deep.equal([1, 2, 6]);
+      await applyMigrations(db, [m1, m2, m6]); // nothing left to apply: CREATE TABLE would throw if re-run
+      await rejects(applyMigrations(db, [m1]), /newer than this capbridge knows \(1\)/);
+      await rejects(applyMigrations(db, [m1, m2, m6, { version: 7, name: 'sqlite only', up: 'CREATE TABLE g (x INTEGER)' }]), /migration 7 \(sqlite only\) has no PostgreSQL form/);
+    } finally {
+      await db.close();
+    }
   });
 });

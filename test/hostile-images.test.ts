@@ -14,7 +14,7 @@ import { createReviewServer } from '../src/review/index.js';
 import { retakeJpeg, sceneJpeg } from '../src/demo/scenes.js';
 import { tempDir } from './helpers.js';
 import { runInProcess } from './review-helpers.js';
-import { FORMATS, bombs, degenerate, gifWithTinyFrame } from './helpers/hostile-images.js';
+import { FORMATS, bombs, degenerate, gifWithTinyFrame, storeItem } from './helpers/hostile-images.js';
 
 const DEGENERATE: Array<[number, number]> = [[1, 1], [1000, 1], [2000, 3]];
 
@@ -25,13 +25,7 @@ describe('hostile input: images in the bank (match, search, review search)', fun
   const { config } = loadConfig();
   const hostile: Array<{ id: string; reason: RegExp; buf: Buffer }> = [];
 
-  const add = async (b: BankName, extId: string, buf: Buffer, caption: string) => {
-    const rec = await bank.images.prepare(buf);
-    await bank.transaction(async (tx) => {
-      await tx.images.record(rec);
-      await tx.items.upsert({ bank: b, extId, caption, lang: b === 'source' ? 'eng' : 'cmn', captionStatus: 'ok', captionReason: null, imageSha256: rec.sha256 });
-    });
-  };
+  const add = (b: BankName, extId: string, buf: Buffer, caption: string) => storeItem(bank, b, extId, buf, caption);
 
   before(async () => {
     dir = tempDir('capbridge-hostile-images-');

@@ -30,7 +30,7 @@ import { searchProgressive, viewParams } from '../src/lsh-index/views.js';
 import { decodeGrey } from '../src/sift/decode.js';
 import { extractFeatures } from '../src/sift/extract.js';
 import { runCli, tempDir, writeManifest } from './helpers.js';
-import { render3d, scene, write } from './lsh-helpers.js';
+import { render3d, scene, solveHomography, write } from './lsh-helpers.js';
 import { sceneSvg } from './sift-helpers.js';
 
 const { config } = loadConfig({});
@@ -110,28 +110,9 @@ describe('lsh-index: epipolar geometry', () => {
   });
 });
 
-/** The homography through 4 correspondences (x, y, u, v) by the 8x8 direct solve. */
+/** The homography through 4 correspondences (x, y, u, v). */
 function fitPlane(q: Float64Array): Float64Array {
-  const A: number[][] = [];
-  const b: number[] = [];
-  for (let i = 0; i < 4; i++) {
-    const [x, y, u, v] = [q[i * 4]!, q[i * 4 + 1]!, q[i * 4 + 2]!, q[i * 4 + 3]!];
-    A.push([x, y, 1, 0, 0, 0, -u * x, -u * y], [0, 0, 0, x, y, 1, -v * x, -v * y]);
-    b.push(u, v);
-  }
-  for (let c = 0; c < 8; c++) {
-    let p = c;
-    for (let r = c + 1; r < 8; r++) if (Math.abs(A[r]![c]!) > Math.abs(A[p]![c]!)) p = r;
-    [A[c], A[p]] = [A[p]!, A[c]!];
-    [b[c], b[p]] = [b[p]!, b[c]!];
-    for (let r = 0; r < 8; r++) {
-      if (r === c) continue;
-      const f = A[r]![c]! / A[c]![c]!;
-      for (let k = c; k < 8; k++) A[r]![k]! -= f * A[c]![k]!;
-      b[r]! -= f * b[c]!;
-    }
-  }
-  return Float64Array.from([...b.map((v, i) => v / A[i]![i]!), 1]);
+  return Float64Array.from([...solveHomography([0, 1, 2, 3].map((i) => [q[i * 4]!, q[i * 4 + 1]!, q[i * 4 + 2]!, q[i * 4 + 3]!])), 1]);
 }
 
 /**
@@ -173,6 +154,30 @@ describe('lsh-index: verification under two models', () => {
     }
     const hOnly = verifyCandidate(prepare(q), prepare(t), allPairs(80), { ...P, epipolar: { ...P.epipolar!, enabled: false } });
     expect(hOnly.inliers).to.be.at.most(v.inliers / 2);
+  });
+
+  it('guided matching finds along the epipolar lines the matches a look-alike elsewhere took from the ratio test', () => {
+    const n = 80;
+    const rivals = 30;
+    const [q, t0] = featurePair(scenePairs(n, 0, 4), n, 5);
+    // The first 30 target keypoints each have a look-alike at a random place (a repeated window, a second
+    // gargoyle; here the same descriptor): Lowe's test over the whole image refuses them; along the epipolar line the look-alike is gone.
+    const r = mulberry32(11);
+    const t: Features = { ...t0, count: n + rivals, keypoints: new Float32Array((n + rivals) * 6), descriptors: new Uint8Array((n + rivals) * 128) };
+    t.keypoints.set(t0.keypoints);
+    t.descriptors.set(t0.descriptors);
+    for (let i = 0; i < rivals; i++) {
+      t.keypoints.set([r() * 640, r() * 480, ...t0.keypoints.subarray(i * 6 + 2, i * 6 + 6)], (n + i) * 6);
+      t.descriptors.set(t0.descriptors.subarray(i * 128, i * 128 + 128), (n + i) * 128);
+    }
+    const cand = range(0, n).flatMap((i) => range(0, n + rivals).flatMap((j) => [i, j]));
+    const plain = verifyCandidate(prepare(q), prepare(t), cand, { ...P, epipolar: { ...P.epipolar!, guided: false } });
+    const guided = verifyCandidate(prepare(q), prepare(t), cand, { ...P, epipolar: { ...P.epipolar!, guided: true } });
+    expect(plain.model).to.equal('fundamental');
+    expect(plain.inliers).to.be.at.most(n - rivals + 2);
+    expect(guided.model).to.equal('fundamental');
+    expect(guided.inliers).to.be.at.least(n - 8);
+    expect(guided.score).to.be.greaterThan(plain.score);
   });
 
   it('a copy under one homography stays a homography', () => {

@@ -17,6 +17,7 @@ import { ItemsRepo } from './items.js';
 import { MetaRepo } from './meta.js';
 import type { Sql, SqlBackend } from './sql.js';
 import { SqliteBackend } from './sqlite.js';
+import { UserError } from '../util/errors.js';
 
 export const DB_FILE = 'capbridge.db';
 
@@ -85,8 +86,13 @@ export class Bank extends BankScope {
   static async open(dataDir: string, opts: BankOpenOptions = {}): Promise<Bank> {
     const dir = path.resolve(dataDir);
     fs.mkdirSync(dir, { recursive: true });
-    if (opts.url) throw new Error('PostgreSQL banks are not available in this build');
-    const backend = SqliteBackend.open(path.join(dir, DB_FILE));
+    let backend: SqlBackend;
+    if (opts.url) {
+      if (!/^postgres(ql)?:\/\//.test(opts.url)) throw new UserError(`bank URL "${opts.url}": expected postgres://user@host:port/database`);
+      // loaded only for a PostgreSQL bank: the embedded default does not pay for node-postgres
+      const { PostgresBackend } = await import('./postgres.js');
+      backend = await PostgresBackend.connect(opts.url);
+    } else backend = SqliteBackend.open(path.join(dir, DB_FILE));
     try {
       await applyMigrations(backend);
     } catch (err) {

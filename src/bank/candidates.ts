@@ -89,10 +89,9 @@ export class CandidatesRepo {
   /** Replaces the stored candidates of a source item (call inside the caller's transaction). */
   async replaceFor(sourceItemId: number, list: CandidateInput[], matchedAt = new Date().toISOString()): Promise<void> {
     await this.db.run('DELETE FROM candidates WHERE source_item_id = ?', [sourceItemId]);
-    await this.db.runMany(
-      `INSERT INTO candidates (source_item_id, target_item_id, rank, image_score, matches, inliers, homography, matched_at, mirrored, pairs,
-         model, fundamental)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    await this.db.copyRows(
+      'candidates',
+      ['source_item_id', 'target_item_id', 'rank', 'image_score', 'matches', 'inliers', 'homography', 'matched_at', 'mirrored', 'pairs', 'model', 'fundamental'],
       list.map((c) => [
         sourceItemId, c.targetItemId, c.rank, c.imageScore, c.matches, c.inliers,
         c.homography ? JSON.stringify(c.homography) : null, matchedAt, c.mirrored ? 1 : 0, pairsBlob(c.pairs),

@@ -65,10 +65,20 @@ export class LshRepo {
   }
 
   async put(itemId: number, imageSha256: string, params: string, count: number, codes: Uint32Array, now = new Date().toISOString()): Promise<void> {
-    await this.db.run('DELETE FROM lsh_codes WHERE item_id = ?', [itemId]);
-    await this.db.run('INSERT INTO lsh_codes (item_id, image_sha256, params, count, codes, indexed_at) VALUES (?, ?, ?, ?, ?, ?)', [
-      itemId, imageSha256, params, count, toBlob(codes), now,
-    ]);
+    await this.putMany([{ itemId, imageSha256, count, codes }], params, now);
+  }
+
+  /** Rows of several items at once (one batch of the indexing; call inside its transaction). */
+  async putMany(rows: readonly { itemId: number; imageSha256: string; count: number; codes: Uint32Array }[], params: string, now = new Date().toISOString()): Promise<void> {
+    // Match workers on several machines index concurrently: one writer at a time, so two never insert one item
+    // (the second replaces the first's rows). SQLite's write lock does this already.
+    if (this.db.dialect === 'postgres') await this.db.get('SELECT pg_advisory_xact_lock(7216018)');
+    await this.db.runMany('DELETE FROM lsh_codes WHERE item_id = ?', rows.map((r) => [r.itemId]));
+    await this.db.copyRows(
+      'lsh_codes',
+      ['item_id', 'image_sha256', 'params', 'count', 'codes', 'indexed_at'],
+      rows.map((r) => [r.itemId, r.imageSha256, params, r.count, toBlob(r.codes), now]),
+    );
   }
 
   /** Keypoints indexed in all (what the automatic bucket width is chosen from). */
@@ -84,6 +94,10 @@ export class LshRepo {
 
   /** The watermark of additions: ids only grow (AUTOINCREMENT), also past deleted rows. */
   async sequence(): Promise<number> {
+    if (this.db.dialect === 'postgres') {
+      const r = await this.db.get<{ seq: number; called: boolean }>(`SELECT last_value AS seq, is_called AS called FROM lsh_codes_id_seq`);
+      return r?.called ? Number(r.seq) : 0;
+    }
     const r = await this.db.get<{ seq: number }>(`SELECT seq FROM sqlite_sequence WHERE name = 'lsh_codes'`);
     return Number(r?.seq ?? 0);
   }

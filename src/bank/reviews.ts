@@ -96,9 +96,11 @@ const ROW_COLUMNS = `p.id, p.source_item_id AS "sourceItemId", p.target_item_id 
   COALESCE(s.fetched_at, s.imported_at) AS "sourceHarvestedAt", COALESCE(t.fetched_at, t.imported_at) AS "targetHarvestedAt",
   r.verdict, r.level AS "reviewLevel", r.reviewed_at AS "reviewedAt", r.en AS "reviewEn", r.zh AS "reviewZh"`;
 
-// CROSS JOIN keeps `pairs` the outer loop, so the ORDER BY walks one of its indexes and LIMIT stops early.
+// CROSS JOIN keeps `pairs` the outer loop on SQLite, so the ORDER BY walks one of its indexes and LIMIT stops early.
+// PostgreSQL's planner picks that order itself (and has no CROSS JOIN … ON).
 const FROM = `FROM pairs p CROSS JOIN items s ON s.id = p.source_item_id CROSS JOIN items t ON t.id = p.target_item_id
   LEFT JOIN reviews r ON r.source_item_id = p.source_item_id AND r.target_item_id = p.target_item_id`;
+const PG_FROM = FROM.replace(/CROSS JOIN/g, 'JOIN');
 
 interface Segment {
   sql: string;
@@ -107,6 +109,10 @@ interface Segment {
 
 export class ReviewsRepo {
   constructor(private db: Sql) {}
+
+  private get from(): string {
+    return this.db.dialect === 'postgres' ? PG_FROM : FROM;
+  }
 
   get(sourceItemId: number, targetItemId: number): Promise<Review | undefined> {
     return this.db.get<Review>(
@@ -168,7 +174,7 @@ export class ReviewsRepo {
 
   /** One pair with both items and its judgement. */
   pair(sourceItemId: number, targetItemId: number): Promise<ReviewPairRow | undefined> {
-    return this.db.get<ReviewPairRow>(`SELECT ${ROW_COLUMNS} ${FROM} WHERE p.source_item_id = ? AND p.target_item_id = ?`, [sourceItemId, targetItemId]);
+    return this.db.get<ReviewPairRow>(`SELECT ${ROW_COLUMNS} ${this.from} WHERE p.source_item_id = ? AND p.target_item_id = ?`, [sourceItemId, targetItemId]);
   }
 
   /** The keyset of a row in a list order. */
@@ -242,19 +248,24 @@ export class ReviewsRepo {
     for (const s of this.segments(f, opts.after, dir)) {
       const want = opts.limit + 1 - rows.length;
       if (want <= 0) break;
-      rows.push(...(await this.db.all<ReviewPairRow>(`SELECT ${ROW_COLUMNS} ${FROM} ${s.sql} LIMIT ?`, [...s.args, want])));
+      rows.push(...(await this.db.all<ReviewPairRow>(`SELECT ${ROW_COLUMNS} ${this.from} ${s.sql} LIMIT ?`, [...s.args, want])));
     }
     const more = rows.length > opts.limit;
     if (more) rows.length = opts.limit;
     return { rows, next: more && rows.length ? ReviewsRepo.cursorOf(rows[rows.length - 1]!, f.sort) : null };
   }
 
-  /** EXPLAIN QUERY PLAN of the first page's queries (the test shows the list walks an index). */
+  /** The plan of the first page's queries (EXPLAIN QUERY PLAN on SQLite, EXPLAIN on PostgreSQL): the test shows
+   *  the list walks an index. */
   async explainListPairs(f: PairListFilter, after?: ListCursor): Promise<string[]> {
+    const pg = this.db.dialect === 'postgres';
     const out: string[] = [];
     for (const s of this.segments(f, after, f.dir)) {
-      const plan = await this.db.all<{ detail: string }>(`EXPLAIN QUERY PLAN SELECT ${ROW_COLUMNS} ${FROM} ${s.sql} LIMIT ?`, [...s.args, 50]);
-      out.push(plan.map((r) => r.detail).join('\n'));
+      const plan = await this.db.all<{ detail?: string; 'QUERY PLAN'?: string }>(
+        `${pg ? 'EXPLAIN' : 'EXPLAIN QUERY PLAN'} SELECT ${ROW_COLUMNS} ${this.from} ${s.sql} LIMIT ?`,
+        [...s.args, 50],
+      );
+      out.push(plan.map((r) => r.detail ?? r['QUERY PLAN'] ?? '').join('\n'));
     }
     return out;
   }

@@ -21,6 +21,14 @@ export interface BankStats {
   database: { path: string; bytes: number };
   /** The crawl frontier: URLs by kind and state, pending retries, given up, failures by class and reason. */
   crawl: CrawlStats;
+  /** Caption pairs whose scoring failed (reason 'failed: …'), by reason. */
+  pairs: { failed: number; failures: Record<string, number> };
+}
+
+/** A failure reason's kind, for metrics labels: its text before the first colon or parenthesis ('image too small',
+ *  'match', 'views', 'failed'), so the label set stays small however many items fail. */
+export function failureKind(reason: string): string {
+  return reason.split(/[:(]/)[0]!.trim().slice(0, 60) || 'unknown';
 }
 
 export class StatsRepo {
@@ -45,6 +53,15 @@ export class StatsRepo {
     };
   }
 
+  /** Caption pairs stored as failed (their scoring threw), by reason. */
+  async pairFailures(): Promise<{ failed: number; failures: Record<string, number> }> {
+    const list = await this.db.all<{ k: string; n: number }>(
+      `SELECT reason AS k, COUNT(*) AS n FROM pairs WHERE emitted = 0 AND reason LIKE 'failed:%' GROUP BY reason ORDER BY n DESC LIMIT 50`,
+    );
+    const failed = await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM pairs WHERE emitted = 0 AND reason LIKE 'failed:%'`);
+    return { failed: Number(failed?.n ?? 0), failures: Object.fromEntries(list.map((r) => [r.k, Number(r.n)])) };
+  }
+
   async all(): Promise<BankStats> {
     const bank = this.scope.root;
     const banks = {} as Record<BankName, BankCounts>;
@@ -56,6 +73,7 @@ export class StatsRepo {
       images: await bank.images.totals(),
       database: { path: bank.location, bytes: await bank.databaseBytes() },
       crawl: await this.scope.repo(CrawlRepo).stats(),
+      pairs: await this.pairFailures(),
     };
   }
 }

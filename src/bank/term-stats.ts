@@ -23,8 +23,12 @@ export class TermStatsRepo {
     return Number(row?.last_item ?? 0);
   }
 
-  /** Counts documents (each a caption's tokens) and moves the watermark; call inside a transaction. */
-  async addDocuments(lang: Lang, docs: string[][], bank: BankName, lastItem: number): Promise<void> {
+  /** Counts documents (each a caption's tokens) and moves the watermark; call inside a transaction. With `from`
+   *  (the watermark the documents were read after), nothing is counted and false returned when another process
+   *  moved the watermark meanwhile (workers on several machines update the table; each caption counts once). */
+  async addDocuments(lang: Lang, docs: string[][], bank: BankName, lastItem: number, from?: number): Promise<boolean> {
+    if (this.db.dialect === 'postgres') await this.db.get('SELECT pg_advisory_xact_lock(7216019)');
+    if (from !== undefined && (await this.watermark(bank)) !== from) return false;
     const terms: [string, string][] = [];
     for (const tokens of docs) for (const t of new Set(tokens)) terms.push([lang, t]);
     await this.db.runMany('INSERT INTO term_df (lang, term, df) VALUES (?, ?, 1) ON CONFLICT(lang, term) DO UPDATE SET df = term_df.df + 1', terms);
@@ -33,5 +37,6 @@ export class TermStatsRepo {
        ON CONFLICT(lang) DO UPDATE SET docs = term_docs.docs + excluded.docs, last_item = excluded.last_item`,
       [lang, docs.length, bank, lastItem],
     );
+    return true;
   }
 }

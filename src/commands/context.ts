@@ -2,16 +2,21 @@
 // first use). Commands are thin: they parse, call the layers, and print.
 import path from 'node:path';
 import type { Command } from 'commander';
-import { Bank } from '../bank/index.js';
+import { Bank, openImageBlobs } from '../bank/index.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { createLogger, type Logger } from '../util/log.js';
 import { UserError, errorMessage } from '../util/errors.js';
+import { parseImageStore } from '../util/store-url.js';
 
 export interface GlobalOptions {
   data?: string;
   config?: string;
   logLevel?: string;
+  /** Where image bytes live: folder or s3://bucket/prefix (overrides config images.store). */
+  images?: string;
+  /** A PostgreSQL URL (the program's --bank-url, written --bank postgres://…; overrides config bank.url). */
+  bankUrl?: string;
 }
 
 export class Context {
@@ -21,12 +26,34 @@ export class Context {
     readonly config: Config,
     readonly logger: Logger,
     readonly configFiles: string[],
+    /** images.store, or the command line's --images. */
+    readonly imageStore: string = config.images.store,
+    /** The PostgreSQL URL of the bank, or undefined for the SQLite file in the data dir. */
+    readonly bankUrl?: string,
   ) {}
 
   /** The bank, opened (and migrated) on first use: `const bank = await ctx.bank`. */
   get bank(): Promise<Bank> {
-    if (!this.bankHandle) this.bankHandle = Bank.open(this.dataDir);
+    if (!this.bankHandle) this.bankHandle = this.openBank();
     return this.bankHandle;
+  }
+
+  private async openBank(): Promise<Bank> {
+    const blobs = await openImageBlobs(this.dataDir, this.config.images, this.imageStore);
+    let bank: Bank;
+    try {
+      bank = await Bank.open(this.dataDir, { blobs, url: this.bankUrl });
+    } catch (err) {
+      await blobs.close?.();
+      throw err;
+    }
+    try {
+      await bank.images.checkStore();
+    } catch (err) {
+      await bank.close();
+      throw err;
+    }
+    return bank;
   }
 
   async close(): Promise<void> {
@@ -46,7 +73,14 @@ export function createContext(opts: GlobalOptions): Context {
   if (!['error', 'warn', 'info', 'debug'].includes(level)) throw new UserError(`--log-level: expected error, warn, info or debug, got "${level}"`);
   const logger = createLogger(level);
   for (const w of warnings) logger.warn(w);
-  return new Context(resolveDataDir(opts.data), config, logger, files);
+  if (opts.images !== undefined) {
+    const sel = parseImageStore(opts.images);
+    if ('error' in sel) throw new UserError(`--images: ${sel.error}`);
+    if (sel.kind === 's3' && !sel.bucket && !config.images.s3.bucket) throw new UserError('--images s3: images.s3.bucket is empty (or give --images s3://bucket/prefix)');
+  }
+  const url = opts.bankUrl || config.bank.url || undefined;
+  if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) throw new UserError(`--bank: expected a postgres:// URL, got "${url}"`);
+  return new Context(resolveDataDir(opts.data), config, logger, files, opts.images ?? config.images.store, url);
 }
 
 /** Wraps a command action: builds the context, runs, reports errors on stderr with a non-zero exit code. */

@@ -17,7 +17,7 @@ export function registerImport(program: Command): void {
       action(async (ctx, opts: { bank: BankName; manifest: string; json?: boolean }) => {
         // The bar's total costs a pass over the manifest: only pay it when a bar is shown.
         const showBar = !opts.json && Boolean(process.stderr.isTTY) && !process.env.CI;
-        const total = showBar ? await countManifestRows(opts.manifest).catch(() => 0) : 0;
+        const total = showBar ? await countManifestRows(opts.manifest, ctx.config.import.maxManifestBytes).catch(() => 0) : 0;
         const progress = createProgress(`import ${opts.bank}`, total, { enabled: showBar });
         const summary = await importManifest(await ctx.bank, {
           bank: opts.bank,

@@ -10,12 +10,14 @@ export function registerIndex(program: Command): void {
     .command('index')
     .description("compute SIFT features for every bank item still 'new' (resumable; failed images are marked and skipped)")
     .option('--threads <n>', 'worker threads (default: config sift.threads; 0 = one per core)')
+    .option('--retry-failed', 'try the items that failed before again (by default a failed item waits for a new image)')
     .option('--json', 'print the summary as JSON')
     .action(
-      action(async (ctx, opts: { threads?: string; json?: boolean }) => {
+      action(async (ctx, opts: { threads?: string; json?: boolean; retryFailed?: boolean }) => {
         const threads = parseThreads(opts.threads);
         const progress = createProgress('features', 0, { enabled: !opts.json && Boolean(process.stderr.isTTY) });
         const bank = await ctx.bank;
+        if (opts.retryFailed) ctx.logger.info(`index: ${await bank.items.retryFailed()} failed item(s) sent back to be tried again`);
         const summary = await runStoppable('index', ctx.logger, (signal) =>
           computeMissingFeatures(bank, ctx.config, { threads, progress, signal, logger: ctx.logger }),
         ).finally(() => progress.stop());

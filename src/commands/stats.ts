@@ -12,7 +12,8 @@ export function registerStats(program: Command): void {
     .option('--json', 'print as JSON')
     .action(
       action(async (ctx, opts: { json?: boolean }) => {
-        const stats = await (await ctx.bank).repo(StatsRepo).all();
+        const bank = await ctx.bank;
+        const stats = await bank.repo(StatsRepo).all();
         if (opts.json) return printJson(stats);
         const out: string[] = [`data dir ${stats.dataDir} (schema v${stats.schemaVersion})`];
         for (const b of BANKS) {
@@ -23,7 +24,9 @@ export function registerStats(program: Command): void {
           for (const [reason, n] of Object.entries(c.failures)) out.push(`  failed ${n}: ${reason}`);
           for (const [reason, n] of Object.entries(c.captionProblems)) out.push(`  caption ${n}: ${reason}`);
         }
-        out.push(`images: ${stats.images.files} files, ${mb(stats.images.bytes)}; database: ${mb(stats.database.bytes)}`);
+        if (stats.pairs.failed) out.push(`pairs: ${stats.pairs.failed} failed (scoring threw; decided again when a caption changes, or pair --all)`);
+        for (const [reason, n] of Object.entries(stats.pairs.failures)) out.push(`  failed ${n}: ${reason}`);
+        out.push(`images: ${stats.images.files} files, ${mb(stats.images.bytes)} in ${bank.images.blobs.location}; database: ${mb(stats.database.bytes)}`);
         const cr = stats.crawl;
         if (Object.keys(cr.urls).length) {
           const kinds = Object.entries(cr.urls).map(([k, by]) => `${k} ${Object.entries(by).map(([st, n]) => `${st} ${n}`).join('/')}`).join('; ');

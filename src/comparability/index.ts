@@ -225,7 +225,8 @@ async function countNewCaptions(bank: Bank, analyzer: Analyzer, maxChars: number
         added.more = true;
         break;
       }
-      const items = await bank.items.list(which, batch, await repo.watermark(which));
+      const from = await repo.watermark(which);
+      const items = await bank.items.list(which, batch, from);
       if (!items.length) break;
       const docs: string[][] = [];
       for (const it of items) {
@@ -233,8 +234,7 @@ async function countNewCaptions(bank: Bank, analyzer: Analyzer, maxChars: number
         const text = it.caption.length > maxChars ? it.caption.slice(0, maxChars) : it.caption;
         docs.push((lang === 'en' ? analyzer.english(text) : analyzer.chinese(text)).tokens);
       }
-      await bank.transaction((tx) => tx.repo(TermStatsRepo).addDocuments(lang, docs, which, items[items.length - 1]!.id));
-      added[which] += docs.length;
+      if (await bank.transaction((tx) => tx.repo(TermStatsRepo).addDocuments(lang, docs, which, items[items.length - 1]!.id, from))) added[which] += docs.length;
     }
   }
   return added;

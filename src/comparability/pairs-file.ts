@@ -19,6 +19,7 @@ export async function readPairsFile(file: string, opts: { requireLevel?: boolean
   const out: PairRow[] = [];
   try {
     for await (const row of reader.rows) {
+      if (row.problem) throw new UserError(`${file}:${row.line}: ${row.problem}`);
       if (row.fields.length < width) {
         throw new UserError(`${file}:${row.line}: expected ${width} tab-separated fields (${reader.header.join(', ')}), found ${row.fields.length}`);
       }

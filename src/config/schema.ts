@@ -1,6 +1,7 @@
 // The configuration schema. Every key of config/default.yaml is declared here, strictly: an unknown key or a
 // wrong type is an error that names the key (see load.ts for how the file is named too).
 import { z } from 'zod';
+import { parseImageStore } from '../util/store-url.js';
 
 const int = () => z.number().int();
 const pos = () => z.number().int().positive();
@@ -11,7 +12,40 @@ const level = z.enum(['error', 'warn', 'info', 'debug']);
 export const configSchema = z
   .object({
     log: z.object({ level }).strict(),
-    import: z.object({ batchSize: pos(), maxImageBytes: pos() }).strict(),
+    bank: z
+      .object({
+        url: z.string().refine((u) => u === '' || /^postgres(ql)?:\/\//.test(u), 'expected empty (SQLite) or a postgres:// URL'),
+      })
+      .strict(),
+    worker: z
+      .object({
+        stages: z.array(z.enum(['features', 'match', 'pair'])).min(1),
+        concurrency: pos(),
+        leaseSeconds: z.number().positive(),
+        pollSeconds: z.number().positive(),
+        batch: z.object({ features: pos(), match: pos(), pair: pos() }).strict(),
+      })
+      .strict(),
+    import: z.object({ batchSize: pos(), maxImageBytes: pos(), maxManifestBytes: pos(), maxLineBytes: pos(), minImageSide: pos() }).strict(),
+    images: z
+      .object({
+        store: z.string().refine((v) => !('error' in parseImageStore(v)), { error: (i) => (parseImageStore(String(i.input)) as { error: string }).error }),
+        s3: z
+          .object({
+            bucket: z.string(),
+            prefix: z.string(),
+            endpoint: z.string().refine((v) => v === '' || URL.canParse(v), 'expected empty (AWS S3) or a URL such as http://127.0.0.1:9000'),
+            region: z.string(),
+            forcePathStyle: z.boolean(),
+            requestChecksumCalculation: z.enum(['WHEN_REQUIRED', 'WHEN_SUPPORTED']),
+            responseChecksumValidation: z.enum(['WHEN_REQUIRED', 'WHEN_SUPPORTED']),
+            maxAttempts: pos(),
+            timeoutMs: pos(),
+          })
+          .strict(),
+      })
+      .strict()
+      .refine((v) => v.store !== 's3' || v.s3.bucket !== '', { error: 'images.store is s3 but images.s3.bucket is empty', path: ['s3', 'bucket'] }),
     captions: z
       .object({
         checkLanguage: z.boolean(),
@@ -91,6 +125,8 @@ export const configSchema = z
             rotationTolerance: z.number().gt(0).lte(180),
             ratio: z.number().gt(0).lte(1),
             regionRadius: nonneg(),
+            mutual: z.boolean(),
+            guided: z.boolean(),
           })
           .strict(),
       })

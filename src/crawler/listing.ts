@@ -10,7 +10,7 @@ import type { NewUrl, UrlKind } from '../bank/crawl.js';
 import { urlKey } from '../util/url-key.js';
 import { decodeHtml } from './extract/decode.js';
 import { normalisePageUrl, resolveUrl } from './extract/urls.js';
-import type { Failure } from './failures.js';
+import { permanent, type Failure } from './failures.js';
 import type { FetchResult } from './fetch.js';
 import { scanPage, type ScanLimits } from './page-scan.js';
 import { hostAllowed, isArticle, type SiteProfile } from './sites.js';
@@ -20,6 +20,13 @@ const arr = <T>(x: T | T[] | undefined): T[] => (x === undefined ? [] : Array.is
 
 /** At most this many links are read from one listing (a sitemap holds up to 50,000). */
 export const MAX_LINKS = 50_000;
+
+/**
+ * Longer URLs are not queued (pages or photos): the limit browsers and crawlers have long kept (Internet
+ * Explorer's 2,083, Heritrix's default); real article and image URLs are far shorter, while a hostile page can
+ * write megabytes of links into the frontier or run them past the profile's articlePatterns.
+ */
+export const MAX_URL_LENGTH = 2083;
 
 /** Links of an RSS/Atom feed or a sitemap (urlset or sitemapindex). */
 export function parseFeedOrSitemap(body: string): { articles: string[]; sitemaps: string[] } {
@@ -44,13 +51,19 @@ export function parseFeedOrSitemap(body: string): { articles: string[]; sitemaps
   return { articles, sitemaps };
 }
 
-/** A gzipped sitemap (sitemap.xml.gz) is inflated, within the same byte limit as any page. */
-function inflateIfGzip(body: Buffer, maxBytes: number): Buffer {
+/**
+ * A gzipped sitemap (sitemap.xml.gz) is inflated within the same byte limit as any page; a gzip bomb or a broken
+ * stream is refused with its reason.
+ */
+function inflateIfGzip(body: Buffer, url: string, maxBytes: number): Buffer | Failure {
   if (body[0] !== 0x1f || body[1] !== 0x8b) return body;
   try {
     return zlib.gunzipSync(body, { maxOutputLength: maxBytes });
-  } catch {
-    return Buffer.alloc(0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) {
+      return permanent(url, 'too-large', `gzipped body inflates past ${maxBytes} bytes (crawler.maxPageBytes): not read`);
+    }
+    return permanent(url, 'unreadable', `gzipped body cannot be inflated: ${(err as Error).message}`);
   }
 }
 
@@ -67,7 +80,9 @@ export function linksOf(kind: UrlKind, res: FetchResult, maxBytes: number, limit
   const ctype = res.headers.get('content-type') ?? '';
   const links: FoundLink[] = [];
   if (kind === 'feed' || kind === 'sitemap' || /xml|rss|atom/i.test(ctype)) {
-    const { articles, sitemaps } = parseFeedOrSitemap(decodeHtml(inflateIfGzip(res.body, maxBytes), ctype).text);
+    const body = inflateIfGzip(res.body, res.url, maxBytes);
+    if (!Buffer.isBuffer(body)) return { links: [], refused: body };
+    const { articles, sitemaps } = parseFeedOrSitemap(decodeHtml(body, ctype).text);
     for (const a of articles) links.push({ url: resolveUrl(a, res.url) ?? a, kind: 'article' });
     for (const s of sitemaps) links.push({ url: resolveUrl(s, res.url) ?? s, kind: 'sitemap' });
   } else {
@@ -89,6 +104,7 @@ export function linksOf(kind: UrlKind, res: FetchResult, maxBytes: number, limit
 export function planLinks(site: SiteProfile, from: { kind: UrlKind; depth: number }, links: FoundLink[], maxDepth: number): NewUrl[] {
   const out = new Map<string, NewUrl>();
   for (const l of links) {
+    if (l.url.length > MAX_URL_LENGTH) continue;
     const norm = normalisePageUrl(l.url);
     if (!norm || !hostAllowed(site, norm)) continue;
     const key = urlKey(norm);

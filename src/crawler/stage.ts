@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Bank, BankName } from '../bank/index.js';
-import { CrawlRepo, type FrontierRow, type ImageRecord, type NewUrl, type UrlKind } from '../bank/index.js';
+import { CrawlRepo, isStoreUnavailable, type FrontierRow, type ImageRecord, type NewUrl, type UrlKind } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import { checkCaption } from '../ingest/language.js';
 import type { Logger } from '../util/log.js';
@@ -22,7 +22,7 @@ import { normalisePageUrl } from './extract/urls.js';
 import type { Failure } from './failures.js';
 import { FetchRefused, type Resolver } from './fetch.js';
 import { checkImage, harvestPage, itemExtId } from './harvest.js';
-import { linksOf, planLinks } from './listing.js';
+import { linksOf, MAX_URL_LENGTH, planLinks } from './listing.js';
 import { HostPaused, HostScheduler, RobotsCache, realClock, type Clock } from './politeness.js';
 import { PoliteFetcher, retryCycle, type RetryPolicy } from './retry.js';
 import { defaultSitesDir, hostAllowed, loadSitesReport, type SiteLoadError, type SiteProfile } from './sites.js';
@@ -320,6 +320,13 @@ class SiteCycle {
         await this.handle(next);
       } catch (err) {
         if (this.signal?.aborted || (err instanceof FetchRefused && err.reason === 'aborted')) return; // the row stays pending: resumed next run
+        // The image store failing (an object store unreachable after its retries) is not the URL's fault: the row
+        // waits for the next cycle without counting an attempt.
+        if (isStoreUnavailable(err)) {
+          this.c.log?.warn(`crawl ${this.site.name}: ${next.url}: ${err.message}`);
+          await this.c.bank.transaction((tx) => this.fail(tx.repo(CrawlRepo), next, { class: 'transient', code: 'image-store', message: `${next.url}: ${err.message}`, hostLevel: true }, 0));
+          continue;
+        }
         // An unexpected error fails this URL alone, with its reason.
         const msg = `${next.url}: ${(err as Error)?.message ?? String(err)}`;
         this.c.log?.error(`crawl ${this.site.name}: ${msg}`);
@@ -437,7 +444,7 @@ class SiteCycle {
       }
       const images: NewUrl[] = [];
       for (const pair of page.pairs.slice(0, maxPhotos)) {
-        if (!pair.caption.trim()) continue;
+        if (!pair.caption.trim() || pair.image_url.length > MAX_URL_LENGTH) continue;
         const extId = itemExtId(page.pageUrl, pair.image_url);
         if (await this.c.bank.items.get(this.bankName, extId)) {
           s.itemsUnchanged++;

@@ -1,7 +1,7 @@
 // The daemon's Prometheus metrics (prom-client): bank gauges are read from the bank at scrape time; counters and
 // stage durations are recorded by the pipeline as it runs.
 import client from 'prom-client';
-import { BANKS, CrawlRepo, PairsRepo, StatsRepo, LEVELS, type Bank, type CrawlStats } from '../bank/index.js';
+import { BANKS, CrawlRepo, PairsRepo, StatsRepo, LEVELS, failureKind, type Bank, type CrawlStats } from '../bank/index.js';
 
 export class DaemonMetrics {
   readonly registry = new client.Registry();
@@ -46,6 +46,25 @@ export class DaemonMetrics {
         BANKS.forEach((b, i) => {
           for (const [status, n] of Object.entries(counts[i]!.byStatus)) this.set({ bank: b, status }, n);
         });
+      },
+    });
+    new client.Gauge({
+      name: 'capbridge_failures',
+      help: 'Failed items per bank and caption pairs whose scoring failed (scope source, target, pairs), by kind of reason (capbridge stats has the reasons)',
+      labelNames: ['scope', 'kind'],
+      registers: [registry],
+      async collect() {
+        const stats = bank.repo(StatsRepo);
+        const counts = await Promise.all(BANKS.map((b) => stats.bankCounts(b)));
+        const pairs = await stats.pairFailures();
+        this.reset();
+        const add = (scope: string, failures: Record<string, number>) => {
+          const by = new Map<string, number>();
+          for (const [reason, n] of Object.entries(failures)) by.set(failureKind(reason), (by.get(failureKind(reason)) ?? 0) + n);
+          for (const [kind, n] of by) this.set({ scope, kind }, n);
+        };
+        BANKS.forEach((b, i) => add(b, counts[i]!.failures));
+        add('pairs', pairs.failures);
       },
     });
     // The crawl frontier, read at scrape time: one query feeds the three gauges.

@@ -48,17 +48,26 @@ const LOADERS: Record<StageName, () => Promise<StageFn>> = {
   pair: async () => (bank, config, opts) => runPairing(bank, config, opts) as unknown as Promise<Record<string, unknown>>,
 };
 
+/** Scale-out mode (a PostgreSQL bank): the daemon crawls and exports, and only schedules the other stages as jobs for
+ *  `capbridge worker` processes (src/worker/); the features step of the cycle is one scheduling round, match and pair
+ *  are the workers'. */
+const scheduleRound: StageFn = async (bank, config) => {
+  const { schedule } = await import('../worker/schedule.js');
+  return { ...(await schedule(bank, config)), scaleOut: true };
+};
+
 export async function runCycle(bank: Bank, config: Config, opts: CycleOptions): Promise<CycleReport> {
   const { logger, signal, metrics } = opts;
   const report: CycleReport = { startedAt: new Date().toISOString(), finishedAt: '', ok: true, aborted: false, stages: [] };
-  for (const stage of opts.stages ?? STAGES) {
+  const scaleOut = bank.dialect === 'postgres';
+  for (const stage of (opts.stages ?? STAGES).filter((s) => !scaleOut || (s !== 'match' && s !== 'pair'))) {
     if (signal?.aborted) {
       report.aborted = true;
       break;
     }
     const t0 = performance.now();
     const rep: StageReport = { stage, result: 'ok', ms: 0 };
-    const fn = await LOADERS[stage]();
+    const fn = scaleOut && stage === 'features' ? scheduleRound : await LOADERS[stage]();
     logger.info(`${stage}: started`);
     try {
       const extra = stage === 'crawl' ? { once: true, ...opts.crawlOptions } : {};

@@ -8,7 +8,7 @@ export interface HealthSource {
   health(): Promise<Record<string, unknown>>;
 }
 
-export async function startServer(host: string, port: number, metrics: DaemonMetrics, health: HealthSource): Promise<{ server: http.Server; port: number; close(): Promise<void> }> {
+export async function startServer(host: string, port: number, metrics: Pick<DaemonMetrics, 'registry'>, health: HealthSource): Promise<{ server: http.Server; port: number; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     const url = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {

@@ -16,10 +16,11 @@
 // in `sentence_pairs`: a re-run decides only what changed (new candidates, re-matched sources, edited captions, an
 // IDF table grown by export.rescoreDrift since), so it is resumable after a crash and never duplicates a pair.
 // Sources are processed in id order, one transaction per batch.
-import type { Bank, Item, PairCandidate, PairDecision, PairLevel, SentencePairDecision } from '../bank/index.js';
+import type { Bank, IdRange, Item, PairCandidate, PairDecision, PairLevel, SentencePairDecision } from '../bank/index.js';
 import { LEVEL_RANK, PairsRepo, SentencePairsRepo } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
+import { errorMessage } from '../util/errors.js';
 import type { Progress } from '../util/progress.js';
 import { loadCreateScorer, loadUpdateIdf, type CaptionAlignment, type Scorer, type SentencePairScore } from './layers.js';
 
@@ -35,6 +36,8 @@ export interface PairingOptions {
   scorer?: Scorer;
   /** Override of config.export thresholds. */
   minLevel?: PairLevel;
+  /** Only source items with ids in this range (a worker's job); default all. */
+  idRange?: IdRange;
 }
 
 export interface PairingSummary {
@@ -44,6 +47,9 @@ export interface PairingSummary {
   /** Emitted sentence pairs (an emitted caption pair holds one or more). */
   sentencePairs: number;
   notEmitted: { caption: number; image: number; level: number; filter: number };
+  /** Caption pairs whose scoring threw: stored not emitted with reason 'failed: …' (the run went on); decided
+   *  again when a caption or the match changes, or with pair --all. */
+  failed: number;
   removed: number;
   byLevel: Record<PairLevel, number>;
   aborted: boolean;
@@ -51,7 +57,7 @@ export interface PairingSummary {
 
 export function emptyPairingSummary(): PairingSummary {
   return {
-    sources: 0, decided: 0, emitted: 0, sentencePairs: 0, notEmitted: { caption: 0, image: 0, level: 0, filter: 0 }, removed: 0,
+    sources: 0, decided: 0, emitted: 0, sentencePairs: 0, notEmitted: { caption: 0, image: 0, level: 0, filter: 0 }, failed: 0, removed: 0,
     byLevel: { par: 0, com: 0, pse: 0, inc: 0 }, aborted: false,
   };
 }
@@ -112,6 +118,22 @@ export async function decide(src: Item, tgt: Item, cand: PairCandidate, scorer: 
   };
 }
 
+/**
+ * The decision for a caption pair whose scoring threw (a caption the segmenter or the lexicon cannot take): not
+ * emitted, with the reason, so the run goes on and the pair is shown (review page, metrics) instead of stopping
+ * the stage. Stored with the run's IDF size, so it is decided again only when its input changes (or pair --all).
+ */
+export function failedDecision(src: Item, tgt: Item, cand: PairCandidate, t: DecisionRules, err: unknown, logger?: Logger): PairDecision {
+  const reason = `failed: scoring: ${errorMessage(err).split('\n')[0]!.slice(0, 300)}`;
+  logger?.warn(`pair: source item ${src.id} / target item ${tgt.id}: ${reason}`);
+  return {
+    sourceItemId: src.id, targetItemId: tgt.id, en: src.caption, zh: tgt.caption,
+    imageScore: cand.imageScore, inliers: cand.inliers, candidateRank: cand.rank, matchedAt: cand.matchedAt, idfDocs: t.idfDocs ?? null,
+    level: null, c: null, fc: null, fe: null, fl: null, fcov: null, explain: null, sentencePairs: [],
+    emitted: false, reason,
+  };
+}
+
 const bestOf = (pairs: SentencePairScore[]): SentencePairScore => pairs.reduce((a, b) => (b.c > a.c ? b : a));
 
 /**
@@ -150,13 +172,14 @@ export async function runPairing(bank: Bank, config: Config, opts: PairingOption
   // pairs scored with an IDF table this much smaller are re-decided (their C may have moved across a threshold)
   const staleBelow = idfDocs / (1 + config.export.rescoreDrift);
   const batchSize = opts.batchSize ?? 200;
-  let afterId = 0;
+  const range = opts.idRange;
+  let afterId = range ? range.first - 1 : 0;
   for (;;) {
     if (opts.signal?.aborted) {
       summary.aborted = true;
       break;
     }
-    const ids = await pairs.pendingSources(afterId, batchSize, opts.all, staleBelow);
+    const ids = (await pairs.pendingSources(afterId, batchSize, opts.all, staleBelow)).filter((id) => !range || id <= range.last);
     if (!ids.length) break;
     afterId = ids[ids.length - 1]!;
     // score outside the write transaction, then commit the batch at once
@@ -170,7 +193,7 @@ export async function runPairing(bank: Bank, config: Config, opts: PairingOption
         const tgt = await bank.items.byId(cand.targetItemId);
         if (!tgt) continue;
         keep.push(tgt.id);
-        decisions.push(await decide(src, tgt, cand, scorer, t));
+        decisions.push(await decide(src, tgt, cand, scorer, t).catch((err: unknown) => failedDecision(src, tgt, cand, t, err, opts.logger)));
       }
       batch.push({ sourceId: sid, keep, decisions });
     }
@@ -192,14 +215,15 @@ export async function runPairing(bank: Bank, config: Config, opts: PairingOption
           summary.emitted++;
           summary.byLevel[d.level!]++;
           summary.sentencePairs += (d.sentencePairs ?? []).filter((x) => x.emitted).length;
-        } else if (d.reason === 'caption-status' || d.reason === 'caption-too-long' || d.reason === 'no-sentences') summary.notEmitted.caption++;
+        } else if (d.reason?.startsWith('failed:')) summary.failed++;
+        else if (d.reason === 'caption-status' || d.reason === 'caption-too-long' || d.reason === 'no-sentences') summary.notEmitted.caption++;
         else if (d.reason === 'image') summary.notEmitted.image++;
         else if (d.reason?.startsWith('filter:')) summary.notEmitted.filter++;
         else summary.notEmitted.level++;
       }
     }
   }
-  if (!summary.aborted) summary.removed += await bank.transaction((tx) => tx.repo(PairsRepo).sweepOrphans());
+  if (!summary.aborted && !range) summary.removed += await bank.transaction((tx) => tx.repo(PairsRepo).sweepOrphans());
   opts.logger?.info(
     `pair: ${summary.sources} sources, ${summary.decided} candidates decided, ${summary.emitted} caption pairs emitted ` +
       `(par ${summary.byLevel.par}, com ${summary.byLevel.com}, pse ${summary.byLevel.pse}) holding ${summary.sentencePairs} sentence pairs`,

@@ -4,10 +4,10 @@
 // completes the rest (unchanged rows are recognised and skipped).
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Bank, BankName, ImageRecord, UpsertOutcome } from '../bank/index.js';
-import { ImageReadError } from '../bank/index.js';
+import type { Bank, BankName, ImageBounds, ImageRecord, UpsertOutcome } from '../bank/index.js';
+import { ImageReadError, isStoreUnavailable } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
-import { openTsv } from '../util/tsv.js';
+import { openTsv, type TsvLimits } from '../util/tsv.js';
 import { checkCaption } from './language.js';
 import type { Progress } from '../util/progress.js';
 
@@ -41,8 +41,16 @@ export interface ImportOptions {
 
 const REQUIRED = ['id', 'image', 'caption'];
 
-/** Counts data lines cheaply (for the progress bar's total) without holding the file. */
-export async function countManifestRows(file: string): Promise<number> {
+/** The manifest's bounds (config import.maxLineBytes, import.maxManifestBytes). */
+export function manifestLimits(config: Config): TsvLimits {
+  return { maxLineBytes: config.import.maxLineBytes, maxBytes: config.import.maxManifestBytes, lineKey: 'import.maxLineBytes', bytesKey: 'import.maxManifestBytes' };
+}
+
+/** Counts data lines cheaply (for the progress bar's total) without holding the file; 0 (no total) for anything
+ *  but a regular file within import.maxManifestBytes (a pipe or /dev/zero would never end). */
+export async function countManifestRows(file: string, maxBytes = Infinity): Promise<number> {
+  const st = fs.statSync(file);
+  if (!st.isFile() || st.size > maxBytes) return 0;
   let n = 0;
   let last = 10;
   for await (const chunk of fs.createReadStream(file)) {
@@ -68,7 +76,8 @@ export async function importManifest(bank: Bank, opts: ImportOptions): Promise<I
   const manifest = path.resolve(opts.manifest);
   const baseDir = path.dirname(manifest);
   const { config } = opts;
-  const reader = await openTsv(manifest, REQUIRED);
+  const reader = await openTsv(manifest, REQUIRED, manifestLimits(config));
+  const bounds: ImageBounds = { minSide: config.import.minImageSide, minSideKey: 'import.minImageSide', maxPixels: config.sift.maxPixels, maxPixelsKey: 'sift.maxPixels' };
   const width = reader.header.length;
   const summary: ImportSummary = {
     manifest, bank: opts.bank, rows: 0, added: 0, unchanged: 0, updated: 0, failed: 0,
@@ -114,6 +123,10 @@ export async function importManifest(bank: Bank, opts: ImportOptions): Promise<I
     for await (const row of reader.rows) {
       summary.rows++;
       opts.progress?.tick(1);
+      if (row.problem) {
+        fail(row.line, row.problem);
+        continue;
+      }
       if (row.fields.length !== width) {
         fail(row.line, `expected ${width} columns (${reader.header.join(', ')}), found ${row.fields.length}`);
         continue;
@@ -144,8 +157,10 @@ export async function importManifest(bank: Bank, opts: ImportOptions): Promise<I
         const st = fs.statSync(imagePath);
         if (!st.isFile()) throw new ImageReadError(`not a file: ${imageField}`);
         if (st.size > config.import.maxImageBytes) throw new ImageReadError(`image too large: ${st.size} bytes > ${config.import.maxImageBytes}`);
-        image = await bank.images.prepare(fs.readFileSync(imagePath));
+        image = await bank.images.prepare(fs.readFileSync(imagePath), bounds);
       } catch (err) {
+        // the image store failing (not this image): stop; committed batches stay, a rerun resumes
+        if (isStoreUnavailable(err)) throw err;
         const e = err as NodeJS.ErrnoException;
         const reason = e.code === 'ENOENT' ? `image not found: ${imageField}` : e.code ? `image unreadable: ${imageField}: ${e.code}` : `${imageField}: ${e.message}`;
         fail(row.line, reason);

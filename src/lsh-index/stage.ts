@@ -3,8 +3,8 @@
 // ranked against the index; its verified candidates are stored (committed per batch, so a killed run resumes).
 // The plain searches come first; the synthesised views then go, within the run's budget (match.views.budget),
 // to the sources whose plain search found the most evidence without a confident hit.
-import type { Bank, Item } from '../bank/index.js';
-import { CandidatesRepo, FeaturesRepo, LshRepo, TwinsRepo, type CandidateInput } from '../bank/index.js';
+import type { Bank, IdRange, Item } from '../bank/index.js';
+import { CandidatesRepo, FeaturesRepo, LshRepo, TwinsRepo, isStoreUnavailable, type CandidateInput } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import { computeMissingFeatures } from '../sift/stage.js';
 import { decodeGrey } from '../sift/decode.js';
@@ -25,6 +25,8 @@ export interface MatchOptions {
   logger?: Logger;
   /** Sources per committed batch. */
   batchSize?: number;
+  /** Only items with ids in this range (a worker's job): its features, and its sources to match; default all. */
+  idRange?: IdRange;
   /** Worker threads for the features and the synthesised views (default: config sift.threads; 1 = this thread). */
   threads?: number;
   /** Called after each source's search (not for sources that took another's candidates), with its cost: CPU of
@@ -223,7 +225,9 @@ function greyLoader(config: Config, bytes: () => Uint8Array | Promise<Uint8Array
   return async () => {
     try {
       return await decodeGrey(await bytes(), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels, minSide: config.sift.minSide });
-    } catch {
+    } catch (err) {
+      // an unreadable image gets no views; the image store failing stops the match (this batch is not committed)
+      if (isStoreUnavailable(err)) throw err;
       return undefined;
     }
   };
@@ -234,7 +238,8 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
   const top = opts.top ?? config.match.top;
   const retried = opts.retryFailed ? await bank.items.retryFailed() : 0;
   if (retried) opts.logger?.info(`match: ${retried} failed item(s) sent back to be tried again (--retry-failed)`);
-  const fs = await computeMissingFeatures(bank, config, { signal: opts.signal, logger: opts.logger, threads: opts.threads });
+  const range = opts.idRange;
+  const fs = await computeMissingFeatures(bank, config, { signal: opts.signal, logger: opts.logger, threads: opts.threads, idRange: range });
   const summary: MatchSummary = {
     featured: fs.featured + fs.skipped, featureFailures: fs.failed, indexed: 0, indexedImages: 0, indexMemoryBytes: 0,
     sources: 0, withCandidates: 0, candidates: 0, viewed: 0, reused: 0, failed: 0, twins: fs.twins, aborted: fs.aborted, ms: 0,
@@ -256,14 +261,14 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
   // picture -> its candidates (source px of `width`) and the sources showing it in this run
   const ranked = new Map<string, { cand: CandidateInput[]; width: number; members: { id: number; sha: string; width: number }[] }>();
   const hopeful: { picture: string; id: number; sha: string; evidence: number }[] = []; // not confident, plausible candidate
-  let afterId = 0;
+  let afterId = range ? range.first - 1 : 0;
   try {
     for (;;) {
       if (opts.signal?.aborted) {
         summary.aborted = true;
         break;
       }
-      const batch = await cands.pendingSources(seq, afterId, batchSize);
+      const batch = (await cands.pendingSources(seq, afterId, batchSize)).filter((b) => !range || b.id <= range.last);
       if (!batch.length) break;
       afterId = batch[batch.length - 1]!.id;
       const results: { id: number; sha: string; cand: CandidateInput[]; failed?: string }[] = [];
@@ -296,6 +301,7 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
             }
           }
         } catch (err) {
+          if (isStoreUnavailable(err)) throw err; // the store's fault, not this item's: stop, resume next run
           const reason = `match: ${errorMessage(err)}`;
           opts.logger?.warn(`match: source item ${s.id} failed: ${reason}`);
           results.push({ id: s.id, sha: s.imageSha256, cand: [], failed: reason });
@@ -349,6 +355,7 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
       try {
         r = await rankAgainstIndex(handle, k < budget ? config : denseOnly, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true);
       } catch (err) {
+        if (isStoreUnavailable(err)) throw err;
         // the views of one picture failed: its sources keep their plain search's candidates, and say why
         const reason = `views: ${errorMessage(err)}`;
         opts.logger?.warn(`match: source item ${h.id} failed: ${reason}`);

@@ -161,10 +161,7 @@ export async function syncIndex(
       const p = prepare(f);
       rows.push({ itemId: b.itemId, sha: b.imageSha256, count: f.count, codes: (codec ??= new LshIndex(lshParams(config))).codes(p.vecs, f.count) });
     }
-    await bank.transaction(async (tx) => {
-      const r = tx.repo(LshRepo);
-      for (const row of rows) await r.put(row.itemId, row.sha, key, row.count, row.codes);
-    });
+    await bank.transaction((tx) => tx.repo(LshRepo).putMany(rows.map((r) => ({ itemId: r.itemId, imageSha256: r.sha, count: r.count, codes: r.codes })), key));
     indexed += rows.length;
   }
   // A new in-memory index when the codes' parameters changed, or when the bank outgrew the bucket width

@@ -22,6 +22,11 @@ export interface EpipolarParams {
   ratio: number;
   /** Pixels: the second nearest neighbour of the ratio test is taken beyond this distance from the nearest (0: anywhere). */
   regionRadius: number;
+  /** Mutual nearest neighbours only: a match counts when the query keypoint is also its target keypoint's nearest. */
+  mutual?: boolean;
+  /** Guided matching: once a scene verifies, every query keypoint is matched again among the target keypoints
+   *  near its epipolar line (Lowe's test against the nearest rival in that band), and the F re-scored. */
+  guided?: boolean;
 }
 
 export interface VerifyParams {
@@ -83,7 +88,8 @@ export function unverified(reason: string, matches = 0): Verification {
  */
 export function verifyCandidate(q: Prepared, t: Prepared, cand: Int32Array | number[], p: VerifyParams): Verification {
   const ep = p.epipolar?.enabled ? p.epipolar : undefined;
-  const all = ratioMatches(q, t, cand, p.farDistance, Math.max(p.ratio, ep?.ratio ?? 0), ep?.regionRadius ?? 0);
+  let all = ratioMatches(q, t, cand, p.farDistance, Math.max(p.ratio, ep?.ratio ?? 0), ep?.regionRadius ?? 0);
+  if (ep?.mutual) all = mutualOnly(q, t, cand, all);
   const mH = oneToOne(all.filter((g) => g.r < p.ratio));
   // The epipolar model's matches in order of their ratio (the PROSAC order: the most distinctive first).
   const mF = ep ? (ep.ratio > p.ratio ? oneToOne(all) : [...mH]).sort((a, b) => a.r - b.r) : mH;
@@ -94,8 +100,12 @@ export function verifyCandidate(q: Prepared, t: Prepared, cand: Int32Array | num
   // A homography that already explains most matches is a copy or a plane: a fundamental matrix would add nothing.
   if (!ep || (hv.score > 0 && hv.inliers >= 0.6 * mH.length)) return hv;
   const gF = matchGeometry(mF, q, t);
-  const fv = verifyFundamental(gF.pts, gF.sim, gF.ang, mF.length, q, t, p, ep, hv);
+  let fv = verifyFundamental(gF.pts, gF.sim, gF.ang, mF.length, q, t, p, ep, hv);
   if (DIAG && fv) hv.diag = { ...fv.diag, fScore: fv.score };
+  if (ep.guided && fv?.F && fv.score > 0) {
+    const g = guidedFundamental(q, t, cand, fv.F, p, ep);
+    if (g && g.score > fv.score) fv = { ...g, H: fv.H };
+  }
   // The better model: the higher score, then (a score saturates) the one that explains more matches.
   return fv && (fv.score > hv.score || (fv.score > 0 && fv.score === hv.score && fv.inliers > hv.inliers)) ? fv : hv;
 }
@@ -167,6 +177,69 @@ function ratioMatches(q: Prepared, t: Prepared, cand: Int32Array | number[], far
     if (r < maxRatio) good.push({ qi, ti: t1, d: d1, r });
   }
   return good;
+}
+
+/**
+ * Mutual nearest neighbours: of the ratio-test matches, those whose target keypoint has no closer query keypoint
+ * among the pairs in cand (the nearest neighbour both ways).
+ */
+function mutualOnly(q: Prepared, t: Prepared, cand: Int32Array | number[], good: Match[]): Match[] {
+  const best = new Float64Array(t.f.count).fill(Infinity);
+  for (let k = 0; k < cand.length; k += 2) {
+    const qi = cand[k]!, ti = cand[k + 1]!;
+    if (best[ti]! > 0) best[ti] = Math.min(best[ti]!, dist(q.vecs, qi * DESC_SIZE, t.vecs, ti * DESC_SIZE));
+  }
+  return good.filter((g) => g.d <= best[g.ti]!);
+}
+
+/**
+ * Guided matching under a verified fundamental matrix: each query keypoint of cand is matched among the target
+ * keypoints within 2x the threshold of its epipolar line (Sampson distance), Lowe's ratio against the nearest
+ * rival in that band (a viewpoint change leaves the true match second to a look-alike elsewhere in the image;
+ * inside the band the look-alike is gone). The matches, one-to-one and within the rotation window, are scored
+ * under the same F: its inliers, their spread and error, the share among the guided matches. Null: too few.
+ */
+function guidedFundamental(q: Prepared, t: Prepared, cand: Int32Array | number[], F: Mat3, p: VerifyParams, ep: EpipolarParams): Verification | null {
+  const n = cand.length / 2;
+  const qk = q.f.keypoints, tk = t.f.keypoints;
+  const band2 = (2 * ep.threshold) ** 2;
+  const xy = new Float64Array(4);
+  const good: Match[] = [];
+  const seen = new Int32Array(t.f.count).fill(-1);
+  let k = 0;
+  while (k < n) {
+    const qi = cand[2 * k]!;
+    let d1 = Infinity, d2 = p.farDistance, t1 = -1;
+    xy[0] = qk[qi * KP_STRIDE]!;
+    xy[1] = qk[qi * KP_STRIDE + 1]!;
+    for (; k < n && cand[2 * k]! === qi; k++) {
+      const ti = cand[2 * k + 1]!;
+      if (seen[ti] === qi) continue;
+      seen[ti] = qi;
+      xy[2] = tk[ti * KP_STRIDE]!;
+      xy[3] = tk[ti * KP_STRIDE + 1]!;
+      if (sampson2(F, xy, 0) > band2) continue;
+      const d = dist(q.vecs, qi * DESC_SIZE, t.vecs, ti * DESC_SIZE);
+      if (d < d1) (d2 = Math.min(d2, d1), (d1 = d), (t1 = ti));
+      else if (d < d2) d2 = d;
+    }
+    if (t1 >= 0 && d1 / d2 < p.ratio) good.push({ qi, ti: t1, d: d1, r: d1 / d2 });
+  }
+  const m = oneToOne(good);
+  if (m.length < Math.max(8, p.minInliers)) return null;
+  const g = matchGeometry(m, q, t);
+  const { keep } = rotationConsistent(g.sim, m.length, ep.rotationTolerance);
+  const inliers: number[] = [];
+  let se = 0;
+  for (const i of keep) {
+    const e2 = sampson2(F, g.pts, i);
+    if (e2 < ep.threshold * ep.threshold) (inliers.push(i), (se += e2));
+  }
+  if (inliers.length < p.minInliers) return null;
+  const rms = Math.sqrt(se / inliers.length);
+  const { spread, pairs } = inlierSpread(g.pts, inliers, q, t);
+  const score = imageScore(inliers.length, keep.length, spread, (rms / ep.threshold) * p.ransacThreshold, p);
+  return { matches: m.length, inliers: inliers.length, score, model: score > 0 ? 'fundamental' : null, H: null, F, pairs, meanError: rms, spread };
 }
 
 /** One-to-one: a target keypoint keeps its closest query keypoint; the result is sorted by distance. */

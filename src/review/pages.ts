@@ -144,7 +144,13 @@ export function statsPage(d: StatsData): string {
   const banks = Object.entries(d.stats.banks).map(
     ([name, c]) => html`<tr><td>${name}</td><td class="num">${c.items}</td><td>${Object.entries(c.byStatus).map(([k, n]) => `${k} ${n}`).join(', ')}</td><td>${Object.entries(c.captions).map(([k, n]) => `${k} ${n}`).join(', ')}</td></tr>`,
   );
+  // every failed item and pair, with its reason (the stage that failed it went on)
+  const failures = [
+    ...Object.entries(d.stats.banks).flatMap(([name, c]) => Object.entries(c.failures).map(([reason, n]) => html`<tr><td>${name} items</td><td class="num">${n}</td><td>${reason}</td></tr>`)),
+    ...Object.entries(d.stats.pairs?.failures ?? {}).map(([reason, n]) => html`<tr><td>caption pairs</td><td class="num">${n}</td><td>${reason}</td></tr>`),
+  ];
   const body = html`<h2>Banks</h2><table class="pairs" id="bank-counts"><thead><tr><th>bank</th><th>items</th><th>by status</th><th>captions</th></tr></thead><tbody>${banks}</tbody></table>
+    ${failures.length ? html`<h3>Failed, with the reason</h3><table class="pairs" id="failures"><thead><tr><th>what</th><th>n</th><th>reason</th></tr></thead><tbody>${failures}</tbody></table>` : html`<p class="muted" id="failures">Nothing failed.</p>`}
     <p>images: ${d.stats.images.files} files, ${(d.stats.images.bytes / 1e6).toFixed(1)} MB · database ${(d.stats.database.bytes / 1e6).toFixed(1)} MB · schema ${d.stats.schemaVersion}</p>
     <h2>Pairs</h2><p id="pair-counts">${d.pairs.emitted} emitted (par ${d.byLevel.par ?? 0}, com ${d.byLevel.com ?? 0}, pse ${d.byLevel.pse ?? 0}), ${d.pairs.candidate} candidates not emitted ·
       reviews: ${d.reviews.accepted} accepted, ${d.reviews.rejected} rejected, ${d.reviews.levelOnly} level only</p>

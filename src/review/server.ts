@@ -171,6 +171,7 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
   // --- images, by sha256 only ---
   app.get('/image/:sha', async (req, reply) => {
     const img = await images.full(sha256Param((req.params as { sha: unknown }).sha));
+    if (img.bytes !== undefined) reply.header('Content-Length', img.bytes);
     return reply.type(img.type).header('Cache-Control', 'private, max-age=86400, immutable').header('Content-Security-Policy', "default-src 'none'").send(img.body);
   });
   app.get('/thumb/:sha', async (req, reply) => {

@@ -1,12 +1,25 @@
 // Images of the store, by sha256 only: thumbnails resized by sharp and cached on disk (bank.subdir('thumbs')),
 // and full images served as stored when browsers show the format, else converted to PNG. A sha that is not a
-// row of the `images` table is a 404: no path from the request ever reaches the file system.
+// row of the `images` table is a 404: no path from the request ever reaches the file system. Bytes come through
+// the bank's image store (the folder or an S3 bucket).
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import type { Bank } from '../bank/index.js';
+import type { Readable } from 'node:stream';
+import { asImageStoreError, type Bank } from '../bank/index.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { HttpError, notFound } from './errors.js';
+
+/**
+ * The image store failing to give an image's bytes: a 404 naming the object when it is gone from the store (the
+ * row outlived its object), a 503 when the store itself failed (unreachable after its retries; logged in full).
+ */
+function storeFailure(sha: string, cause: unknown): unknown {
+  const err = asImageStoreError(cause);
+  if (!err) return cause;
+  if (err.missing) return new HttpError(404, `image ${sha}: its bytes are missing from the image store (${err.message})`);
+  return new HttpError(503, `image ${sha}: the image store is unavailable (${err.message})`);
+}
 
 /** A stored image sharp cannot read (damaged since it was stored, or a format this build lacks): the image's fault. */
 function undecodable(sha: string, err: unknown): HttpError {
@@ -54,15 +67,18 @@ export class ImageServer {
     if (!p) {
       p = this.bank.images
         .read(sha)
-        .then((bytes) => sharp(bytes, { limitInputPixels: this.maxPixels, failOn: 'none' })
-        .rotate()
-        .resize(THUMB_SIDE, THUMB_SIDE, { fit: 'inside', withoutEnlargement: true })
-        .flatten({ background: '#ffffff' })
-        .jpeg({ quality: 80 })
-        .toBuffer())
         .catch((err: unknown) => {
-          throw undecodable(sha, err);
+          throw storeFailure(sha, err);
         })
+        .then((bytes) => sharp(bytes, { limitInputPixels: this.maxPixels, failOn: 'none' })
+          .rotate()
+          .resize(THUMB_SIDE, THUMB_SIDE, { fit: 'inside', withoutEnlargement: true })
+          .flatten({ background: '#ffffff' })
+          .jpeg({ quality: 80 })
+          .toBuffer()
+          .catch((err: unknown) => {
+            throw undecodable(sha, err);
+          }))
         .then((buf) => {
           writeFileAtomic(file, buf);
           return buf;
@@ -73,16 +89,21 @@ export class ImageServer {
     return { body: await p, type: 'image/jpeg' };
   }
 
-  /** The stored image (converted to PNG when browsers cannot show its format, e.g. TIFF, HEIF, SVG). */
-  async full(sha: string): Promise<{ body: Buffer; type: string }> {
+  /** The stored image, streamed as it comes from the store (converted to PNG when browsers cannot show its format,
+   *  e.g. TIFF, HEIF, SVG). */
+  async full(sha: string): Promise<{ body: Buffer | Readable; type: string; bytes?: number }> {
     const rec = await this.servable(sha);
-    const bytes = await this.bank.images.read(sha);
     const type = BROWSER_FORMATS[rec.format];
-    if (type) return { body: bytes, type };
-    const body = await sharp(bytes, { limitInputPixels: this.maxPixels, failOn: 'none' }).rotate().png().toBuffer().catch((err: unknown) => {
-      throw undecodable(sha, err);
-    });
-    return { body, type: 'image/png' };
+    try {
+      if (type) return { body: await this.bank.images.stream(sha), type, bytes: rec.bytes };
+      const bytes = await this.bank.images.read(sha);
+      const body = await sharp(bytes, { limitInputPixels: this.maxPixels, failOn: 'none' }).rotate().png().toBuffer().catch((err: unknown) => {
+        throw undecodable(sha, err);
+      });
+      return { body, type: 'image/png' };
+    } catch (err) {
+      throw storeFailure(sha, err);
+    }
   }
 
   async size(sha: string): Promise<{ width: number; height: number }> {

@@ -2,8 +2,8 @@
 // threads), committed per batch. Items move to 'featured', or to 'failed' with the reason (the run goes on).
 // Resumable: items are walked in id order by status, and a batch is committed in one transaction, so a killed
 // run loses at most the batch in flight.
-import type { Bank, BankName } from '../bank/index.js';
-import { FeaturesRepo, TwinsRepo } from '../bank/index.js';
+import type { Bank, BankName, IdRange } from '../bank/index.js';
+import { FeaturesRepo, TwinsRepo, isStoreUnavailable } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
@@ -19,6 +19,8 @@ export interface SiftStageOptions {
   logger?: Logger;
   /** Items per committed batch (default: 8 per thread, at least 16). */
   batchSize?: number;
+  /** Only items with ids in this range (a worker's job); default all. */
+  idRange?: IdRange;
 }
 
 export interface SiftStageSummary {
@@ -98,10 +100,18 @@ export async function computeMissingFeatures(bank: Bank, config: Config, opts: S
   opts.logger?.info(`sift: ${total} items to feature with ${threads} thread(s)`);
   const pool = new SiftPool(config.sift, threads);
   const twins = config.sift.twins.enabled ? new Twins(twinsRepo, config) : null;
+  // Bytes read for the picture hash are kept for SIFT until the batch ends: one read per image (an object store
+  // GET costs a round trip).
+  const batchBytes = new Map<string, Buffer | Error>();
   const read = async (sha: string): Promise<Buffer | Error> => {
+    const had = batchBytes.get(sha);
+    if (had) return had;
     try {
       return await bank.images.read(sha);
     } catch (err) {
+      // The store itself failing (an object store unreachable after its retries) is no fault of the image: stop
+      // here, nothing of this batch is committed, and the next run resumes with these items still new.
+      if (isStoreUnavailable(err)) throw err;
       return new Error(`image file unavailable: ${errorMessage(err)}`);
     }
   };
@@ -116,13 +126,14 @@ export async function computeMissingFeatures(bank: Bank, config: Config, opts: S
     }
   };
   try {
-    let afterId = 0;
+    const range = opts.idRange;
+    let afterId = range ? range.first - 1 : 0;
     for (;;) {
       if (opts.signal?.aborted) {
         summary.aborted = true;
         break;
       }
-      const items = await bank.items.listByStatus(null, 'new', batchSize, afterId);
+      const items = (await bank.items.listByStatus(null, 'new', batchSize, afterId)).filter((i) => !range || i.id <= range.last);
       if (!items.length) break;
       afterId = items[items.length - 1]!.id;
       const banksOf = new Map<string, BankName[]>();
@@ -144,6 +155,7 @@ export async function computeMissingFeatures(bank: Bank, config: Config, opts: S
         let h: PictureHash | undefined;
         if (twins) {
           const buf = await read(sha);
+          batchBytes.set(sha, buf);
           h = buf instanceof Error ? undefined : await pictureHash(buf, config.sift).catch(() => undefined);
         }
         if (h) {
@@ -165,6 +177,7 @@ export async function computeMissingFeatures(bank: Bank, config: Config, opts: S
       for (const [sha, t] of twinOf) if (!ok.has(t.of) && !(await repo.has(t.of))) orphans.push(sha);
       for (const sha of orphans) twinOf.delete(sha);
       outcomes.push(...(await Promise.all(orphans.map(extract))));
+      batchBytes.clear();
       const added: { sha: string; h: PictureHash; width: number }[] = [];
       await bank.transaction(async (tx) => {
         const feats = tx.repo(FeaturesRepo);

@@ -19,4 +19,18 @@ export const m002Features: Migration = {
       created_at   TEXT NOT NULL
     );
   `,
+  // PostgreSQL: BIGINT identities for ids, BYTEA for BLOBs, DOUBLE PRECISION for SQLite's 8-byte REAL.
+  pg: `
+    CREATE TABLE features (
+      sha256       TEXT PRIMARY KEY,
+      width        INTEGER NOT NULL,
+      height       INTEGER NOT NULL,
+      scale        DOUBLE PRECISION NOT NULL,
+      count        INTEGER NOT NULL,
+      keypoints    BYTEA NOT NULL,
+      descriptors  BYTEA NOT NULL,
+      ms           DOUBLE PRECISION NOT NULL,
+      created_at   TEXT NOT NULL
+    );
+  `,
 };

@@ -20,4 +20,20 @@ export const m004Comparability: Migration = {
       last_item  INTEGER NOT NULL             -- items with id <= last_item are counted
     );
   `,
+  // PostgreSQL: BIGINT identities for ids, BYTEA for BLOBs, DOUBLE PRECISION for SQLite's 8-byte REAL.
+  pg: `
+    CREATE TABLE term_df (
+      lang  TEXT NOT NULL CHECK (lang IN ('en', 'zh')),
+      term  TEXT NOT NULL,
+      df    INTEGER NOT NULL,
+      PRIMARY KEY (lang, term)
+    );
+
+    CREATE TABLE term_docs (
+      lang       TEXT PRIMARY KEY CHECK (lang IN ('en', 'zh')),
+      docs       INTEGER NOT NULL,
+      bank       TEXT NOT NULL CHECK (bank IN ('source', 'target')),
+      last_item  BIGINT NOT NULL
+    );
+  `,
 };

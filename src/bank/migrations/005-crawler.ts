@@ -33,4 +33,32 @@ export const m005Crawler: Migration = {
     CREATE INDEX crawl_pages_site ON crawl_pages(site, fetched_at);
     CREATE INDEX items_image_url ON items(image_url);   -- an image URL already stored is not downloaded again
   `,
+  // PostgreSQL: BIGINT identities for ids, BYTEA for BLOBs, DOUBLE PRECISION for SQLite's 8-byte REAL.
+  pg: `
+    CREATE TABLE crawl_validators (
+      url            TEXT PRIMARY KEY,
+      etag           TEXT,
+      last_modified  TEXT,
+      checked_at     TEXT NOT NULL
+    );
+
+    CREATE TABLE crawl_robots (
+      origin      TEXT PRIMARY KEY,
+      status      INTEGER NOT NULL,
+      body        TEXT NOT NULL DEFAULT '',
+      fetched_at  TEXT NOT NULL
+    );
+
+    CREATE TABLE crawl_pages (
+      url         TEXT PRIMARY KEY,
+      site        TEXT NOT NULL,
+      status      INTEGER NOT NULL,
+      pairs       INTEGER NOT NULL DEFAULT 0,
+      added       INTEGER NOT NULL DEFAULT 0,
+      reason      TEXT,
+      fetched_at  TEXT NOT NULL
+    );
+    CREATE INDEX crawl_pages_site ON crawl_pages(site, fetched_at);
+    CREATE INDEX items_image_url ON items(image_url);
+  `,
 };

@@ -31,4 +31,27 @@ export const m008Reviews: Migration = {
     CREATE INDEX review_pairs_all_image ON pairs (image_score, id);
     CREATE INDEX review_pairs_all_decided ON pairs (decided_at, id);
   `,
+  // PostgreSQL: BIGINT identities for ids, BYTEA for BLOBs, DOUBLE PRECISION for SQLite's 8-byte REAL.
+  pg: `
+    CREATE TABLE reviews (
+      source_item_id  BIGINT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+      target_item_id  BIGINT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+      verdict         TEXT CHECK (verdict IN ('accepted', 'rejected')),
+      level           TEXT CHECK (level IN ('par', 'com', 'pse', 'inc')),
+      level_rank      INTEGER,
+      en              TEXT NOT NULL,
+      zh              TEXT NOT NULL,
+      reviewed_at     TEXT NOT NULL,
+      PRIMARY KEY (source_item_id, target_item_id)
+    );
+    CREATE INDEX reviews_verdict ON reviews (verdict, reviewed_at);
+
+    CREATE INDEX review_pairs_id ON pairs (emitted, id);
+    CREATE INDEX review_pairs_c ON pairs (emitted, c, id);
+    CREATE INDEX review_pairs_image ON pairs (emitted, image_score, id);
+    CREATE INDEX review_pairs_level ON pairs (emitted, level_rank, c, id);
+    CREATE INDEX review_pairs_all_c ON pairs (c, id);
+    CREATE INDEX review_pairs_all_image ON pairs (image_score, id);
+    CREATE INDEX review_pairs_all_decided ON pairs (decided_at, id);
+  `,
 };

@@ -7,4 +7,5 @@ export const m010Credit: Migration = {
   version: 10,
   name: 'items: credit',
   up: `ALTER TABLE items ADD COLUMN credit TEXT;`,
+  pg: `ALTER TABLE items ADD COLUMN credit TEXT;`,
 };

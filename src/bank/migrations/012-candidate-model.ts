@@ -5,11 +5,14 @@
 // Rows stored before this migration were all verified by a homography.
 import type { Migration } from './types.js';
 
+const sql = `
+    ALTER TABLE candidates ADD COLUMN model TEXT NOT NULL DEFAULT 'homography' CHECK (model IN ('homography', 'fundamental'));
+    ALTER TABLE candidates ADD COLUMN fundamental TEXT;
+  `;
+
 export const m012CandidateModel: Migration = {
   version: 12,
   name: 'candidate verification model',
-  up: `
-    ALTER TABLE candidates ADD COLUMN model TEXT NOT NULL DEFAULT 'homography' CHECK (model IN ('homography', 'fundamental'));
-    ALTER TABLE candidates ADD COLUMN fundamental TEXT;
-  `,
+  up: sql,
+  pg: sql, // the same statements in both dialects
 };

@@ -2,7 +2,7 @@
 // Version numbers are reserved per layer so parallel work does not collide:
 //   1 banks (foundation) · 2 features (sift) · 3 index + candidates (lsh-index) · 4 comparability
 //   5 crawler · 6 pairs + exports (export) · 7 daemon · 8 reviews (review) · 10 items.credit (extract)
-//   11 sentence pairs (export) · 13 picture hashes and twins (sift)
+//   11 sentence pairs (export) · 13 picture hashes and twins (sift) · 15 jobs of the workers (scale)
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
 import { m002Features } from './002-features.js';
@@ -15,6 +15,7 @@ import { m009CrawlFrontier } from './009-crawl-frontier.js';
 import { m010Credit } from './010-credit.js';
 import { m011SentencePairs } from './011-sentence-pairs.js';
 import { m013Twins } from './013-twins.js';
+import { m015Jobs } from './015-jobs.js';
 import { m012CandidateModel } from './012-candidate-model.js';
 
 // One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
@@ -31,6 +32,7 @@ export const migrations: Migration[] = [
   m010Credit,
   m011SentencePairs,
   m013Twins,
+  m015Jobs,
   m012CandidateModel,
 ].sort((a, b) => a.version - b.version);
 export type { Migration };

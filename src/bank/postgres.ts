@@ -1,0 +1,279 @@
+// The PostgreSQL backend of the bank (the scale-out mode): node-postgres behind the async Sql interface.
+// Statements outside a transaction run on any connection of the pool; a transaction holds one connection from
+// BEGIN to COMMIT. The shared SQL text of the repositories is rewritten once per statement: `?` and `@name`
+// parameters become $1..$n. Bulk writes go through COPY (pg-copy-streams).
+import pg from 'pg';
+import Cursor from 'pg-cursor';
+import { from as copyFrom } from 'pg-copy-streams';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import { UserError } from '../util/errors.js';
+import { TransactionOverError, type Params, type Sql, type SqlBackend } from './sql.js';
+
+const STATEMENT_CACHE = 400;
+const ITERATE_BATCH = 500;
+
+// 64-bit integers (COUNT(*), BIGINT ids) as numbers: every id and count of a bank fits in 2^53.
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === 20 || oid === 1700) return (v: string) => (v === null ? null : Number(v));
+    return pg.types.getTypeParser(oid, format as 'text');
+  },
+} as pg.CustomTypesConfig;
+
+interface Translated {
+  text: string;
+  /** Positional: how many `?`; named: the name of each $n. */
+  names: string[] | null;
+  count: number;
+}
+
+/** `?` → $1.., `@name` → $k (a repeated name reuses its number); quoted strings, identifiers and comments skipped. */
+export function translate(sql: string): Translated {
+  let out = '';
+  let n = 0;
+  const names: string[] = [];
+  let named = false;
+  for (let i = 0; i < sql.length; i++) {
+    const ch = sql[i]!;
+    if (ch === "'" || ch === '"') {
+      const end = sql.indexOf(ch, i + 1);
+      const j = end < 0 ? sql.length : end;
+      out += sql.slice(i, j + 1);
+      i = j;
+    } else if (ch === '-' && sql[i + 1] === '-') {
+      const end = sql.indexOf('\n', i);
+      const j = end < 0 ? sql.length : end;
+      out += sql.slice(i, j);
+      i = j - 1;
+    } else if (ch === '?') {
+      out += `$${++n}`;
+    } else if (ch === '@' && /[A-Za-z_]/.test(sql[i + 1] ?? '')) {
+      named = true;
+      let j = i + 1;
+      while (j < sql.length && /[A-Za-z0-9_]/.test(sql[j]!)) j++;
+      const name = sql.slice(i + 1, j);
+      let k = names.indexOf(name);
+      if (k < 0) k = names.push(name) - 1;
+      out += `$${k + 1}`;
+      i = j - 1;
+    } else out += ch;
+  }
+  return { text: out, names: named ? names : null, count: named ? names.length : n };
+}
+
+function values(t: Translated, params: Params | undefined, sql: string): unknown[] {
+  if (params === undefined) return [];
+  if (Array.isArray(params)) {
+    if (t.names) throw new Error(`statement uses named parameters, got an array: ${sql.slice(0, 80)}`);
+    return (params as unknown[]).map(toPg);
+  }
+  if (!t.names) throw new Error(`statement uses ? parameters, got an object: ${sql.slice(0, 80)}`);
+  const obj = params as Record<string, unknown>;
+  return t.names.map((name) => {
+    if (!(name in obj)) throw new Error(`missing named parameter "${name}" for: ${sql.slice(0, 80)}`);
+    return toPg(obj[name]);
+  });
+}
+
+/** Typed arrays travel as BYTEA (better-sqlite3 stores Buffers as BLOBs the same way). */
+const toPg = (v: unknown): unknown => (v instanceof Uint8Array && !Buffer.isBuffer(v) ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : v);
+
+type Client = pg.PoolClient;
+
+class PgSql implements Sql {
+  readonly dialect = 'postgres' as const;
+  over = false;
+  private savepoints = 0;
+
+  constructor(
+    protected pool: pg.Pool,
+    protected cache: Map<string, Translated>,
+    /** The transaction's connection; undefined outside a transaction. */
+    protected client?: Client,
+  ) {}
+
+  get inTransaction(): boolean {
+    return this.client !== undefined;
+  }
+
+  protected tr(sql: string): Translated {
+    let t = this.cache.get(sql);
+    if (!t) {
+      t = translate(sql);
+      if (this.cache.size >= STATEMENT_CACHE) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(sql, t);
+    }
+    return t;
+  }
+
+  protected runner(): pg.Pool | Client {
+    if (this.over) throw new TransactionOverError('this transaction has already ended: use the bank, or run the statement inside it');
+    return this.client ?? this.pool;
+  }
+
+  private async query<T>(sql: string, params?: Params): Promise<pg.QueryResult<T & pg.QueryResultRow>> {
+    const t = this.tr(sql);
+    return this.runner().query<T & pg.QueryResultRow>(t.text, values(t, params, sql));
+  }
+
+  async all<T>(sql: string, params?: Params): Promise<T[]> {
+    return (await this.query<T>(sql, params)).rows;
+  }
+
+  async get<T>(sql: string, params?: Params): Promise<T | undefined> {
+    return (await this.query<T>(sql, params)).rows[0];
+  }
+
+  async run(sql: string, params?: Params): Promise<number> {
+    return (await this.query(sql, params)).rowCount ?? 0;
+  }
+
+  async runMany(sql: string, rows: readonly Params[]): Promise<number> {
+    if (!rows.length) return 0;
+    const many = async (s: Sql) => {
+      let n = 0;
+      for (const r of rows) n += await s.run(sql, r);
+      return n;
+    };
+    return this.inTransaction ? many(this) : this.transaction(many);
+  }
+
+  async *iterate<T>(sql: string, params?: Params): AsyncGenerator<T> {
+    const t = this.tr(sql);
+    const own = this.client ? undefined : await this.pool.connect();
+    const client = this.client ?? own!;
+    const cursor = client.query(new Cursor<T>(t.text, values(t, params, sql)));
+    try {
+      for (;;) {
+        const rows = await cursor.read(ITERATE_BATCH);
+        if (!rows.length) break;
+        yield* rows;
+      }
+    } finally {
+      await cursor.close().catch(() => undefined);
+      own?.release();
+    }
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.runner().query(sql);
+  }
+
+  /** Rows into a table through COPY FROM STDIN (text format): the bulk path. */
+  async copyRows(table: string, columns: readonly string[], rows: readonly (readonly unknown[])[]): Promise<number> {
+    if (!rows.length) return 0;
+    const copy = async (client: Client) => {
+      const stream = client.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
+      await pipeline(Readable.from(copyLines(rows)), stream);
+      return rows.length;
+    };
+    if (this.client) return copy(this.client);
+    return this.transaction((tx) => copy((tx as PgSql).client!));
+  }
+
+  async transaction<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+    if (this.client) {
+      if (this.over) throw new TransactionOverError('this transaction has already ended');
+      const name = `sp${++this.savepoints}`;
+      await this.client.query(`SAVEPOINT ${name}`);
+      try {
+        const out = await fn(this);
+        await this.client.query(`RELEASE SAVEPOINT ${name}`);
+        return out;
+      } catch (err) {
+        await this.client.query(`ROLLBACK TO SAVEPOINT ${name}`);
+        await this.client.query(`RELEASE SAVEPOINT ${name}`);
+        throw err;
+      } finally {
+        this.savepoints--;
+      }
+    }
+    const client = await this.pool.connect();
+    const tx = new PgSql(this.pool, this.cache, client);
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      try {
+        const out = await fn(tx);
+        await client.query('COMMIT');
+        return out;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => (broken = true));
+        throw err;
+      }
+    } finally {
+      tx.over = true;
+      client.release(broken);
+    }
+  }
+}
+
+/** COPY text format: tab-separated, \N for NULL, backslash escapes; BYTEA as \\x hex. */
+function* copyLines(rows: readonly (readonly unknown[])[]): Generator<string> {
+  let chunk = '';
+  for (const r of rows) {
+    chunk += r.map(copyValue).join('\t') + '\n';
+    if (chunk.length > 1 << 16) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk) yield chunk;
+}
+
+function copyValue(v: unknown): string {
+  if (v === null || v === undefined) return '\\N';
+  if (v instanceof Uint8Array) return '\\\\x' + Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex');
+  if (typeof v === 'boolean') return v ? 't' : 'f';
+  return String(v).replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
+}
+
+/** The URL without its password, for messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'postgres://(unparseable URL)';
+  }
+}
+
+export class PostgresBackend extends PgSql implements SqlBackend {
+  readonly location: string;
+
+  private constructor(pool: pg.Pool, location: string) {
+    super(pool, new Map());
+    this.location = location;
+  }
+
+  static async connect(url: string, opts: { max?: number } = {}): Promise<PostgresBackend> {
+    const location = redactUrl(url);
+    const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 8, types, application_name: 'capbridge' });
+    // an idle connection that drops (server restart) is an error event on the pool, not a crash of the process
+    pool.on('error', () => undefined);
+    try {
+      const c = await pool.connect();
+      c.release();
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      throw new UserError(`${location}: cannot connect to PostgreSQL: ${(err as Error).message}`);
+    }
+    return new PostgresBackend(pool, location);
+  }
+
+  async schemaVersion(): Promise<number> {
+    const t = await this.get<{ t: string | null }>(`SELECT to_regclass('schema_migrations')::text AS t`);
+    if (!t?.t) return 0;
+    return Number((await this.get<{ v: number }>('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations'))!.v);
+  }
+
+  async databaseBytes(): Promise<number> {
+    return Number((await this.get<{ n: number }>('SELECT pg_database_size(current_database()) AS n'))!.n);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,39 @@
+// A small harvest for the stage and worker tests: generated scenes (English sources) and transformed copies of
+// them (Chinese targets) plus unrelated targets, as two TSV manifests; and the pairs a bank ends with, by ext ids.
+import path from 'node:path';
+import type { Bank } from '../../src/bank/index.js';
+import { writeManifest } from '../helpers.js';
+import { TRANSFORMS, scene, write } from '../lsh-helpers.js';
+
+const EN = ['Firefighters spray water on a burning warehouse in the harbour district.', 'Crowds gather in the square as the president speaks about the economy.',
+  'A train crosses the new bridge over the river after the opening ceremony.', 'Farmers harvest rice in the fields near the village on Monday.',
+  'Children play football in the park during the summer holiday.', 'Police officers stand guard outside the court building.'];
+const ZH = ['消防员向港区一座燃烧的仓库喷水。', '总统就经济发表讲话时，人群聚集在广场上。', '开通仪式后，一列火车驶过河上的新桥。', '周一，农民在村庄附近的田里收割水稻。',
+  '暑假期间，孩子们在公园里踢足球。', '警察在法院大楼外站岗。'];
+
+/** Writes `n` scenes with a transformed copy each (n <= 6) and `distractors` unrelated targets; returns the manifests. */
+export async function harvestManifests(dir: string, n: number, distractors = 1): Promise<{ source: string; target: string }> {
+  const names = Object.keys(TRANSFORMS);
+  const src: string[][] = [];
+  const tgt: string[][] = [];
+  for (let i = 0; i < n; i++) {
+    const png = await scene(500 + i);
+    src.push([`s${i + 1}`, write(dir, `s${i + 1}.png`, png), EN[i]!, `https://example.org/en/s${i + 1}`]);
+    tgt.push([`t${i + 1}`, write(dir, `t${i + 1}.jpg`, await TRANSFORMS[names[i % names.length]!]!(png)), ZH[i]!, `https://example.org/zh/t${i + 1}`]);
+  }
+  for (let k = 0; k < distractors; k++) tgt.push([`d${k + 1}`, write(dir, `d${k + 1}.png`, await scene(900 + k)), `无关的照片${k + 1}`, `https://example.org/zh/d${k + 1}`]);
+  return { source: writeManifest(path.join(dir, 'source.tsv'), src), target: writeManifest(path.join(dir, 'target.tsv'), tgt) };
+}
+
+/** Every decided caption pair as "source ext id → target ext id level emitted", sorted. */
+export async function pairsByExtId(bank: Bank): Promise<string[]> {
+  const { PairsRepo } = await import('../../src/bank/index.js');
+  const out: string[] = [];
+  const rows = [...(await bank.repo(PairsRepo).list({ limit: 10_000 })), ...(await bank.repo(PairsRepo).list({ limit: 10_000, emitted: false }))];
+  for (const p of rows) {
+    const s = await bank.items.byId(p.sourceItemId);
+    const t = await bank.items.byId(p.targetItemId);
+    out.push(`${s?.extId}→${t?.extId} ${p.level} c=${p.c === null ? '-' : p.c.toFixed(4)} ${p.emitted ? 'emitted' : 'not emitted'}`);
+  }
+  return out.sort();
+}

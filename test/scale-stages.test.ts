@@ -1,0 +1,56 @@
+// The pipeline's stages over both bank backends: import (through the CLI, `--bank postgres://…` selecting the
+// PostgreSQL bank) → match (features, index, candidates) → pair on the embedded SQLite bank and on PostgreSQL;
+// both end with the same pairs (the same levels and scores), and a second run changes nothing.
+import { expect } from 'chai';
+import path from 'node:path';
+import { Bank } from '../src/bank/index.js';
+import { loadConfig } from '../src/config/load.js';
+import { runPairing } from '../src/export/pairing.js';
+import { runMatch } from '../src/lsh-index/stage.js';
+import { runCli, tempDir } from './helpers.js';
+import { forEachBackend } from './helpers/backends.js';
+import { harvestManifests, pairsByExtId } from './helpers/scale.js';
+
+describe('stages on both bank backends', function () {
+  this.timeout(180_000);
+  const dir = tempDir('capbridge-stages-');
+  let manifests: { source: string; target: string };
+  const results = new Map<string, string[]>();
+
+  before(async () => {
+    manifests = await harvestManifests(dir, 2, 1);
+  });
+
+  forEachBackend('import → match → pair through the CLI', (b) => {
+    it('pairs every transformed copy with its scene, and a second run decides nothing again', async () => {
+      const data = path.join(dir, `data-${b.name}`);
+      const url = await b.url();
+      const cli = async (...args: string[]) => {
+        const r = await runCli(['--data', data, ...(url ? ['--bank', url] : []), ...args, '--json']);
+        expect(r.code, r.stderr).to.equal(0);
+        return JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+      };
+      expect((await cli('import', '--bank', 'source', '--manifest', manifests.source)).added).to.equal(2);
+      expect((await cli('import', '--bank', 'target', '--manifest', manifests.target)).added).to.equal(3);
+      const bank = await Bank.open(data, { url });
+      try {
+        const { config } = loadConfig({});
+        const m = await runMatch(bank, config, { threads: 1 });
+        expect(m.sources).to.equal(2);
+        expect(m.withCandidates).to.equal(2);
+        const p = await runPairing(bank, config);
+        expect(p.decided).to.be.at.least(2);
+        expect((await runMatch(bank, config, { threads: 1 })).sources, 'nothing left to match').to.equal(0);
+        expect((await runPairing(bank, config)).decided, 'nothing left to decide').to.equal(0);
+        expect(bank.dialect).to.equal(b.name);
+        const pairs = await pairsByExtId(bank);
+        for (const i of [1, 2]) expect(pairs.some((x) => x.startsWith(`s${i}→t${i} `)), `s${i} → t${i} in ${pairs.join('; ')}`).to.equal(true);
+        expect(pairs.some((x) => x.includes('→d1')), 'the unrelated photo is never paired').to.equal(false);
+        results.set(b.name, pairs);
+        if (results.has('sqlite') && results.has('postgres')) expect(results.get('postgres')).to.deep.equal(results.get('sqlite'));
+      } finally {
+        await bank.close();
+      }
+    });
+  });
+});
