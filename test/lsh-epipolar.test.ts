@@ -30,7 +30,7 @@ import { searchProgressive, viewParams } from '../src/lsh-index/views.js';
 import { decodeGrey } from '../src/sift/decode.js';
 import { extractFeatures } from '../src/sift/extract.js';
 import { runCli, tempDir, writeManifest } from './helpers.js';
-import { render3d, scene, write } from './lsh-helpers.js';
+import { render3d, scene, solveHomography, write } from './lsh-helpers.js';
 import { sceneSvg } from './sift-helpers.js';
 
 const { config } = loadConfig({});
@@ -110,28 +110,9 @@ describe('lsh-index: epipolar geometry', () => {
   });
 });
 
-/** The homography through 4 correspondences (x, y, u, v) by the 8x8 direct solve. */
+/** The homography through 4 correspondences (x, y, u, v). */
 function fitPlane(q: Float64Array): Float64Array {
-  const A: number[][] = [];
-  const b: number[] = [];
-  for (let i = 0; i < 4; i++) {
-    const [x, y, u, v] = [q[i * 4]!, q[i * 4 + 1]!, q[i * 4 + 2]!, q[i * 4 + 3]!];
-    A.push([x, y, 1, 0, 0, 0, -u * x, -u * y], [0, 0, 0, x, y, 1, -v * x, -v * y]);
-    b.push(u, v);
-  }
-  for (let c = 0; c < 8; c++) {
-    let p = c;
-    for (let r = c + 1; r < 8; r++) if (Math.abs(A[r]![c]!) > Math.abs(A[p]![c]!)) p = r;
-    [A[c], A[p]] = [A[p]!, A[c]!];
-    [b[c], b[p]] = [b[p]!, b[c]!];
-    for (let r = 0; r < 8; r++) {
-      if (r === c) continue;
-      const f = A[r]![c]! / A[c]![c]!;
-      for (let k = c; k < 8; k++) A[r]![k]! -= f * A[c]![k]!;
-      b[r]! -= f * b[c]!;
-    }
-  }
-  return Float64Array.from([...b.map((v, i) => v / A[i]![i]!), 1]);
+  return Float64Array.from([...solveHomography([0, 1, 2, 3].map((i) => [q[i * 4]!, q[i * 4 + 1]!, q[i * 4 + 2]!, q[i * 4 + 3]!])), 1]);
 }
 
 /**

@@ -11,22 +11,13 @@ export async function scene(seed: number): Promise<Buffer> {
   return sharp(Buffer.from(sceneSvg(W, H, seed, 420))).flatten().png().toBuffer();
 }
 
-/** Perspective warp (destination corners of the source rectangle), bilinear on RGB, grey outside. */
-export async function perspective(png: Buffer, corners: [number, number][]): Promise<Buffer> {
-  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const w = info.width;
-  const h = info.height;
-  // Homography from destination to source: solve the 8x8 system for the 4 corner correspondences.
-  const src: [number, number][] = [[0, 0], [w, 0], [w, h], [0, h]];
+/** The homography (8 numbers, h33 = 1) taking (x, y) to (u, v) through 4 correspondences [x, y, u, v]: the 8x8 direct solve. */
+export function solveHomography(pts: [number, number, number, number][]): number[] {
   const A: number[][] = [];
   const b: number[] = [];
-  for (let i = 0; i < 4; i++) {
-    const [x, y] = corners[i]!;
-    const [u, v] = src[i]!;
-    A.push([x, y, 1, 0, 0, 0, -u * x, -u * y]);
-    b.push(u);
-    A.push([0, 0, 0, x, y, 1, -v * x, -v * y]);
-    b.push(v);
+  for (const [x, y, u, v] of pts.slice(0, 4)) {
+    A.push([x, y, 1, 0, 0, 0, -u * x, -u * y], [0, 0, 0, x, y, 1, -v * x, -v * y]);
+    b.push(u, v);
   }
   for (let c = 0; c < 8; c++) {
     let p = c;
@@ -40,7 +31,17 @@ export async function perspective(png: Buffer, corners: [number, number][]): Pro
       b[r]! -= f * b[c]!;
     }
   }
-  const hm = b.map((v, i) => v / A[i]![i]!);
+  return b.map((v, i) => v / A[i]![i]!);
+}
+
+/** Perspective warp (destination corners of the source rectangle), bilinear on RGB, grey outside. */
+export async function perspective(png: Buffer, corners: [number, number][]): Promise<Buffer> {
+  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const w = info.width;
+  const h = info.height;
+  // Homography from destination to source: solve the 8x8 system for the 4 corner correspondences.
+  const src: [number, number][] = [[0, 0], [w, 0], [w, h], [0, h]];
+  const hm = solveHomography(corners.map(([x, y], i) => [x, y, src[i]![0], src[i]![1]]));
   const out = Buffer.alloc(w * h * 3, 128);
   for (let y = 0; y < h; y++)
     for (let x = 0; x < w; x++) {
