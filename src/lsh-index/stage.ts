@@ -261,6 +261,17 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
   // picture -> its candidates (source px of `width`) and the sources showing it in this run
   const ranked = new Map<string, { cand: CandidateInput[]; width: number; members: { id: number; sha: string; width: number }[] }>();
   const hopeful: { picture: string; id: number; sha: string; evidence: number }[] = []; // not confident, plausible candidate
+  // lsh.window (the news case): a source keeps only the candidates harvested within N days of it
+  const windowMs = config.lsh.window * 86_400_000;
+  const harvestedAt = (i: Item | undefined) => (i ? Date.parse(i.fetchedAt ?? i.importedAt ?? '') : NaN);
+  const inWindow = async (sourceId: number, cand: CandidateInput[]): Promise<CandidateInput[]> => {
+    if (!windowMs || !cand.length) return cand;
+    const at = harvestedAt(await bank.items.byId(sourceId));
+    if (Number.isNaN(at)) return cand;
+    const out: CandidateInput[] = [];
+    for (const c of cand) if (Math.abs(harvestedAt(await bank.items.byId(c.targetItemId)) - at) <= windowMs) out.push(c);
+    return out;
+  };
   let afterId = range ? range.first - 1 : 0;
   try {
     for (;;) {
@@ -307,7 +318,7 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
           results.push({ id: s.id, sha: s.imageSha256, cand: [], failed: reason });
           continue;
         }
-        results.push({ id: s.id, sha: s.imageSha256, cand });
+        results.push({ id: s.id, sha: s.imageSha256, cand: await inWindow(s.id, cand) });
       }
       const now = new Date().toISOString();
       await bank.transaction(async (tx) => {
@@ -370,11 +381,13 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
       if (!r.usedViews) continue;
       summary.viewed++;
       const now = new Date().toISOString();
+      const memberCands = new Map<number, CandidateInput[]>();
+      for (const m of entry.members) memberCands.set(m.id, await inWindow(m.id, r.cand.map((c) => rescaleCandidate(c, m.width / entry.width, 1))));
       await bank.transaction(async (tx) => {
         const cs = tx.repo(CandidatesRepo);
         for (const m of entry.members) {
           const before = entry.cand.length;
-          const cand = r.cand.map((c) => rescaleCandidate(c, m.width / entry.width, 1));
+          const cand = memberCands.get(m.id)!;
           await cs.replaceFor(m.id, cand, now);
           await cs.markMatched(m.id, m.sha, seq, now);
           if (!before && cand.length) summary.withCandidates++;
