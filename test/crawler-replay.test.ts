@@ -257,7 +257,10 @@ describe('crawler: kill -9 during cycles', function () {
       const cfg = path.join(dir, 'cfg.json');
       fs.writeFileSync(cfg, JSON.stringify({ crawler: cfgOver }));
       const rand = mulberry32(5);
-      const crawl = (killAfterMs?: number) =>
+      // A kill lands at a random request of the run (the n-th the replay server sees, then 0-40 ms more), so it falls
+      // inside a cycle however fast the machine is (a kill timed in ms after the first request missed the cycle on
+      // an idle machine, where a whole resumed cycle takes less than that).
+      const crawl = (killAtRequest?: number, extraMs = 0) =>
         new Promise<{ code: number | null; signal: string | null; out: string }>((resolve) => {
           const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--data', path.join(dir, 'killed'), '--config', cfg, 'crawl', '--json', '--sites', sites], {
             cwd: REPO_ROOT,
@@ -266,15 +269,14 @@ describe('crawler: kill -9 during cycles', function () {
           let out = '';
           child.stdout!.on('data', (d) => (out += d));
           let timer: NodeJS.Timeout | undefined;
-          if (killAfterMs !== undefined) {
-            // Counted from the crawl's first request, so the kill lands inside the cycle, not in start-up.
+          if (killAtRequest !== undefined) {
             const start = replay.sites.en.hits.length + replay.sites.zh.hits.length;
             const poll = setInterval(() => {
-              if (replay.sites.en.hits.length + replay.sites.zh.hits.length > start) {
+              if (replay.sites.en.hits.length + replay.sites.zh.hits.length >= start + killAtRequest) {
                 clearInterval(poll);
-                timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+                timer = setTimeout(() => child.kill('SIGKILL'), extraMs);
               }
-            }, 5);
+            }, 1);
             child.on('exit', () => clearInterval(poll));
           }
           child.on('close', (code, signal) => {
@@ -284,7 +286,7 @@ describe('crawler: kill -9 during cycles', function () {
         });
       let kills = 0;
       for (let i = 0; i < 3; i++) {
-        const r = await crawl(Math.round(50 + rand() * 700));
+        const r = await crawl(2 + Math.floor(rand() * 8), Math.round(rand() * 40));
         if (r.signal === 'SIGKILL') kills++;
       }
       expect(kills, 'kills that landed inside a cycle').to.be.at.least(2);
