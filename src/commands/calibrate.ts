@@ -1,8 +1,9 @@
 // `capbridge calibrate --pairs FILE.tsv [--from-reviews] [--holdout F --seed N] [--out FILE.yaml] [--precision P]
-// [--com-precision P] [--json]`: fits the C-measure's weights, hanzi per word, the par length gate and the level
-// thresholds on labelled pairs (src/comparability/calibrate.ts), writes them to a config file, and prints the figures
-// before and after; with --holdout, a seeded stratified part of the file is kept out of the fit and scored only after
-// it, with the fitted values.
+// [--com-precision P] [--cv-folds K --cv-repeats N --cv-seed S] [--json]`: fits the C-measure's weights, hanzi per
+// word, the par length gate and the level thresholds on labelled pairs (src/comparability/calibrate.ts), the par
+// threshold chosen by cross-validation inside the fit rows, writes them to a config file, and prints the figures
+// before, after and cross-validated; with --holdout, a seeded stratified part of the file is kept out of the fit and
+// scored only after it, with the fitted values.
 import path from 'node:path';
 import type { Command } from 'commander';
 import { calibrate, figures, scoreRows, splitHoldout, type Figures } from '../comparability/calibrate.js';
@@ -40,18 +41,41 @@ export function registerCalibrate(program: Command): void {
     .option('--out <file>', 'config file to write (other keys in it are kept); default: the --config file, else <data>/calibration.yaml')
     .option('--precision <p>', 'par precision to reach (judged on par, com and inc pairs, at its 90% lower confidence bound)', '0.9')
     .option('--com-precision <p>', 'precision of "com or better" against inc to reach', '0.95')
+    .option('--cv-folds <k>', 'choose the par threshold by k-fold cross-validation inside the fit rows (0 = fit once at --precision)', '5')
+    .option('--cv-repeats <n>', 'fold draws of the cross-validation', '5')
+    .option('--cv-seed <n>', 'seed of the first fold draw', '15')
     .option('--json', 'print the figures and the fitted values as JSON')
     .action(
       action(
         async (
           ctx,
-          opts: { pairs?: string; fromReviews?: boolean; holdout: string; seed: string; out?: string; precision: string; comPrecision: string; json?: boolean },
+          opts: {
+            pairs?: string;
+            fromReviews?: boolean;
+            holdout: string;
+            seed: string;
+            out?: string;
+            precision: string;
+            comPrecision: string;
+            cvFolds: string;
+            cvRepeats: string;
+            cvSeed: string;
+            json?: boolean;
+          },
         ) => {
           const precision = fraction(opts.precision, '--precision', 0, true);
           const comPrecision = fraction(opts.comPrecision, '--com-precision', 0, true);
           const holdout = opts.holdout === '0' ? 0 : fraction(opts.holdout, '--holdout', 0, false);
-          const seed = Number(opts.seed);
-          if (!Number.isInteger(seed)) throw new UserError(`--seed: expected an integer, got "${opts.seed}"`);
+          const int = (text: string, name: string, min: number): number => {
+            const x = Number(text);
+            if (!Number.isInteger(x) || x < min) throw new UserError(`${name}: expected an integer >= ${min}, got "${text}"`);
+            return x;
+          };
+          const seed = int(opts.seed, '--seed', -(2 ** 31));
+          const cvFolds = int(opts.cvFolds, '--cv-folds', 0);
+          if (cvFolds === 1) throw new UserError('--cv-folds: expected 0 (off) or at least 2, got "1"');
+          const cvRepeats = int(opts.cvRepeats, '--cv-repeats', 1);
+          const cvSeed = int(opts.cvSeed, '--cv-seed', -(2 ** 31));
           if (!opts.pairs && !opts.fromReviews) throw new UserError('calibrate: give --pairs FILE.tsv, --from-reviews, or both');
           if (holdout && !opts.pairs) throw new UserError('calibrate: --holdout splits the --pairs file; give --pairs');
           const fileRows = opts.pairs ? await readPairsFile(opts.pairs, { requireLevel: true }) : [];
@@ -65,15 +89,35 @@ export function registerCalibrate(program: Command): void {
           // IDF from the bank, else from every caption of the file (held-out ones too: IDF needs no label)
           const scorer = await scorerForCommand(ctx, [...rows, ...heldOut]);
           const feats = (list: PairRow[]) => list.map((r) => ({ level: r.level!, corpus: r.corpus, ...scorer.features(r.en, r.zh) }));
-          const res = calibrate(ctx.config, feats(rows), { precision, comPrecision });
+          if (cvFolds && process.stderr.isTTY) process.stderr.write(`cross-validating the par threshold (${cvFolds} folds × ${cvRepeats} draws)…\n`);
+          const res = calibrate(ctx.config, feats(rows), { precision, comPrecision, cvFolds, cvRepeats, cvSeed });
+          const cv = res.crossValidation;
           const held = heldOut.length ? figures(scoreRows(feats(heldOut), res.values), res.values) : null;
           const out = path.resolve(opts.out ?? (ctx.configFiles.length > 1 ? ctx.configFiles[ctx.configFiles.length - 1]! : path.join(ctx.dataDir, 'calibration.yaml')));
           writeConfigFile(out, { comparability: res.values });
           if (opts.json) {
-            printJson({ pairs: rows.length, heldOutPairs: heldOut.length, seed: holdout ? seed : null, out, before: res.before, after: res.after, heldOut: held, values: res.values });
+            printJson({
+              pairs: rows.length,
+              heldOutPairs: heldOut.length,
+              seed: holdout ? seed : null,
+              out,
+              before: res.before,
+              after: res.after,
+              crossValidated: cv ?? null,
+              heldOut: held,
+              values: res.values,
+            });
           } else {
             process.stdout.write(describe('before  ', res.before));
             process.stdout.write(describe('after   ', res.after));
+            if (cv) {
+              const rule = 'recall' in cv.rule ? `par-score quantile at recall ${cv.rule.recall}, length gate ${cv.rule.gate}` : `precision ${cv.rule.precision}`;
+              process.stdout.write(
+                `cross-validated (${cv.folds} folds × ${cv.repeats} draws, seed ${cv.seed}; rule: ${rule}${cv.met ? '' : `; NO rule kept par precision ${cv.precision} with its margin`}): ` +
+                  `par precision ${f3(cv.parPrecisionMean)} ± ${f3(cv.parPrecisionSd)}, recall ${f3(cv.parRecallMean)} ± ${f3(cv.parRecallSd)}; ` +
+                  `com-or-better precision ${f3(cv.pooled.comOrBetterPrecision)}, recall ${f3(cv.pooled.comOrBetterRecall)}\n`,
+              );
+            } else if (cvFolds) process.stdout.write(`cross-validation: too few par pairs for ${cvFolds} folds; par fitted once at precision ${precision}\n`);
             if (held) process.stdout.write(describe(`held out (seed ${seed})`, held));
             const v = res.values;
             const w = v.weights;

@@ -3,12 +3,14 @@
 //   2. the weights (α fc, β fe, γ fl, δ fcov; sum 1, steps of 0.05) that maximise the mean ROC AUC of the two
 //      boundaries that matter, par-vs-com and com-vs-inc (par-vs-inc when there is no com), ties broken by the
 //      Pearson correlation of C with the level ratings;
-//   3. the thresholds: ϑ_par (with the par length gate parMinLengthRatio) the lowest C whose par precision,
-//      judged on the par, com and inc pairs, stays at or above the target (the recall is then the highest the
-//      target allows), precision taken at its one-sided 90 % lower confidence bound (fitted on a few hundred
-//      pairs, a threshold at exactly the target falls below it on new pairs about half the time); ϑ_com the same for "com or better" against inc; ϑ_pse the C that best separates pse from
-//      inc (Youden's J). pse pairs take no part in the par and com thresholds: labelled sets build them from other
-//      images by word overlap, and some are near-translations.
+//   3. the thresholds. ϑ_par and the par length gate: with cross-validation (cvFolds ≥ 2, the CLI's default 5 folds ×
+//      5 draws), the par-score quantile at the highest recall whose cross-validated par precision — judged on the
+//      par, com and inc pairs — keeps the target with a margin of one standard deviation of the precision on a set
+//      half the size of the rows (the folds' spread, scaled), over the length gates PAR_GATES (chooseParRule); without
+//      (too few par pairs, or cvFolds 0), the lowest C whose precision at its one-sided 90 % lower confidence bound
+//      reaches the target. ϑ_com: the lowest C whose "com or better" precision against inc reaches its target at that
+//      bound; ϑ_pse the C that best separates pse from inc (Youden's J). pse pairs take no part in the par and com
+//      thresholds: labelled sets build them from other images by word overlap, and some are near-translations.
 // `splitHoldout` draws the held-out part that a fit must not see (seeded, stratified by level and corpus).
 import type { Config } from '../config/schema.js';
 import { mulberry32 } from '../util/random.js';
@@ -71,13 +73,11 @@ export function scoreRows(rows: LabelledFeatures[], v: Pick<CalibrationValues, '
 
 const ratio = (a: number, b: number): number => (b ? a / b : NaN);
 
-export function figures(rows: Scored[], lv: LevelConfig): Figures {
-  const ev = evaluate(rows);
-  let correct = 0;
-  const n = { parPred: 0, parTrue: 0, par: 0, comPred: 0, comTrue: 0, comPlus: 0 };
+function levelCounts(rows: Scored[], lv: LevelConfig) {
+  const n = { correct: 0, parPred: 0, parTrue: 0, par: 0, comPred: 0, comTrue: 0, comPlus: 0 };
   for (const r of rows) {
     const got = levelOf(r.c, r.fl, lv);
-    if (got === r.level) correct++;
+    if (got === r.level) n.correct++;
     if (r.level === 'pse') continue; // judged on par, com and inc
     if (r.level === 'par') n.par++;
     if (RANK[r.level] >= RANK.com) n.comPlus++;
@@ -90,6 +90,12 @@ export function figures(rows: Scored[], lv: LevelConfig): Figures {
       if (RANK[r.level] >= RANK.com) n.comTrue++;
     }
   }
+  return n;
+}
+
+export function figures(rows: Scored[], lv: LevelConfig): Figures {
+  const ev = evaluate(rows);
+  const n = levelCounts(rows, lv);
   const by = (l: Level) => rows.filter((r) => r.level === l).map((r) => r.c);
   return {
     aucParCom: auc(by('par'), by('com')),
@@ -98,7 +104,7 @@ export function figures(rows: Scored[], lv: LevelConfig): Figures {
     aucPseInc: ev.aucPseInc,
     pearsonPairs: ev.pearsonPairs,
     meanC: ev.meanC,
-    levelAccuracy: ratio(correct, rows.length),
+    levelAccuracy: ratio(n.correct, rows.length),
     parPrecision: ratio(n.parTrue, n.parPred),
     parRecall: ratio(n.parTrue, n.par),
     comOrBetterPrecision: ratio(n.comTrue, n.comPred),
@@ -183,35 +189,65 @@ export interface CalibrationResult {
   values: CalibrationValues;
   before: Figures;
   after: Figures;
+  /** With cross-validation: how the par rule was chosen, and its cross-validated figures. */
+  crossValidation?: RuleChoice;
 }
 
-export function calibrate(
-  config: Config,
-  rows: LabelledFeatures[],
-  opts: { precision?: number; comPrecision?: number } = {},
-): CalibrationResult {
-  const cfg = config.comparability;
-  const parTarget = opts.precision ?? 0.9;
-  const comTarget = opts.comPrecision ?? 0.95;
-  const before = figures(scoreRows(rows, cfg), cfg);
+export interface CalibrateOptions {
+  /** Par precision to reach (judged on par, com and inc pairs). */
+  precision?: number;
+  comPrecision?: number;
+  /**
+   * k ≥ 2: the par threshold is the par-score quantile (and length gate) chosen by k-fold cross-validation inside the
+   * rows (chooseParRule), when every fold can hold MIN_PAR_PER_FOLD par pairs; else, or with 0, the precision rule
+   * fitted once on all rows.
+   */
+  cvFolds?: number;
+  cvSeed?: number;
+  /** Fold draws (seeds cvSeed, cvSeed + 1, …): more draws, a steadier mean and spread. */
+  cvRepeats?: number;
+}
 
+/** Fewer par pairs per fold than this and cross-validation says nothing: the precision rule is used. */
+export const MIN_PAR_PER_FOLD = 20;
+
+/** The measure's own values: hanzi per English word (median over the par pairs) and the weights. */
+function fitMeasure(config: Config, rows: LabelledFeatures[]): Pick<CalibrationValues, 'weights' | 'hanziPerWord'> {
+  const cfg = config.comparability;
   const ratios = rows.filter((r) => r.level === 'par' && r.enLength > 0 && r.zhLength > 0).map((r) => r.zhLength / r.enLength).sort((a, b) => a - b);
   const hanziPerWord = ratios.length >= 5 ? round(ratios[Math.floor(ratios.length / 2)]!) : cfg.hanziPerWord;
-  const feats = withFl(rows, hanziPerWord);
-  const weights = fitWeights(feats, cfg.weights);
-  const scored = feats.map((r) => ({ level: r.level, c: combine(r, weights), fl: r.fl }));
-  const cOf = (pred: (r: Scored) => boolean, gate = 0) => scored.filter(pred).map((r) => (r.fl >= gate ? r.c : -Infinity));
+  return { hanziPerWord, weights: fitWeights(withFl(rows, hanziPerWord), cfg.weights) };
+}
 
-  const thresholds: Thresholds = { ...cfg.thresholds };
-  let parMinLengthRatio = cfg.parMinLengthRatio;
-  let parBest: { t: number; recall: number; gate: number } | null = null;
-  for (const gate of PAR_GATES) {
-    const r = thresholdFor(cOf((x) => x.level === 'par', gate), cOf((x) => x.level === 'com' || x.level === 'inc', gate), parTarget);
-    if (r && (!parBest || r.recall > parBest.recall + 1e-9)) parBest = { t: r.t, recall: r.recall, gate };
-  }
-  if (parBest) {
-    thresholds.par = round(parBest.t);
-    parMinLengthRatio = parBest.gate;
+/**
+ * How ϑ_par and the par length gate are drawn from training rows: `precision`, the highest recall whose precision
+ * (at its one-sided 90 % lower confidence bound) reaches the target, over the gates PAR_GATES; `recall`, the par
+ * score at that quantile of the par pairs (recall over all of them) above a given gate.
+ */
+export type ParRule = { precision: number } | { recall: number; gate: number };
+
+/** The thresholds and the par length gate for scored rows: par by `rule`, com or better to comTarget. */
+function fitThresholds(scored: Scored[], start: LevelConfig, rule: ParRule, comTarget: number): LevelConfig {
+  const cOf = (pred: (r: Scored) => boolean, gate = 0) => scored.filter(pred).map((r) => (r.fl >= gate ? r.c : -Infinity));
+  const thresholds: Thresholds = { ...start.thresholds };
+  let parMinLengthRatio = start.parMinLengthRatio;
+  if ('recall' in rule) {
+    const pos = cOf((x) => x.level === 'par', rule.gate);
+    const above = pos.filter((c) => c > -Infinity).sort((a, b) => b - a);
+    const need = Math.max(1, Math.ceil(rule.recall * pos.length - 1e-9));
+    // a recall the gate does not allow: nothing is par
+    thresholds.par = need <= above.length ? Math.floor(above[need - 1]! * 10000) / 10000 : Infinity;
+    parMinLengthRatio = rule.gate;
+  } else {
+    let parBest: { t: number; recall: number; gate: number } | null = null;
+    for (const gate of PAR_GATES) {
+      const r = thresholdFor(cOf((x) => x.level === 'par', gate), cOf((x) => x.level === 'com' || x.level === 'inc', gate), rule.precision);
+      if (r && (!parBest || r.recall > parBest.recall + 1e-9)) parBest = { t: r.t, recall: r.recall, gate };
+    }
+    if (parBest) {
+      thresholds.par = round(parBest.t);
+      parMinLengthRatio = parBest.gate;
+    }
   }
   const com = thresholdFor(cOf((x) => x.level === 'par' || x.level === 'com'), cOf((x) => x.level === 'inc'), comTarget);
   if (com) thresholds.com = round(com.t);
@@ -220,9 +256,170 @@ export function calibrate(
   // keep the levels ordered whatever the data said
   thresholds.com = Math.min(thresholds.com, thresholds.par);
   thresholds.pse = Math.min(thresholds.pse, thresholds.com);
+  return { thresholds, parMinLengthRatio };
+}
 
-  const values: CalibrationValues = { weights, hanziPerWord, thresholds, parMinLengthRatio };
-  return { values, before, after: figures(scored, values) };
+export function calibrate(config: Config, rows: LabelledFeatures[], opts: CalibrateOptions = {}): CalibrationResult {
+  const cfg = config.comparability;
+  const precision = opts.precision ?? 0.9;
+  const comTarget = opts.comPrecision ?? 0.95;
+  const before = figures(scoreRows(rows, cfg), cfg);
+  const folds = opts.cvFolds ?? 0;
+  const pars = rows.filter((r) => r.level === 'par').length;
+  const choice = folds >= 2 && pars >= folds * MIN_PAR_PER_FOLD ? chooseParRule(config, rows, { precision, comPrecision: comTarget, folds, seed: opts.cvSeed ?? 15, repeats: opts.cvRepeats ?? 1 }) : undefined;
+  const measure = fitMeasure(config, rows);
+  const scored = scoreRows(rows, measure);
+  const values: CalibrationValues = { ...measure, ...fitThresholds(scored, cfg, choice?.rule ?? { precision }, comTarget) };
+  return { values, before, after: figures(scored, values), ...(choice ? { crossValidation: choice } : {}) };
+}
+
+/** Figures of one cross-validation: each fold scored by values fitted on the other folds. */
+export interface CrossValidated {
+  folds: number;
+  /** Fold draws: repeat i deals the folds with seed + i. */
+  seed: number;
+  repeats: number;
+  rule: ParRule;
+  perFold: Array<Pick<Figures, 'pairs' | 'parPrecision' | 'parRecall' | 'comOrBetterPrecision' | 'comOrBetterRecall' | 'aucParCom'>>;
+  /** Counts summed over the folds (each pair scored once, by values fitted without it). */
+  pooled: { parPrecision: number; parRecall: number; comOrBetterPrecision: number; comOrBetterRecall: number };
+  /** Mean and standard deviation over the folds of par precision and recall; mean AUC par-vs-com. */
+  parPrecisionMean: number;
+  parPrecisionSd: number;
+  parRecallMean: number;
+  parRecallSd: number;
+  aucParComMean: number;
+}
+
+export interface RuleChoice extends CrossValidated {
+  /** The precision asked for: a rule qualifies when its folds' mean par precision minus their sd reaches it. */
+  precision: number;
+  /** False when no rule qualified (then the one with the highest mean − sd was taken). */
+  met: boolean;
+  /** Rules tried: per gate, the qualifying one with the highest recall (or the best one), for the record. */
+  tried: Array<Pick<CrossValidated, 'rule' | 'parPrecisionMean' | 'parPrecisionSd' | 'parRecallMean' | 'parRecallSd'>>;
+}
+
+/** Recalls tried by chooseParRule. */
+const RULE_RECALLS = Array.from({ length: 46 }, (_, i) => (50 + i) / 100);
+
+const meanOf = (xs: number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+const sdOf = (xs: number[]): number => {
+  const m = meanOf(xs);
+  return xs.length > 1 ? Math.sqrt(xs.reduce((a, b) => a + (b - m) * (b - m), 0) / (xs.length - 1)) : NaN;
+};
+
+/**
+ * k-fold cross-validation (stratified by level and corpus, seeded) of the whole calibration — hanzi per word, weights,
+ * thresholds — for each of several par rules: the measure is fitted once per training part, the thresholds once per
+ * rule, and each held-out fold is scored with them.
+ */
+export function crossValidate(
+  config: Config,
+  rows: LabelledFeatures[],
+  opts: { folds: number; seed: number; repeats?: number; rules: ParRule[]; comPrecision?: number },
+): CrossValidated[] {
+  const cfg = config.comparability;
+  const comTarget = opts.comPrecision ?? 0.95;
+  const perRule = opts.rules.map(() => [] as Array<{ f: Figures; counts: ReturnType<typeof levelCounts> }>);
+  const repeats = opts.repeats ?? 1;
+  for (let rep = 0; rep < repeats; rep++) {
+  const fold = stratifiedFolds(rows, opts.folds, opts.seed + rep);
+  for (let k = 0; k < opts.folds; k++) {
+    const train = rows.filter((_, i) => fold[i] !== k);
+    const test = rows.filter((_, i) => fold[i] === k);
+    const measure = fitMeasure(config, train);
+    const trainScored = scoreRows(train, measure);
+    const testScored = scoreRows(test, measure);
+    opts.rules.forEach((rule, r) => {
+      const lv = fitThresholds(trainScored, cfg, rule, comTarget);
+      perRule[r]!.push({ f: figures(testScored, lv), counts: levelCounts(testScored, lv) });
+    });
+  }
+  }
+  return opts.rules.map((rule, r) => {
+    const list = perRule[r]!;
+    const sum = { parPred: 0, parTrue: 0, par: 0, comPred: 0, comTrue: 0, comPlus: 0 };
+    for (const { counts: c } of list) for (const key of Object.keys(sum) as Array<keyof typeof sum>) sum[key] += c[key];
+    // a fold where nothing was graded par has no precision: the rule then counts as failing (precision 0)
+    const prec = list.map((x) => (Number.isFinite(x.f.parPrecision) ? x.f.parPrecision : 0));
+    const rec = list.map((x) => x.f.parRecall).filter(Number.isFinite);
+    return {
+      folds: opts.folds,
+      seed: opts.seed,
+      repeats,
+      rule,
+      perFold: list.map(({ f }) => ({ pairs: f.pairs, parPrecision: f.parPrecision, parRecall: f.parRecall, comOrBetterPrecision: f.comOrBetterPrecision, comOrBetterRecall: f.comOrBetterRecall, aucParCom: f.aucParCom })),
+      pooled: {
+        parPrecision: ratio(sum.parTrue, sum.parPred),
+        parRecall: ratio(sum.parTrue, sum.par),
+        comOrBetterPrecision: ratio(sum.comTrue, sum.comPred),
+        comOrBetterRecall: ratio(sum.comTrue, sum.comPlus),
+      },
+      parPrecisionMean: meanOf(prec),
+      parPrecisionSd: sdOf(prec),
+      parRecallMean: meanOf(rec),
+      parRecallSd: sdOf(rec),
+      aucParComMean: meanOf(list.map((x) => x.f.aucParCom).filter(Number.isFinite)),
+    };
+  });
+}
+
+/**
+ * The calibration objective with a margin taken from the folds' spread: among the par rules "score quantile at
+ * recall r above length gate g" (r 0.50–0.95 in steps of 0.01, g in PAR_GATES), the one with the highest recall
+ * whose k-fold cross-validated par precision, mean over the folds minus one standard deviation of the folds, reaches
+ * `precision` (ties: the higher mean − sd). A quantile rule, unlike "the lowest C that keeps the precision", keeps
+ * recall steady from one sample to the next where the precision curve is flat (it is, above recall 0.6, on pairs
+ * whose best-scoring com pairs are near-translations); the margin of one fold sd covers a new set of the fold's size
+ * (a fifth of the rows at k = 5) falling about one sd below the mean.
+ */
+export function chooseParRule(
+  config: Config,
+  rows: LabelledFeatures[],
+  opts: { precision: number; comPrecision?: number; folds: number; seed: number; repeats?: number; marginPairs?: number },
+): RuleChoice {
+  const rules: ParRule[] = PAR_GATES.flatMap((gate) => RULE_RECALLS.map((recall) => ({ recall, gate })));
+  const runs = crossValidate(config, rows, { folds: opts.folds, seed: opts.seed, repeats: opts.repeats, rules, comPrecision: opts.comPrecision });
+  // one sd of the precision on a set of marginPairs pairs: the folds' sd scaled by √(fold size / marginPairs)
+  const marginPairs = opts.marginPairs ?? rows.length / 2;
+  const marginScale = Math.sqrt(rows.length / opts.folds / marginPairs);
+  const lower = (r: CrossValidated) => r.parPrecisionMean - r.parPrecisionSd * marginScale;
+  const recallOf = (r: CrossValidated) => ('recall' in r.rule ? r.rule.recall : 0);
+  const better = (a: CrossValidated, b: CrossValidated) => recallOf(b) > recallOf(a) + 1e-9 || (Math.abs(recallOf(b) - recallOf(a)) <= 1e-9 && lower(b) > lower(a));
+  const qualifying = runs.filter((r) => lower(r) >= opts.precision);
+  const chosen = qualifying.length ? qualifying.reduce((a, b) => (better(a, b) ? b : a)) : runs.reduce((a, b) => (lower(b) > lower(a) ? b : a));
+  const perGate = PAR_GATES.map((gate) => {
+    const mine = runs.filter((r) => 'gate' in r.rule && r.rule.gate === gate);
+    const q = mine.filter((r) => lower(r) >= opts.precision);
+    return q.length ? q.reduce((a, b) => (better(a, b) ? b : a)) : mine.reduce((a, b) => (lower(b) > lower(a) ? b : a));
+  });
+  return {
+    ...chosen,
+    precision: opts.precision,
+    met: qualifying.length > 0,
+    tried: perGate.map((r) => ({ rule: r.rule, parPrecisionMean: r.parPrecisionMean, parPrecisionSd: r.parPrecisionSd, parRecallMean: r.parRecallMean, parRecallSd: r.parRecallSd })),
+  };
+}
+
+/** The rows grouped by (level, corpus) stratum, each stratum in file order then shuffled by a PRNG seeded with `seed`. */
+function shuffledStrata<T extends { level?: Level; corpus?: string }>(rows: T[], seed: number): number[][] {
+  const strata = new Map<string, number[]>();
+  rows.forEach((r, i) => {
+    const k = `${r.level ?? ''}\u0000${r.corpus ?? ''}`;
+    let list = strata.get(k);
+    if (!list) strata.set(k, (list = []));
+    list.push(i);
+  });
+  const rnd = mulberry32(seed);
+  return [...strata.keys()].sort().map((k) => {
+    const a = strata.get(k)!.slice();
+    for (let i = a.length - 1; i > 0; i--) {
+      const j = Math.floor(rnd() * (i + 1));
+      [a[i], a[j]] = [a[j]!, a[i]!];
+    }
+    return a;
+  });
 }
 
 /**
@@ -230,27 +427,22 @@ export function calibrate(
  * order, the rows are shuffled by a PRNG seeded with `seed` and the first round(n·fraction) are held out.
  */
 export function splitHoldout<T extends { level?: Level; corpus?: string }>(rows: T[], fraction: number, seed: number): { fit: T[]; heldOut: T[] } {
-  const strata = new Map<string, T[]>();
-  for (const r of rows) {
-    const k = `${r.level ?? ''}\u0000${r.corpus ?? ''}`;
-    let list = strata.get(k);
-    if (!list) strata.set(k, (list = []));
-    list.push(r);
-  }
-  const rnd = mulberry32(seed);
   const fit: T[] = [];
   const heldOut: T[] = [];
-  for (const k of [...strata.keys()].sort()) {
-    const a = strata.get(k)!.slice();
-    for (let i = a.length - 1; i > 0; i--) {
-      const j = Math.floor(rnd() * (i + 1));
-      [a[i], a[j]] = [a[j]!, a[i]!];
-    }
+  for (const a of shuffledStrata(rows, seed)) {
     const n = Math.round(a.length * fraction);
-    heldOut.push(...a.slice(0, n));
-    fit.push(...a.slice(n));
+    heldOut.push(...a.slice(0, n).map((i) => rows[i]!));
+    fit.push(...a.slice(n).map((i) => rows[i]!));
   }
   return { fit, heldOut };
+}
+
+/** Fold number (0..k−1) of each row: within each (level, corpus) stratum, shuffled by `seed`, dealt round-robin. */
+export function stratifiedFolds<T extends { level?: Level; corpus?: string }>(rows: T[], k: number, seed: number): number[] {
+  const fold = new Array<number>(rows.length).fill(0);
+  let next = 0;
+  for (const a of shuffledStrata(rows, seed)) for (const i of a) fold[i] = next++ % k;
+  return fold;
 }
 
 const round = (x: number): number => Math.round(x * 10000) / 10000;
