@@ -46,6 +46,13 @@ export function registerExport(program: Command): void {
               `${summary.onlyNew ? ', new only' : ''}, min level ${summary.minLevel}\n` +
               summary.files.map((f) => `  ${f}\n`).join(''),
           );
+          if (summary.skipped) {
+            process.stderr.write(
+              `export: ${summary.skipped} record${summary.skipped > 1 ? 's' : ''} could not be written and ${summary.skipped > 1 ? 'were' : 'was'} left out of every file (not marked exported):\n` +
+                summary.skippedRecords.map((r) => `  sentence pairs ${r.sentencePairIds.join(', ')} (caption pair ${r.pairIds.join(', ')}; items ${r.sourceIds.join(', ')} / ${r.targetIds.join(', ')}): ${r.reason}\n`).join('') +
+                (summary.skipped > summary.skippedRecords.length ? `  … and ${summary.skipped - summary.skippedRecords.length} more (see the log)\n` : ''),
+            );
+          }
         }
         return 0;
       }),

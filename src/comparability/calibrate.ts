@@ -93,6 +93,15 @@ function levelCounts(rows: Scored[], lv: LevelConfig) {
   return n;
 }
 
+function rates(n: ReturnType<typeof levelCounts>): { parPrecision: number; parRecall: number; comOrBetterPrecision: number; comOrBetterRecall: number } {
+  return {
+    parPrecision: ratio(n.parTrue, n.parPred),
+    parRecall: ratio(n.parTrue, n.par),
+    comOrBetterPrecision: ratio(n.comTrue, n.comPred),
+    comOrBetterRecall: ratio(n.comTrue, n.comPlus),
+  };
+}
+
 export function figures(rows: Scored[], lv: LevelConfig): Figures {
   const ev = evaluate(rows);
   const n = levelCounts(rows, lv);
@@ -105,10 +114,7 @@ export function figures(rows: Scored[], lv: LevelConfig): Figures {
     pearsonPairs: ev.pearsonPairs,
     meanC: ev.meanC,
     levelAccuracy: ratio(n.correct, rows.length),
-    parPrecision: ratio(n.parTrue, n.parPred),
-    parRecall: ratio(n.parTrue, n.par),
-    comOrBetterPrecision: ratio(n.comTrue, n.comPred),
-    comOrBetterRecall: ratio(n.comTrue, n.comPlus),
+    ...rates(n),
     pairs: rows.length,
   };
 }
@@ -159,12 +165,15 @@ function youden(pos: number[], neg: number[]): number | null {
 }
 
 function fitWeights(rows: Array<LabelledFeatures & { fl: number }>, start: Weights): Weights {
+  const of = (l: Level) => rows.filter((r) => r.level === l);
+  const [parRows, comRows, incRows] = [of('par'), of('com'), of('inc')];
+  const rated = rows.filter((r) => r.level !== 'pse');
+  const ratings = rated.map((r) => LEVEL_RATING[r.level]);
   const objective = (w: Weights): [number, number] => {
-    const by = (l: Level) => rows.filter((r) => r.level === l).map((r) => combine(r, w));
-    const [par, com, inc] = [by('par'), by('com'), by('inc')];
+    const cs = (list: typeof rows) => list.map((r) => combine(r, w));
+    const [par, com, inc] = [cs(parRows), cs(comRows), cs(incRows)];
     const aucs = (com.length ? [auc(par, com), auc(com, inc)] : [auc(par, inc)]).filter((x) => Number.isFinite(x));
-    const rated = rows.filter((r) => r.level !== 'pse');
-    const p = pearson(rated.map((r) => LEVEL_RATING[r.level]), rated.map((r) => combine(r, w)));
+    const p = pearson(ratings, cs(rated));
     return [aucs.length ? aucs.reduce((a, b) => a + b, 0) / aucs.length : 0, Number.isFinite(p) ? p : 0];
   };
   let best = start;
@@ -226,37 +235,48 @@ function fitMeasure(config: Config, rows: LabelledFeatures[]): Pick<CalibrationV
  */
 export type ParRule = { precision: number } | { recall: number; gate: number };
 
-/** The thresholds and the par length gate for scored rows: par by `rule`, com or better to comTarget. */
-function fitThresholds(scored: Scored[], start: LevelConfig, rule: ParRule, comTarget: number): LevelConfig {
+/**
+ * The thresholds and the par length gate for scored rows, one set per par rule (ϑ_com, to comTarget, and ϑ_pse are
+ * fitted once: they do not depend on the par rule but for staying at or below ϑ_par).
+ */
+function fitThresholds(scored: Scored[], start: LevelConfig, rules: ParRule[], comTarget: number): LevelConfig[] {
   const cOf = (pred: (r: Scored) => boolean, gate = 0) => scored.filter(pred).map((r) => (r.fl >= gate ? r.c : -Infinity));
-  const thresholds: Thresholds = { ...start.thresholds };
-  let parMinLengthRatio = start.parMinLengthRatio;
-  if ('recall' in rule) {
-    const pos = cOf((x) => x.level === 'par', rule.gate);
-    const above = pos.filter((c) => c > -Infinity).sort((a, b) => b - a);
-    const need = Math.max(1, Math.ceil(rule.recall * pos.length - 1e-9));
-    // a recall the gate does not allow: nothing is par
-    thresholds.par = need <= above.length ? Math.floor(above[need - 1]! * 10000) / 10000 : Infinity;
-    parMinLengthRatio = rule.gate;
-  } else {
-    let parBest: { t: number; recall: number; gate: number } | null = null;
-    for (const gate of PAR_GATES) {
-      const r = thresholdFor(cOf((x) => x.level === 'par', gate), cOf((x) => x.level === 'com' || x.level === 'inc', gate), rule.precision);
-      if (r && (!parBest || r.recall > parBest.recall + 1e-9)) parBest = { t: r.t, recall: r.recall, gate };
-    }
-    if (parBest) {
-      thresholds.par = round(parBest.t);
-      parMinLengthRatio = parBest.gate;
-    }
-  }
   const com = thresholdFor(cOf((x) => x.level === 'par' || x.level === 'com'), cOf((x) => x.level === 'inc'), comTarget);
-  if (com) thresholds.com = round(com.t);
   const pse = youden(cOf((x) => x.level === 'pse'), cOf((x) => x.level === 'inc'));
-  if (pse !== null) thresholds.pse = round(pse);
-  // keep the levels ordered whatever the data said
-  thresholds.com = Math.min(thresholds.com, thresholds.par);
-  thresholds.pse = Math.min(thresholds.pse, thresholds.com);
-  return { thresholds, parMinLengthRatio };
+  const parsAt = new Map<number, number[]>();
+  const parScores = (gate: number) => {
+    let above = parsAt.get(gate);
+    if (!above) parsAt.set(gate, (above = cOf((x) => x.level === 'par', gate).filter((c) => c > -Infinity).sort((a, b) => b - a)));
+    return above;
+  };
+  const pars = scored.filter((x) => x.level === 'par').length;
+  return rules.map((rule) => {
+    const thresholds: Thresholds = { ...start.thresholds };
+    let parMinLengthRatio = start.parMinLengthRatio;
+    if ('recall' in rule) {
+      const above = parScores(rule.gate);
+      const need = Math.max(1, Math.ceil(rule.recall * pars - 1e-9));
+      // a recall the gate does not allow: nothing is par
+      thresholds.par = need <= above.length ? Math.floor(above[need - 1]! * 10000) / 10000 : Infinity;
+      parMinLengthRatio = rule.gate;
+    } else {
+      let parBest: { t: number; recall: number; gate: number } | null = null;
+      for (const gate of PAR_GATES) {
+        const r = thresholdFor(cOf((x) => x.level === 'par', gate), cOf((x) => x.level === 'com' || x.level === 'inc', gate), rule.precision);
+        if (r && (!parBest || r.recall > parBest.recall + 1e-9)) parBest = { t: r.t, recall: r.recall, gate };
+      }
+      if (parBest) {
+        thresholds.par = round(parBest.t);
+        parMinLengthRatio = parBest.gate;
+      }
+    }
+    if (com) thresholds.com = round(com.t);
+    if (pse !== null) thresholds.pse = round(pse);
+    // keep the levels ordered whatever the data said
+    thresholds.com = Math.min(thresholds.com, thresholds.par);
+    thresholds.pse = Math.min(thresholds.pse, thresholds.com);
+    return { thresholds, parMinLengthRatio };
+  });
 }
 
 export function calibrate(config: Config, rows: LabelledFeatures[], opts: CalibrateOptions = {}): CalibrationResult {
@@ -269,7 +289,7 @@ export function calibrate(config: Config, rows: LabelledFeatures[], opts: Calibr
   const choice = folds >= 2 && pars >= folds * MIN_PAR_PER_FOLD ? chooseParRule(config, rows, { precision, comPrecision: comTarget, folds, seed: opts.cvSeed ?? 15, repeats: opts.cvRepeats ?? 1 }) : undefined;
   const measure = fitMeasure(config, rows);
   const scored = scoreRows(rows, measure);
-  const values: CalibrationValues = { ...measure, ...fitThresholds(scored, cfg, choice?.rule ?? { precision }, comTarget) };
+  const values: CalibrationValues = { ...measure, ...fitThresholds(scored, cfg, [choice?.rule ?? { precision }], comTarget)[0]! };
   return { values, before, after: figures(scored, values), ...(choice ? { crossValidation: choice } : {}) };
 }
 
@@ -321,25 +341,25 @@ export function crossValidate(
 ): CrossValidated[] {
   const cfg = config.comparability;
   const comTarget = opts.comPrecision ?? 0.95;
-  const perRule = opts.rules.map(() => [] as Array<{ f: Figures; counts: ReturnType<typeof levelCounts> }>);
+  const perRule = opts.rules.map(() => [] as Array<{ pairs: number; aucParCom: number; counts: ReturnType<typeof levelCounts> }>);
   const repeats = opts.repeats ?? 1;
   for (let rep = 0; rep < repeats; rep++) {
-  const fold = stratifiedFolds(rows, opts.folds, opts.seed + rep);
-  for (let k = 0; k < opts.folds; k++) {
-    const train = rows.filter((_, i) => fold[i] !== k);
-    const test = rows.filter((_, i) => fold[i] === k);
-    const measure = fitMeasure(config, train);
-    const trainScored = scoreRows(train, measure);
-    const testScored = scoreRows(test, measure);
-    opts.rules.forEach((rule, r) => {
-      const lv = fitThresholds(trainScored, cfg, rule, comTarget);
-      perRule[r]!.push({ f: figures(testScored, lv), counts: levelCounts(testScored, lv) });
-    });
-  }
+    const fold = stratifiedFolds(rows, opts.folds, opts.seed + rep);
+    for (let k = 0; k < opts.folds; k++) {
+      const train = rows.filter((_, i) => fold[i] !== k);
+      const test = rows.filter((_, i) => fold[i] === k);
+      const measure = fitMeasure(config, train);
+      const testScored = scoreRows(test, measure);
+      const by = (l: Level) => testScored.filter((r) => r.level === l).map((r) => r.c);
+      const aucParCom = auc(by('par'), by('com'));
+      fitThresholds(scoreRows(train, measure), cfg, opts.rules, comTarget).forEach((lv, r) => {
+        perRule[r]!.push({ pairs: test.length, aucParCom, counts: levelCounts(testScored, lv) });
+      });
+    }
   }
   return opts.rules.map((rule, r) => {
-    const list = perRule[r]!;
-    const sum = { parPred: 0, parTrue: 0, par: 0, comPred: 0, comTrue: 0, comPlus: 0 };
+    const list = perRule[r]!.map((x) => ({ ...x, f: rates(x.counts) }));
+    const sum = { correct: 0, parPred: 0, parTrue: 0, par: 0, comPred: 0, comTrue: 0, comPlus: 0 };
     for (const { counts: c } of list) for (const key of Object.keys(sum) as Array<keyof typeof sum>) sum[key] += c[key];
     // a fold where nothing was graded par has no precision: the rule then counts as failing (precision 0)
     const prec = list.map((x) => (Number.isFinite(x.f.parPrecision) ? x.f.parPrecision : 0));
@@ -349,18 +369,13 @@ export function crossValidate(
       seed: opts.seed,
       repeats,
       rule,
-      perFold: list.map(({ f }) => ({ pairs: f.pairs, parPrecision: f.parPrecision, parRecall: f.parRecall, comOrBetterPrecision: f.comOrBetterPrecision, comOrBetterRecall: f.comOrBetterRecall, aucParCom: f.aucParCom })),
-      pooled: {
-        parPrecision: ratio(sum.parTrue, sum.parPred),
-        parRecall: ratio(sum.parTrue, sum.par),
-        comOrBetterPrecision: ratio(sum.comTrue, sum.comPred),
-        comOrBetterRecall: ratio(sum.comTrue, sum.comPlus),
-      },
+      perFold: list.map(({ f, pairs, aucParCom }) => ({ pairs, ...f, aucParCom })),
+      pooled: rates(sum),
       parPrecisionMean: meanOf(prec),
       parPrecisionSd: sdOf(prec),
       parRecallMean: meanOf(rec),
       parRecallSd: sdOf(rec),
-      aucParComMean: meanOf(list.map((x) => x.f.aucParCom).filter(Number.isFinite)),
+      aucParComMean: meanOf(list.map((x) => x.aucParCom).filter(Number.isFinite)),
     };
   });
 }

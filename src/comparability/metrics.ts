@@ -2,18 +2,22 @@
 // Pearson correlation, level means.
 import { LEVEL_RATING, type Level } from './levels.js';
 
-export function auc(pos: number[], neg: number[]): number {
+export function auc(pos: ArrayLike<number>, neg: ArrayLike<number>): number {
   if (!pos.length || !neg.length) return NaN;
-  const all = [...pos.map((v) => [v, 1] as const), ...neg.map((v) => [v, 0] as const)].sort((a, b) => a[0] - b[0]);
-  let rankSumPos = 0;
-  for (let i = 0; i < all.length; ) {
-    let j = i;
-    while (j < all.length && all[j]![0] === all[i]![0]) j++;
-    const avgRank = (i + 1 + j) / 2;
-    for (let k = i; k < j; k++) if (all[k]![1] === 1) rankSumPos += avgRank;
-    i = j;
+  // both sides sorted (native numeric sort), then each positive counts the negatives below it and half those equal
+  const p = Float64Array.from(pos).sort();
+  const n = Float64Array.from(neg).sort();
+  let below = 0;
+  let upTo = 0;
+  let sum = 0;
+  for (let i = 0; i < p.length; i++) {
+    const v = p[i]!;
+    while (below < n.length && n[below]! < v) below++;
+    if (upTo < below) upTo = below;
+    while (upTo < n.length && n[upTo]! <= v) upTo++;
+    sum += below + (upTo - below) / 2;
   }
-  return (rankSumPos - (pos.length * (pos.length + 1)) / 2) / (pos.length * neg.length);
+  return sum / (p.length * n.length);
 }
 
 export function pearson(x: number[], y: number[]): number {

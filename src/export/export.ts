@@ -1,13 +1,16 @@
 // exportPairs: emitted sentence pairs → corpus files. Sentence pairs with identical texts are collapsed into one
 // record that keeps every provenance (caption pair id, sentence spans, items). Files are written atomically; only
 // after every file is in place does the export watermark move (sentence_pairs.exported_at), so a crash mid-export
-// leaves no partial file and the next `--new` export still holds those pairs.
+// leaves no partial file and the next `--new` export still holds those pairs. One record that cannot be written (a text
+// a format cannot encode, a row that makes a writer throw) does not sink the export: every writer renders it before any
+// file takes a byte of it, and if one fails the record is left out of every file, logged with its sentence pairs,
+// caption pairs and items, counted in the summary and not marked exported (a later `--new` export tries it again).
 import type { Bank, PairLevel, SentencePairForExport } from '../bank/index.js';
 import { PairsRepo, SentencePairsRepo } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import { UserError } from '../util/errors.js';
-import type { ExportRecord } from './record.js';
+import { ExportRecordError, type ExportRecord } from './record.js';
 import { createWriter, EXPORT_FORMATS, type CorpusWriter, type ExportFormat } from './writers/index.js';
 
 export interface ExportOutput {
@@ -43,7 +46,22 @@ export interface ExportSummary {
   /** With onlyNew: new sentence pairs whose texts had been exported already (marked, not written again). */
   skippedKnownTexts: number;
   byLevel: Record<PairLevel, number>;
+  /** Records left out because they could not be written (every file leaves them out), and the first of them. */
+  skipped: number;
+  skippedRecords: SkippedRecord[];
 }
+
+export interface SkippedRecord {
+  /** Sentence pairs (sentence_pairs.id), caption pairs (pairs.id) and items (ext ids) the record stands for. */
+  sentencePairIds: number[];
+  pairIds: number[];
+  sourceIds: string[];
+  targetIds: string[];
+  reason: string;
+}
+
+/** Skipped records listed in a summary (all are logged). */
+export const MAX_SKIPPED_LISTED = 100;
 
 function harvested(p: SentencePairForExport): string {
   const a = p.sourceHarvestedAt ?? '';
@@ -53,8 +71,19 @@ function harvested(p: SentencePairForExport): string {
 
 const span = (a: number, b: number): string => (a === b ? String(a) : `${a}-${b}`);
 
+const LEVELS_OUT = new Set<string>(['par', 'com', 'pse', 'inc']);
+const kindOf = (v: unknown): string => (v === null ? 'null' : Buffer.isBuffer(v) ? 'binary data' : typeof v);
+
+/** A row as the bank should give it, or an ExportRecordError saying what is wrong with it (a foreign write, a bug). */
+function checkRow(p: SentencePairForExport): void {
+  for (const f of ['en', 'zh'] as const) if (typeof p[f] !== 'string') throw new ExportRecordError(`${f} text is ${kindOf(p[f])}, not text`);
+  if (!LEVELS_OUT.has(p.level)) throw new ExportRecordError(`level ${JSON.stringify(p.level)} is not one of par, com, pse, inc`);
+  if (typeof p.c !== 'number' || !Number.isFinite(p.c)) throw new ExportRecordError(`C is ${kindOf(p.c)} ${String(p.c)}, not a number`);
+}
+
 /** Turns one group of sentence pairs with identical texts (best score first) into a record. */
 export function collapseGroup(group: SentencePairForExport[]): ExportRecord {
+  for (const p of group) checkRow(p);
   const best = group[0]!;
   const rec: ExportRecord = {
     en: best.en,
@@ -119,21 +148,47 @@ export async function exportPairs(bank: Bank, config: Config, opts: ExportOption
   const summary: ExportSummary = {
     exportId: 0, formats: outputs.map((o) => o.format), files, minLevel, onlyNew, records: 0, pairs: 0, skippedKnownTexts: 0,
     byLevel: { par: 0, com: 0, pse: 0, inc: 0 },
+    skipped: 0,
+    skippedRecords: [],
   };
   const marked: number[] = [];
+  const skip = (g: SentencePairForExport[], err: unknown) => {
+    const uniq = <T>(xs: T[]) => [...new Set(xs)];
+    const s: SkippedRecord = {
+      sentencePairIds: g.map((p) => p.id),
+      pairIds: uniq(g.map((p) => p.pairId)),
+      sourceIds: uniq(g.map((p) => String(p.sourceExtId))),
+      targetIds: uniq(g.map((p) => String(p.targetExtId))),
+      reason: err instanceof Error ? err.message : String(err),
+    };
+    summary.skipped++;
+    if (summary.skippedRecords.length < MAX_SKIPPED_LISTED) summary.skippedRecords.push(s);
+    opts.logger?.error(
+      `export: sentence pair${g.length > 1 ? 's' : ''} ${s.sentencePairIds.join(', ')} (caption pair ${s.pairIds.join(', ')}; items ${s.sourceIds.join(', ')} / ${s.targetIds.join(', ')}) left out of every file: ${s.reason}`,
+    );
+  };
   try {
     let group: SentencePairForExport[] = [];
     const flush = () => {
       if (!group.length) return;
       const g = group;
       group = [];
-      for (const p of g) marked.push(p.id);
       if (onlyNew && g[0]!.textExported) {
+        for (const p of g) marked.push(p.id);
         summary.skippedKnownTexts += g.length;
         return;
       }
-      const rec = collapseGroup(g);
-      for (const w of writers) w.write(rec);
+      let rec: ExportRecord;
+      let chunks: string[][];
+      try {
+        rec = collapseGroup(g);
+        chunks = writers.map((w) => w.render(rec));
+      } catch (err) {
+        skip(g, err);
+        return;
+      }
+      for (const p of g) marked.push(p.id);
+      writers.forEach((w, i) => w.append(chunks[i]!));
       summary.records++;
       summary.pairs += g.length;
       summary.byLevel[rec.level]++;
@@ -158,6 +213,9 @@ export async function exportPairs(bank: Bank, config: Config, opts: ExportOption
     await tx.repo(SentencePairsRepo).markExported(summary.exportId, marked);
     await pairs.finishExport(summary.exportId, summary.records, marked.length);
   });
-  opts.logger?.info(`export: ${summary.records} sentence pairs (${summary.pairs} with the item pairs they repeat in) → ${files.join(', ')}`);
+  opts.logger?.info(
+    `export: ${summary.records} sentence pairs (${summary.pairs} with the item pairs they repeat in) → ${files.join(', ')}` +
+      (summary.skipped ? `; ${summary.skipped} records could not be written and were left out (logged above)` : ''),
+  );
   return summary;
 }

@@ -53,3 +53,18 @@ export function oneLine(s: string): string {
 
 /** Scores rounded for text formats (4 decimals is finer than any threshold). */
 export const fmtScore = (x: number): string => (Number.isFinite(x) ? String(Math.round(x * 10000) / 10000) : '');
+
+/** A record that cannot be written, and why (the exporter skips it and names its pairs and items). */
+export class ExportRecordError extends Error {}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * The text itself when UTF-8 can encode it; an unpaired UTF-16 surrogate (a caption cut inside a character by some
+ * earlier program) cannot be, and Node would silently write U+FFFD in its place: refused instead.
+ */
+export function assertUtf8(text: string, what: string): string {
+  const m = LONE_SURROGATE.exec(text);
+  if (m) throw new ExportRecordError(`${what}: unpaired surrogate U+${m[0].charCodeAt(0).toString(16).toUpperCase()} at character ${m.index} cannot be encoded as UTF-8`);
+  return text;
+}

@@ -3,7 +3,7 @@
 // PATH.ids, gives each line's provenance as TSV (level, pair_id, source_id, target_id, en_sentences, zh_sentences;
 // lists joined with " | "), which Moses tools ignore. All files are renamed into place only when all are complete.
 import { AtomicWriter } from '../../util/atomic.js';
-import { oneLine, type ExportRecord } from '../record.js';
+import { assertUtf8, oneLine, type ExportRecord } from '../record.js';
 import type { CorpusWriter } from './types.js';
 import { tsvCell } from './tsv.js';
 
@@ -25,10 +25,21 @@ export class MosesWriter implements CorpusWriter {
     this.ids = new AtomicWriter(p.ids);
     this.paths = [p.en, p.zh, p.ids];
   }
+  render(rec: ExportRecord): string[] {
+    return [
+      assertUtf8(oneLine(rec.en) + '\n', 'Moses en'),
+      assertUtf8(oneLine(rec.zh) + '\n', 'Moses zh'),
+      assertUtf8(MOSES_ID_FIELDS.map((f) => tsvCell(rec[f])).join('\t') + '\n', 'Moses ids'),
+    ];
+  }
+  /** The three lines together: the files stay line-aligned whatever record is skipped. */
+  append(chunks: string[]): void {
+    this.en.write(chunks[0]!);
+    this.zh.write(chunks[1]!);
+    this.ids.write(chunks[2]!);
+  }
   write(rec: ExportRecord): void {
-    this.en.write(oneLine(rec.en) + '\n');
-    this.zh.write(oneLine(rec.zh) + '\n');
-    this.ids.write(MOSES_ID_FIELDS.map((f) => tsvCell(rec[f])).join('\t') + '\n');
+    this.append(this.render(rec));
   }
   commit(): void {
     this.en.commit();

@@ -37,7 +37,7 @@ export class TmxWriter implements CorpusWriter {
         '  <body>\n',
     );
   }
-  write(rec: ExportRecord): void {
+  render(rec: ExportRecord): string[] {
     const props: [string, string][] = [
       ['x-level', rec.level],
       ['x-c', fmtScore(rec.c)],
@@ -66,7 +66,13 @@ export class TmxWriter implements CorpusWriter {
     s += `      <tuv xml:lang="en"><seg>${xmlEscape(oneLine(rec.en))}</seg></tuv>\n`;
     s += `      <tuv xml:lang="zh-CN"><seg>${xmlEscape(oneLine(rec.zh))}</seg></tuv>\n`;
     s += '    </tu>\n';
-    this.out.write(s);
+    return [s];
+  }
+  append(chunks: string[]): void {
+    this.out.write(chunks[0]!);
+  }
+  write(rec: ExportRecord): void {
+    this.append(this.render(rec));
   }
   commit(): void {
     this.out.write('  </body>\n</tmx>\n');

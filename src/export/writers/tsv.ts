@@ -1,7 +1,7 @@
 // TSV: a header line, then one line per record; no quoting (a cell never holds a tab or newline: they are
 // collapsed to spaces), provenance lists joined with " | ".
 import { AtomicWriter } from '../../util/atomic.js';
-import { EXPORT_FIELDS, LIST_SEPARATOR, fmtScore, oneLine, type ExportRecord } from '../record.js';
+import { EXPORT_FIELDS, LIST_SEPARATOR, assertUtf8, fmtScore, oneLine, type ExportRecord } from '../record.js';
 import type { CorpusWriter } from './types.js';
 
 export function tsvCell(v: unknown): string {
@@ -18,8 +18,14 @@ export class TsvWriter implements CorpusWriter {
     this.paths = [path];
     this.out.write(EXPORT_FIELDS.join('\t') + '\n');
   }
+  render(rec: ExportRecord): string[] {
+    return [assertUtf8(EXPORT_FIELDS.map((f) => (f === 'inliers' ? String(rec.inliers) : tsvCell(rec[f]))).join('\t') + '\n', 'TSV')];
+  }
+  append(chunks: string[]): void {
+    this.out.write(chunks[0]!);
+  }
   write(rec: ExportRecord): void {
-    this.out.write(EXPORT_FIELDS.map((f) => (f === 'inliers' ? String(rec.inliers) : tsvCell(rec[f]))).join('\t') + '\n');
+    this.append(this.render(rec));
   }
   commit(): void {
     this.out.commit();

@@ -1,13 +1,22 @@
 // A corpus writer: records in, files out. Every writer writes through AtomicWriter (temp file, then rename), so
-// a reader or a crash never sees a half-written export; commit() renames, abort() leaves nothing behind.
+// a reader or a crash never sees a half-written export; commit() renames, abort() leaves nothing behind. A record is
+// rendered whole before anything of it is appended, so one that cannot be written leaves no trace in any file.
 import type { ExportRecord } from '../record.js';
 
 export type ExportFormat = 'tsv' | 'jsonl' | 'tmx' | 'moses';
 export const EXPORT_FORMATS: ExportFormat[] = ['tsv', 'jsonl', 'tmx', 'moses'];
 
 export interface CorpusWriter {
-  /** The files this writer produces (Moses: two). */
+  /** The files this writer produces (Moses: three). */
   readonly paths: string[];
+  /**
+   * The text one record adds to each of `paths`, without writing it: throws (an ExportRecordError or any error) when
+   * the record cannot be written, so that an exporter can skip it before any file holds a part of it.
+   */
+  render(rec: ExportRecord): string[];
+  /** Appends what render() returned. */
+  append(chunks: string[]): void;
+  /** render() then append(). */
   write(rec: ExportRecord): void;
   commit(): void;
   abort(): void;
