@@ -12,13 +12,14 @@ import { exportPairs } from '../src/export/export.js';
 import { collapseGroup } from '../src/export/export.js';
 import { ExportRecordError } from '../src/export/record.js';
 import { JsonlWriter, MosesWriter, TmxWriter, TsvWriter } from '../src/export/writers/index.js';
-import { tempDir } from './helpers.js';
+import { runCli, tempDir } from './helpers.js';
 import { addItem, decision, storeDecisions } from './export-helpers.js';
 
 const config = loadConfig({}).config;
 const lines = (f: string) => fs.readFileSync(f, 'utf8').split('\n').filter(Boolean);
 
-describe('export: one bad record does not abort the export', () => {
+describe('export: one bad record does not abort the export', function () {
+  this.timeout(30_000);
   let dir: string;
   let bank: Bank;
   beforeEach(async () => {
@@ -72,6 +73,13 @@ describe('export: one bad record does not abort the export', () => {
     expect(tmx.match(/<tu>/g)).to.have.length(2);
     expect(tmx).to.not.include('消防员');
     expect(fs.readdirSync(dir).filter((f) => f.startsWith('out') && !/\.(tsv|tmx|moses\.(en|zh|ids))$/.test(f))).to.deep.equal([]); // no temp files left
+
+    // the command says so on stderr and still succeeds
+    const cli = await runCli(['--data', path.join(dir, 'data'), 'export', '--format', 'tsv', '--out', path.join(dir, 'cli.tsv')]);
+    expect(cli.code).to.equal(0);
+    expect(cli.stdout).to.include('2 sentence pairs');
+    expect(cli.stderr).to.include('1 record could not be written').and.include(`sentence pairs ${bad.id} (caption pair ${bad.pairId}; items s1 / t1): en text is binary data`);
+    expect(lines(path.join(dir, 'cli.tsv'))).to.have.length(3);
 
     // not marked exported: the next --new export tries it again (and, once the row is repaired, writes it)
     const again = await exportPairs(bank, config, { format: 'jsonl', out: `${out}-2.jsonl`, onlyNew: true });
