@@ -43,7 +43,7 @@ function warped(f: Features, H: Float64Array, seed: number): Features {
 
 const PARAMS: LshParams = { tables: 8, bits: 12, probes: 2, maxBucket: 300, seed: 1 };
 const BOX = { x0: 0, y0: 0, x1: 400, y1: 300 };
-const SP = { ratio: 0.8, ransacThreshold: 4, ransacIterations: 1000, minInliers: 12, farDistance: 0.6, shortlist: 10, mirror: true, confidentScore: 0.3, voteHamming: 8, matchHamming: 12, recollide: 5, recollideHamming: 20 };
+const SP = { ratio: 0.8, ransacThreshold: 4, ransacIterations: 1000, minInliers: 12, farDistance: 0.6, shortlist: 10, mirror: true, mirrorShortlist: 5, confidentScore: 0.3, voteHamming: 8, matchHamming: 12, recollide: 5, recollideHamming: 20 };
 
 /** 40 exact correspondences under H0: x, y, u, v per point over a 400 x 300 image. */
 function exactPairs(seed: number): Float64Array {

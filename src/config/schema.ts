@@ -92,6 +92,7 @@ export const configSchema = z
         window: nonneg(),
         farDistance: z.number().positive(),
         mirror: z.boolean(),
+        mirrorShortlist: pos(),
       })
       .strict(),
     match: z

@@ -10,6 +10,9 @@ export interface SearchParams extends VerifyParams {
   shortlist: number;
   /** Also search the mirror image of the query (only when the direct pass found no confident hit). */
   mirror: boolean;
+  /** Images verified in the mirror pass: a flipped copy is a copy, which the votes put at the top (mirrored
+   *  scenes are not a case), so the mirror pass verifies only its best-voted few. */
+  mirrorShortlist: number;
   /** A hit at or above this image score is confident: no mirror pass is needed. */
   confidentScore: number;
   /** Largest Hamming distance of the 64-bit sketches for a colliding keypoint to vote for its image. */
@@ -194,7 +197,7 @@ async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchPar
   const pr = index.probe(v.vecs, n);
   const t1 = performance.now();
   const { votes, found } = scanVotes(index, pr.probes, pr.sketches, n, p);
-  const shortlist = topK(votes, p.shortlist);
+  const shortlist = topK(votes, mirrored ? Math.min(p.shortlist, p.mirrorShortlist) : p.shortlist);
   const t2 = performance.now();
   const pos = new Int32Array(index.slots).fill(-1);
   shortlist.forEach((s, i) => (pos[s] = i));
@@ -222,7 +225,8 @@ async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchPar
   // Only when nothing verified confidently, as for the mirror pass: run after every query, the re-matches of
   // four unrelated images were half the time of a median query and changed no ranking on the three sets.
   const confident = hits.some((h) => h.score >= p.confidentScore);
-  for (let i = 0; i < (confident ? 0 : Math.min(p.recollide, hits.length)); i++) {
+  // Not in the mirror pass: it looks for a flipped copy, whose collisions are plenty without the crowded buckets.
+  for (let i = 0; i < (confident || mirrored ? 0 : Math.min(p.recollide, hits.length)); i++) {
     const h = hits[i]!;
     if (h.score >= p.confidentScore) continue;
     const target = targets[shortlist.indexOf(h.slot)]!;

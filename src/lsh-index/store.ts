@@ -32,6 +32,7 @@ export function searchParams(config: Config): SearchParams {
     epipolar: config.match.epipolar,
     shortlist: config.lsh.shortlist,
     mirror: config.lsh.mirror,
+    mirrorShortlist: config.lsh.mirrorShortlist,
     confidentScore: config.lsh.confidentScore,
     voteHamming: config.lsh.voteHamming,
     matchHamming: config.lsh.matchHamming,
