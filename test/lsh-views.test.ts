@@ -4,7 +4,8 @@
 // at score 0. Confident queries skip the views; `match` uses them through the bank's image store.
 import { expect } from 'chai';
 import path from 'node:path';
-import { Bank, CandidatesRepo } from '../src/bank/index.js';
+import { Bank, CandidatesRepo, LshRepo } from '../src/bank/index.js';
+import { computeMissingFeatures } from '../src/sift/stage.js';
 import { loadConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import { decodeGrey } from '../src/sift/decode.js';
@@ -199,5 +200,49 @@ describe('lsh-index: search with synthesised query views', function () {
     } finally {
       await bank.close();
     }
+  });
+
+  it('the views budget is spent per window of worker.batch.match sources: one run and per-window jobs end alike', async () => {
+    const dir = tempDir('capbridge-views-window-');
+    const src = [['s1', write(dir, 's1.png', queryPng), 'A wall seen from the front.', 'https://example.org/en/s1']];
+    for (const k of [31, 32, 33]) src.push([`u${k}`, write(dir, `u${k}.png`, await scene(k)), 'Another place.', `https://example.org/en/u${k}`]);
+    src.push(['s2', write(dir, 's2.png', queryPng), 'The wall again.', 'https://example.org/en/s2']);
+    const tgt = [
+      ['t1', write(dir, 't1.png', await perspective(queryPng, CORNERS)), '从侧面看的墙', 'https://example.org/zh/t1'],
+      ['d1', write(dir, 'd1.png', await scene(12)), '无关的照片', 'https://example.org/zh/d1'],
+    ];
+    writeManifest(path.join(dir, 'source.tsv'), src);
+    writeManifest(path.join(dir, 'target.tsv'), tgt);
+    // windows of 2: {s1, u31} {u32, u33} {s2}; twins off so that s2 is searched on its own in its window
+    const c: Config = { ...config, worker: { ...config.worker, batch: { ...config.worker.batch, match: 2 } }, sift: { ...config.sift, twins: { ...config.sift.twins, enabled: false } }, match: { ...config.match, views: { ...config.match.views, budget: 0.01, denseBudget: 0 } } };
+    const outcome = async (name: string, jobs: boolean) => {
+      const bank = await Bank.open(path.join(dir, name));
+      try {
+        for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });
+        let viewed = 0;
+        if (!jobs) viewed = (await runMatch(bank, c, { threads: 1 })).viewed;
+        else {
+          // as the scheduler queues match jobs for workers: consecutive pending source ids, worker.batch.match each
+          await computeMissingFeatures(bank, c, { threads: 1 }); // the features jobs, all done before any match job
+          const seq = await bank.repo(LshRepo).sequence();
+          const ids = (await bank.repo(CandidatesRepo).pendingSources(seq, 0, 100)).map((x) => x.id);
+          expect(ids).to.have.length(5);
+          for (let i = 0; i < ids.length; i += 2) viewed += (await runMatch(bank, c, { threads: 1, idRange: { first: ids[i]!, last: ids[Math.min(ids.length, i + 2) - 1]! } })).viewed;
+        }
+        const cands: string[] = [];
+        for (const ext of ['s1', 'u31', 'u32', 'u33', 's2']) {
+          const it = (await bank.items.get('source', ext))!;
+          for (const x of await bank.repo(CandidatesRepo).listFor(it.id)) cands.push(`${ext}→${(await bank.items.byId(x.targetItemId))!.extId} ${x.inliers}`);
+        }
+        return { viewed, cands };
+      } finally {
+        await bank.close();
+      }
+    };
+    const one = await outcome('one', false);
+    const perJob = await outcome('jobs', true);
+    // one view per window that has a hopeful source (a budget of 1 % is at least one), not one per run
+    expect(one.viewed).to.be.at.least(2);
+    expect(perJob).to.deep.equal(one);
   });
 });

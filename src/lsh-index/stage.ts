@@ -272,6 +272,72 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
     for (const c of cand) if (Math.abs(harvestedAt(await bank.items.byId(c.targetItemId)) - at) <= windowMs) out.push(c);
     return out;
   };
+  // The views budget is spent per window of worker.batch.match pending sources (id order), and a picture shown by
+  // several sources is searched once per window: one worker job is one window, so one process and any number of
+  // workers hand out the same views and end with the same candidates and pairs.
+  const spendViews = async (windowSources: number): Promise<void> => {
+    // Views only where they can pay: a view search costs about fifteen plain ones, so of the sources whose plain
+    // search was not confident but found a plausible candidate (viewEvidence), the run's budget goes to those
+    // with the most evidence. Their candidates (and those of every source showing the same picture) are replaced
+    // by the progressive search's, which keeps every plain hit.
+    // The dense query alone (the query described again with more keypoints, match.views.denseKeypoints) costs
+    // about two plain searches, not fifteen: a larger share of the sources (match.views.denseBudget) gets it, the
+    // same evidence first, after those that get the views (which include it).
+    const budget = hopeful.length ? Math.max(1, Math.floor(config.match.views.budget * windowSources)) : 0;
+    const denseBudget = hopeful.length && config.match.views.denseKeypoints ? Math.floor(config.match.views.denseBudget * windowSources) : 0;
+    const denseOnly: Config = { ...config, match: { ...config.match, views: { ...config.match.views, tilts: [] } } };
+    hopeful.sort((a, b) => b.evidence - a.evidence || a.id - b.id);
+    const chosen = hopeful.slice(0, Math.max(budget, denseBudget));
+    hopeful.length = 0;
+    for (const [k, h] of chosen.entries()) {
+      if (opts.signal?.aborted) {
+        summary.aborted = true;
+        break;
+      }
+      const q = await feats.get(h.sha);
+      const entry = ranked.get(h.picture);
+      if (!q || !entry) continue;
+      const c0 = process.cpuUsage();
+      const w0 = performance.now();
+      let r: Awaited<ReturnType<typeof rankAgainstIndex>>;
+      try {
+        r = await rankAgainstIndex(handle, k < budget ? config : denseOnly, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true);
+      } catch (err) {
+        if (isStoreUnavailable(err)) throw err;
+        // the views of one picture failed: its sources keep their plain search's candidates, and say why
+        const reason = `views: ${errorMessage(err)}`;
+        opts.logger?.warn(`match: source item ${h.id} failed: ${reason}`);
+        await bank.transaction(async (tx) => {
+          for (const m of entry.members) await tx.items.setStatus(m.id, 'failed', reason);
+        });
+        summary.failed += entry.members.length;
+        continue;
+      }
+      const cpu = process.cpuUsage(c0);
+      opts.onSource?.({ itemId: h.id, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: r.usedViews, candidates: r.cand.length });
+      if (!r.usedViews) continue;
+      summary.viewed++;
+      const now = new Date().toISOString();
+      const memberCands = new Map<number, CandidateInput[]>();
+      for (const m of entry.members) memberCands.set(m.id, await inWindow(m.id, r.cand.map((c) => rescaleCandidate(c, m.width / entry.width, 1))));
+      await bank.transaction(async (tx) => {
+        const cs = tx.repo(CandidatesRepo);
+        for (const m of entry.members) {
+          const before = entry.cand.length;
+          const cand = memberCands.get(m.id)!;
+          await cs.replaceFor(m.id, cand, now);
+          await cs.markMatched(m.id, m.sha, seq, now);
+          if (!before && cand.length) summary.withCandidates++;
+          summary.candidates += cand.length - before;
+        }
+      });
+      entry.cand = r.cand;
+    }
+    // a picture is searched once per window, as in a worker's job (the next window searches it again)
+    ranked.clear();
+  };
+  const viewWindow = config.worker.batch.match;
+  let inWindowSources = 0;
   let afterId = range ? range.first - 1 : 0;
   try {
     for (;;) {
@@ -279,8 +345,9 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
         summary.aborted = true;
         break;
       }
-      const batch = (await cands.pendingSources(seq, afterId, batchSize)).filter((b) => !range || b.id <= range.last);
+      const batch = (await cands.pendingSources(seq, afterId, Math.min(batchSize, viewWindow - inWindowSources))).filter((b) => !range || b.id <= range.last);
       if (!batch.length) break;
+      inWindowSources += batch.length;
       afterId = batch[batch.length - 1]!.id;
       const results: { id: number; sha: string; cand: CandidateInput[]; failed?: string }[] = [];
       for (const s of batch) {
@@ -340,62 +407,12 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
         summary.candidates += r.cand.length;
       }
       opts.progress?.tick(batch.length);
-    }
-    // Views only where they can pay: a view search costs about fifteen plain ones, so of the sources whose plain
-    // search was not confident but found a plausible candidate (viewEvidence), the run's budget goes to those
-    // with the most evidence. Their candidates (and those of every source showing the same picture) are replaced
-    // by the progressive search's, which keeps every plain hit.
-    // The dense query alone (the query described again with more keypoints, match.views.denseKeypoints) costs
-    // about two plain searches, not fifteen: a larger share of the sources (match.views.denseBudget) gets it, the
-    // same evidence first, after those that get the views (which include it).
-    const budget = hopeful.length ? Math.max(1, Math.floor(config.match.views.budget * summary.sources)) : 0;
-    const denseBudget = hopeful.length && config.match.views.denseKeypoints ? Math.floor(config.match.views.denseBudget * summary.sources) : 0;
-    const denseOnly: Config = { ...config, match: { ...config.match, views: { ...config.match.views, tilts: [] } } };
-    hopeful.sort((a, b) => b.evidence - a.evidence || a.id - b.id);
-    for (const [k, h] of hopeful.slice(0, Math.max(budget, denseBudget)).entries()) {
-      if (opts.signal?.aborted) {
-        summary.aborted = true;
-        break;
+      if (inWindowSources >= viewWindow) {
+        await spendViews(inWindowSources);
+        inWindowSources = 0;
       }
-      const q = await feats.get(h.sha);
-      const entry = ranked.get(h.picture);
-      if (!q || !entry) continue;
-      const c0 = process.cpuUsage();
-      const w0 = performance.now();
-      let r: Awaited<ReturnType<typeof rankAgainstIndex>>;
-      try {
-        r = await rankAgainstIndex(handle, k < budget ? config : denseOnly, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true);
-      } catch (err) {
-        if (isStoreUnavailable(err)) throw err;
-        // the views of one picture failed: its sources keep their plain search's candidates, and say why
-        const reason = `views: ${errorMessage(err)}`;
-        opts.logger?.warn(`match: source item ${h.id} failed: ${reason}`);
-        await bank.transaction(async (tx) => {
-          for (const m of entry.members) await tx.items.setStatus(m.id, 'failed', reason);
-        });
-        summary.failed += entry.members.length;
-        continue;
-      }
-      const cpu = process.cpuUsage(c0);
-      opts.onSource?.({ itemId: h.id, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: r.usedViews, candidates: r.cand.length });
-      if (!r.usedViews) continue;
-      summary.viewed++;
-      const now = new Date().toISOString();
-      const memberCands = new Map<number, CandidateInput[]>();
-      for (const m of entry.members) memberCands.set(m.id, await inWindow(m.id, r.cand.map((c) => rescaleCandidate(c, m.width / entry.width, 1))));
-      await bank.transaction(async (tx) => {
-        const cs = tx.repo(CandidatesRepo);
-        for (const m of entry.members) {
-          const before = entry.cand.length;
-          const cand = memberCands.get(m.id)!;
-          await cs.replaceFor(m.id, cand, now);
-          await cs.markMatched(m.id, m.sha, seq, now);
-          if (!before && cand.length) summary.withCandidates++;
-          summary.candidates += cand.length - before;
-        }
-      });
-      entry.cand = r.cand;
     }
+    if (inWindowSources && !summary.aborted) await spendViews(inWindowSources);
   } finally {
     await views.close();
   }

@@ -1,0 +1,215 @@
+// `npm run bench:scale` (issue 16): one harvest processed by features -> match -> pair with 1, 2 and 4
+// `capbridge worker` processes against one PostgreSQL on this machine, and by one SQLite process; then a run where
+// one of two workers is killed with -9 three times mid-job. Images per second each way, the ratio to one worker,
+// and whether every way ends with the same pairs.
+//   The harvest: generated photos (bench/gen-photos.ts: drawn scenes described from their pixels, not descriptor
+//   mosaics) at news-thumbnail size (longest side 360 px, so that the run takes minutes): targets, and as sources
+//   a transformed copy (crop, scale, rotation, recompression, mirror) of 10 % of them plus as many photos with no
+//   counterpart. Captions: a translated pair for each copy, so that pairing has something to decide.
+//   Each PostgreSQL run gets a fresh database of one throwaway server started before any timing (test/helpers);
+//   the import is not timed; the timed part is from starting the workers (`--drain`, sift.threads 1 each, one job
+//   at a time) to the last one's exit. SQLite: `capbridge index`, `match`, `pair` one after the other, sift.threads 1
+//   (one process doing what one worker does).
+// Prints ONE JSON line. Options: --images N (default 5000), --workers 1,2,4, --skip-sqlite, --skip-kill.
+// Needs `npm run build` (the workers run the compiled CLI, as deployed) and PostgreSQL installed (as for npm test).
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+import { Bank } from '../src/bank/index.js';
+import { pgUnavailable, startPg } from '../test/helpers/postgres.js';
+import { pairsByExtId } from '../test/helpers/scale.js';
+import { ensurePhotos } from './gen-photos.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const cli = path.join(repoRoot, 'dist', 'cli.js');
+const argv = process.argv.slice(2);
+const arg = (name: string, dflt: string) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1]! : dflt;
+};
+const N = Number(arg('images', '5000'));
+const WORKERS = arg('workers', '1,2,4').split(',').map(Number);
+const log = (m: string) => process.stderr.write(`bench:scale: ${m}\n`);
+const load = () => os.loadavg().map((v) => Math.round(v * 10) / 10);
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+const loadAtStart = load();
+
+if (!fs.existsSync(cli)) throw new Error(`${cli} is missing: run npm run build first`);
+const why = pgUnavailable();
+if (why) throw new Error(`bench:scale needs PostgreSQL: ${why}`);
+
+// --- the harvest -------------------------------------------------------------------------------------------------
+const copies = Math.round(N * 0.05); // sources with a counterpart
+const lone = copies; // sources without one
+const nTargets = N - copies - lone;
+const dir = path.join(repoRoot, 'bench', 'out', 'scale', String(N));
+fs.mkdirSync(dir, { recursive: true });
+log(`harvest of ${N} images: ${nTargets} targets, ${copies} sources with a counterpart, ${lone} without (in ${dir})`);
+const photos = await ensurePhotos(path.join(repoRoot, 'bench', 'out', 'pipeline', 'photos'), 1, nTargets + lone, (d) => log(`  ${d} photos generated`));
+const small = async (src: string, dst: string, f: (s: sharp.Sharp) => sharp.Sharp = (s) => s) => {
+  if (fs.existsSync(dst)) return dst;
+  const buf = await f(sharp(src).resize(360, 360, { fit: 'inside' })).jpeg({ quality: 85 }).toBuffer();
+  fs.writeFileSync(dst + '.tmp', buf);
+  fs.renameSync(dst + '.tmp', dst);
+  return dst;
+};
+// Transforms of a wire photo republished by another newsroom (each a kind seen in mining-flickr8k's copies).
+const crop = async (s: sharp.Sharp) => {
+  const { width = 360, height = 270 } = await s.clone().metadata();
+  return s.extract({ left: Math.round(width * 0.08), top: Math.round(height * 0.06), width: Math.round(width * 0.8), height: Math.round(height * 0.8) });
+};
+const TRANSFORMS: Array<(s: sharp.Sharp) => sharp.Sharp | Promise<sharp.Sharp>> = [
+  crop,
+  (s) => s.resize(240, 240, { fit: 'inside' }),
+  (s) => s.rotate(12, { background: '#808080' }),
+  (s) => s.jpeg({ quality: 40 }),
+  (s) => s.flop(),
+];
+const EN = ['Firefighters spray water on a burning warehouse in the harbour district.', 'Crowds gather in the square as the president speaks about the economy.',
+  'A train crosses the new bridge over the river after the opening ceremony.', 'Farmers harvest rice in the fields near the village on Monday.',
+  'Children play football in the park during the summer holiday.', 'Police officers stand guard outside the court building.'];
+const ZH = ['消防员向港区一座燃烧的仓库喷水。', '总统就经济发表讲话时，人群聚集在广场上。', '开通仪式后，一列火车驶过河上的新桥。', '周一，农民在村庄附近的田里收割水稻。',
+  '暑假期间，孩子们在公园里踢足球。', '警察在法院大楼外站岗。'];
+const tRows: string[] = [];
+const sRows: string[] = [];
+for (let i = 0; i < nTargets; i++) {
+  const f = await small(photos[i]!, path.join(dir, `t${i + 1}.jpg`));
+  tRows.push(`t${i + 1}\t${f}\t${ZH[i % ZH.length]}`);
+}
+// the first `copies` targets, spread over the bank, get a counterpart among the sources
+const step = Math.floor(nTargets / copies);
+for (let k = 0; k < copies; k++) {
+  const i = k * step;
+  // the copy's source is a crop/scale/... of the target's 360-px photo (what the other newsroom republished)
+  const f = path.join(dir, `s${k + 1}.jpg`);
+  if (!fs.existsSync(f)) {
+    const buf = await (await TRANSFORMS[k % TRANSFORMS.length]!(sharp(path.join(dir, `t${i + 1}.jpg`)))).jpeg({ quality: 80 }).toBuffer();
+    fs.writeFileSync(f, buf);
+  }
+  sRows.push(`s${k + 1}\t${f}\t${EN[i % EN.length]}`);
+}
+for (let k = 0; k < lone; k++) {
+  const f = await small(photos[nTargets + k]!, path.join(dir, `u${k + 1}.jpg`));
+  sRows.push(`u${k + 1}\t${f}\t${EN[(k * 5) % EN.length]}`);
+}
+const manifest = (name: string, rows: string[]) => {
+  const f = path.join(dir, `${name}.tsv`);
+  fs.writeFileSync(f, ['id\timage\tcaption', ...rows].join('\n') + '\n');
+  return f;
+};
+const manifests = { source: manifest('source', sRows), target: manifest('target', tRows) };
+
+// --- running the CLI -----------------------------------------------------------------------------------------------
+const ENV = { ...process.env, CI: '1', CAPBRIDGE_SIFT__THREADS: '1', CAPBRIDGE_WORKER__POLL_SECONDS: '0.2', CAPBRIDGE_WORKER__LEASE_SECONDS: '5' };
+function run(args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, [cli, ...args], { env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    c.stderr.on('data', (d) => (err = (err + d).slice(-4000)));
+    c.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`capbridge ${args.join(' ')} exited ${code}: ${err}`))));
+  });
+}
+function worker(data: string, url: string): { child: ChildProcess; done: Promise<number | null> } {
+  const child = spawn(process.execPath, [cli, '--data', data, '--bank', url, 'worker', '--drain', '--concurrency', '1'], { env: ENV, stdio: ['ignore', 'ignore', 'ignore'] });
+  return { child, done: new Promise((r) => child.on('close', (code) => r(code))) };
+}
+const pg = await startPg();
+async function pgHarvest(): Promise<{ data: string; url: string }> {
+  const url = await pg.createDatabase();
+  const data = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-scale-'));
+  for (const b of ['source', 'target'] as const) await run(['--data', data, '--bank', url, 'import', '--bank', b, '--manifest', manifests[b]]);
+  return { data, url };
+}
+async function pairsOf(data: string, url?: string): Promise<string[]> {
+  const bank = url ? await Bank.open(data, { url }) : await Bank.open(data);
+  try {
+    return await pairsByExtId(bank);
+  } finally {
+    await bank.close();
+  }
+}
+
+// --- the runs ------------------------------------------------------------------------------------------------------
+interface RunOut { wallS: number; imagesPerS: number; pairs: number; emitted: number; samePairs?: boolean }
+const runs: Record<string, RunOut> = {};
+let reference: string[] | null = null;
+const record = (name: string, wallS: number, pairs: string[]) => {
+  fs.writeFileSync(path.join(dir, `pairs-${name}.txt`), pairs.join('\n') + '\n'); // to diff when they differ
+  reference ??= pairs;
+  runs[name] = {
+    wallS: round(wallS, 1),
+    imagesPerS: round(N / wallS, 2),
+    pairs: pairs.length,
+    emitted: pairs.filter((p) => p.endsWith(' emitted')).length,
+    samePairs: JSON.stringify(pairs) === JSON.stringify(reference),
+  };
+  log(`${name}: ${JSON.stringify(runs[name])} (load ${load().join(' ')})`);
+};
+for (const w of WORKERS) {
+  const h = await pgHarvest();
+  log(`${w} worker(s) on PostgreSQL...`);
+  const t0 = performance.now();
+  const ws = Array.from({ length: w }, () => worker(h.data, h.url));
+  const codes = await Promise.all(ws.map((x) => x.done));
+  const wall = (performance.now() - t0) / 1000;
+  if (codes.some((c) => c !== 0)) throw new Error(`a worker exited with ${codes.join(', ')}`);
+  record(`pg${w}`, wall, await pairsOf(h.data, h.url));
+}
+if (!argv.includes('--skip-sqlite')) {
+  const data = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-scale-'));
+  for (const b of ['source', 'target'] as const) await run(['--data', data, 'import', '--bank', b, '--manifest', manifests[b]]);
+  log('SQLite, one process...');
+  const t0 = performance.now();
+  for (const stage of ['index', 'match', 'pair']) await run(['--data', data, stage]);
+  record('sqlite', (performance.now() - t0) / 1000, await pairsOf(data));
+}
+let kill: Record<string, unknown> | undefined;
+if (!argv.includes('--skip-kill')) {
+  // Two workers; one of them is killed with -9 three times (at 20 %, 45 % and 70 % of one worker's time above,
+  // halved for two), each time started again, as a supervisor would.
+  const h = await pgHarvest();
+  log('2 workers, one killed with -9 three times...');
+  const oneWorker = runs.pg1?.wallS ?? 60;
+  const t0 = performance.now();
+  const steady = worker(h.data, h.url);
+  let victim = worker(h.data, h.url);
+  const victims: Array<Promise<number | null>> = [];
+  let kills = 0;
+  for (const at of [0.1, 0.225, 0.35]) {
+    await new Promise((r) => setTimeout(r, Math.max(0, at * oneWorker * 1000 - (performance.now() - t0))));
+    if (victim.child.exitCode === null) {
+      victim.child.kill('SIGKILL');
+      kills++;
+    }
+    victims.push(victim.done);
+    victim = worker(h.data, h.url);
+  }
+  victims.push(victim.done);
+  const codes = await Promise.all([steady.done, victim.done]);
+  await Promise.all(victims);
+  const wall = (performance.now() - t0) / 1000;
+  if (codes.some((c) => c !== 0)) throw new Error(`a worker exited with ${codes.join(', ')}`);
+  const pairs = await pairsOf(h.data, h.url);
+  // nothing claimed twice is stored twice: one pair row per (source, target)
+  const duplicates = pairs.length - new Set(pairs.map((p) => p.split(' ')[0])).size;
+  kill = { kills, wallS: round(wall, 1), pairs: pairs.length, samePairs: JSON.stringify(pairs) === JSON.stringify(reference), duplicatePairs: duplicates };
+  log(`kill run: ${JSON.stringify(kill)}`);
+}
+const ratio = (w: number) => (runs[`pg${w}`] && runs.pg1 ? round(runs[`pg${w}`]!.imagesPerS / runs.pg1.imagesPerS) : null);
+process.stdout.write(
+  JSON.stringify({
+    bench: 'scale',
+    date: new Date().toISOString(),
+    machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model.split(' ').slice(0, 2).join(' '), loadavgAtStart: loadAtStart, loadavg: load() },
+    images: { total: N, targets: nTargets, sourcesWithCounterpart: copies, sourcesWithout: lone, maxSide: 360 },
+    runs,
+    ratioToOneWorker: Object.fromEntries(WORKERS.map((w) => [w, ratio(w)])),
+    sqliteOverOneWorker: runs.sqlite && runs.pg1 ? round(runs.sqlite.imagesPerS / runs.pg1.imagesPerS) : null,
+    identicalPairs: Object.values(runs).every((r) => r.samePairs) && (kill ? kill.samePairs === true : true),
+    kill,
+  }) + '\n',
+);
+process.exit(0);
