@@ -275,6 +275,7 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
   // The views budget is spent per window of worker.batch.match pending sources (id order), and a picture shown by
   // several sources is searched once per window: one worker job is one window, so one process and any number of
   // workers hand out the same views and end with the same candidates and pairs.
+  const denseOnly: Config = { ...config, match: { ...config.match, views: { ...config.match.views, tilts: [] } } };
   const spendViews = async (windowSources: number): Promise<void> => {
     // Views only where they can pay: a view search costs about fifteen plain ones, so of the sources whose plain
     // search was not confident but found a plausible candidate (viewEvidence), the run's budget goes to those
@@ -285,7 +286,6 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
     // same evidence first, after those that get the views (which include it).
     const budget = hopeful.length ? Math.max(1, Math.floor(config.match.views.budget * windowSources)) : 0;
     const denseBudget = hopeful.length && config.match.views.denseKeypoints ? Math.floor(config.match.views.denseBudget * windowSources) : 0;
-    const denseOnly: Config = { ...config, match: { ...config.match, views: { ...config.match.views, tilts: [] } } };
     hopeful.sort((a, b) => b.evidence - a.evidence || a.id - b.id);
     const chosen = hopeful.slice(0, Math.max(budget, denseBudget));
     hopeful.length = 0;

@@ -5,10 +5,10 @@ import type { Bank } from '../../src/bank/index.js';
 import { writeManifest } from '../helpers.js';
 import { TRANSFORMS, scene, write } from '../lsh-helpers.js';
 
-const EN = ['Firefighters spray water on a burning warehouse in the harbour district.', 'Crowds gather in the square as the president speaks about the economy.',
+export const EN = ['Firefighters spray water on a burning warehouse in the harbour district.', 'Crowds gather in the square as the president speaks about the economy.',
   'A train crosses the new bridge over the river after the opening ceremony.', 'Farmers harvest rice in the fields near the village on Monday.',
   'Children play football in the park during the summer holiday.', 'Police officers stand guard outside the court building.'];
-const ZH = ['消防员向港区一座燃烧的仓库喷水。', '总统就经济发表讲话时，人群聚集在广场上。', '开通仪式后，一列火车驶过河上的新桥。', '周一，农民在村庄附近的田里收割水稻。',
+export const ZH = ['消防员向港区一座燃烧的仓库喷水。', '总统就经济发表讲话时，人群聚集在广场上。', '开通仪式后，一列火车驶过河上的新桥。', '周一，农民在村庄附近的田里收割水稻。',
   '暑假期间，孩子们在公园里踢足球。', '警察在法院大楼外站岗。'];
 
 /** Writes `n` scenes with a transformed copy each (n <= 6) and `distractors` unrelated targets; returns the manifests. */

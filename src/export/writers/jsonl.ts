@@ -1,12 +1,13 @@
 // JSONL: one JSON object per line with the TSV's fields; provenance fields are arrays.
 import { AtomicWriter } from '../../util/atomic.js';
 import { EXPORT_FIELDS, assertUtf8, type ExportRecord } from '../record.js';
-import type { CorpusWriter } from './types.js';
+import { RecordWriter } from './types.js';
 
-export class JsonlWriter implements CorpusWriter {
+export class JsonlWriter extends RecordWriter {
   private out: AtomicWriter;
   readonly paths: string[];
   constructor(path: string) {
+    super();
     this.out = new AtomicWriter(path);
     this.paths = [path];
   }
@@ -23,9 +24,6 @@ export class JsonlWriter implements CorpusWriter {
   }
   append(chunks: string[]): void {
     this.out.write(chunks[0]!);
-  }
-  write(rec: ExportRecord): void {
-    this.append(this.render(rec));
   }
   commit(): void {
     this.out.commit();

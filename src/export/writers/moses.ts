@@ -4,7 +4,7 @@
 // lists joined with " | "), which Moses tools ignore. All files are renamed into place only when all are complete.
 import { AtomicWriter } from '../../util/atomic.js';
 import { assertUtf8, oneLine, type ExportRecord } from '../record.js';
-import type { CorpusWriter } from './types.js';
+import { RecordWriter } from './types.js';
 import { tsvCell } from './tsv.js';
 
 export function mosesPaths(path: string): { en: string; zh: string; ids: string } {
@@ -13,12 +13,13 @@ export function mosesPaths(path: string): { en: string; zh: string; ids: string 
 
 export const MOSES_ID_FIELDS = ['level', 'pair_id', 'source_id', 'target_id', 'en_sentences', 'zh_sentences'] as const satisfies readonly (keyof ExportRecord)[];
 
-export class MosesWriter implements CorpusWriter {
+export class MosesWriter extends RecordWriter {
   private en: AtomicWriter;
   private zh: AtomicWriter;
   private ids: AtomicWriter;
   readonly paths: string[];
   constructor(path: string) {
+    super();
     const p = mosesPaths(path);
     this.en = new AtomicWriter(p.en);
     this.zh = new AtomicWriter(p.zh);
@@ -37,9 +38,6 @@ export class MosesWriter implements CorpusWriter {
     this.en.write(chunks[0]!);
     this.zh.write(chunks[1]!);
     this.ids.write(chunks[2]!);
-  }
-  write(rec: ExportRecord): void {
-    this.append(this.render(rec));
   }
   commit(): void {
     this.en.commit();

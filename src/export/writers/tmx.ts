@@ -4,7 +4,7 @@
 import { createRequire } from 'node:module';
 import { AtomicWriter } from '../../util/atomic.js';
 import { LIST_SEPARATOR, fmtScore, oneLine, type ExportRecord } from '../record.js';
-import type { CorpusWriter } from './types.js';
+import { RecordWriter } from './types.js';
 
 const require = createRequire(import.meta.url);
 const VERSION = (require('../../../package.json') as { version: string }).version;
@@ -22,10 +22,11 @@ export function xmlEscape(s: string): string {
     .replace(/'/g, '&apos;');
 }
 
-export class TmxWriter implements CorpusWriter {
+export class TmxWriter extends RecordWriter {
   private out: AtomicWriter;
   readonly paths: string[];
   constructor(path: string, now = new Date()) {
+    super();
     this.out = new AtomicWriter(path);
     this.paths = [path];
     const date = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z'); // YYYYMMDDThhmmssZ
@@ -70,9 +71,6 @@ export class TmxWriter implements CorpusWriter {
   }
   append(chunks: string[]): void {
     this.out.write(chunks[0]!);
-  }
-  write(rec: ExportRecord): void {
-    this.append(this.render(rec));
   }
   commit(): void {
     this.out.write('  </body>\n</tmx>\n');

@@ -2,7 +2,7 @@
 // collapsed to spaces), provenance lists joined with " | ".
 import { AtomicWriter } from '../../util/atomic.js';
 import { EXPORT_FIELDS, LIST_SEPARATOR, assertUtf8, fmtScore, oneLine, type ExportRecord } from '../record.js';
-import type { CorpusWriter } from './types.js';
+import { RecordWriter } from './types.js';
 
 export function tsvCell(v: unknown): string {
   if (Array.isArray(v)) return v.map((x) => oneLine(String(x ?? ''))).join(LIST_SEPARATOR);
@@ -10,10 +10,11 @@ export function tsvCell(v: unknown): string {
   return oneLine(String(v ?? ''));
 }
 
-export class TsvWriter implements CorpusWriter {
+export class TsvWriter extends RecordWriter {
   private out: AtomicWriter;
   readonly paths: string[];
   constructor(path: string) {
+    super();
     this.out = new AtomicWriter(path);
     this.paths = [path];
     this.out.write(EXPORT_FIELDS.join('\t') + '\n');
@@ -23,9 +24,6 @@ export class TsvWriter implements CorpusWriter {
   }
   append(chunks: string[]): void {
     this.out.write(chunks[0]!);
-  }
-  write(rec: ExportRecord): void {
-    this.append(this.render(rec));
   }
   commit(): void {
     this.out.commit();

@@ -21,3 +21,15 @@ export interface CorpusWriter {
   commit(): void;
   abort(): void;
 }
+
+/** What every writer shares: write() is render() then append(), so a record is written the same way everywhere. */
+export abstract class RecordWriter implements CorpusWriter {
+  abstract readonly paths: string[];
+  abstract render(rec: ExportRecord): string[];
+  abstract append(chunks: string[]): void;
+  abstract commit(): void;
+  abstract abort(): void;
+  write(rec: ExportRecord): void {
+    this.append(this.render(rec));
+  }
+}
