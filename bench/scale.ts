@@ -20,7 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { Bank } from '../src/bank/index.js';
+import { Bank, JobsRepo, LshRepo } from '../src/bank/index.js';
 import { pgUnavailable, startPg } from '../test/helpers/postgres.js';
 import { EN, ZH, pairsByExtId } from '../test/helpers/scale.js';
 import { ensurePhotos } from './gen-photos.js';
@@ -120,20 +120,24 @@ async function pgHarvest(): Promise<{ data: string; url: string }> {
   for (const b of ['source', 'target'] as const) await run(['--data', data, '--bank', url, 'import', '--bank', b, '--manifest', manifests[b]]);
   return { data, url };
 }
-async function pairsOf(data: string, url?: string): Promise<string[]> {
+/** The pairs a run ended with, and what it took: jobs per stage (work done twice shows here) and the last LSH row id
+ *  (above the number of targets when a target was indexed twice). */
+async function pairsOf(data: string, url?: string): Promise<{ pairs: string[]; jobs: Record<string, number>; stageS: Record<string, number | null>; lshSequence: number }> {
   const bank = url ? await Bank.open(data, { url }) : await Bank.open(data);
   try {
-    return await pairsByExtId(bank);
+    const jobs = Object.fromEntries((await bank.repo(JobsRepo).counts()).map((c) => [c.stage, c.done + c.queued + c.leased]));
+    const stageS = await bank.repo(JobsRepo).spans();
+    return { pairs: await pairsByExtId(bank), jobs, stageS, lshSequence: await bank.repo(LshRepo).sequence() };
   } finally {
     await bank.close();
   }
 }
 
 // --- the runs ------------------------------------------------------------------------------------------------------
-interface RunOut { wallS: number; imagesPerS: number; pairs: number; emitted: number; samePairs?: boolean }
+interface RunOut { wallS: number; imagesPerS: number; pairs: number; emitted: number; samePairs?: boolean; jobs: Record<string, number>; stageS: Record<string, number | null>; lshSequence: number }
 const runs: Record<string, RunOut> = {};
 let reference: string[] | null = null;
-const record = (name: string, wallS: number, pairs: string[]) => {
+const record = (name: string, wallS: number, { pairs, jobs, stageS, lshSequence }: Awaited<ReturnType<typeof pairsOf>>) => {
   fs.writeFileSync(path.join(dir, `pairs-${name}.txt`), pairs.join('\n') + '\n'); // to diff when they differ
   reference ??= pairs;
   runs[name] = {
@@ -142,6 +146,9 @@ const record = (name: string, wallS: number, pairs: string[]) => {
     pairs: pairs.length,
     emitted: pairs.filter((p) => !p.endsWith(' not emitted')).length,
     samePairs: JSON.stringify(pairs) === JSON.stringify(reference),
+    jobs,
+    stageS,
+    lshSequence,
   };
   log(`${name}: ${JSON.stringify(runs[name])} (load ${load().join(' ')})`);
 };
@@ -189,10 +196,10 @@ if (!argv.includes('--skip-kill')) {
   await Promise.all(victims);
   const wall = (performance.now() - t0) / 1000;
   if (codes.some((c) => c !== 0)) throw new Error(`a worker exited with ${codes.join(', ')}`);
-  const pairs = await pairsOf(h.data, h.url);
+  const { pairs, jobs, stageS, lshSequence } = await pairsOf(h.data, h.url);
   // nothing claimed twice is stored twice: one pair row per (source, target)
   const duplicates = pairs.length - new Set(pairs.map((p) => p.split(' ')[0])).size;
-  kill = { kills, wallS: round(wall, 1), pairs: pairs.length, samePairs: JSON.stringify(pairs) === JSON.stringify(reference), duplicatePairs: duplicates };
+  kill = { kills, wallS: round(wall, 1), pairs: pairs.length, samePairs: JSON.stringify(pairs) === JSON.stringify(reference), duplicatePairs: duplicates, jobs, stageS, lshSequence };
   log(`kill run: ${JSON.stringify(kill)}`);
 }
 const ratio = (w: number) => (runs[`pg${w}`] && runs.pg1 ? round(runs[`pg${w}`]!.imagesPerS / runs.pg1.imagesPerS) : null);

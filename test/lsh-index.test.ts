@@ -280,4 +280,22 @@ describe('lsh-index: descriptors and index', () => {
       expect(topK(v, k)).to.deep.equal(ref);
     }
   });
+  it('topK ranks equal votes by the tie keys when given (the item ids: a shortlist independent of load order)', () => {
+    const r = mulberry32(6);
+    for (let trial = 0; trial < 200; trial++) {
+      const n = Math.floor(r() * 300);
+      const v = new Float32Array(n);
+      for (let i = 0; i < n; i++) v[i] = r() < 0.3 ? 0 : Math.floor(r() * 5);
+      const key = Float64Array.from(v.keys(), () => Math.floor(r() * 1e6));
+      const k = Math.floor(r() * 40);
+      const ref = Array.from(v.keys()).filter((i) => v[i]! > 0).sort((a, b) => v[b]! - v[a]! || key[a]! - key[b]! || a - b).slice(0, k);
+      expect(topK(v, k, key)).to.deep.equal(ref);
+      // the same votes with the slots in another order give the same keys in the same order
+      const perm = Array.from(v.keys()).sort(() => r() - 0.5);
+      const v2 = Float32Array.from(perm, (i) => v[i]!);
+      const key2 = Float64Array.from(perm, (i) => key[i]!);
+      const top2 = topK(v2, k, key2).map((j) => key2[j]!);
+      if (new Set(key).size === n) expect(top2).to.deep.equal(ref.map((i) => key[i]!));
+    }
+  });
 });

@@ -6,8 +6,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Bank, CandidatesRepo, LshRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
+import type { Config } from '../src/config/schema.js';
 import { runMatch } from '../src/lsh-index/stage.js';
-import { syncIndex } from '../src/lsh-index/store.js';
+import { lshParams, paramsKey, syncIndex } from '../src/lsh-index/store.js';
 import { runCli, tempDir, writeManifest } from './helpers.js';
 import { TRANSFORMS, scene, write } from './lsh-helpers.js';
 
@@ -141,7 +142,28 @@ describe('lsh-index: match and search end to end', function () {
     }
   });
 
-  it('match is resumable: an aborted run keeps its batches and the next run does the rest', async () => {
+  it('indexing again writes nothing: a target already indexed with its image keeps its row and the watermark', async () => {
+    const bank = await Bank.open(data);
+    try {
+      const repo = bank.repo(LshRepo);
+      const seq = await repo.sequence();
+      const rows: Awaited<ReturnType<LshRepo['rowsAfter']>> extends AsyncGenerator<infer R> ? R[] : never = [];
+      for await (const r of repo.rowsAfter(0)) rows.push(r);
+      expect(rows.length).to.be.at.least(2);
+      const again = rows.slice(0, 2).map((r) => ({ itemId: r.itemId, imageSha256: r.imageSha256, count: r.count, codes: r.codes }));
+      expect(await bank.transaction((tx) => tx.repo(LshRepo).putMany(again, paramsKey(lshParams(config))))).to.equal(0);
+      expect(await repo.sequence()).to.equal(seq);
+      // other parameters (another seed) are a new row
+      expect(await bank.transaction((tx) => tx.repo(LshRepo).putMany(again.slice(0, 1), 'other-params'))).to.equal(1);
+      expect(await repo.sequence()).to.equal(seq + 1);
+      await syncIndex(bank, config); // puts the row back as it was (drops the other parameters' row, indexes anew)
+      expect(await repo.countPending()).to.equal(0);
+    } finally {
+      await bank.close();
+    }
+  });
+
+  it('match is resumable: an aborted run keeps its finished windows, and the next run searches the open window again whole', async () => {
     const bank = await Bank.open(data);
     try {
       // Touch the index (a new target) so every source is stale again.
@@ -151,17 +173,24 @@ describe('lsh-index: match and search end to end', function () {
       await bank.close();
       expect((await runCli(['--data', data, 'import', '--bank', 'target', '--manifest', path.join(dir, 'target3.tsv')])).code).to.equal(0);
       const b2 = await Bank.open(data);
+      // windows of 2 sources, batches of 1: stopped after the first source of the second window
+      const c: Config = { ...config, worker: { ...config.worker, batch: { ...config.worker.batch, match: 2 } } };
       const ac = new AbortController();
-      const first = await runMatch(b2, config, {
-        batchSize: 2,
+      let ticks = 0;
+      const first = await runMatch(b2, c, {
+        batchSize: 1,
         signal: ac.signal,
-        progress: { tick: () => ac.abort(), setTotal() {}, stop() {} },
+        progress: { tick: () => ++ticks === 3 && ac.abort(), setTotal() {}, stop() {} },
       });
       expect(first.aborted).to.equal(true);
-      expect(first.sources).to.equal(2);
-      const second = await runMatch(b2, config, { batchSize: 2 });
+      expect(first.sources).to.equal(3);
+      // the first window is done; the second was stopped before its views: its searched source is pending again
+      const seq = await b2.repo(LshRepo).sequence();
+      expect(await b2.repo(CandidatesRepo).countPending(seq)).to.equal(5);
+      const second = await runMatch(b2, c, { batchSize: 1 });
       expect(second.aborted).to.equal(false);
       expect(second.sources).to.equal(5);
+      expect(await b2.repo(CandidatesRepo).countPending(seq)).to.equal(0);
       const list = (await b2.repo(CandidatesRepo).listFor((await b2.items.get('source', 's1'))!.id));
       expect((await b2.items.byId(list[0]!.targetItemId))!.extId).to.equal('t1');
       await b2.close();

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { Bank, CandidatesRepo, JobsRepo } from '../src/bank/index.js';
+import { Bank, CandidatesRepo, JobsRepo, LshRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { runCycle } from '../src/daemon/pipeline.js';
 import { runPairing } from '../src/export/pairing.js';
@@ -140,6 +140,9 @@ describe('workers on a PostgreSQL bank', function () {
       }
       expect(await pairsByExtId(bank)).to.deep.equal(reference);
       expect(await bank.items.countByStatus(null, 'new')).to.equal(0);
+      // the features jobs indexed the targets, each once: no target's codes were written twice (a second writing
+      // would raise the watermark and send every source back to be matched again)
+      expect(await bank.repo(LshRepo).sequence()).to.equal(await bank.items.count('target'));
     } finally {
       await bank.close();
     }

@@ -96,6 +96,16 @@ export class JobsRepo {
     return rows.map((r) => ({ ...r, id: Number(r.id), first: Number(r.first), last: Number(r.last), attempts: Number(r.attempts), leased: Number(r.leased) === 1 }));
   }
 
+  /** Per stage: seconds from its first job's queuing to its last job's end (null while one is open): where a run's
+   *  time went (the stages run one after the other). */
+  async spans(): Promise<Record<string, number | null>> {
+    const rows = await this.db.all<{ stage: JobStage; first: string; last: string | null; open: number }>(
+      `SELECT stage, MIN(enqueued_at) AS first, MAX(done_at) AS last, SUM(CASE WHEN state = 'queued' THEN 1 ELSE 0 END) AS open
+       FROM jobs GROUP BY stage ORDER BY stage`,
+    );
+    return Object.fromEntries(rows.map((r) => [r.stage, Number(r.open) || !r.last ? null : Math.round((Date.parse(r.last) - Date.parse(r.first)) / 100) / 10]));
+  }
+
   /** Per stage: queued (free), leased, done, and the wait of the oldest free job. */
   async counts(): Promise<JobCounts[]> {
     const rows = await this.db.all<{ stage: JobStage; queued: number; leased: number; done: number; oldest: string | null }>(

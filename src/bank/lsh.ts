@@ -68,17 +68,28 @@ export class LshRepo {
     await this.putMany([{ itemId, imageSha256, count, codes }], params, now);
   }
 
-  /** Rows of several items at once (one batch of the indexing; call inside its transaction). */
-  async putMany(rows: readonly { itemId: number; imageSha256: string; count: number; codes: Uint32Array }[], params: string, now = new Date().toISOString()): Promise<void> {
+  /** Rows of several items at once (one batch of the indexing; call inside its transaction); returns the rows
+   *  written. An item already indexed with the same image and parameters keeps its row (and its id): two indexers
+   *  that raced over one item leave the watermark of additions (sequence()) where one would, so no source becomes
+   *  due for matching again. */
+  async putMany(rows: readonly { itemId: number; imageSha256: string; count: number; codes: Uint32Array }[], params: string, now = new Date().toISOString()): Promise<number> {
+    if (!rows.length) return 0;
     // Match workers on several machines index concurrently: one writer at a time, so two never insert one item
     // (the second replaces the first's rows). SQLite's write lock does this already.
     if (this.db.dialect === 'postgres') await this.db.get('SELECT pg_advisory_xact_lock(7216018)');
-    await this.db.runMany('DELETE FROM lsh_codes WHERE item_id = ?', rows.map((r) => [r.itemId]));
+    const have = await this.db.all<{ itemId: number; imageSha256: string; params: string }>(
+      `SELECT item_id AS "itemId", image_sha256 AS "imageSha256", params FROM lsh_codes WHERE item_id IN (${rows.map(() => '?').join(', ')})`,
+      rows.map((r) => r.itemId),
+    );
+    const same = new Set(have.filter((h) => h.params === params && rows.some((r) => r.itemId === Number(h.itemId) && r.imageSha256 === h.imageSha256)).map((h) => Number(h.itemId)));
+    const fresh = rows.filter((r) => !same.has(r.itemId));
+    await this.db.runMany('DELETE FROM lsh_codes WHERE item_id = ?', fresh.map((r) => [r.itemId]));
     await this.db.copyRows(
       'lsh_codes',
       ['item_id', 'image_sha256', 'params', 'count', 'codes', 'indexed_at'],
-      rows.map((r) => [r.itemId, r.imageSha256, params, r.count, toBlob(r.codes), now]),
+      fresh.map((r) => [r.itemId, r.imageSha256, params, r.count, toBlob(r.codes), now]),
     );
+    return fresh.length;
   }
 
   /** Keypoints indexed in all (what the automatic bucket width is chosen from). */

@@ -33,8 +33,8 @@ export const loadCrawl = async (): Promise<StageFn> => {
   return (bank, config, opts) => runCrawl(bank, config, opts) as unknown as Promise<Record<string, unknown>>;
 };
 export const loadFeatures = async (): Promise<StageFn> => {
-  const { computeMissingFeatures } = await import('../sift/stage.js');
-  return (bank, config, opts) => computeMissingFeatures(bank, config, opts) as unknown as Promise<Record<string, unknown>>;
+  const { runFeatures } = await import('../lsh-index/stage.js');
+  return (bank, config, opts) => runFeatures(bank, config, opts) as unknown as Promise<Record<string, unknown>>;
 };
 export const loadMatch = async (): Promise<StageFn> => {
   const { runMatch } = await import('../lsh-index/stage.js');

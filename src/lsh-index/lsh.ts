@@ -182,6 +182,8 @@ export class LshIndex {
   private pool: Uint32Array = new Uint32Array(1 << 16);
   private poolLen = 0;
   private sketchOff: Uint32Array = new Uint32Array(1024);
+  /** What equal votes are ranked by (setTieKey; the slot itself by default). */
+  private tie: Float64Array = new Float64Array(1024);
   private deadEntries = 0;
   private liveEntries = 0;
   private liveImages = 0;
@@ -225,6 +227,18 @@ export class LshIndex {
     return this.pool.subarray(o, o + 2 * this.kpCount[slot]!);
   }
 
+  /** Ranks a slot among equal votes by `key` (lower first) instead of by slot: the bank gives each image its item
+   *  id, so that a shortlist does not depend on the order images were loaded in (workers load them as their
+   *  features jobs commit). */
+  setTieKey(slot: number, key: number): void {
+    if (slot < this.nSlots) this.tie[slot] = key;
+  }
+
+  /** Each slot's tie key (see setTieKey). */
+  get tieKeys(): Float64Array {
+    return this.tie;
+  }
+
   /** The flat sketch array and each slot's offset in it (read-only use in the query scan). */
   get sketchPool(): { pool: Uint32Array; offsets: Uint32Array } {
     return { pool: this.pool, offsets: this.sketchOff };
@@ -248,7 +262,11 @@ export class LshIndex {
       const o = new Uint32Array(this.sketchOff.length * 2);
       o.set(this.sketchOff);
       this.sketchOff = o;
+      const t = new Float64Array(this.tie.length * 2);
+      t.set(this.tie);
+      this.tie = t;
     }
+    this.tie[slot] = slot;
     if (this.poolLen + sketches.length > this.pool.length) {
       const g = new Uint32Array(Math.max(this.poolLen + sketches.length, Math.ceil(this.pool.length * 1.5)));
       g.set(this.pool.subarray(0, this.poolLen));

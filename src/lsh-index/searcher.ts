@@ -197,7 +197,7 @@ async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchPar
   const pr = index.probe(v.vecs, n);
   const t1 = performance.now();
   const { votes, found } = scanVotes(index, pr.probes, pr.sketches, n, p);
-  const shortlist = topK(votes, mirrored ? Math.min(p.shortlist, p.mirrorShortlist) : p.shortlist);
+  const shortlist = topK(votes, mirrored ? Math.min(p.shortlist, p.mirrorShortlist) : p.shortlist, index.tieKeys);
   const t2 = performance.now();
   const pos = new Int32Array(index.slots).fill(-1);
   shortlist.forEach((s, i) => (pos[s] = i));
@@ -307,17 +307,19 @@ export async function search(index: LshIndex, load: SlotLoader, query: Features,
 
 
 /** Indexes of the k largest values with a positive count, largest first. */
-export function topK(v: Float32Array | Uint32Array, k: number): number[] {
+export function topK(v: Float32Array | Uint32Array, k: number, key?: ArrayLike<number>): number[] {
   // One pass keeping the k best in a short sorted list: at 100k images most slots get a vote, and sorting
-  // them all cost more than the rest of the ranking.
+  // them all cost more than the rest of the ranking. Equal votes rank by `key` (the index's tie keys: the
+  // target item id, so that the shortlist does not depend on the order the images were loaded in), else by slot.
+  const before = (a: number, b: number) => v[a]! > v[b]! || (v[a] === v[b] && (key ? key[a]! < key[b]! : a < b));
   const best: number[] = [];
   for (let i = 0; i < v.length; i++) {
     const x = v[i]!;
     if (!(x > 0) || k <= 0) continue;
-    if (best.length === k && x <= v[best[k - 1]!]!) continue;
+    if (best.length === k && !before(i, best[k - 1]!)) continue;
     let j = best.length < k ? best.length : k - 1;
     best[j] = i;
-    while (j > 0 && v[best[j - 1]!]! < x) {
+    while (j > 0 && before(i, best[j - 1]!)) {
       best[j] = best[j - 1]!;
       best[j - 1] = i;
       j--;

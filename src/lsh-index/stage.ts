@@ -6,7 +6,7 @@
 import type { Bank, IdRange, Item } from '../bank/index.js';
 import { CandidatesRepo, FeaturesRepo, LshRepo, TwinsRepo, isStoreUnavailable, type CandidateInput } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
-import { computeMissingFeatures } from '../sift/stage.js';
+import { computeMissingFeatures, type SiftStageSummary } from '../sift/stage.js';
 import { decodeGrey } from '../sift/decode.js';
 import { extractFeatures } from '../sift/extract.js';
 import { SiftPool, resolveThreads } from '../sift/pool.js';
@@ -14,7 +14,7 @@ import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
 import type { Features } from './features.js';
 import { search, type Hit } from './searcher.js';
-import { searchParams, syncIndex, type IndexHandle } from './store.js';
+import { indexTargets, searchParams, syncIndex, type IndexHandle } from './store.js';
 import { errorMessage } from '../util/errors.js';
 import { inThreadViews, poolViews, searchProgressive, viewParams, type GreyImage, type ViewRunner } from './views.js';
 
@@ -233,6 +233,24 @@ function greyLoader(config: Config, bytes: () => Uint8Array | Promise<Uint8Array
   };
 }
 
+/**
+ * The features stage of the pipeline: SIFT for every new item (in `idRange` when given, a worker's job), then the
+ * LSH codes of the target items it featured (indexTargets). Indexing here, where the work is split into small jobs,
+ * leaves the match stage only loading the rows: its jobs start together on every worker, and each would otherwise
+ * find the same targets pending.
+ */
+export async function runFeatures(
+  bank: Bank,
+  config: Config,
+  opts: { signal?: AbortSignal; logger?: Logger; progress?: Progress; threads?: number; idRange?: IdRange } = {},
+): Promise<SiftStageSummary & { indexed: number }> {
+  const s = await computeMissingFeatures(bank, config, opts);
+  if (s.aborted) return { ...s, indexed: 0 };
+  const t0 = performance.now();
+  const { indexed } = await indexTargets(bank, config, { signal: opts.signal, logger: opts.logger, idRange: opts.idRange });
+  return { ...s, indexed, aborted: opts.signal?.aborted === true, ms: Math.round(s.ms + performance.now() - t0) };
+}
+
 export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = {}): Promise<MatchSummary> {
   const t0 = performance.now();
   const top = opts.top ?? config.match.top;
@@ -276,7 +294,7 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
   // several sources is searched once per window: one worker job is one window, so one process and any number of
   // workers hand out the same views and end with the same candidates and pairs.
   const denseOnly: Config = { ...config, match: { ...config.match, views: { ...config.match.views, tilts: [] } } };
-  const spendViews = async (windowSources: number): Promise<void> => {
+  const spendViews = async (windowCount: number): Promise<void> => {
     // Views only where they can pay: a view search costs about fifteen plain ones, so of the sources whose plain
     // search was not confident but found a plausible candidate (viewEvidence), the run's budget goes to those
     // with the most evidence. Their candidates (and those of every source showing the same picture) are replaced
@@ -284,8 +302,8 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
     // The dense query alone (the query described again with more keypoints, match.views.denseKeypoints) costs
     // about two plain searches, not fifteen: a larger share of the sources (match.views.denseBudget) gets it, the
     // same evidence first, after those that get the views (which include it).
-    const budget = hopeful.length ? Math.max(1, Math.floor(config.match.views.budget * windowSources)) : 0;
-    const denseBudget = hopeful.length && config.match.views.denseKeypoints ? Math.floor(config.match.views.denseBudget * windowSources) : 0;
+    const budget = hopeful.length ? Math.max(1, Math.floor(config.match.views.budget * windowCount)) : 0;
+    const denseBudget = hopeful.length && config.match.views.denseKeypoints ? Math.floor(config.match.views.denseBudget * windowCount) : 0;
     hopeful.sort((a, b) => b.evidence - a.evidence || a.id - b.id);
     const chosen = hopeful.slice(0, Math.max(budget, denseBudget));
     hopeful.length = 0;
@@ -326,7 +344,6 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
           const before = entry.cand.length;
           const cand = memberCands.get(m.id)!;
           await cs.replaceFor(m.id, cand, now);
-          await cs.markMatched(m.id, m.sha, seq, now);
           if (!before && cand.length) summary.withCandidates++;
           summary.candidates += cand.length - before;
         }
@@ -335,9 +352,20 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
     }
     // a picture is searched once per window, as in a worker's job (the next window searches it again)
     ranked.clear();
+    if (summary.aborted) return;
+    // The window's sources are marked matched only now, all at once: a run stopped (or a worker killed) before
+    // its views were spent leaves the whole window pending, and the next run searches it again as one window,
+    // with the same views (their candidates, stored per batch meanwhile, are replaced).
+    const now = new Date().toISOString();
+    await bank.transaction(async (tx) => {
+      const cs = tx.repo(CandidatesRepo);
+      for (const s of windowSources) await cs.markMatched(s.id, s.sha, seq, now);
+    });
+    windowSources.length = 0;
   };
   const viewWindow = config.worker.batch.match;
   let inWindowSources = 0;
+  const windowSources: { id: number; sha: string }[] = []; // searched in this window, marked matched at its end
   let afterId = range ? range.first - 1 : 0;
   try {
     for (;;) {
@@ -392,9 +420,9 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
         const c = tx.repo(CandidatesRepo);
         for (const r of results) {
           await c.replaceFor(r.id, r.cand, now);
-          // a failed source is not marked matched: it waits (not pending while failed) for a new image or --retry-failed
+          // a failed source is not marked matched: it waits (not pending while failed) for a new image or --retry-failed;
+          // the others are marked at the end of the window (spendViews)
           if (r.failed) await tx.items.setStatus(r.id, 'failed', r.failed);
-          else await c.markMatched(r.id, r.sha, seq, now);
         }
       });
       for (const r of results) {
@@ -403,6 +431,7 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
           continue;
         }
         summary.sources++;
+        windowSources.push({ id: r.id, sha: r.sha });
         if (r.cand.length) summary.withCandidates++;
         summary.candidates += r.cand.length;
       }

@@ -1,6 +1,6 @@
 // The bank's index in memory: loaded from the lsh_codes rows (no projection work on restart), kept in step
 // with them (rows added since, rows gone), and the mapping slot -> target item. One handle per open bank.
-import type { Bank } from '../bank/index.js';
+import type { Bank, IdRange } from '../bank/index.js';
 import { FeaturesRepo, LshRepo, type LshRow } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
@@ -80,6 +80,7 @@ export class IndexHandle {
       const slots = this.index.addBatch(batch.map((r) => r.codes));
       batch.forEach((row, i) => {
         this.slots[slots[i]!] = { rowId: row.id, itemId: row.itemId, sha: row.imageSha256 };
+        this.index.setTieKey(slots[i]!, row.itemId);
         this.slotByRow.set(row.id, slots[i]!);
         this.loadedUpTo = row.id;
       });
@@ -129,30 +130,37 @@ export interface IndexSummary {
 }
 
 /**
- * Indexes every target item with features that is not indexed yet (committed per batch), drops rows of items
- * whose image changed, and returns the in-memory handle, in step with the rows.
+ * Writes the LSH codes of every target item with features that is not indexed yet (committed per batch of 100), in
+ * id order, optionally only within an id range (a features job indexes the targets it featured, so that the match
+ * stage that follows only loads the rows, and workers never project the same targets twice), and drops rows of
+ * items whose image changed or whose codes were made with other parameters. Returns the rows written.
  */
-export async function syncIndex(
+export async function indexTargets(
   bank: Bank,
   config: Config,
-  opts: { signal?: AbortSignal; progress?: Progress; logger?: Logger } = {},
-): Promise<{ handle: IndexHandle; summary: IndexSummary }> {
+  opts: { signal?: AbortSignal; logger?: Logger; idRange?: IdRange } = {},
+): Promise<{ indexed: number; removed: number }> {
   const repo = bank.repo(LshRepo);
   const key = paramsKey(lshParams(config));
   // Projects descriptors into stored codes: the open index when its codes match, else made once when needed.
   let codec: LshIndex | undefined = handles.get(bank)?.key === key ? handles.get(bank)!.index : undefined;
   const feats = bank.repo(FeaturesRepo);
-  const removed = await bank.transaction(async (tx) => {
-    const r = tx.repo(LshRepo);
-    return (await r.dropOtherParams(key)) + (await r.dropStale());
-  });
+  const removed = opts.idRange
+    ? 0
+    : await bank.transaction(async (tx) => {
+        const r = tx.repo(LshRepo);
+        return (await r.dropOtherParams(key)) + (await r.dropStale());
+      });
   let indexed = 0;
-  const total = await repo.countPending();
-  if (total) opts.logger?.info(`lsh: indexing ${total} target items`);
-  let afterId = 0;
+  const range = opts.idRange;
+  if (!range) {
+    const total = await repo.countPending();
+    if (total) opts.logger?.info(`lsh: indexing ${total} target items`);
+  }
+  let afterId = range ? range.first - 1 : 0;
   for (;;) {
     if (opts.signal?.aborted) break;
-    const batch = await repo.pendingTargets(afterId, 100);
+    const batch = (await repo.pendingTargets(afterId, 100)).filter((b) => !range || b.itemId <= range.last);
     if (!batch.length) break;
     afterId = batch[batch.length - 1]!.itemId;
     const rows: { itemId: number; sha: string; count: number; codes: Uint32Array }[] = [];
@@ -162,9 +170,23 @@ export async function syncIndex(
       const p = prepare(f);
       rows.push({ itemId: b.itemId, sha: b.imageSha256, count: f.count, codes: (codec ??= new LshIndex(lshParams(config))).codes(p.vecs, f.count) });
     }
-    await bank.transaction((tx) => tx.repo(LshRepo).putMany(rows.map((r) => ({ itemId: r.itemId, imageSha256: r.sha, count: r.count, codes: r.codes })), key));
-    indexed += rows.length;
+    indexed += await bank.transaction((tx) => tx.repo(LshRepo).putMany(rows.map((r) => ({ itemId: r.itemId, imageSha256: r.sha, count: r.count, codes: r.codes })), key));
   }
+  return { indexed, removed };
+}
+
+/**
+ * Indexes every target item with features that is not indexed yet (indexTargets), and returns the in-memory handle,
+ * in step with the rows.
+ */
+export async function syncIndex(
+  bank: Bank,
+  config: Config,
+  opts: { signal?: AbortSignal; progress?: Progress; logger?: Logger } = {},
+): Promise<{ handle: IndexHandle; summary: IndexSummary }> {
+  const repo = bank.repo(LshRepo);
+  const key = paramsKey(lshParams(config));
+  const { indexed, removed } = await indexTargets(bank, config, opts);
   // A new in-memory index when the codes' parameters changed, or when the bank outgrew the bucket width
   // (auto bits grow by one as the bank doubles; stored codes are kept, only the buckets are rebuilt).
   // The bank's keypoint total comes from the open index once it has loaded the new rows (a search is not
