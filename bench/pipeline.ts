@@ -21,7 +21,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Bank, CandidatesRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { loadFeatures, loadMatch } from '../src/export/layers.js';
+import { loadStage } from '../src/pipeline/stages.js';
 import { runPairing } from '../src/export/pairing.js';
 import { importManifest } from '../src/ingest/manifest.js';
 import { syncIndex } from '../src/lsh-index/store.js';
@@ -149,18 +149,18 @@ try {
   const t0 = performance.now();
   await importManifest(bank, { bank: 'target', manifest: manifest('target', targets), config });
   log(`target import ${Math.round(performance.now() - t0)} ms`);
-  const features = await loadFeatures();
-  const match = await loadMatch();
-  const tf = await stage('targetFeatures', () => features(bank, config, {}));
+  const features = await loadStage('features');
+  const match = await loadStage('match');
+  const tf = await stage('targetFeatures', async () => (await features(bank, config)).detail);
   const ix = await stage('index', async () => (await syncIndex(bank, config)).summary);
   await importManifest(bank, { bank: 'source', manifest: manifest('source', sources), config });
-  const sf = await stage('sourceFeatures', () => features(bank, config, {}));
+  const sf = await stage('sourceFeatures', async () => (await features(bank, config)).detail);
   // A source that gets views is reported twice (plain search, then views): its cost is the sum.
   const onSource = (s: { itemId: number; cpuMs: number; wallMs: number; viewed: boolean; candidates: number }) => {
     const p = perSourceSearch.get(s.itemId);
     perSourceSearch.set(s.itemId, p ? { cpuMs: p.cpuMs + s.cpuMs, wallMs: p.wallMs + s.wallMs, viewed: p.viewed || s.viewed, candidates: s.candidates } : s);
   };
-  const ms = await stage('match', () => match(bank, config, { onSource }));
+  const ms = await stage('match', async () => (await match(bank, config, { onSource })).detail);
   const ps = await stage('pair', () => runPairing(bank, config, {}));
   // Quality: the first candidate of each source with a counterpart; any candidate of a source without one.
   const cands = bank.repo(CandidatesRepo);

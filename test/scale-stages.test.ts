@@ -1,12 +1,12 @@
-// The pipeline's stages over both bank backends: import (through the CLI, `--bank postgres://…` selecting the
-// PostgreSQL bank) → match (features, index, candidates) → pair on the embedded SQLite bank and on PostgreSQL;
-// both end with the same pairs (the same levels and scores), and a second run changes nothing.
+// The pipeline's stages (src/pipeline: the registry every caller runs them through) over both bank backends: import
+// (through the CLI, `--bank postgres://…` selecting the PostgreSQL bank) → features (SIFT and the targets' LSH codes)
+// → match → pair on the embedded SQLite bank and on PostgreSQL; both end with the same pairs (the same levels and
+// scores), and a second run changes nothing.
 import { expect } from 'chai';
 import path from 'node:path';
-import { Bank } from '../src/bank/index.js';
+import { Bank, LshRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { runPairing } from '../src/export/pairing.js';
-import { runMatch } from '../src/lsh-index/stage.js';
+import { loadStage } from '../src/pipeline/stages.js';
 import { runCli, tempDir } from './helpers.js';
 import { forEachBackend } from './helpers/backends.js';
 import { harvestManifests, pairsByExtId } from './helpers/scale.js';
@@ -35,13 +35,20 @@ describe('stages on both bank backends', function () {
       const bank = await Bank.open(data, { url });
       try {
         const { config } = loadConfig({});
-        const m = await runMatch(bank, config, { threads: 1 });
-        expect(m.sources).to.equal(2);
-        expect(m.withCandidates).to.equal(2);
-        const p = await runPairing(bank, config);
-        expect(p.decided).to.be.at.least(2);
-        expect((await runMatch(bank, config, { threads: 1 })).sources, 'nothing left to match').to.equal(0);
-        expect((await runPairing(bank, config)).decided, 'nothing left to decide').to.equal(0);
+        const [features, match, pair] = [await loadStage('features'), await loadStage('match'), await loadStage('pair')];
+        const f = await features(bank, config, { threads: 1 });
+        expect(f).to.include({ stage: 'features', items: 5, failed: 0, aborted: false });
+        expect(f.detail.indexed, 'the features stage indexes the targets').to.equal(3);
+        expect(await bank.repo(LshRepo).countPending()).to.equal(0);
+        const m = await match(bank, config, { threads: 1 });
+        expect(m).to.include({ stage: 'match', items: 2, failed: 0, aborted: false });
+        expect(m.detail.indexed, 'match only loads the index').to.equal(0);
+        expect(m.detail.withCandidates).to.equal(2);
+        const p = await pair(bank, config);
+        expect(p).to.include({ stage: 'pair', items: 2, aborted: false });
+        expect(p.detail.decided).to.be.at.least(2);
+        expect((await match(bank, config, { threads: 1 })).items, 'nothing left to match').to.equal(0);
+        expect((await pair(bank, config)).detail.decided, 'nothing left to decide').to.equal(0);
         expect(bank.dialect).to.equal(b.name);
         const pairs = await pairsByExtId(bank);
         for (const i of [1, 2]) expect(pairs.some((x) => x.startsWith(`s${i}→t${i} `)), `s${i} → t${i} in ${pairs.join('; ')}`).to.equal(true);

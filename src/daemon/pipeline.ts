@@ -1,18 +1,17 @@
-// One pipeline cycle: crawl → features → match → pair, each a resumable stage over bank rows (stage contract).
-// A stage that fails is logged and counted, and the cycle goes on with what is in the bank. The abort signal is passed to every stage and checked between.
+// One pipeline cycle of the daemon: crawl → features → match → pair, each a stage of src/pipeline/ (resumable runs over
+// bank rows). A stage that fails is logged and counted, and the cycle goes on with what is in the bank. The abort
+// signal is passed to every stage and checked between.
 import path from 'node:path';
 import type { Bank } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import { errorMessage } from '../util/errors.js';
 import { exportPairs, type ExportSummary } from '../export/export.js';
-import { loadCrawl, loadFeatures, loadMatch, type StageFn } from '../export/layers.js';
-import { runPairing } from '../export/pairing.js';
+import { STAGES, loadStage, type StageExtras, type StageName } from '../pipeline/stages.js';
 import type { ExportFormat } from '../export/writers/index.js';
 import type { DaemonMetrics } from './metrics.js';
 
-export type StageName = 'crawl' | 'features' | 'match' | 'pair';
-export const STAGES: StageName[] = ['crawl', 'features', 'match', 'pair'];
+export type { StageName };
 
 export interface StageReport {
   stage: StageName;
@@ -37,41 +36,39 @@ export interface CycleOptions {
   /** Stages to run (default all); the crawl can be left out (import-only data dirs). */
   stages?: StageName[];
   /** Extra options for the crawl stage (e.g. { site }). */
-  crawlOptions?: Record<string, unknown>;
+  crawlOptions?: StageExtras['crawl'];
 }
-
-// Layers are imported on first use (crawlee, SIFT and the lexicon are heavy to load).
-const LOADERS: Record<StageName, () => Promise<StageFn>> = {
-  crawl: loadCrawl,
-  features: loadFeatures,
-  match: loadMatch,
-  pair: async () => (bank, config, opts) => runPairing(bank, config, opts) as unknown as Promise<Record<string, unknown>>,
-};
 
 /** Scale-out mode (a PostgreSQL bank): the daemon crawls and exports, and only schedules the other stages as jobs for
  *  `capbridge worker` processes (src/worker/); the features step of the cycle is one scheduling round, match and pair
  *  are the workers'. */
-const scheduleRound: StageFn = async (bank, config) => {
+async function scheduleRound(bank: Bank, config: Config): Promise<Record<string, unknown>> {
   const { schedule } = await import('../worker/schedule.js');
   return { ...(await schedule(bank, config)), scaleOut: true };
-};
+}
+
+/** One stage of the cycle: its own summary (what the cycle report and the metrics show). */
+async function runStage(stage: StageName, bank: Bank, config: Config, opts: CycleOptions): Promise<Record<string, unknown>> {
+  const { logger, signal } = opts;
+  if (stage === 'crawl') return { ...(await (await loadStage('crawl'))(bank, config, { logger, signal, ...opts.crawlOptions })).detail };
+  const s = await (await loadStage(stage))(bank, config, { logger, signal });
+  return { ...s.detail };
+}
 
 export async function runCycle(bank: Bank, config: Config, opts: CycleOptions): Promise<CycleReport> {
   const { logger, signal, metrics } = opts;
   const report: CycleReport = { startedAt: new Date().toISOString(), finishedAt: '', ok: true, aborted: false, stages: [] };
   const scaleOut = bank.dialect === 'postgres';
-  for (const stage of (opts.stages ?? STAGES).filter((s) => !scaleOut || (s !== 'match' && s !== 'pair'))) {
+  for (const stage of (opts.stages ?? [...STAGES]).filter((s) => !scaleOut || (s !== 'match' && s !== 'pair'))) {
     if (signal?.aborted) {
       report.aborted = true;
       break;
     }
     const t0 = performance.now();
     const rep: StageReport = { stage, result: 'ok', ms: 0 };
-    const fn = scaleOut && stage === 'features' ? scheduleRound : await LOADERS[stage]();
     logger.info(`${stage}: started`);
     try {
-      const extra = stage === 'crawl' ? { once: true, ...opts.crawlOptions } : {};
-      const summary = await fn(bank, config, { logger, signal, ...extra });
+      const summary = scaleOut && stage === 'features' ? await scheduleRound(bank, config) : await runStage(stage, bank, config, opts);
       rep.summary = summary;
       if (signal?.aborted || summary?.aborted === true) rep.result = 'aborted';
       metrics?.recordSummary(stage, summary ?? {});

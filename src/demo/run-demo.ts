@@ -13,9 +13,8 @@ import YAML from 'yaml';
 import { Bank, PairsRepo, type PairRow } from '../bank/index.js';
 import { loadConfig } from '../config/load.js';
 import { Daemon } from '../daemon/daemon.js';
-import type { StageName } from '../daemon/pipeline.js';
 import { exportPairs } from '../export/export.js';
-import { loadCrawl } from '../export/layers.js';
+import { hasStage, type StageName } from '../pipeline/stages.js';
 import { importManifest } from '../ingest/manifest.js';
 import { createLogger } from '../util/log.js';
 import { CHINESE, ENGLISH } from './content.js';
@@ -51,7 +50,7 @@ export async function runDemo(argv: string[] = process.argv.slice(2)): Promise<n
     const bank = await Bank.open(dataDir);
     try {
       let stages: StageName[] | undefined;
-      if (await loadCrawl()) {
+      if (await hasStage('crawl')) {
         // the crawler is in this build: give it the two sites as profiles
         fs.mkdirSync(override.crawler.sitesDir, { recursive: true });
         for (const [i, s] of sites.entries()) {

@@ -1,19 +1,9 @@
-// The stages of other layers, as the stage contract (DEVELOPERS.md) names them, imported on first use with
-// literal specifiers: type-checked against their real signatures, and a CLI start does not pay for loading
-// crawlee, SIFT or the lexicon.
+// What pairing and the export commands need of other layers (the comparability layer's scorer and IDF table, the
+// candidates export), imported on first use with literal specifiers: type-checked against their real signatures,
+// and a CLI start does not pay for loading the lexicon. (The pipeline's stages are src/pipeline/'s.)
 import type { Bank } from '../bank/index.js';
 import type { CaptionAlignment, ScoreResult, SentencePairScore } from '../comparability/index.js';
 import type { Config } from '../config/schema.js';
-import type { Logger } from '../util/log.js';
-import type { Progress } from '../util/progress.js';
-
-export interface StageOptions {
-  logger?: Logger;
-  progress?: Progress;
-  signal?: AbortSignal;
-  [k: string]: unknown;
-}
-export type StageFn = (bank: Bank, config: Config, opts: StageOptions) => Promise<Record<string, unknown>>;
 
 export type { CaptionAlignment, ScoreResult, SentencePairScore };
 /** What pairing needs of a scorer (the comparability layer's Scorer has more). */
@@ -28,18 +18,6 @@ export interface Scorer {
 }
 export type CreateScorer = (config: Config, opts: { bank?: Bank; dataDir?: string }) => Scorer | Promise<Scorer>;
 
-export const loadCrawl = async (): Promise<StageFn> => {
-  const { runCrawl } = await import('../crawler/stage.js');
-  return (bank, config, opts) => runCrawl(bank, config, opts) as unknown as Promise<Record<string, unknown>>;
-};
-export const loadFeatures = async (): Promise<StageFn> => {
-  const { runFeatures } = await import('../lsh-index/stage.js');
-  return (bank, config, opts) => runFeatures(bank, config, opts) as unknown as Promise<Record<string, unknown>>;
-};
-export const loadMatch = async (): Promise<StageFn> => {
-  const { runMatch } = await import('../lsh-index/stage.js');
-  return (bank, config, opts) => runMatch(bank, config, opts) as unknown as Promise<Record<string, unknown>>;
-};
 export const loadCreateScorer = async (): Promise<CreateScorer> => {
   const { createScorer } = await import('../comparability/index.js');
   return (config, opts) => createScorer(config, opts);

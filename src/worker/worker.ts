@@ -9,7 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import client from 'prom-client';
 import { JobsRepo, type Bank, type Job, type JobStage } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
-import { loadFeatures, loadMatch } from '../export/layers.js';
+import { loadStage } from '../pipeline/stages.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { schedule } from './schedule.js';
@@ -58,35 +58,7 @@ export class WorkerMetrics {
   }
 }
 
-type Runner = (bank: Bank, config: Config, job: Job, opts: { signal: AbortSignal; logger?: Logger; threads?: number }) => Promise<{ items: number; aborted: boolean }>;
-
 const MAX_ATTEMPTS = 5;
-const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
-
-// The stages over one job's range, loaded on first use (SIFT and the lexicon are heavy to import).
-const RUNNERS: Record<JobStage, () => Promise<Runner>> = {
-  features: async () => {
-    const run = await loadFeatures();
-    return async (bank, config, job, o) => {
-      const s = await run(bank, config, { ...o, idRange: job });
-      return { items: num(s.featured) + num(s.failed) + num(s.skipped), aborted: s.aborted === true };
-    };
-  },
-  match: async () => {
-    const run = await loadMatch();
-    return async (bank, config, job, o) => {
-      const s = await run(bank, config, { ...o, idRange: job });
-      return { items: num(s.sources), aborted: s.aborted === true };
-    };
-  },
-  pair: async () => {
-    const { runPairing } = await import('../export/pairing.js');
-    return async (bank, config, job, o) => {
-      const s = await runPairing(bank, config, { signal: o.signal, logger: o.logger, idRange: job });
-      return { items: s.sources, aborted: s.aborted };
-    };
-  },
-};
 
 /** Waits ms, or less when the signal aborts (node's timers/promises; the abort is not an error here). */
 const sleep = (ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }).catch(() => undefined);
@@ -184,7 +156,7 @@ export class Worker {
     }, Math.max(250, Math.floor(this.leaseMs / 3)));
     try {
       logger?.info(`worker: ${job.stage} ${job.first}..${job.last} (job ${job.id}, attempt ${job.attempts})`);
-      const r = await (await RUNNERS[job.stage]())(this.bank, this.config, job, { signal: ac.signal, logger, threads: this.opts.threads });
+      const r = await (await loadStage(job.stage))(this.bank, this.config, { signal: ac.signal, logger, threads: this.opts.threads, idRange: job });
       if (r.aborted) {
         await jobs.release(job.id, this.state.id);
         metrics?.jobs.inc({ stage: job.stage, result: 'released' });

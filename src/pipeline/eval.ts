@@ -17,8 +17,8 @@ import { importManifest, type ImportSummary } from '../ingest/manifest.js';
 import { UserError } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { readTsvObjects } from '../util/tsv.js';
-import { loadFeatures, loadMatch } from './layers.js';
-import { runPairing, type PairingSummary } from './pairing.js';
+import type { PairingSummary } from '../export/pairing.js';
+import { loadStage } from './stages.js';
 
 export interface EvalResult {
   set: string;
@@ -122,8 +122,7 @@ export async function runEval(bank: Bank, config: Config, opts: { set: string; l
   for (const f of ['source.tsv', 'target.tsv', 'truth.tsv']) {
     if (!fs.existsSync(path.join(dir, f))) throw new UserError(`${path.join(dir, f)}: missing (an eval set needs source.tsv, target.tsv, truth.tsv and images/)`);
   }
-  const features = await loadFeatures();
-  const match = await loadMatch();
+  const [features, match, pair] = [await loadStage('features'), await loadStage('match'), await loadStage('pair')];
   const logger = opts.logger;
   const imp = async (b: 'source' | 'target') => {
     const s = await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config, onProblem: (p) => logger?.warn(`${p.file}:${p.line}: ${p.reason}`) });
@@ -131,9 +130,9 @@ export async function runEval(bank: Bank, config: Config, opts: { set: string; l
   };
   const importRes = { source: await imp('source'), target: await imp('target') };
   const stages: Record<string, unknown> = {};
-  stages.features = await features(bank, config, { logger, signal: opts.signal });
-  stages.match = await match(bank, config, { logger, signal: opts.signal });
-  const pairing: PairingSummary = await runPairing(bank, config, { logger, signal: opts.signal });
+  stages.features = (await features(bank, config, { logger, signal: opts.signal })).detail;
+  stages.match = (await match(bank, config, { logger, signal: opts.signal })).detail;
+  const pairing: PairingSummary = (await pair(bank, config, { logger, signal: opts.signal })).detail;
   stages.pair = pairing;
 
   const truth = await readTruth(path.join(dir, 'truth.tsv'));

@@ -1,0 +1,105 @@
+// The pipeline's stages behind one contract, and their registry: crawl → features → match → pair, each a resumable
+// run over bank rows (DEVELOPERS.md, "Rules of the house") that the daemon's cycle, `capbridge worker`'s jobs,
+// `capbridge eval`, the demo and the benchmarks all run the same way. Each stage is imported on first use with a
+// literal specifier (type-checked against its real signature; a CLI start does not pay for loading crawlee, SIFT or
+// the lexicon), and each returns one typed summary: what every caller needs (items handled, items failed, stopped
+// early, time) beside the stage's own detail.
+import type { Bank, IdRange } from '../bank/index.js';
+import type { Config } from '../config/schema.js';
+import type { CrawlOptions, CrawlSummary } from '../crawler/stage.js';
+import type { PairingOptions, PairingSummary } from '../export/pairing.js';
+import type { MatchOptions, MatchSummary } from '../lsh-index/stage.js';
+import type { SiftStageSummary } from '../sift/stage.js';
+import type { Logger } from '../util/log.js';
+import type { Progress } from '../util/progress.js';
+
+export const STAGES = ['crawl', 'features', 'match', 'pair'] as const;
+export type StageName = (typeof STAGES)[number];
+
+/** What every stage takes. */
+export interface StageOptions {
+  logger?: Logger;
+  progress?: Progress;
+  /** Checked between batches: the stage commits what it did and returns with `aborted`. */
+  signal?: AbortSignal;
+  /** Only items with ids in this range (a worker's job); default all. */
+  idRange?: IdRange;
+  /** SIFT threads (features, and the views of match); default config sift.threads. */
+  threads?: number;
+}
+
+/** What one stage takes beyond StageOptions (its own knobs, for the commands and benchmarks that use them). */
+export interface StageExtras {
+  crawl: Pick<CrawlOptions, 'site' | 'sitesDir' | 'retryGivenUp' | 'resolve' | 'clock' | 'random'>;
+  features: Record<never, never>;
+  match: Pick<MatchOptions, 'top' | 'batchSize' | 'onSource' | 'retryFailed'>;
+  pair: Pick<PairingOptions, 'batchSize' | 'all' | 'scorer' | 'minLevel'>;
+}
+
+/** Each stage's own summary. */
+export interface StageDetails {
+  crawl: CrawlSummary;
+  features: SiftStageSummary & { indexed: number };
+  match: MatchSummary;
+  pair: PairingSummary;
+}
+
+/** One stage run, as every caller sees it. */
+export interface StageSummary<N extends StageName = StageName> {
+  stage: N;
+  /** Items the run handled (crawl: pages fetched; features: items featured, skipped or failed; match and pair:
+   *  source items). */
+  items: number;
+  /** Items marked failed by this run (sites that could not run, for the crawl). */
+  failed: number;
+  aborted: boolean;
+  ms: number;
+  detail: StageDetails[N];
+}
+
+export type Stage<N extends StageName> = (bank: Bank, config: Config, opts?: StageOptions & StageExtras[N]) => Promise<StageSummary<N>>;
+type Registry = { [N in StageName]: () => Promise<Stage<N>> };
+
+/** Runs `fn` and times it into a StageSummary. */
+const timed = <N extends StageName>(stage: N, run: () => Promise<StageDetails[N]>, count: (d: StageDetails[N]) => { items: number; failed: number; aborted: boolean }) =>
+  async (): Promise<StageSummary<N>> => {
+    const t0 = performance.now();
+    const detail = await run();
+    return { stage, ...count(detail), ms: Math.round(performance.now() - t0), detail };
+  };
+
+const REGISTRY: Registry = {
+  crawl: async () => {
+    const { runCrawl } = await import('../crawler/stage.js');
+    return (bank, config, o = {}) =>
+      timed('crawl', () => runCrawl(bank, config, { ...o, once: true }), (d) => ({ items: d.pagesFetched, failed: d.sitesFailed, aborted: o.signal?.aborted === true }))();
+  },
+  features: async () => {
+    const { runFeatures } = await import('../lsh-index/stage.js');
+    return (bank, config, o = {}) =>
+      timed('features', () => runFeatures(bank, config, o), (d) => ({ items: d.featured + d.skipped + d.failed, failed: d.failed, aborted: d.aborted }))();
+  },
+  match: async () => {
+    const { runMatch } = await import('../lsh-index/stage.js');
+    return (bank, config, o = {}) => timed('match', () => runMatch(bank, config, o), (d) => ({ items: d.sources, failed: d.failed, aborted: d.aborted }))();
+  },
+  pair: async () => {
+    const { runPairing } = await import('../export/pairing.js');
+    return (bank, config, o = {}) => timed('pair', () => runPairing(bank, config, o), (d) => ({ items: d.sources, failed: d.failed, aborted: d.aborted }))();
+  },
+};
+
+/** The stage of this name, loaded on first use. */
+export function loadStage<N extends StageName>(name: N): Promise<Stage<N>> {
+  return (REGISTRY[name] as () => Promise<Stage<N>>)();
+}
+
+/** Whether a stage's layer is in this build (the demo runs without the crawler when it is not). */
+export async function hasStage(name: StageName): Promise<boolean> {
+  try {
+    await loadStage(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
