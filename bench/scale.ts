@@ -12,7 +12,8 @@
 //   the import is not timed; the timed part is from starting the workers (`--drain`, sift.threads 1 each, one job
 //   at a time) to the last one's exit. SQLite: `capbridge index`, `match`, `pair` one after the other, sift.threads 1
 //   (one process doing what one worker does).
-// Prints ONE JSON line. Options: --images N (default 5000), --workers 1,2,4, --skip-sqlite, --skip-kill.
+// Prints ONE JSON line. Options: --images N (default 5000), --workers 1,2,4, --skip-sqlite, --skip-kill, --logs (each
+// worker's log, JSON lines with timestamps, to bench/out/scale/N/worker-<run>-<k>.log: where a run's time went).
 // Needs `npm run build` (the workers run the compiled CLI, as deployed) and PostgreSQL installed (as for npm test).
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -109,8 +110,10 @@ function run(args: string[]): Promise<void> {
     c.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`capbridge ${args.join(' ')} exited ${code}: ${err}`))));
   });
 }
-function worker(data: string, url: string): { child: ChildProcess; done: Promise<number | null> } {
-  const child = spawn(process.execPath, [cli, '--data', data, '--bank', url, 'worker', '--drain', '--concurrency', '1'], { env: ENV, stdio: ['ignore', 'ignore', 'ignore'] });
+let workerLogs = 0;
+function worker(data: string, url: string, run: string): { child: ChildProcess; done: Promise<number | null> } {
+  const log = argv.includes('--logs') ? fs.openSync(path.join(dir, `worker-${run}-${++workerLogs}.log`), 'w') : 'ignore';
+  const child = spawn(process.execPath, [cli, '--data', data, '--bank', url, 'worker', '--drain', '--concurrency', '1'], { env: ENV, stdio: ['ignore', 'ignore', log] });
   return { child, done: new Promise((r) => child.on('close', (code) => r(code))) };
 }
 const pg = await startPg();
@@ -156,7 +159,7 @@ for (const w of WORKERS) {
   const h = await pgHarvest();
   log(`${w} worker(s) on PostgreSQL...`);
   const t0 = performance.now();
-  const ws = Array.from({ length: w }, () => worker(h.data, h.url));
+  const ws = Array.from({ length: w }, () => worker(h.data, h.url, `pg${w}`));
   const codes = await Promise.all(ws.map((x) => x.done));
   const wall = (performance.now() - t0) / 1000;
   if (codes.some((c) => c !== 0)) throw new Error(`a worker exited with ${codes.join(', ')}`);
@@ -178,8 +181,8 @@ if (!argv.includes('--skip-kill')) {
   log('2 workers, one killed with -9 three times...');
   const oneWorker = runs.pg1?.wallS ?? 60;
   const t0 = performance.now();
-  const steady = worker(h.data, h.url);
-  let victim = worker(h.data, h.url);
+  const steady = worker(h.data, h.url, 'kill');
+  let victim = worker(h.data, h.url, 'kill');
   const victims: Array<Promise<number | null>> = [];
   let kills = 0;
   for (const at of [0.1, 0.225, 0.35]) {
@@ -189,7 +192,7 @@ if (!argv.includes('--skip-kill')) {
       kills++;
     }
     victims.push(victim.done);
-    victim = worker(h.data, h.url);
+    victim = worker(h.data, h.url, 'kill');
   }
   victims.push(victim.done);
   const codes = await Promise.all([steady.done, victim.done]);

@@ -4,9 +4,9 @@
 // scores), and a second run changes nothing.
 import { expect } from 'chai';
 import path from 'node:path';
-import { Bank, LshRepo } from '../src/bank/index.js';
+import { Bank, LshRepo, TermStatsRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { loadStage } from '../src/pipeline/stages.js';
+import { loadStage, warmStage } from '../src/pipeline/stages.js';
 import { runCli, tempDir } from './helpers.js';
 import { forEachBackend } from './helpers/backends.js';
 import { harvestManifests, pairsByExtId } from './helpers/scale.js';
@@ -40,6 +40,11 @@ describe('stages on both bank backends', function () {
         expect(f).to.include({ stage: 'features', items: 5, failed: 0, aborted: false });
         expect(f.detail.indexed, 'the features stage indexes the targets').to.equal(3);
         expect(await bank.repo(LshRepo).countPending()).to.equal(0);
+        // what an idle worker does ahead of the match and pair jobs: the index loaded, the captions counted
+        await warmStage('match', bank, config);
+        await warmStage('pair', bank, config);
+        const last = async (b: 'source' | 'target') => (await bank.items.list(b, 100, 0)).at(-1)!.id;
+        for (const b of ['source', 'target'] as const) expect(await bank.repo(TermStatsRepo).watermark(b)).to.equal(await last(b));
         const m = await match(bank, config, { threads: 1 });
         expect(m).to.include({ stage: 'match', items: 2, failed: 0, aborted: false });
         expect(m.detail.indexed, 'match only loads the index').to.equal(0);

@@ -184,9 +184,16 @@ export async function syncIndex(
   config: Config,
   opts: { signal?: AbortSignal; progress?: Progress; logger?: Logger } = {},
 ): Promise<{ handle: IndexHandle; summary: IndexSummary }> {
+  const { indexed, removed } = await indexTargets(bank, config, opts);
+  const handle = await openIndex(bank, config);
+  return { handle, summary: { indexed, removed, images: handle.index.size, memoryBytes: handle.index.memoryBytes() } };
+}
+
+/** The in-memory index of the rows written so far (no indexing): what syncIndex returns, and what an idle worker
+ *  loads ahead of its first match job. */
+export async function openIndex(bank: Bank, config: Config): Promise<IndexHandle> {
   const repo = bank.repo(LshRepo);
   const key = paramsKey(lshParams(config));
-  const { indexed, removed } = await indexTargets(bank, config, opts);
   // A new in-memory index when the codes' parameters changed, or when the bank outgrew the bucket width
   // (auto bits grow by one as the bank doubles; stored codes are kept, only the buckets are rebuilt).
   // The bank's keypoint total comes from the open index once it has loaded the new rows (a search is not
@@ -201,5 +208,5 @@ export async function syncIndex(
     handles.set(bank, handle);
     await handle.refresh();
   }
-  return { handle, summary: { indexed, removed, images: handle.index.size, memoryBytes: handle.index.memoryBytes() } };
+  return handle;
 }

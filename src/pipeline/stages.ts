@@ -94,6 +94,22 @@ export function loadStage<N extends StageName>(name: N): Promise<Stage<N>> {
   return (REGISTRY[name] as () => Promise<Stage<N>>)();
 }
 
+/**
+ * What a stage can do ahead of its first run, while a worker waits for the stage before it to finish (the stages go
+ * in order): match loads the index of the target rows written so far (its runs then only add the rest), pairing
+ * counts the captions that arrived into the IDF table and loads the lexicon. The work is the stage's own (a run
+ * would do it first), so doing it early changes no result.
+ */
+export async function warmStage(name: StageName, bank: Bank, config: Config, opts: { signal?: AbortSignal } = {}): Promise<void> {
+  if (name === 'match') {
+    const { openIndex } = await import('../lsh-index/store.js');
+    await openIndex(bank, config);
+  } else if (name === 'pair') {
+    const { updateIdf } = await import('../comparability/index.js');
+    await updateIdf(bank, config, { signal: opts.signal });
+  }
+}
+
 /** Whether a stage's layer is in this build (the demo runs without the crawler when it is not). */
 export async function hasStage(name: StageName): Promise<boolean> {
   try {

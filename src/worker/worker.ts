@@ -7,9 +7,9 @@
 import os from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import client from 'prom-client';
-import { JobsRepo, type Bank, type Job, type JobStage } from '../bank/index.js';
+import { JOB_STAGES, JobsRepo, type Bank, type Job, type JobStage } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
-import { loadStage } from '../pipeline/stages.js';
+import { loadStage, warmStage } from '../pipeline/stages.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { schedule } from './schedule.js';
@@ -115,6 +115,7 @@ export class Worker {
   private async loop(): Promise<void> {
     const { signal, logger } = this.opts;
     const jobs = this.bank.repo(JobsRepo);
+    let warmed: JobStage | null = null; // the stage warmed since this loop's last job
     while (!signal?.aborted) {
       const job = await jobs.claim(this.opts.stages, this.state.id, this.leaseMs);
       if (!job) {
@@ -124,9 +125,24 @@ export class Worker {
           continue;
         }
         if (this.opts.drain && round.scheduled && round.waitingFor === null && !this.state.running.length) break;
+        // Other workers still hold the last jobs of a stage: meanwhile, do what the next stage starts with (load
+        // the index, count new captions), so that the wait at each stage's end is not lost.
+        const next = round.waitingFor ? JOB_STAGES[JOB_STAGES.indexOf(round.waitingFor) + 1] : undefined;
+        if (next && next !== warmed && this.opts.stages.includes(next)) {
+          warmed = next;
+          const t0 = performance.now();
+          try {
+            await warmStage(next, this.bank, this.config, { signal });
+            logger?.info(`worker: ready for ${next} (${Math.round(performance.now() - t0)} ms, while ${round.waitingFor} finishes)`);
+          } catch (err) {
+            logger?.warn(`worker: could not prepare ${next}: ${errorMessage(err)}`);
+          }
+          continue;
+        }
         await sleep(this.config.worker.pollSeconds * 1000, signal);
         continue;
       }
+      warmed = null;
       await this.runJob(job);
     }
   }
