@@ -207,17 +207,20 @@ async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchPar
     if (i >= 0) coll[i]!.push(found[k + 1]!, found[k + 2]!);
   }
   const hits: Hit[] = [];
-  const targets = await Promise.all(shortlist.map((slot) => load(slot)));
+  // A shortlisted image's features are read (from the bank) only when it is verified: most of a shortlist has too
+  // few collisions to verify (an unmatched source's whole shortlist, often), and the reads were a fifth of a
+  // search's CPU on PostgreSQL. An image whose features are gone gets no hit, as when they were all read up front.
+  const few = (i: number) => coll[i]!.length / 2 < Math.max(4, p.minInliers);
+  const targets = await Promise.all(shortlist.map((slot, i) => (few(i) ? undefined : load(slot))));
   shortlist.forEach((slot, i) => {
     const target = targets[i];
-    if (!target) return;
-    const c = coll[i]!;
     const base = { slot, votes: Math.round(votes[slot]! * 10) / 10, mirrored };
-    if (c.length / 2 < Math.max(4, p.minInliers)) {
-      hits.push({ ...unverified('too few collisions'), ...base });
+    if (few(i)) {
+      if (index.isAlive(slot)) hits.push({ ...unverified('too few collisions'), ...base });
       return;
     }
-    hits.push({ ...verifyCandidate(v, target, c, p), ...base });
+    if (!target) return;
+    hits.push({ ...verifyCandidate(v, target, coll[i]!, p), ...base });
   });
   // Crowded buckets are skipped at query time, and with them the collisions of common-looking keypoints;
   // for the best-voted images that did not verify, pair keypoints by their full sketches instead (every
@@ -229,9 +232,10 @@ async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchPar
   for (let i = 0; i < (confident || mirrored ? 0 : Math.min(p.recollide, hits.length)); i++) {
     const h = hits[i]!;
     if (h.score >= p.confidentScore) continue;
-    const target = targets[shortlist.indexOf(h.slot)]!;
     const c = sketchCollisions(pr.sketches, n, index.sketch(h.slot), p.recollideHamming);
     if (c.length / 2 < Math.max(4, p.minInliers)) continue;
+    const target = targets[shortlist.indexOf(h.slot)] ?? (await load(h.slot));
+    if (!target) continue;
     const r = verifyCandidate(v, target, c, p);
     if (r.score > h.score || (r.score === h.score && r.inliers > h.inliers)) hits[i] = { ...r, slot: h.slot, votes: h.votes, mirrored };
   }
