@@ -15,4 +15,4 @@ export { TermStatsRepo } from './term-stats.js';
 export { LshRepo, type LshRow } from './lsh.js';
 export { TwinsRepo, type StoredHash, type Twin } from './twins.js';
 export { CandidatesRepo, type CandidateInput, type Candidate, type CandidateJoined } from './candidates.js';
-export { JobsRepo, JOB_STAGES, type JobStage, type Job, type JobCounts, type IdRange } from './jobs.js';
+export { JobsRepo, JOB_STAGES, SCHEDULED_STAGES, type JobStage, type ScheduledStage, type Job, type JobCounts, type IdRange } from './jobs.js';

@@ -4,7 +4,11 @@
 // on SQLite the write lock serialises claims. Leases are measured on the database's clock.
 import type { Sql } from './sql.js';
 
-export const JOB_STAGES = ['features', 'match', 'pair'] as const;
+/** The stages the scheduler queues by id range, in pipeline order. */
+export const SCHEDULED_STAGES = ['features', 'match', 'pair'] as const;
+export type ScheduledStage = (typeof SCHEDULED_STAGES)[number];
+/** Every stage a worker can run: crawl jobs (one host group each, keyed by its sites) are queued by the daemon. */
+export const JOB_STAGES = ['crawl', ...SCHEDULED_STAGES] as const;
 export type JobStage = (typeof JOB_STAGES)[number];
 
 /** Item ids first..last (inclusive): what a stage run is restricted to. */
@@ -17,6 +21,8 @@ export interface Job extends IdRange {
   id: number;
   stage: JobStage;
   attempts: number;
+  /** What a keyed job runs over (a crawl job: the JSON list of its sites); null for an id range. */
+  key: string | null;
 }
 
 export interface JobCounts {
@@ -43,6 +49,17 @@ export class JobsRepo {
     return this.db.copyRows('jobs', ['stage', 'first_id', 'last_id', 'enqueued_at'], ranges.map((r) => [stage, r.first, r.last, now]));
   }
 
+  /** Queues one keyed job per key (crawl jobs: first_id = last_id = 0). */
+  async enqueueKeyed(stage: JobStage, keys: readonly string[], now = new Date().toISOString()): Promise<number> {
+    return this.db.copyRows('jobs', ['stage', 'first_id', 'last_id', 'key', 'enqueued_at'], keys.map((k) => [stage, 0, 0, k, now]));
+  }
+
+  /** The keys of a stage's open (queued or leased) keyed jobs. */
+  async openKeys(stage: JobStage): Promise<Set<string>> {
+    const rows = await this.db.all<{ key: string }>(`SELECT key FROM jobs WHERE state = 'queued' AND stage = ? AND key IS NOT NULL`, [stage]);
+    return new Set(rows.map((r) => r.key));
+  }
+
   /** Claims the oldest open job of these stages whose lease is free (never claimed, or run out): null when none. */
   async claim(stages: readonly JobStage[], worker: string, leaseMs: number): Promise<Job | null> {
     const pg = this.db.dialect === 'postgres';
@@ -51,10 +68,10 @@ export class JobsRepo {
       `UPDATE jobs SET worker = ?, lease_until = ${this.now} + ?, attempts = attempts + 1
        WHERE id = (SELECT id FROM jobs WHERE state = 'queued' AND stage IN (${marks}) AND (lease_until IS NULL OR lease_until < ${this.now})
                    ORDER BY id LIMIT 1${pg ? ' FOR UPDATE SKIP LOCKED' : ''})
-       RETURNING id, stage, first_id AS "first", last_id AS "last", attempts`,
+       RETURNING id, stage, first_id AS "first", last_id AS "last", attempts, key`,
       [worker, leaseMs, ...stages],
     );
-    return row ? { ...row, id: Number(row.id), first: Number(row.first), last: Number(row.last), attempts: Number(row.attempts) } : null;
+    return row ? { ...row, id: Number(row.id), first: Number(row.first), last: Number(row.last), attempts: Number(row.attempts), key: row.key ?? null } : null;
   }
 
   /** Extends the lease of a job this worker holds; false when it is no longer its own (the lease ran out and
@@ -88,12 +105,12 @@ export class JobsRepo {
   /** Jobs in id order (after `afterId`): who holds or held each, its state and attempts. */
   async list(afterId = 0, limit = 1000): Promise<(Job & { state: 'queued' | 'done'; worker: string | null; leased: boolean })[]> {
     const rows = await this.db.all<Job & { state: 'queued' | 'done'; worker: string | null; leased: boolean | number }>(
-      `SELECT id, stage, first_id AS "first", last_id AS "last", attempts, state, worker,
+      `SELECT id, stage, first_id AS "first", last_id AS "last", attempts, key, state, worker,
               CASE WHEN state = 'queued' AND lease_until >= ${this.now} THEN 1 ELSE 0 END AS leased
        FROM jobs WHERE id > ? ORDER BY id LIMIT ?`,
       [afterId, limit],
     );
-    return rows.map((r) => ({ ...r, id: Number(r.id), first: Number(r.first), last: Number(r.last), attempts: Number(r.attempts), leased: Number(r.leased) === 1 }));
+    return rows.map((r) => ({ ...r, id: Number(r.id), first: Number(r.first), last: Number(r.last), attempts: Number(r.attempts), key: r.key ?? null, leased: Number(r.leased) === 1 }));
   }
 
   /** Per stage: seconds from its first job's queuing to its last job's end (null while one is open): where a run's

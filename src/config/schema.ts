@@ -19,7 +19,7 @@ export const configSchema = z
       .strict(),
     worker: z
       .object({
-        stages: z.array(z.enum(['features', 'match', 'pair'])).min(1),
+        stages: z.array(z.enum(['crawl', 'features', 'match', 'pair'])).min(1),
         concurrency: pos(),
         leaseSeconds: z.number().positive(),
         pollSeconds: z.number().positive(),

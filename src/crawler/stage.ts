@@ -34,6 +34,8 @@ export interface CrawlOptions {
   /** One cycle and return (what every call does: the daemon schedules cycles); kept for the stage contract. */
   once?: boolean;
   site?: string;
+  /** Only these sites (a crawl job's host group; names without an enabled profile are skipped). */
+  sites?: readonly string[];
   signal?: AbortSignal;
   progress?: Progress;
   logger?: Logger;
@@ -595,6 +597,11 @@ export async function runCrawl(bank: Bank, config: Config, opts: CrawlOptions = 
   const report = loadSitesReport(sitesDir);
   let sites = report.sites.filter((s) => s.enabled);
   let loadErrors: SiteLoadError[] = report.errors;
+  if (opts.sites) {
+    const only = new Set(opts.sites);
+    sites = sites.filter((s) => only.has(s.name));
+    loadErrors = loadErrors.filter((e) => e.site !== undefined && only.has(e.site));
+  }
   if (opts.site) {
     sites = sites.filter((s) => s.name === opts.site);
     loadErrors = loadErrors.filter((e) => e.site === opts.site);

@@ -39,9 +39,14 @@ export interface CycleOptions {
   crawlOptions?: StageExtras['crawl'];
 }
 
-/** Scale-out mode (a PostgreSQL bank): the daemon crawls and exports, and only schedules the other stages as jobs for
- *  `capbridge worker` processes (src/worker/); the features step of the cycle is one scheduling round, match and pair
- *  are the workers'. */
+/** Scale-out mode (a PostgreSQL bank): the daemon exports, and only schedules the stages as jobs for `capbridge worker`
+ *  processes (src/worker/): its crawl step queues one crawl job per host group (workers with `--stages crawl` run
+ *  them), its features step is one scheduling round, match and pair are the workers'. */
+async function queueCrawl(bank: Bank, config: Config, opts: CycleOptions): Promise<Record<string, unknown>> {
+  const { queueCrawlJobs } = await import('../worker/crawl-jobs.js');
+  return { ...(await queueCrawlJobs(bank, config, { sitesDir: opts.crawlOptions?.sitesDir })), scaleOut: true };
+}
+
 async function scheduleRound(bank: Bank, config: Config): Promise<Record<string, unknown>> {
   const { schedule } = await import('../worker/schedule.js');
   return { ...(await schedule(bank, config)), scaleOut: true };
@@ -68,7 +73,11 @@ export async function runCycle(bank: Bank, config: Config, opts: CycleOptions): 
     const rep: StageReport = { stage, result: 'ok', ms: 0 };
     logger.info(`${stage}: started`);
     try {
-      const summary = scaleOut && stage === 'features' ? await scheduleRound(bank, config) : await runStage(stage, bank, config, opts);
+      const summary = !scaleOut
+        ? await runStage(stage, bank, config, opts)
+        : stage === 'crawl'
+          ? await queueCrawl(bank, config, opts)
+          : await scheduleRound(bank, config);
       rep.summary = summary;
       if (signal?.aborted || summary?.aborted === true) rep.result = 'aborted';
       metrics?.recordSummary(stage, summary ?? {});

@@ -30,7 +30,7 @@ export interface StageOptions {
 
 /** What one stage takes beyond StageOptions (its own knobs, for the commands and benchmarks that use them). */
 export interface StageExtras {
-  crawl: Pick<CrawlOptions, 'site' | 'sitesDir' | 'retryGivenUp' | 'resolve' | 'clock' | 'random'>;
+  crawl: Pick<CrawlOptions, 'site' | 'sites' | 'sitesDir' | 'retryGivenUp' | 'resolve' | 'clock' | 'random'>;
   features: Record<never, never>;
   match: Pick<MatchOptions, 'top' | 'batchSize' | 'onSource' | 'retryFailed'>;
   pair: Pick<PairingOptions, 'batchSize' | 'all' | 'scorer' | 'minLevel'>;

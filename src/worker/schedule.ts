@@ -3,7 +3,7 @@
 // queued only when no features job is open (a source is matched against every featured target), pair jobs only
 // when no match job is open. One scheduler at a time (a PostgreSQL advisory lock; others skip the round), so it can
 // run in every idle worker and in the daemon without queuing a range twice.
-import { CandidatesRepo, JOB_STAGES, JobsRepo, LshRepo, PairsRepo, type BankScope, type IdRange, type JobStage } from '../bank/index.js';
+import { CandidatesRepo, JobsRepo, LshRepo, PairsRepo, SCHEDULED_STAGES, type BankScope, type IdRange, type ScheduledStage } from '../bank/index.js';
 import type { Bank } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 
@@ -13,16 +13,16 @@ const PAGE = 1000;
 
 export interface ScheduleResult {
   /** The stage that got jobs this round, or null. */
-  stage: JobStage | null;
+  stage: ScheduledStage | null;
   jobs: number;
   /** A stage whose open jobs hold the later stages back (null when none is open). */
-  waitingFor: JobStage | null;
+  waitingFor: ScheduledStage | null;
   /** False when another process was scheduling (nothing done). */
   scheduled: boolean;
 }
 
 /** Pending item ids of a stage, in id order, after `afterId`. */
-async function pendingIds(tx: BankScope, stage: JobStage, afterId: number): Promise<number[]> {
+async function pendingIds(tx: BankScope, stage: ScheduledStage, afterId: number): Promise<number[]> {
   if (stage === 'features') return (await tx.items.listByStatus(null, 'new', PAGE, afterId)).map((i) => i.id);
   if (stage === 'match') {
     const seq = await tx.repo(LshRepo).sequence();
@@ -44,7 +44,7 @@ export async function schedule(bank: Bank, config: Config): Promise<ScheduleResu
   return bank.transaction(async (tx) => {
     const jobs = tx.repo(JobsRepo);
     if (!(await jobs.tryLockScheduler())) return { stage: null, jobs: 0, waitingFor: null, scheduled: false };
-    for (const stage of JOB_STAGES) {
+    for (const stage of SCHEDULED_STAGES) {
       if (await jobs.open(stage)) return { stage: null, jobs: 0, waitingFor: stage, scheduled: true };
       const ids: number[] = [];
       for (let after = 0; ids.length < ROUND_MAX; ) {

@@ -7,9 +7,9 @@
 import os from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import client from 'prom-client';
-import { JOB_STAGES, JobsRepo, type Bank, type Job, type JobStage } from '../bank/index.js';
+import { SCHEDULED_STAGES, JobsRepo, type Bank, type Job, type JobStage } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
-import { loadStage, warmStage } from '../pipeline/stages.js';
+import { loadStage, warmStage, type StageExtras } from '../pipeline/stages.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { schedule } from './schedule.js';
@@ -26,6 +26,15 @@ export interface WorkerOptions {
   /** SIFT threads per job (default config sift.threads). */
   threads?: number;
   metrics?: WorkerMetrics;
+  /** Options of the crawl stage for crawl jobs (tests point made-up host names at loopback). */
+  crawl?: StageExtras['crawl'];
+}
+
+/** The sites of a crawl job (its key: a JSON list of site names, see crawl-jobs.ts). */
+export function crawlJobSites(job: Job): string[] {
+  const sites: unknown = JSON.parse(job.key ?? '[]');
+  if (!Array.isArray(sites) || !sites.every((s) => typeof s === 'string')) throw new Error(`crawl job ${job.id}: its key is not a list of sites`);
+  return sites;
 }
 
 export interface WorkerSummary {
@@ -88,7 +97,7 @@ export class Worker {
       stages: opts.stages,
       running: [],
       lastError: null,
-      summary: { id, claims: 0, done: { features: 0, match: 0, pair: 0 }, failed: 0, items: { features: 0, match: 0, pair: 0 }, ms: 0 },
+      summary: { id, claims: 0, done: { crawl: 0, features: 0, match: 0, pair: 0 }, failed: 0, items: { crawl: 0, features: 0, match: 0, pair: 0 }, ms: 0 },
     };
   }
 
@@ -127,7 +136,7 @@ export class Worker {
         if (this.opts.drain && round.scheduled && round.waitingFor === null && !this.state.running.length) break;
         // Other workers still hold the last jobs of a stage: meanwhile, do what the next stage starts with (load
         // the index, count new captions), so that the wait at each stage's end is not lost.
-        const next = round.waitingFor ? JOB_STAGES[JOB_STAGES.indexOf(round.waitingFor) + 1] : undefined;
+        const next = round.waitingFor ? SCHEDULED_STAGES[SCHEDULED_STAGES.indexOf(round.waitingFor) + 1] : undefined;
         if (next && next !== warmed && this.opts.stages.includes(next)) {
           warmed = next;
           const t0 = performance.now();
@@ -171,8 +180,12 @@ export class Worker {
       );
     }, Math.max(250, Math.floor(this.leaseMs / 3)));
     try {
-      logger?.info(`worker: ${job.stage} ${job.first}..${job.last} (job ${job.id}, attempt ${job.attempts})`);
-      const r = await (await loadStage(job.stage))(this.bank, this.config, { signal: ac.signal, logger, threads: this.opts.threads, idRange: job });
+      logger?.info(`worker: ${job.stage} ${job.key ?? `${job.first}..${job.last}`} (job ${job.id}, attempt ${job.attempts})`);
+      const common = { signal: ac.signal, logger, threads: this.opts.threads };
+      const r =
+        job.stage === 'crawl'
+          ? await (await loadStage('crawl'))(this.bank, this.config, { ...common, sites: crawlJobSites(job), ...this.opts.crawl })
+          : await (await loadStage(job.stage))(this.bank, this.config, { ...common, idRange: job });
       if (r.aborted) {
         await jobs.release(job.id, this.state.id);
         metrics?.jobs.inc({ stage: job.stage, result: 'released' });

@@ -3,6 +3,7 @@
 //   1 banks (foundation) · 2 features (sift) · 3 index + candidates (lsh-index) · 4 comparability
 //   5 crawler · 6 pairs + exports (export) · 7 daemon · 8 reviews (review) · 10 items.credit (extract)
 //   11 sentence pairs (export) · 13 picture hashes and twins (sift) · 15 jobs of the workers (scale)
+//   16 crawl jobs keyed by host group (scale)
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
 import { m002Features } from './002-features.js';
@@ -16,6 +17,7 @@ import { m010Credit } from './010-credit.js';
 import { m011SentencePairs } from './011-sentence-pairs.js';
 import { m013Twins } from './013-twins.js';
 import { m015Jobs } from './015-jobs.js';
+import { m016CrawlJobs } from './016-crawl-jobs.js';
 import { m012CandidateModel } from './012-candidate-model.js';
 
 // One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
@@ -33,6 +35,7 @@ export const migrations: Migration[] = [
   m011SentencePairs,
   m013Twins,
   m015Jobs,
+  m016CrawlJobs,
   m012CandidateModel,
 ].sort((a, b) => a.version - b.version);
 export type { Migration };
