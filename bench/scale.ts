@@ -12,7 +12,10 @@
 //   the import is not timed; the timed part is from starting the workers (`--drain`, sift.threads 1 each, one job
 //   at a time) to the last one's exit. SQLite: `capbridge index`, `match`, `pair` one after the other, sift.threads 1
 //   (one process doing what one worker does).
-// Prints ONE JSON line. Options: --images N (default 5000), --workers 1,2,4, --skip-sqlite, --skip-kill, --logs (each
+//   Sources are imported in harvest order: those with a counterpart spread among those without (a night's crawl does
+//   not sort them), so each match job holds both kinds; --grouped imports all copies first, then all unrelated photos
+//   (the worst case for balance: the last jobs are all the expensive unmatched searches).
+// Prints ONE JSON line. Options: --images N (default 5000), --workers 1,2,4, --skip-sqlite, --skip-kill, --grouped, --logs (each
 // worker's log, JSON lines with timestamps, to bench/out/scale/N/worker-<run>-<k>.log: where a run's time went).
 // Needs `npm run build` (the workers run the compiled CLI, as deployed) and PostgreSQL installed (as for npm test).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -73,6 +76,8 @@ const TRANSFORMS: Array<(s: sharp.Sharp) => sharp.Sharp | Promise<sharp.Sharp>> 
 ];
 const tRows: string[] = [];
 const sRows: string[] = [];
+const copyRows: string[] = [];
+const loneRows: string[] = [];
 for (let i = 0; i < nTargets; i++) {
   const f = await small(photos[i]!, path.join(dir, `t${i + 1}.jpg`));
   tRows.push(`t${i + 1}\t${f}\t${ZH[i % ZH.length]}`);
@@ -87,12 +92,15 @@ for (let k = 0; k < copies; k++) {
     const buf = await (await TRANSFORMS[k % TRANSFORMS.length]!(sharp(path.join(dir, `t${i + 1}.jpg`)))).jpeg({ quality: 80 }).toBuffer();
     fs.writeFileSync(f, buf);
   }
-  sRows.push(`s${k + 1}\t${f}\t${EN[i % EN.length]}`);
+  copyRows.push(`s${k + 1}\t${f}\t${EN[i % EN.length]}`);
 }
 for (let k = 0; k < lone; k++) {
   const f = await small(photos[nTargets + k]!, path.join(dir, `u${k + 1}.jpg`));
-  sRows.push(`u${k + 1}\t${f}\t${EN[(k * 5) % EN.length]}`);
+  loneRows.push(`u${k + 1}\t${f}\t${EN[(k * 5) % EN.length]}`);
 }
+const grouped = argv.includes('--grouped');
+if (grouped) sRows.push(...copyRows, ...loneRows);
+else for (let k = 0; k < Math.max(copies, lone); k++) sRows.push(...[copyRows[k], loneRows[k]].filter((r): r is string => r !== undefined));
 const manifest = (name: string, rows: string[]) => {
   const f = path.join(dir, `${name}.tsv`);
   fs.writeFileSync(f, ['id\timage\tcaption', ...rows].join('\n') + '\n');
@@ -211,7 +219,7 @@ process.stdout.write(
     bench: 'scale',
     date: new Date().toISOString(),
     machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model.split(' ').slice(0, 2).join(' '), loadavgAtStart: loadAtStart, loadavg: load() },
-    images: { total: N, targets: nTargets, sourcesWithCounterpart: copies, sourcesWithout: lone, maxSide: 360 },
+    images: { total: N, targets: nTargets, sourcesWithCounterpart: copies, sourcesWithout: lone, maxSide: 360, sourceOrder: grouped ? 'grouped' : 'interleaved' },
     runs,
     ratioToOneWorker: Object.fromEntries(WORKERS.map((w) => [w, ratio(w)])),
     sqliteOverOneWorker: runs.sqlite && runs.pg1 ? round(runs.sqlite.imagesPerS / runs.pg1.imagesPerS) : null,
