@@ -1,10 +1,12 @@
 // lsh.window (the news case): with a window of N days a source keeps only the targets harvested within N days of
-// it; without a window (0, the default) every target is a candidate.
+// it; without a window (0, the default) every target is a candidate. A target outside the window takes no place in
+// the shortlist, and a match run's index holds only the targets within the window of its oldest pending source.
 import { expect } from 'chai';
 import path from 'node:path';
 import { Bank, CandidatesRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { runMatch } from '../src/lsh-index/stage.js';
+import { openIndex } from '../src/lsh-index/store.js';
 import { tempDir } from './helpers.js';
 import { TRANSFORMS, scene } from './lsh-helpers.js';
 
@@ -45,5 +47,39 @@ describe('lsh.window', function () {
     };
     expect(await run(0)).to.deep.equal(['near', 'old']);
     expect(await run(7)).to.deep.equal(['near']);
+  });
+
+  it('a target outside the window takes no shortlist place, and the index holds only the window of the oldest pending source', async () => {
+    const now = Date.now();
+    const png = await scene(710);
+    const bank = await Bank.open(path.join(tempDir('capbridge-window-'), 'data'));
+    try {
+      const { config } = loadConfig({});
+      config.lsh.window = 7;
+      config.lsh.shortlist = 1; // the old, identical photo has the most votes: it would take the only place
+      const s = await add(bank, 'source', 's1', png, new Date(now).toISOString());
+      const near = await add(bank, 'target', 'near', await TRANSFORMS.crop!(png), new Date(now - 2 * DAY).toISOString());
+      await add(bank, 'target', 'old', png, new Date(now - 40 * DAY).toISOString());
+      await add(bank, 'target', 'older', await TRANSFORMS.rotation!(png), new Date(now - 90 * DAY).toISOString());
+      const m = await runMatch(bank, config, { threads: 1 });
+      expect((await bank.repo(CandidatesRepo).listFor(s)).map((c) => c.targetItemId)).to.deep.equal([near]);
+      expect(m.indexedImages, 'the targets older than the window are not held').to.equal(1);
+      // a source harvested 45 days ago needs the old targets back: its run holds them again
+      await add(bank, 'source', 's2', png, new Date(now - 45 * DAY).toISOString());
+      const m2 = await runMatch(bank, config, { threads: 1 });
+      expect(m2.indexedImages).to.equal(2); // old (5 days from s2) and near (43 days: outside, but newer than the floor)
+      expect(m2.sources).to.equal(1);
+      // a source 60 days old: its window holds only a mirrored copy (62 days), while the identical photo of 40 days ago,
+      // out of its window, is held in memory (newer than the floor) and has the most votes: it must not take the place
+      const weak = await add(bank, 'target', 'weak', await TRANSFORMS.mirror!(png), new Date(now - 62 * DAY).toISOString());
+      const s3 = await add(bank, 'source', 's3', png, new Date(now - 60 * DAY).toISOString());
+      await runMatch(bank, config, { threads: 1 });
+      expect((await bank.repo(CandidatesRepo).listFor(s3)).map((c) => c.targetItemId)).to.deep.equal([weak]);
+      expect((await bank.repo(CandidatesRepo).listFor(s)).map((c) => c.targetItemId)).to.deep.equal([near]);
+      // without the window, the whole index is held again
+      expect((await openIndex(bank, { ...config, lsh: { ...config.lsh, window: 0 } })).index.size).to.equal(4);
+    } finally {
+      await bank.close();
+    }
   });
 });

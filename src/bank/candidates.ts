@@ -150,6 +150,16 @@ export class CandidatesRepo {
     return this.db.all(`SELECT i.id, i.image_sha256 AS "imageSha256" ${this.pendingWhere} AND i.id > @afterId ORDER BY i.id LIMIT @limit`, { seq, afterId, limit });
   }
 
+  /** When the earliest-harvested pending source (ids in the range, when given) was harvested (fetched, else imported;
+   *  ISO), or null when none is pending: how far back a match run's index must reach under lsh.window. */
+  async oldestPendingHarvest(seq: number, range?: { first: number; last: number }): Promise<string | null> {
+    const r = await this.db.get<{ at: string | null }>(
+      `SELECT MIN(COALESCE(i.fetched_at, i.imported_at)) AS at ${this.pendingWhere} AND i.id BETWEEN @first AND @last`,
+      { seq, first: range?.first ?? 0, last: range?.last ?? Number.MAX_SAFE_INTEGER },
+    );
+    return r?.at ?? null;
+  }
+
   async countPending(seq: number): Promise<number> {
     return Number((await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n ${this.pendingWhere}`, { seq }))!.n);
   }

@@ -9,6 +9,8 @@ export interface LshRow {
   imageSha256: string;
   count: number;
   codes: Uint32Array;
+  /** When the target item was harvested (fetched, else imported; ISO), for lsh.window. */
+  harvestedAt: string | null;
 }
 
 /** SQL: item i's image has features, its own or a near-identical picture's (image_twins). */
@@ -115,11 +117,12 @@ export class LshRepo {
 
   /** Rows with id > afterId, in id order. */
   async *rowsAfter(afterId: number): AsyncGenerator<LshRow> {
-    for await (const r of this.db.iterate<{ id: number; itemId: number; imageSha256: string; count: number; codes: Buffer }>(
-      'SELECT id, item_id AS "itemId", image_sha256 AS "imageSha256", count, codes FROM lsh_codes WHERE id > ? ORDER BY id',
+    for await (const r of this.db.iterate<{ id: number; itemId: number; imageSha256: string; count: number; codes: Buffer; harvestedAt: string | null }>(
+      `SELECT l.id, l.item_id AS "itemId", l.image_sha256 AS "imageSha256", l.count, l.codes, COALESCE(i.fetched_at, i.imported_at) AS "harvestedAt"
+       FROM lsh_codes l LEFT JOIN items i ON i.id = l.item_id WHERE l.id > ? ORDER BY l.id`,
       [afterId],
     )) {
-      yield { id: Number(r.id), itemId: Number(r.itemId), imageSha256: r.imageSha256, count: r.count, codes: blobToUint32(r.codes) };
+      yield { id: Number(r.id), itemId: Number(r.itemId), imageSha256: r.imageSha256, count: r.count, codes: blobToUint32(r.codes), harvestedAt: r.harvestedAt ?? null };
     }
   }
 

@@ -25,6 +25,15 @@ export interface SearchParams extends VerifyParams {
   /** Sketch Hamming bound of that re-matching: looser than matchHamming, so the ratio test sees the true
    *  second neighbour (exhaustive matching in effect). */
   recollideHamming: number;
+  /** lsh.window: only images whose time (`at`, per slot, epoch ms) is within [lo, hi] are shortlisted; the rest
+   *  take no place in the shortlist (they could not be candidates). Absent: every image. */
+  window?: SlotWindow;
+}
+
+export interface SlotWindow {
+  at: ArrayLike<number>;
+  lo: number;
+  hi: number;
 }
 
 export interface Hit extends Verification {
@@ -197,7 +206,7 @@ async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchPar
   const pr = index.probe(v.vecs, n);
   const t1 = performance.now();
   const { votes, found } = scanVotes(index, pr.probes, pr.sketches, n, p);
-  const shortlist = topK(votes, mirrored ? Math.min(p.shortlist, p.mirrorShortlist) : p.shortlist, index.tieKeys);
+  const shortlist = topK(votes, mirrored ? Math.min(p.shortlist, p.mirrorShortlist) : p.shortlist, index.tieKeys, p.window);
   const t2 = performance.now();
   const pos = new Int32Array(index.slots).fill(-1);
   shortlist.forEach((s, i) => (pos[s] = i));
@@ -311,7 +320,7 @@ export async function search(index: LshIndex, load: SlotLoader, query: Features,
 
 
 /** Indexes of the k largest values with a positive count, largest first. */
-export function topK(v: Float32Array | Uint32Array, k: number, key?: ArrayLike<number>): number[] {
+export function topK(v: Float32Array | Uint32Array, k: number, key?: ArrayLike<number>, window?: SlotWindow): number[] {
   // One pass keeping the k best in a short sorted list: at 100k images most slots get a vote, and sorting
   // them all cost more than the rest of the ranking. Equal votes rank by `key` (the index's tie keys: the
   // target item id, so that the shortlist does not depend on the order the images were loaded in), else by slot.
@@ -320,6 +329,7 @@ export function topK(v: Float32Array | Uint32Array, k: number, key?: ArrayLike<n
   for (let i = 0; i < v.length; i++) {
     const x = v[i]!;
     if (!(x > 0) || k <= 0) continue;
+    if (window && !(window.at[i]! >= window.lo && window.at[i]! <= window.hi)) continue;
     if (best.length === k && !before(i, best[k - 1]!)) continue;
     let j = best.length < k ? best.length : k - 1;
     best[j] = i;

@@ -14,7 +14,7 @@ import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
 import type { Features } from './features.js';
 import { search, type Hit } from './searcher.js';
-import { indexTargets, searchParams, syncIndex, type IndexHandle } from './store.js';
+import { indexTargets, openIndex, searchParams, syncIndex, type IndexHandle } from './store.js';
 import { errorMessage } from '../util/errors.js';
 import { inThreadViews, poolViews, searchProgressive, viewParams, type GreyImage, type ViewRunner } from './views.js';
 
@@ -181,11 +181,15 @@ export async function rankAgainstIndex(
   grey?: () => Promise<GreyImage | undefined>,
   runViews?: ViewRunner,
   allowViews?: (evidence: number) => boolean,
+  /** When the source was harvested (epoch ms), for lsh.window: only targets within the window are shortlisted. */
+  sourceAt?: number,
 ): Promise<{ cand: CandidateInput[]; hits: Hit[]; usedViews: boolean; evidence: number | null }> {
   const load = (s: number) => handle.load(s);
+  const w = config.lsh.window * 86_400_000;
+  const p = { ...searchParams(config), window: w && sourceAt !== undefined && Number.isFinite(sourceAt) ? { at: handle.harvestedAt, lo: sourceAt - w, hi: sourceAt + w } : undefined };
   const r = grey
-    ? await searchProgressive(handle.index, load, q, searchParams(config), viewParams(config), config.sift, grey, runViews, allowViews)
-    : { ...(await search(handle.index, load, q, searchParams(config))), usedViews: false, evidence: null };
+    ? await searchProgressive(handle.index, load, q, p, viewParams(config), config.sift, grey, runViews, allowViews)
+    : { ...(await search(handle.index, load, q, p)), usedViews: false, evidence: null };
   const minScore = config.match.minScore;
   const cand: CandidateInput[] = [];
   const twins = handle.bank.repo(TwinsRepo);
@@ -263,13 +267,19 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
     sources: 0, withCandidates: 0, candidates: 0, viewed: 0, reused: 0, failed: 0, twins: fs.twins, aborted: fs.aborted, ms: 0,
   };
   if (opts.signal?.aborted) return { ...summary, aborted: true, ms: performance.now() - t0 };
-  const { handle, summary: is } = await syncIndex(bank, config, { signal: opts.signal, logger: opts.logger });
-  summary.indexed = is.indexed;
-  summary.indexedImages = is.images;
-  summary.indexMemoryBytes = is.memoryBytes;
+  summary.indexed = (await indexTargets(bank, config, { signal: opts.signal, logger: opts.logger })).indexed;
   const cands = bank.repo(CandidatesRepo);
   const feats = bank.repo(FeaturesRepo);
   const seq = await bank.repo(LshRepo).sequence();
+  // lsh.window bounds the index in memory: targets harvested before the window of this run's oldest pending source
+  // could be nobody's candidate here, and are dropped (the search masks what is outside each source's window, so
+  // what a process holds beyond that changes no result).
+  const windowMs = config.lsh.window * 86_400_000;
+  const oldest = windowMs ? await cands.oldestPendingHarvest(seq, range) : null;
+  const floor = oldest && Number.isFinite(Date.parse(oldest)) ? Date.parse(oldest) - windowMs : -Infinity;
+  const handle = await openIndex(bank, config, floor);
+  summary.indexedImages = handle.index.size;
+  summary.indexMemoryBytes = handle.index.memoryBytes();
   const total = await cands.countPending(seq);
   opts.progress?.setTotal(total);
   opts.logger?.info(`match: ${total} source items against ${handle.index.size} indexed target images`);
@@ -278,9 +288,8 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
   const views = new ViewPool(config, opts.threads, opts.logger);
   // picture -> its candidates (source px of `width`) and the sources showing it in this run
   const ranked = new Map<string, { cand: CandidateInput[]; width: number; members: { id: number; sha: string; width: number }[] }>();
-  const hopeful: { picture: string; id: number; sha: string; evidence: number }[] = []; // not confident, plausible candidate
+  const hopeful: { picture: string; id: number; sha: string; evidence: number; at?: number }[] = []; // not confident, plausible candidate
   // lsh.window (the news case): a source keeps only the candidates harvested within N days of it
-  const windowMs = config.lsh.window * 86_400_000;
   const harvestedAt = (i: Item | undefined) => (i ? Date.parse(i.fetchedAt ?? i.importedAt ?? '') : NaN);
   const inWindow = async (sourceId: number, cand: CandidateInput[]): Promise<CandidateInput[]> => {
     if (!windowMs || !cand.length) return cand;
@@ -319,7 +328,7 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
       const w0 = performance.now();
       let r: Awaited<ReturnType<typeof rankAgainstIndex>>;
       try {
-        r = await rankAgainstIndex(handle, k < budget ? config : denseOnly, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true);
+        r = await rankAgainstIndex(handle, k < budget ? config : denseOnly, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true, h.at);
       } catch (err) {
         if (isStoreUnavailable(err)) throw err;
         // the views of one picture failed: its sources keep their plain search's candidates, and say why
@@ -386,8 +395,10 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
           const q = await feats.get(s.imageSha256);
           if (q && handle.index.size) {
             // One search per picture: a source showing a picture already ranked in this run (the same image, or
-            // a near-identical copy) takes its candidates, in its own pixels.
-            const picture = q.twinOf ?? s.imageSha256;
+            // a near-identical copy) takes its candidates, in its own pixels. Under lsh.window, only a source
+            // harvested at the same time does (another time has another window, so another search).
+            const at = windowMs ? harvestedAt(await bank.items.byId(s.id)) : undefined;
+            const picture = (q.twinOf ?? s.imageSha256) + (at === undefined ? '' : `@${at}`);
             const width = q.width / q.scale;
             const seen = ranked.get(picture);
             if (seen) {
@@ -398,10 +409,10 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
               // The plain search only: views are handed out after the run's plain searches (below).
               const c0 = process.cpuUsage();
               const w0 = performance.now();
-              const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(s.imageSha256)), views.run, () => false);
+              const r = await rankAgainstIndex(handle, config, q, top, greyLoader(config, () => bank.images.read(s.imageSha256)), views.run, () => false, at);
               cand = r.cand;
               ranked.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }] });
-              if (r.evidence !== null) hopeful.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence });
+              if (r.evidence !== null) hopeful.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence, at });
               const cpu = process.cpuUsage(c0);
               opts.onSource?.({ itemId: s.id, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: false, candidates: cand.length });
             }

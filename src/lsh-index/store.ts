@@ -58,13 +58,34 @@ export class IndexHandle {
   readonly key: string;
   private slots: SlotInfo[] = [];
   private slotByRow = new Map<number, number>();
+  /** Rows not loaded because their target was harvested before `floor` (lsh.window). */
+  private skippedRows = new Set<number>();
   private loadedUpTo = 0;
   private sig = { count: -1, maxId: -1 };
   private cache = new Map<string, Prepared>();
+  /** Each slot's harvest time (epoch ms; NaN when unknown), for lsh.window. */
+  readonly harvestedAt: number[] = [];
 
-  constructor(readonly bank: Bank, params: LshParams) {
+  /** `floor` (epoch ms): targets harvested before it are not held (lsh.window's bound on memory); -Infinity: all. */
+  constructor(readonly bank: Bank, params: LshParams, public floor = -Infinity) {
     this.index = new LshIndex(params);
     this.key = paramsKey(params);
+  }
+
+  /** Drops the targets harvested before `floor` from memory, and loads none of them from now on. */
+  evictBefore(floor: number): number {
+    if (!(floor > this.floor)) return 0;
+    this.floor = floor;
+    let n = 0;
+    for (const [rowId, slot] of this.slotByRow) {
+      if (this.harvestedAt[slot]! < floor) {
+        this.index.remove(slot);
+        this.slotByRow.delete(rowId);
+        this.skippedRows.add(rowId);
+        n++;
+      }
+    }
+    return n;
   }
 
   /** Brings the in-memory index in step with the rows (cheap when nothing changed). */
@@ -81,14 +102,22 @@ export class IndexHandle {
       batch.forEach((row, i) => {
         this.slots[slots[i]!] = { rowId: row.id, itemId: row.itemId, sha: row.imageSha256 };
         this.index.setTieKey(slots[i]!, row.itemId);
+        this.harvestedAt[slots[i]!] = row.harvestedAt ? Date.parse(row.harvestedAt) : NaN;
         this.slotByRow.set(row.id, slots[i]!);
-        this.loadedUpTo = row.id;
+        this.loadedUpTo = Math.max(this.loadedUpTo, row.id);
       });
       batch = [];
     };
-    for await (const row of repo.rowsAfter(this.loadedUpTo)) if (batch.push(row) >= Math.max(5000, this.index.size / 2)) flush();
+    for await (const row of repo.rowsAfter(this.loadedUpTo)) {
+      if (row.harvestedAt && Date.parse(row.harvestedAt) < this.floor) {
+        this.skippedRows.add(row.id);
+        this.loadedUpTo = row.id;
+        continue;
+      }
+      if (batch.push(row) >= Math.max(5000, this.index.size / 2)) flush();
+    }
     flush();
-    if (this.slotByRow.size !== sig.count) {
+    if (this.slotByRow.size + this.skippedRows.size !== sig.count) {
       const ids = await repo.ids();
       for (const [rowId, slot] of this.slotByRow) {
         if (!ids.has(rowId)) {
@@ -96,6 +125,7 @@ export class IndexHandle {
           this.slotByRow.delete(rowId);
         }
       }
+      for (const rowId of this.skippedRows) if (!ids.has(rowId)) this.skippedRows.delete(rowId);
     }
     this.sig = sig;
   }
@@ -182,29 +212,36 @@ export async function indexTargets(
 export async function syncIndex(
   bank: Bank,
   config: Config,
-  opts: { signal?: AbortSignal; progress?: Progress; logger?: Logger } = {},
+  opts: { signal?: AbortSignal; progress?: Progress; logger?: Logger; floor?: number } = {},
 ): Promise<{ handle: IndexHandle; summary: IndexSummary }> {
   const { indexed, removed } = await indexTargets(bank, config, opts);
-  const handle = await openIndex(bank, config);
+  const handle = await openIndex(bank, config, opts.floor);
   return { handle, summary: { indexed, removed, images: handle.index.size, memoryBytes: handle.index.memoryBytes() } };
 }
 
 /** The in-memory index of the rows written so far (no indexing): what syncIndex returns, and what an idle worker
- *  loads ahead of its first match job. */
-export async function openIndex(bank: Bank, config: Config): Promise<IndexHandle> {
+ *  loads ahead of its first match job. `floor` (epoch ms; lsh.window): targets harvested before it are dropped from
+ *  memory (a run whose sources need older ones gets a handle loaded anew). */
+export async function openIndex(bank: Bank, config: Config, floor = -Infinity): Promise<IndexHandle> {
   const repo = bank.repo(LshRepo);
   const key = paramsKey(lshParams(config));
   // A new in-memory index when the codes' parameters changed, or when the bank outgrew the bucket width
   // (auto bits grow by one as the bank doubles; stored codes are kept, only the buckets are rebuilt).
   // The bank's keypoint total comes from the open index once it has loaded the new rows (a search is not
-  // charged a SUM over every lsh_codes row); only a process's first open asks the bank.
+  // charged a SUM over every lsh_codes row); only a process's first open asks the bank. An index bounded by
+  // lsh.window holds fewer keypoints than the bank: its width follows the bank's total (asked each time), so that
+  // every process, whatever its bound, buckets alike.
   let handle = handles.get(bank);
-  if (handle?.key === key) await handle.refresh();
-  else handle = undefined;
+  if (handle?.key !== key || floor < handle.floor) handle = undefined;
+  else {
+    handle.evictBefore(floor);
+    await handle.refresh();
+  }
   const auto = config.lsh.bits === 'auto';
-  const params = lshParams(config, auto ? (handle ? handle.index.keypoints : await repo.keypointTotal()) : 0);
+  const held = handle && handle.floor === -Infinity && floor === -Infinity;
+  const params = lshParams(config, auto ? (held ? handle!.index.keypoints : await repo.keypointTotal()) : 0);
   if (!handle || params.bits > handle.index.params.bits || (!auto && params.bits !== handle.index.params.bits)) {
-    handle = new IndexHandle(bank, params);
+    handle = new IndexHandle(bank, params, floor);
     handles.set(bank, handle);
     await handle.refresh();
   }
