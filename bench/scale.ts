@@ -198,6 +198,16 @@ function pgCpuS(port: number): number | null {
   }
   return p.own + p.children + live;
 }
+/** The machine's CPU counters (/proc/stat, all cores): the share a hypervisor stole from this VM during a run is
+ *  steal / total of the difference (wall-clock comparisons between runs mean little when it differs). */
+function machineTicks(): { steal: number; total: number } {
+  const v = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  return { steal: v[7] ?? 0, total: v.reduce((a, b) => a + b, 0) };
+}
+const stealShare = (t0: { steal: number; total: number }) => {
+  const t = machineTicks();
+  return t.total > t0.total ? round((t.steal - t0.steal) / (t.total - t0.total), 3) : 0;
+};
 /** CPU seconds of this process's exited (reaped) children: the workers of the runs. */
 const childrenCpuS = () => procCpu('self')?.children ?? 0;
 
@@ -207,6 +217,8 @@ interface RunOut {
   imagesPerS: number;
   /** CPU seconds of the run's capbridge processes (workers, or the SQLite commands), and of the PostgreSQL server. */
   cpuS: { capbridge: number; postgres: number | null };
+  /** Share of the machine's CPU time the hypervisor took for other VMs during the run (/proc/stat steal). */
+  steal: number;
   pairs: number;
   emitted: number;
   samePairs?: boolean;
@@ -216,13 +228,14 @@ interface RunOut {
 }
 const runs: Record<string, RunOut> = {};
 let reference: string[] | null = null;
-const record = (name: string, wallS: number, cpuS: RunOut['cpuS'], { pairs, jobs, stageS, lshSequence }: Awaited<ReturnType<typeof pairsOf>>) => {
+const record = (name: string, wallS: number, cpuS: RunOut['cpuS'], steal: number, { pairs, jobs, stageS, lshSequence }: Awaited<ReturnType<typeof pairsOf>>) => {
   fs.writeFileSync(path.join(dir, `pairs-${name}.txt`), pairs.join('\n') + '\n'); // to diff when they differ
   reference ??= pairs;
   runs[name] = {
     wallS: round(wallS, 1),
     imagesPerS: round(N / wallS, 2),
     cpuS,
+    steal,
     pairs: pairs.length,
     emitted: pairs.filter((p) => !p.endsWith(' not emitted')).length,
     samePairs: JSON.stringify(pairs) === JSON.stringify(reference),
@@ -237,25 +250,28 @@ for (const w of WORKERS) {
   log(`${w} worker(s) on PostgreSQL...`);
   await new Promise((r) => setTimeout(r, 1000)); // the import's connections closed, their backends reaped
   const cpu0 = { capbridge: childrenCpuS(), postgres: pgCpuS(pg.port) };
+  const ticks0 = machineTicks();
   const t0 = performance.now();
   const ws = Array.from({ length: w }, () => worker(h.data, h.url, `pg${w}`));
   const codes = await Promise.all(ws.map((x) => x.done));
   const wall = (performance.now() - t0) / 1000;
+  const steal = stealShare(ticks0);
   if (codes.some((c) => c !== 0)) throw new Error(`a worker exited with ${codes.join(', ')}`);
   await new Promise((r) => setTimeout(r, 1000));
   const pgNow = pgCpuS(pg.port);
   const cpuS = { capbridge: round(childrenCpuS() - cpu0.capbridge, 1), postgres: pgNow !== null && cpu0.postgres !== null ? round(pgNow - cpu0.postgres, 1) : null };
-  record(`pg${w}`, wall, cpuS, await pairsOf(h.data, h.url));
+  record(`pg${w}`, wall, cpuS, steal, await pairsOf(h.data, h.url));
 }
 if (!argv.includes('--skip-sqlite')) {
   const data = freshDataDir();
   for (const b of ['source', 'target'] as const) await run(['--data', data, 'import', '--bank', b, '--manifest', manifests[b]]);
   log('SQLite, one process...');
   const cpu0 = childrenCpuS();
+  const ticks0 = machineTicks();
   const t0 = performance.now();
   for (const stage of ['index', 'match', 'pair']) await run(['--data', data, stage]);
   const wall = (performance.now() - t0) / 1000;
-  record('sqlite', wall, { capbridge: round(childrenCpuS() - cpu0, 1), postgres: null }, await pairsOf(data));
+  record('sqlite', wall, { capbridge: round(childrenCpuS() - cpu0, 1), postgres: null }, stealShare(ticks0), await pairsOf(data));
 }
 let kill: Record<string, unknown> | undefined;
 if (!argv.includes('--skip-kill')) {
