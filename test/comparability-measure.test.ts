@@ -8,6 +8,7 @@ import { createScorer, updateIdf, levelOf, BASELINE_MEASURE, DEFAULT_MEASURE } f
 import { ConceptSpace } from '../src/comparability/measure.js';
 import { Bank, TermStatsRepo } from '../src/bank/index.js';
 import { testLexicon, testLexiconDir } from './helpers/comparability.js';
+import { forEachBackend } from './helpers/backends.js';
 
 const { config } = loadConfig({ env: {} });
 
@@ -72,7 +73,7 @@ describe('comparability: the C-measure', () => {
     expect(r.level).to.equal(levelOf(r.c, r.fl, c2.comparability));
   });
 
-  it('keeps IDF in the bank current as captions arrive (incremental, by watermark)', async () => {
+  it('keeps IDF in the bank current as captions arrive (incremental, each caption once)', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-'));
     const bank = await Bank.open(dir);
     try {
@@ -103,6 +104,40 @@ describe('comparability: the C-measure', () => {
     } finally {
       await bank.close();
     }
+  });
+});
+
+forEachBackend('comparability: the IDF table counted by several processes at once', (be) => {
+  it('counts each caption once when two banks count at the same time, and a range counts only its items', async function () {
+    this.timeout(60_000);
+    const { config } = loadConfig({});
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-'));
+    const url = await be.url();
+    const a = await be.open(dir, { url });
+    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: { r: 10, g: 200, b: 30 } } }).png().toBuffer();
+    const img = await a.images.prepare(png);
+    await a.transaction(async (tx) => {
+      await tx.images.record(img);
+      for (let i = 0; i < 60; i++) {
+        await tx.items.upsert({ bank: 'source', extId: `s${i}`, caption: `Dog number ${i} runs on the beach.`, lang: 'eng', captionStatus: 'ok', captionReason: null, imageSha256: img.sha256 });
+        await tx.items.upsert({ bank: 'target', extId: `t${i}`, caption: i % 10 ? '一只狗在海滩上奔跑。' : '', lang: 'cmn', captionStatus: i % 10 ? 'ok' : 'empty', captionReason: null, imageSha256: img.sha256 });
+      }
+    });
+    const ids = (await a.items.list('source', 100, 0)).map((i) => i.id);
+    // a features job's range: the first 10 source items (and the target items among them)
+    const ranged = await updateIdf(a, config, { cacheDir: testLexiconDir(), idRange: { first: ids[0]!, last: ids[9]! } });
+    expect(ranged.added.source).to.equal(10);
+    // two processes (two banks on one database) count the rest at once, in small batches so that they interleave
+    const b = be.name === 'postgres' ? await be.open(dir, { url }) : a;
+    const [x, y] = await Promise.all([updateIdf(a, config, { cacheDir: testLexiconDir(), batchSize: 7 }), updateIdf(b, config, { cacheDir: testLexiconDir(), batchSize: 7 })]);
+    expect(x.added.source + y.added.source + ranged.added.source).to.equal(60);
+    expect(x.added.target + y.added.target + ranged.added.target).to.equal(54); // 6 captions are empty
+    const stats = await a.repo(TermStatsRepo).load();
+    expect(stats.docs).to.deep.equal({ en: 60, zh: 54 });
+    expect(stats.df.en.get('dog')).to.equal(60);
+    expect(stats.df.zh.get('狗')).to.equal(54);
+    if (b !== a) await b.close();
+    await a.close();
   });
 });
 

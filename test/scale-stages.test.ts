@@ -40,11 +40,15 @@ describe('stages on both bank backends', function () {
         expect(f).to.include({ stage: 'features', items: 5, failed: 0, aborted: false });
         expect(f.detail.indexed, 'the features stage indexes the targets').to.equal(3);
         expect(await bank.repo(LshRepo).countPending()).to.equal(0);
-        // what an idle worker does ahead of the match and pair jobs: the index loaded, the captions counted
+        // the features stage counts its items' captions into the IDF table (2 English, 3 Chinese)
+        expect(f.detail.captionsCounted).to.equal(5);
+        expect((await bank.repo(TermStatsRepo).load()).docs).to.deep.equal({ en: 2, zh: 3 });
+        for (const b of ['source', 'target'] as const) expect(await bank.repo(TermStatsRepo).anyUncounted(b)).to.equal(false);
+        // what an idle worker does ahead of the match and pair jobs: the index loaded, the lexicon loaded (nothing
+        // is left to count, and nothing is counted twice)
         await warmStage('match', bank, config);
         await warmStage('pair', bank, config);
-        const last = async (b: 'source' | 'target') => (await bank.items.list(b, 100, 0)).at(-1)!.id;
-        for (const b of ['source', 'target'] as const) expect(await bank.repo(TermStatsRepo).watermark(b)).to.equal(await last(b));
+        expect((await bank.repo(TermStatsRepo).load()).docs).to.deep.equal({ en: 2, zh: 3 });
         const m = await match(bank, config, { threads: 1 });
         expect(m).to.include({ stage: 'match', items: 2, failed: 0, aborted: false });
         expect(m.detail.indexed, 'match only loads the index').to.equal(0);

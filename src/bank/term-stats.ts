@@ -17,26 +17,49 @@ export class TermStatsRepo {
     return stats;
   }
 
-  /** Last item id of this bank already counted (0 when none). */
-  async watermark(bank: BankName): Promise<number> {
-    const row = await this.db.get<{ last_item: number }>('SELECT last_item FROM term_docs WHERE bank = ?', [bank]);
-    return Number(row?.last_item ?? 0);
+  /** Items of a bank whose caption the table has not counted yet (idf_counted, migration 18), in id order; only
+   *  ids in `range` when given (a features job's). `caption` is null where there is nothing to count (the caption
+   *  is empty or failed its language check): such an item is only marked. */
+  uncounted(bank: BankName, limit: number, afterId = 0, range?: { first: number; last: number }): Promise<{ id: number; caption: string | null }[]> {
+    return this.db
+      .all<{ id: number; caption: string | null }>(
+        `SELECT id, CASE WHEN caption_status = 'ok' THEN caption END AS caption FROM items
+         WHERE bank = ? AND idf_counted = 0 AND id > ? AND id <= ? ORDER BY id LIMIT ?`,
+        [bank, Math.max(afterId, range ? range.first - 1 : 0), range ? range.last : Number.MAX_SAFE_INTEGER, limit],
+      )
+      .then((rows) => rows.map((r) => ({ id: Number(r.id), caption: r.caption && r.caption.trim() ? r.caption : null })));
   }
 
-  /** Counts documents (each a caption's tokens) and moves the watermark; call inside a transaction. With `from`
-   *  (the watermark the documents were read after), nothing is counted and false returned when another process
-   *  moved the watermark meanwhile (workers on several machines update the table; each caption counts once). */
-  async addDocuments(lang: Lang, docs: string[][], bank: BankName, lastItem: number, from?: number): Promise<boolean> {
+  /** Whether a bank has captions left to count. */
+  async anyUncounted(bank: BankName): Promise<boolean> {
+    return (await this.db.get('SELECT 1 AS x FROM items WHERE bank = ? AND idf_counted = 0 LIMIT 1', [bank])) !== undefined;
+  }
+
+  /**
+   * Counts the documents of these items (each a caption's tokens; null: nothing to count) and marks the items
+   * counted; call inside a transaction. An item another process marked meanwhile is skipped, so each caption counts
+   * once however many processes count at the same time. Returns the documents counted.
+   */
+  async addDocuments(lang: Lang, docs: { itemId: number; tokens: string[] | null }[]): Promise<number> {
+    if (!docs.length) return 0;
+    // one writer at a time on PostgreSQL: concurrent upserts of overlapping terms in different orders deadlock
     if (this.db.dialect === 'postgres') await this.db.get('SELECT pg_advisory_xact_lock(7216019)');
-    if (from !== undefined && (await this.watermark(bank)) !== from) return false;
+    const mine = new Set<number>();
+    for (let i = 0; i < docs.length; i += 500) {
+      const ids = docs.slice(i, i + 500).map((d) => d.itemId);
+      const rows = await this.db.all<{ id: number }>(`UPDATE items SET idf_counted = 1 WHERE idf_counted = 0 AND id IN (${ids.map(() => '?').join(', ')}) RETURNING id`, ids);
+      for (const r of rows) mine.add(Number(r.id));
+    }
+    const counted = docs.filter((d) => d.tokens && mine.has(d.itemId));
+    if (!counted.length) return 0;
     const terms: [string, string][] = [];
-    for (const tokens of docs) for (const t of new Set(tokens)) terms.push([lang, t]);
+    for (const d of counted) for (const t of new Set(d.tokens!)) terms.push([lang, t]);
     await this.db.runMany('INSERT INTO term_df (lang, term, df) VALUES (?, ?, 1) ON CONFLICT(lang, term) DO UPDATE SET df = term_df.df + 1', terms);
     await this.db.run(
-      `INSERT INTO term_docs (lang, docs, bank, last_item) VALUES (?, ?, ?, ?)
-       ON CONFLICT(lang) DO UPDATE SET docs = term_docs.docs + excluded.docs, last_item = excluded.last_item`,
-      [lang, docs.length, bank, lastItem],
+      `INSERT INTO term_docs (lang, docs, bank, last_item) VALUES (?, ?, ?, 0)
+       ON CONFLICT(lang) DO UPDATE SET docs = term_docs.docs + excluded.docs`,
+      [lang, counted.length, lang === 'en' ? 'source' : 'target'],
     );
-    return true;
+    return counted.length;
   }
 }

@@ -1,5 +1,5 @@
 // The comparability layer's public interface: createScorer(config, { bank?, dataDir? }) → { score(en, zh) }.
-import type { Bank } from '../bank/index.js';
+import type { Bank, IdRange } from '../bank/index.js';
 import { TermStatsRepo } from '../bank/term-stats.js';
 import type { Config } from '../config/schema.js';
 import { Analyzer, type Analysis } from './analyze.js';
@@ -93,7 +93,7 @@ export function createScorer(config: Config, opts: ScorerOptions = {}): Scorer |
   const bank = opts.bank;
   if (!bank) return buildScorer(config, opts, lexicon, analyzer, measure, new TermStats());
   return (async () => {
-    if (opts.refreshIdf !== false) await countNewCaptions(bank, analyzer, config.comparability.maxCaptionChars);
+    if (opts.refreshIdf !== false) await countCaptions(bank, analyzer, config.comparability.maxCaptionChars);
     return buildScorer(config, opts, lexicon, analyzer, measure, await bank.repo(TermStatsRepo).load());
   })();
 }
@@ -188,53 +188,46 @@ function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, anal
 const round = (x: number): number => Math.round(x * 1e4) / 1e4;
 
 /**
- * Brings the bank's IDF table up to date with captions that arrived since the last call (items with a
- * non-empty caption in status 'ok', walked by id from a watermark; one transaction per batch). The export
- * stage calls it before scoring; it is cheap when nothing is new.
+ * Brings the bank's IDF table up to date with the captions not counted yet (items with a non-empty caption in status
+ * 'ok'; one transaction per batch), or only those of the items in `idRange` (a features job counts its own, so the
+ * workers share the counting and the pairing starts with nothing left). The pairing stage calls it before scoring;
+ * it is cheap when nothing is new. Processes counting at the same time count each caption once.
  */
 export async function updateIdf(
   bank: Bank,
   config: Config,
-  opts: { signal?: AbortSignal; batchSize?: number; dataDir?: string; cacheDir?: string } = {},
+  opts: { signal?: AbortSignal; batchSize?: number; dataDir?: string; cacheDir?: string; idRange?: IdRange } = {},
 ): Promise<{ added: { source: number; target: number } }> {
-  const lexicon = loadLexicon({ dataDir: opts.dataDir ?? bank.dataDir, cacheDir: opts.cacheDir });
-  const analyzer = new Analyzer(lexicon, { enCompounds: true });
-  const added = { source: 0, target: 0 };
-  for (;;) {
-    if (opts.signal?.aborted) break;
-    const step = await countNewCaptions(bank, analyzer, config.comparability.maxCaptionChars, opts.batchSize ?? 500, 1);
-    added.source += step.source;
-    added.target += step.target;
-    if (!step.more) break;
-    await new Promise((r) => setImmediate(r));
-  }
-  return { added };
+  const repo = bank.repo(TermStatsRepo);
+  if (!opts.idRange && !(await repo.anyUncounted('source')) && !(await repo.anyUncounted('target'))) return { added: { source: 0, target: 0 } };
+  const analyzer = new Analyzer(loadLexicon({ dataDir: opts.dataDir ?? bank.dataDir, cacheDir: opts.cacheDir }), { enCompounds: true });
+  return { added: await countCaptions(bank, analyzer, config.comparability.maxCaptionChars, opts) };
 }
 
-/**
- * Counts captions past the watermarks, batch by batch (one transaction each), at most maxBatches per bank. A caption
- * counts by its first maxChars characters, the most that scoring ever reads of it.
- */
-async function countNewCaptions(bank: Bank, analyzer: Analyzer, maxChars: number, batch = 500, maxBatches = Infinity): Promise<{ source: number; target: number; more: boolean }> {
+/** Counts the captions not counted yet (of `idRange` only, when given), batch by batch, one transaction each. */
+async function countCaptions(
+  bank: Bank,
+  analyzer: Analyzer,
+  maxChars: number,
+  opts: { signal?: AbortSignal; batchSize?: number; idRange?: IdRange } = {},
+): Promise<{ source: number; target: number }> {
   const repo = bank.repo(TermStatsRepo);
-  const added = { source: 0, target: 0, more: false };
+  const added = { source: 0, target: 0 };
   for (const which of ['source', 'target'] as const) {
     const lang = which === 'source' ? 'en' : 'zh';
-    for (let b = 0; ; b++) {
-      if (b >= maxBatches) {
-        added.more = true;
-        break;
-      }
-      const from = await repo.watermark(which);
-      const items = await bank.items.list(which, batch, from);
+    for (let after = 0; ; ) {
+      if (opts.signal?.aborted) return added;
+      const items = await repo.uncounted(which, opts.batchSize ?? 500, after, opts.idRange);
       if (!items.length) break;
-      const docs: string[][] = [];
-      for (const it of items) {
-        if (it.captionStatus !== 'ok' || !it.caption.trim()) continue;
+      after = items[items.length - 1]!.id;
+      // A caption counts by its first maxChars characters, the most that scoring ever reads of it.
+      const docs = items.map((it) => {
+        if (it.caption === null) return { itemId: it.id, tokens: null };
         const text = it.caption.length > maxChars ? it.caption.slice(0, maxChars) : it.caption;
-        docs.push((lang === 'en' ? analyzer.english(text) : analyzer.chinese(text)).tokens);
-      }
-      if (await bank.transaction((tx) => tx.repo(TermStatsRepo).addDocuments(lang, docs, which, items[items.length - 1]!.id, from))) added[which] += docs.length;
+        return { itemId: it.id, tokens: (lang === 'en' ? analyzer.english(text) : analyzer.chinese(text)).tokens };
+      });
+      added[which] += await bank.transaction((tx) => tx.repo(TermStatsRepo).addDocuments(lang, docs));
+      await new Promise((r) => setImmediate(r));
     }
   }
   return added;

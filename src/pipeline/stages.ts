@@ -39,7 +39,7 @@ export interface StageExtras {
 /** Each stage's own summary. */
 export interface StageDetails {
   crawl: CrawlSummary;
-  features: SiftStageSummary & { indexed: number };
+  features: SiftStageSummary & { indexed: number; captionsCounted: number };
   match: MatchSummary;
   pair: PairingSummary;
 }
@@ -76,8 +76,17 @@ const REGISTRY: Registry = {
   },
   features: async () => {
     const { runFeatures } = await import('../lsh-index/stage.js');
+    const { updateIdf } = await import('../comparability/index.js');
+    // The features of a range's items, then their captions into the IDF table: the counting (about 2 ms a caption)
+    // is spread over the features jobs, which run in parallel, instead of waiting for the pairing's start.
+    const run = async (bank: Bank, config: Config, o: StageOptions): Promise<StageDetails['features']> => {
+      const d = await runFeatures(bank, config, o);
+      if (d.aborted) return { ...d, captionsCounted: 0 };
+      const { added } = await updateIdf(bank, config, { idRange: o.idRange, signal: o.signal });
+      return { ...d, captionsCounted: added.source + added.target, aborted: o.signal?.aborted === true };
+    };
     return (bank, config, o = {}) =>
-      timed('features', () => runFeatures(bank, config, o), (d) => ({ items: d.featured + d.skipped + d.failed, failed: d.failed, aborted: d.aborted }))();
+      timed('features', () => run(bank, config, o), (d) => ({ items: d.featured + d.skipped + d.failed, failed: d.failed, aborted: d.aborted }))();
   },
   match: async () => {
     const { runMatch } = await import('../lsh-index/stage.js');
@@ -97,7 +106,7 @@ export function loadStage<N extends StageName>(name: N): Promise<Stage<N>> {
 /**
  * What a stage can do ahead of its first run, while a worker waits for the stage before it to finish (the stages go
  * in order): match loads the index of the target rows written so far (its runs then only add the rest), pairing
- * counts the captions that arrived into the IDF table and loads the lexicon. The work is the stage's own (a run
+ * counts the captions left uncounted into the IDF table and loads the lexicon. The work is the stage's own (a run
  * would do it first), so doing it early changes no result.
  */
 export async function warmStage(name: StageName, bank: Bank, config: Config, opts: { signal?: AbortSignal } = {}): Promise<void> {
@@ -107,6 +116,8 @@ export async function warmStage(name: StageName, bank: Bank, config: Config, opt
   } else if (name === 'pair') {
     const { updateIdf } = await import('../comparability/index.js');
     await updateIdf(bank, config, { signal: opts.signal });
+    const { loadLexicon } = await import('../comparability/lexicon.js');
+    loadLexicon({ dataDir: bank.dataDir });
   }
 }
 

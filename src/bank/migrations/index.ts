@@ -19,6 +19,7 @@ import { m013Twins } from './013-twins.js';
 import { m015Jobs } from './015-jobs.js';
 import { m016CrawlJobs } from './016-crawl-jobs.js';
 import { m017BlobStorage } from './017-blob-storage.js';
+import { m018IdfCounted } from './018-idf-counted.js';
 import { m012CandidateModel } from './012-candidate-model.js';
 
 // One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
@@ -38,6 +39,7 @@ export const migrations: Migration[] = [
   m015Jobs,
   m016CrawlJobs,
   m017BlobStorage,
+  m018IdfCounted,
   m012CandidateModel,
 ].sort((a, b) => a.version - b.version);
 export type { Migration };
