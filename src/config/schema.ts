@@ -93,6 +93,7 @@ export const configSchema = z
         farDistance: z.number().positive(),
         mirror: z.boolean(),
         mirrorShortlist: pos(),
+        featureCacheMB: nonneg(),
       })
       .strict(),
     match: z
