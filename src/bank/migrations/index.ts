@@ -3,7 +3,8 @@
 //   1 banks (foundation) · 2 features (sift) · 3 index + candidates (lsh-index) · 4 comparability
 //   5 crawler · 6 pairs + exports (export) · 7 daemon · 8 reviews (review) · 10 items.credit (extract)
 //   11 sentence pairs (export) · 13 picture hashes and twins (sift) · 15 jobs of the workers (scale)
-//   16 crawl jobs keyed by host group (scale)
+//   16 crawl jobs keyed by host group (scale) · 17 BLOB columns uncompressed on PostgreSQL (scale)
+//   18 captions counted into IDF per item (comparability, scale)
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
 import { m002Features } from './002-features.js';
