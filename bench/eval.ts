@@ -11,6 +11,7 @@ import { runEval } from '../src/pipeline/eval.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = process.env.CAPBRIDGE_SHARED_DATA ?? path.resolve(repoRoot, '..', 'shared', 'data');
+delete process.env.CAPBRIDGE_SHARED_DATA; // the bench's own variable, not a config key (loadConfig refuses unknown CAPBRIDGE_*)
 const set = path.join(shared, process.env.EVAL_SET ?? 'mining-flickr8k');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-bench-eval-'));
 const { config } = loadConfig({});
