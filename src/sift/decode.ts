@@ -66,13 +66,18 @@ export async function decodeGrey(buf: Uint8Array, opts: DecodeOptions): Promise<
     const after = f < 1 ? ` (${tw}x${th} after the downscale to sift.maxSide ${opts.maxSide})` : '';
     throw new DecodeError('too-small', `image too small: ${ow}x${oh}${after}, a side below sift.minSide ${minSide}`);
   }
-  try {
-    // failOn 'truncated': a cut-off file is an error, not a half-grey image. pages: 1 = first frame only.
+  // failOn 'truncated': a cut-off file is an error, not a half-grey image. pages: 1 = first frame only.
+  const decode = () => {
     let img = sharp(buf, { limitInputPixels: opts.maxPixels, failOn: 'truncated', pages: 1, page: 0 })
       .rotate()
       .flatten({ background: '#ffffff' });
     if (f < 1) img = img.resize(tw, th, { fit: 'fill', kernel: 'lanczos3' });
-    const { data, info } = await img.toColourspace('b-w').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+    return img.toColourspace('b-w').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+  };
+  try {
+    // libvips keeps one error buffer per process: a decode failing while other images decode on other threads can
+    // come back as "Unknown error" (its message cleared by them). Such a failure is decoded once more to learn why.
+    const { data, info } = await decode().catch((err: unknown) => (/unknown error/i.test(cleanSharpMessage(err)) ? decode() : Promise.reject(err)));
     if (info.channels !== 1) throw new DecodeError('decode', `decoder gave ${info.channels} channels, expected 1`);
     const grey = new Uint8Array(data.buffer, data.byteOffset, info.width * info.height);
     return {
