@@ -87,11 +87,15 @@ describe('comparability: the C-measure', () => {
       await add('source', 'a', 'A dog runs on the beach.');
       await add('source', 'b', 'A dog sleeps on a sofa.');
       await add('target', 'c', '一只狗在海滩上奔跑。');
+      const terms = bank.repo(TermStatsRepo);
+      expect(await terms.anyUncounted()).to.equal(true);
       const first = await updateIdf(bank, config, { cacheDir: testLexiconDir() });
       expect(first.added).to.deep.equal({ source: 2, target: 1 });
+      expect(await terms.anyUncounted()).to.equal(false);
       const again = await updateIdf(bank, config, { cacheDir: testLexiconDir() });
       expect(again.added).to.deep.equal({ source: 0, target: 0 });
       await add('source', 'd', 'A cat sleeps on a sofa.');
+      expect([await terms.anyUncounted(), await terms.anyUncounted('source'), await terms.anyUncounted('target')]).to.deep.equal([true, true, false]);
       // A scorer made on the bank counts what arrived since (the pairing stage gets current IDF without a call).
       const s = await createScorer(config, { bank, cacheDir: testLexiconDir() });
       expect(s.termStats.docs.en).to.equal(3);

@@ -44,6 +44,7 @@ describe('stages on both bank backends', function () {
         expect(f.detail.captionsCounted).to.equal(5);
         expect((await bank.repo(TermStatsRepo).load()).docs).to.deep.equal({ en: 2, zh: 3 });
         for (const b of ['source', 'target'] as const) expect(await bank.repo(TermStatsRepo).anyUncounted(b)).to.equal(false);
+        expect(await bank.repo(TermStatsRepo).anyUncounted()).to.equal(false);
         // what an idle worker does ahead of the match and pair jobs: the index loaded, the lexicon loaded (nothing
         // is left to count, and nothing is counted twice)
         await warmStage('match', bank, config);

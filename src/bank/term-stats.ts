@@ -30,9 +30,12 @@ export class TermStatsRepo {
       .then((rows) => rows.map((r) => ({ id: Number(r.id), caption: r.caption && r.caption.trim() ? r.caption : null })));
   }
 
-  /** Whether a bank has captions left to count. */
-  async anyUncounted(bank: BankName): Promise<boolean> {
-    return (await this.db.get('SELECT 1 AS x FROM items WHERE bank = ? AND idf_counted = 0 LIMIT 1', [bank])) !== undefined;
+  /** Whether a bank (none given: either bank) has captions left to count. */
+  async anyUncounted(bank?: BankName): Promise<boolean> {
+    const row = bank
+      ? await this.db.get('SELECT 1 AS x FROM items WHERE bank = ? AND idf_counted = 0 LIMIT 1', [bank])
+      : await this.db.get('SELECT 1 AS x FROM items WHERE idf_counted = 0 LIMIT 1');
+    return row !== undefined;
   }
 
   /**

@@ -199,7 +199,7 @@ export async function updateIdf(
   opts: { signal?: AbortSignal; batchSize?: number; dataDir?: string; cacheDir?: string; idRange?: IdRange } = {},
 ): Promise<{ added: { source: number; target: number } }> {
   const repo = bank.repo(TermStatsRepo);
-  if (!opts.idRange && !(await repo.anyUncounted('source')) && !(await repo.anyUncounted('target'))) return { added: { source: 0, target: 0 } };
+  if (!opts.idRange && !(await repo.anyUncounted())) return { added: { source: 0, target: 0 } };
   const analyzer = new Analyzer(loadLexicon({ dataDir: opts.dataDir ?? bank.dataDir, cacheDir: opts.cacheDir }), { enCompounds: true });
   return { added: await countCaptions(bank, analyzer, config.comparability.maxCaptionChars, opts) };
 }

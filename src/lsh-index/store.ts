@@ -9,6 +9,7 @@ import { CODE_BITS, LshIndex, type LshParams } from './lsh.js';
 import { prepare, type SearchParams } from './searcher.js';
 import type { Prepared } from './verify.js';
 import type { Features } from '../sift/types.js';
+import { LRUCache } from 'lru-cache';
 
 /** Prepared (RootSIFT, 4x the stored bytes) features held for verification: the last images verified. */
 const PREPARED_HELD = 256;
@@ -66,12 +67,11 @@ export class IndexHandle {
   private skippedRows = new Set<number>();
   private loadedUpTo = 0;
   private sig = { count: -1, maxId: -1 };
-  /** Verification's reads, newest last (LRU): the prepared (RootSIFT) features of the last PREPARED_HELD images, and
+  /** Verification's reads, least recently used dropped (lru-cache): the prepared (RootSIFT) features of the last PREPARED_HELD images, and
    *  the stored features of as many images as `cacheBytes` holds (preparing them again costs ~0.2 ms; reading them
    *  from the bank, a round trip and ~1 ms of CPU on each side). */
-  private prepared = new Map<string, Prepared>();
-  private stored = new Map<string, Features>();
-  private storedBytes = 0;
+  private readonly prepared: LRUCache<string, Prepared>;
+  private readonly stored: LRUCache<string, Features> | null;
   /** Reads of a target's features for verification: answered from memory, and from the bank. */
   readonly reads = { memory: 0, bank: 0 };
   /** Each slot's harvest time (epoch ms; NaN when unknown), for lsh.window. */
@@ -81,6 +81,8 @@ export class IndexHandle {
   constructor(readonly bank: Bank, params: LshParams, public floor = -Infinity, readonly cacheBytes = 0, private readonly preparedHeld = PREPARED_HELD) {
     this.index = new LshIndex(params);
     this.key = paramsKey(params);
+    this.prepared = new LRUCache({ max: Math.max(1, preparedHeld) });
+    this.stored = cacheBytes > 0 ? new LRUCache({ maxSize: cacheBytes, sizeCalculation: featureBytes }) : null;
   }
 
   /** Drops the targets harvested before `floor` from memory, and loads none of them from now on. */
@@ -152,46 +154,31 @@ export class IndexHandle {
     const sha = info.sha;
     const p = this.prepared.get(sha);
     if (p) {
-      this.prepared.delete(sha);
-      this.prepared.set(sha, p);
       this.reads.memory++;
       return p;
     }
-    let f = this.stored.get(sha);
-    if (f) {
-      this.stored.delete(sha);
-      this.stored.set(sha, f);
-      this.reads.memory++;
-    } else {
+    let f = this.stored?.get(sha);
+    if (f) this.reads.memory++;
+    else {
       f = await this.bank.repo(FeaturesRepo).get(sha);
       if (!f) return undefined;
       this.reads.bank++;
-      this.hold(sha, f);
+      // An image larger than the whole budget is not held.
+      if (featureBytes(f) <= this.cacheBytes) this.stored?.set(sha, f);
     }
     const prepared = prepare(f);
-    if (this.prepared.size >= this.preparedHeld) this.prepared.delete(this.prepared.keys().next().value!);
     this.prepared.set(sha, prepared);
     return prepared;
   }
 
-  /** Keeps an image's stored features within `cacheBytes`, dropping the least recently used. */
-  private hold(sha: string, f: Features): void {
-    const bytes = f.keypoints.byteLength + f.descriptors.byteLength;
-    if (bytes > this.cacheBytes) return;
-    this.stored.set(sha, f);
-    this.storedBytes += bytes;
-    for (const [old, g] of this.stored) {
-      if (this.storedBytes <= this.cacheBytes) break;
-      this.stored.delete(old);
-      this.storedBytes -= g.keypoints.byteLength + g.descriptors.byteLength;
-    }
-  }
-
   /** Bytes of stored features held for verification. */
   get cachedBytes(): number {
-    return this.storedBytes;
+    return this.stored?.calculatedSize ?? 0;
   }
 }
+
+/** An image's stored features in bytes (at least 1: lru-cache takes positive sizes only). */
+const featureBytes = (f: Features): number => Math.max(1, f.keypoints.byteLength + f.descriptors.byteLength);
 
 const handles = new WeakMap<Bank, IndexHandle>();
 
