@@ -99,6 +99,14 @@ describe('lsh-index: geometry', () => {
     expect(homographySane(H0, BOX).ok).to.equal(true);
     expect(homographySane(Float64Array.of(-1, 0, 400, 0, 1, 0, 0, 0, 1), BOX).ok).to.equal(false);
     expect(homographySane(Float64Array.of(1, 0, 0, 0, 1, 0, 0.01, 0, 1), BOX).ok).to.equal(false);
+    // Both photos' views pooled (a plane seen steeply from two sides): w may vary up to 10x over the inliers and
+    // the area scale is taken where they are; a flip, a map through the horizon, or a squash to a line is still refused.
+    const steep = Float64Array.of(1, 0, 0, 0, 1, 0, 0.0085, 0, 1);
+    expect(homographySane(steep, BOX).ok, 'strict').to.equal(false);
+    expect(homographySane(steep, BOX, true).ok, 'pooled').to.equal(true);
+    expect(homographySane(Float64Array.of(-1, 0, 400, 0, 1, 0, 0, 0, 1), BOX, true).ok).to.equal(false);
+    expect(homographySane(Float64Array.of(1, 0, 0, 0, 1, 0, -0.01, 0, 1), BOX, true).ok).to.equal(false);
+    expect(homographySane(Float64Array.of(0.001, 0, 0, 0, 1, 0, 0, 0, 1), BOX, true).ok).to.equal(false);
     expect(imageScore(11, 20, 0.8, 1, SP)).to.equal(0);
     const s = imageScore(300, 320, 0.9, 0.5, SP);
     expect(s).to.be.greaterThan(0.8).and.at.most(1);

@@ -15,7 +15,8 @@ import { LshIndex } from '../src/lsh-index/lsh.js';
 import { prepare, search } from '../src/lsh-index/searcher.js';
 import { ViewPool, runMatch } from '../src/lsh-index/stage.js';
 import { lshParams, searchParams } from '../src/lsh-index/store.js';
-import { inThreadViews, poolViews, searchProgressive, viewParams } from '../src/lsh-index/views.js';
+import { inThreadViews, poolViews, searchProgressive, viewParams, type TargetViews } from '../src/lsh-index/views.js';
+import { concatFeatures } from '../src/lsh-index/descriptors.js';
 import { siftParams } from '../src/sift/extract.js';
 import { viewSpecs } from '../src/sift/views.js';
 import { SiftPool } from '../src/sift/pool.js';
@@ -139,6 +140,77 @@ describe('lsh-index: search with synthesised query views', function () {
     expect(off.usedViews).to.equal(false);
     expect(off.hits.find((h) => h.slot === 0)?.score ?? 0).to.equal(0);
     expect(called).to.equal(0);
+  });
+
+  // Two-sided views: the wall seen steeply from the side (squashed ~3x across) in one photo and steeply from below
+  // (squashed ~4x down) in the other; no view of one photo undoes both, views of both do.
+  const SIDE: [number, number][] = [[130, 20], [230, 45], [230, 250], [130, 270]];
+  const BELOW: [number, number][] = [[20, 100], [340, 120], [320, 170], [40, 190]];
+
+  it('verifies a plane seen steeply from two sides only with views of both photos, and distractors stay at 0', async () => {
+    const base = await scene(21);
+    const qb = await perspective(base, SIDE);
+    const targets = [await perspective(base, BELOW), ...(await Promise.all([22, 23, 24].map(async (k) => perspective(await scene(k), BELOW))))];
+    const tp = (await Promise.all(targets.map((b) => extractFeatures(b, config)))).map(prepare);
+    const idx = new LshIndex(lshParams(config));
+    for (const p of tp) idx.add(idx.codes(p.vecs, p.f.count));
+    idx.merge();
+    const q = await extractFeatures(qb, config);
+    const asked: number[] = [];
+    const targetViews: TargetViews = async (slot, specs, kpv, maxSide) => {
+      asked.push(slot);
+      const views = inThreadViews(await grey(targets[slot]!)(), specs, siftParams(config.sift), kpv, maxSide).views;
+      return concatFeatures(tp[slot]!.f, [tp[slot]!.f, ...views]);
+    };
+    const one = await searchProgressive(idx, (s) => tp[s], q, searchParams(config), { ...viewParams(config), targetViews: 0 }, config.sift, grey(qb), undefined, undefined, targetViews);
+    expect(one.usedViews).to.equal(true);
+    expect(one.hits.find((h) => h.slot === 0)?.score ?? 0, 'query views alone').to.equal(0);
+    expect(asked).to.deep.equal([]);
+    const two = await searchProgressive(idx, (s) => tp[s], q, searchParams(config), { ...viewParams(config), targetViews: 8 }, config.sift, grey(qb), undefined, undefined, targetViews);
+    expect(asked.length, 'each candidate asked once').to.equal(new Set(asked).size);
+    expect(asked.length).to.be.within(1, 8);
+    expect(two.views.targets).to.equal(1);
+    const top = two.hits[0]!;
+    expect(top.slot, 'the same wall ranks first').to.equal(0);
+    expect(top.score).to.be.greaterThan(config.match.minScore);
+    expect(top.inliers).to.be.at.least(config.match.minInliers);
+    for (const h of two.hits.slice(1)) expect(h.score, `distractor ${h.slot}`).to.equal(0);
+    // each inlier is its own place on both sides: pooled copies of a point (a few pixels apart) count once
+    const apart = (o: number) => {
+      for (let i = 0; i < top.pairs.length; i += 4)
+        for (let j = i + 4; j < top.pairs.length; j += 4)
+          if (Math.hypot(top.pairs[i + o]! - top.pairs[j + o]!, top.pairs[i + o + 1]! - top.pairs[j + o + 1]!) < config.match.views.poolRadius) return false;
+      return true;
+    };
+    expect(apart(0) && apart(2)).to.equal(true);
+  });
+
+  it('match takes a candidate\'s own views from the bank\'s image store', async () => {
+    const dir = tempDir('capbridge-views-two-');
+    const base = await scene(21);
+    writeManifest(path.join(dir, 'source.tsv'), [['s1', write(dir, 's1.png', await perspective(base, SIDE)), 'A wall seen from the side.', 'https://example.org/en/s1']]);
+    writeManifest(path.join(dir, 'target.tsv'), [
+      ['t1', write(dir, 't1.png', await perspective(base, BELOW)), '从下面看的墙', 'https://example.org/zh/t1'],
+      ...(await Promise.all([22, 23, 24].map(async (k) => [`d${k}`, write(dir, `d${k}.png`, await perspective(await scene(k), BELOW)), '无关的照片', `https://example.org/zh/d${k}`]))),
+    ]);
+    for (const n of [0, 8]) {
+      const c: Config = { ...config, match: { ...config.match, views: { ...config.match.views, targetViews: n } } };
+      const bank = await Bank.open(path.join(dir, `data${n}`));
+      try {
+        for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });
+        const s = await runMatch(bank, c, { threads: 1 });
+        expect(s.viewed).to.equal(1);
+        const list = await bank.repo(CandidatesRepo).listFor((await bank.items.get('source', 's1'))!.id);
+        if (!n) expect(list, 'query views only').to.deep.equal([]);
+        else {
+          expect(list.map((x) => x.rank)).to.deep.equal([1]);
+          expect((await bank.items.byId(list[0]!.targetItemId))!.extId).to.equal('t1');
+          expect(list[0]!.inliers).to.be.at.least(config.match.minInliers);
+        }
+      } finally {
+        await bank.close();
+      }
+    }
   });
 
   it('match reads the source image from the bank and stores the copy only with views on', async () => {

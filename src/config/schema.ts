@@ -117,6 +117,8 @@ export const configSchema = z
             denseKeypoints: int().min(0).max(8192),
             denseBudget: z.number().min(0).max(1),
             recollide: int().min(0),
+            targetViews: int().min(0),
+            poolRadius: z.number().min(0),
           })
           .strict(),
         epipolar: z

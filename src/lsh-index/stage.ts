@@ -8,15 +8,16 @@ import { CandidatesRepo, FeaturesRepo, LshRepo, TwinsRepo, isStoreUnavailable, t
 import type { Config } from '../config/schema.js';
 import { computeMissingFeatures, type SiftStageSummary } from '../sift/stage.js';
 import { decodeGrey } from '../sift/decode.js';
-import { extractFeatures } from '../sift/extract.js';
+import { extractFeatures, siftParams } from '../sift/extract.js';
 import { SiftPool, resolveThreads } from '../sift/pool.js';
 import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
 import type { Features } from './features.js';
 import { search, type Hit } from './searcher.js';
-import { indexTargets, openIndex, searchParams, syncIndex, type IndexHandle } from './store.js';
+import { featureBytes, indexTargets, openIndex, searchParams, syncIndex, type IndexHandle } from './store.js';
+import { concatFeatures } from './descriptors.js';
 import { errorMessage } from '../util/errors.js';
-import { inThreadViews, poolViews, searchProgressive, viewParams, type GreyImage, type ViewRunner } from './views.js';
+import { inThreadViews, poolViews, searchProgressive, viewParams, type GreyImage, type TargetViews, type ViewRunner } from './views.js';
 
 export interface MatchOptions {
   top?: number;
@@ -188,7 +189,7 @@ export async function rankAgainstIndex(
   const w = config.lsh.window * 86_400_000;
   const p = { ...searchParams(config), window: w && sourceAt !== undefined && Number.isFinite(sourceAt) ? { at: handle.harvestedAt, lo: sourceAt - w, hi: sourceAt + w } : undefined };
   const r = grey
-    ? await searchProgressive(handle.index, load, q, p, viewParams(config), config.sift, grey, runViews, allowViews)
+    ? await searchProgressive(handle.index, load, q, p, viewParams(config), config.sift, grey, runViews, allowViews, targetViewsOf(handle, config, runViews ?? inThreadViews))
     : { ...(await search(handle.index, load, q, p)), usedViews: false, evidence: null };
   const minScore = config.match.minScore;
   const cand: CandidateInput[] = [];
@@ -222,6 +223,28 @@ export async function rankAgainstIndex(
     }
   }
   return { cand, hits: r.hits, usedViews: r.usedViews, evidence: r.evidence };
+}
+
+/**
+ * Two-sided views' target side: the target's stored features and its own views, computed from its image in the
+ * bank's image store on the same runner as the query's views, held in the handle's `viewed` cache. Undefined when
+ * the image cannot be read or is not at the stored features' detection size.
+ */
+function targetViewsOf(handle: IndexHandle, config: Config, runViews: ViewRunner): TargetViews {
+  return async (slot, specs, keypointsPerView, maxSide) => {
+    const info = handle.slot(slot);
+    const plain = info && (await handle.load(slot));
+    if (!info || !plain) return undefined;
+    const key = `${info.sha}|${keypointsPerView}|${maxSide}|${specs.map((v) => `${v.tilt}/${v.phi}`).join(',')}`;
+    const held = handle.viewed?.get(key);
+    if (held) return held;
+    const g = await greyLoader(config, () => handle.bank.images.read(info.sha))();
+    if (!g || g.width !== plain.f.width || g.height !== plain.f.height) return undefined;
+    const vf = await runViews(g, specs, siftParams(config.sift), keypointsPerView, maxSide);
+    const all = concatFeatures(plain.f, [plain.f, ...vf.views]);
+    if (featureBytes(all) <= (handle.viewed?.maxSize ?? 0)) handle.viewed?.set(key, all);
+    return all;
+  };
 }
 
 /** The query image at detection size, or undefined when it cannot be read (the plain search still counts). */

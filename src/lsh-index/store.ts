@@ -72,6 +72,9 @@ export class IndexHandle {
    *  from the bank, a round trip and ~1 ms of CPU on each side). */
   private readonly prepared: LRUCache<string, Prepared>;
   private readonly stored: LRUCache<string, Features> | null;
+  /** Targets' features with their own synthesised views (two-sided views, match.views.targetViews), keyed by image
+   *  and views; within a quarter of `cacheBytes` (a target's views cost ~1 s to compute, ~1 MB to hold). */
+  readonly viewed: LRUCache<string, Features> | null;
   /** Reads of a target's features for verification: answered from memory, and from the bank. */
   readonly reads = { memory: 0, bank: 0 };
   /** Each slot's harvest time (epoch ms; NaN when unknown), for lsh.window. */
@@ -83,6 +86,7 @@ export class IndexHandle {
     this.key = paramsKey(params);
     this.prepared = new LRUCache({ max: Math.max(1, preparedHeld) });
     this.stored = cacheBytes > 0 ? new LRUCache({ maxSize: cacheBytes, sizeCalculation: featureBytes }) : null;
+    this.viewed = cacheBytes >= 4 ? new LRUCache({ maxSize: Math.floor(cacheBytes / 4), sizeCalculation: featureBytes }) : null;
   }
 
   /** Drops the targets harvested before `floor` from memory, and loads none of them from now on. */
@@ -178,7 +182,7 @@ export class IndexHandle {
 }
 
 /** An image's stored features in bytes (at least 1: lru-cache takes positive sizes only). */
-const featureBytes = (f: Features): number => Math.max(1, f.keypoints.byteLength + f.descriptors.byteLength);
+export const featureBytes = (f: Features): number => Math.max(1, f.keypoints.byteLength + f.descriptors.byteLength);
 
 const handles = new WeakMap<Bank, IndexHandle>();
 

@@ -39,6 +39,10 @@ export interface VerifyParams {
   farDistance: number;
   /** The fundamental-matrix model; absent: homography only. */
   epipolar?: EpipolarParams;
+  /** Pixels: both images pool keypoints of several synthesised views (mapped back to one frame), so one place
+   *  appears several times on each side. Lowe's second neighbour is taken beyond this distance from the nearest
+   *  (its copies in other views are no rival), and a place counts once on each side. 0/absent: single images. */
+  pooled?: number;
 }
 
 /** The model a candidate verified under: one homography (a copy, a plane) or the epipolar geometry of a 3D scene. */
@@ -88,11 +92,13 @@ export function unverified(reason: string, matches = 0): Verification {
  */
 export function verifyCandidate(q: Prepared, t: Prepared, cand: Int32Array | number[], p: VerifyParams): Verification {
   const ep = p.epipolar?.enabled ? p.epipolar : undefined;
-  let all = ratioMatches(q, t, cand, p.farDistance, Math.max(p.ratio, ep?.ratio ?? 0), ep?.regionRadius ?? 0);
+  const pooled = p.pooled ?? 0;
+  let all = ratioMatches(q, t, cand, p.farDistance, Math.max(p.ratio, ep?.ratio ?? 0), Math.max(ep?.regionRadius ?? 0, pooled));
   if (ep?.mutual) all = mutualOnly(q, t, cand, all);
-  const mH = oneToOne(all.filter((g) => g.r < p.ratio));
+  const unique = (m: Match[]) => (pooled > 0 ? onePerPlace(m, q, t, pooled) : m);
+  const mH = unique(oneToOne(all.filter((g) => g.r < p.ratio)));
   // The epipolar model's matches in order of their ratio (the PROSAC order: the most distinctive first).
-  const mF = ep ? (ep.ratio > p.ratio ? oneToOne(all) : [...mH]).sort((a, b) => a.r - b.r) : mH;
+  const mF = ep ? (ep.ratio > p.ratio ? unique(oneToOne(all)) : [...mH]).sort((a, b) => a.r - b.r) : mH;
   const minMatches = Math.max(4, p.minInliers);
   if (mH.length < minMatches && mF.length < minMatches) return unverified('too few matches', mH.length);
   const gH = matchGeometry(mH, q, t);
@@ -206,10 +212,13 @@ function guidedFundamental(q: Prepared, t: Prepared, cand: Int32Array | number[]
   const xy = new Float64Array(4);
   const good: Match[] = [];
   const seen = new Int32Array(t.f.count).fill(-1);
+  const r2 = (p.pooled ?? 0) ** 2;
+  const band: number[] = [];
   let k = 0;
   while (k < n) {
     const qi = cand[2 * k]!;
     let d1 = Infinity, d2 = p.farDistance, t1 = -1;
+    band.length = 0;
     xy[0] = qk[qi * KP_STRIDE]!;
     xy[1] = qk[qi * KP_STRIDE + 1]!;
     for (; k < n && cand[2 * k]! === qi; k++) {
@@ -220,12 +229,23 @@ function guidedFundamental(q: Prepared, t: Prepared, cand: Int32Array | number[]
       xy[3] = tk[ti * KP_STRIDE + 1]!;
       if (sampson2(F, xy, 0) > band2) continue;
       const d = dist(q.vecs, qi * DESC_SIZE, t.vecs, ti * DESC_SIZE);
+      if (r2 > 0) band.push(ti, d);
       if (d < d1) (d2 = Math.min(d2, d1), (d1 = d), (t1 = ti));
       else if (d < d2) d2 = d;
     }
+    if (r2 > 0 && t1 >= 0) {
+      // pooled views: the rival is the nearest band keypoint away from the match's place (not its copies)
+      d2 = p.farDistance;
+      for (let j = 0; j < band.length; j += 2) {
+        const tj = band[j]!, dj = band[j + 1]!;
+        const dx = tk[tj * KP_STRIDE]! - tk[t1 * KP_STRIDE]!, dy = tk[tj * KP_STRIDE + 1]! - tk[t1 * KP_STRIDE + 1]!;
+        if (tj !== t1 && dj < d2 && dx * dx + dy * dy > r2) d2 = dj;
+      }
+      band.length = 0;
+    }
     if (t1 >= 0 && d1 / d2 < p.ratio) good.push({ qi, ti: t1, d: d1, r: d1 / d2 });
   }
-  const m = oneToOne(good);
+  const m = p.pooled ? onePerPlace(oneToOne(good), q, t, p.pooled) : oneToOne(good);
   if (m.length < Math.max(8, p.minInliers)) return null;
   const g = matchGeometry(m, q, t);
   const { keep } = rotationConsistent(g.sim, m.length, ep.rotationTolerance);
@@ -249,6 +269,42 @@ function oneToOne(good: Match[]): Match[] {
   const m: Match[] = [];
   for (const g of s) if (!used.has(g.ti)) (used.add(g.ti), m.push(g));
   return m;
+}
+
+/**
+ * Of one-to-one matches (closest first), those with no kept match within `radius` pixels of their query place or
+ * of their target place: between pooled views one physical point is detected once per view, a few pixels apart
+ * once mapped back, and its copies would count as several inliers, on unrelated images too (a copy satisfies any
+ * model its original does).
+ */
+function onePerPlace(m: Match[], q: Prepared, t: Prepared, radius: number): Match[] {
+  const qk = q.f.keypoints, tk = t.f.keypoints;
+  const grid = () => new Map<number, number[]>();
+  const taken = (g: Map<number, number[]>, x: number, y: number): boolean => {
+    const cx = Math.floor(x / radius), cy = Math.floor(y / radius);
+    for (let dy = -1; dy <= 1; dy++)
+      for (let dx = -1; dx <= 1; dx++) {
+        const pts = g.get((cy + dy) * 65536 + cx + dx);
+        if (pts) for (let i = 0; i < pts.length; i += 2) if ((pts[i]! - x) ** 2 + (pts[i + 1]! - y) ** 2 < radius * radius) return true;
+      }
+    return false;
+  };
+  const put = (g: Map<number, number[]>, x: number, y: number) => {
+    const key = Math.floor(y / radius) * 65536 + Math.floor(x / radius);
+    const pts = g.get(key);
+    if (pts) pts.push(x, y);
+    else g.set(key, [x, y]);
+  };
+  const gq = grid(), gt = grid();
+  const out: Match[] = [];
+  for (const g of m) {
+    const qx = qk[g.qi * KP_STRIDE]!, qy = qk[g.qi * KP_STRIDE + 1]!, tx = tk[g.ti * KP_STRIDE]!, ty = tk[g.ti * KP_STRIDE + 1]!;
+    if (taken(gq, qx, qy) || taken(gt, tx, ty)) continue;
+    put(gq, qx, qy);
+    put(gt, tx, ty);
+    out.push(g);
+  }
+  return out;
 }
 
 /** Positions (pts: qx, qy, tx, ty), one-match similarities (sim: scale ratio, rotation in radians) and keypoint
@@ -311,7 +367,7 @@ function verifyHomography(pts: Float64Array, sim: Float64Array, n: number, q: Pr
     y0 = Math.min(y0, qxy[i + 1]!);
     y1 = Math.max(y1, qxy[i + 1]!);
   }
-  const sane = homographySane(r.H, { x0, y0, x1, y1 });
+  const sane = homographySane(r.H, { x0, y0, x1, y1 }, (p.pooled ?? 0) > 0);
   if (!sane.ok) return { ...base, score: 0, model: null, reason: sane.reason };
   const score = imageScore(inl, n, spread, r.meanError, p);
   return { ...base, score, model: score > 0 ? 'homography' : null };
@@ -503,18 +559,31 @@ function verifyFundamental(pts: Float64Array, sim: Float64Array, ang: Float64Arr
  * A homography a real view change can produce: orientation kept, bounded area change, mild perspective over
  * the region it was fitted on (the query's inliers' bounding box).
  */
-export function homographySane(H: Mat3, box: { x0: number; y0: number; x1: number; y1: number }): { ok: boolean; reason?: string } {
-  const det = H[0]! * H[4]! - H[1]! * H[3]!;
-  if (!(det > 1 / 50 && det < 50)) return { ok: false, reason: `area scale ${det.toFixed(3)}` };
-  const ws = [
+export function homographySane(H: Mat3, box: { x0: number; y0: number; x1: number; y1: number }, pooled = false): { ok: boolean; reason?: string } {
+  const corners = [
     [box.x0, box.y0],
     [box.x1, box.y0],
     [box.x0, box.y1],
     [box.x1, box.y1],
-  ].map(([x, y]) => H[6]! * x! + H[7]! * y! + H[8]!);
+  ];
+  const ws = corners.map(([x, y]) => H[6]! * x! + H[7]! * y! + H[8]!);
   const lo = Math.min(...ws);
   const hi = Math.max(...ws);
-  if (lo <= 0 || hi / lo > 4) return { ok: false, reason: 'extreme perspective' };
+  if (!pooled) {
+    const det = H[0]! * H[4]! - H[1]! * H[3]!;
+    if (!(det > 1 / 50 && det < 50)) return { ok: false, reason: `area scale ${det.toFixed(3)}` };
+    if (lo <= 0 || hi / lo > 4) return { ok: false, reason: 'extreme perspective' };
+    return { ok: true };
+  }
+  // Both photos' views pooled: the plane may be seen steeply from two sides, so the map between the two frames is
+  // legitimately far from a similarity. It must still keep orientation and stay finite over the inliers: the local
+  // area scale (det H / w^3) at each corner of their box within [1/100, 100], w within 10x.
+  if (lo <= 0 || hi / lo > 10) return { ok: false, reason: 'extreme perspective' };
+  const d3 = H[0]! * (H[4]! * H[8]! - H[5]! * H[7]!) - H[1]! * (H[3]! * H[8]! - H[5]! * H[6]!) + H[2]! * (H[3]! * H[7]! - H[4]! * H[6]!);
+  for (const w of ws) {
+    const a = d3 / (w * w * w);
+    if (!(a > 1 / 100 && a < 100)) return { ok: false, reason: `area scale ${a.toFixed(3)}` };
+  }
   return { ok: true };
 }
 

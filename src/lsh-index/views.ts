@@ -11,7 +11,8 @@ import { viewFeatures, viewSpecs, type ViewFeaturesResult, type ViewSpec } from 
 import type { Features } from './features.js';
 import { concatFeatures } from './descriptors.js';
 import type { LshIndex } from './lsh.js';
-import { mergeHits, search, type SearchParams, type SearchResult, type SlotLoader } from './searcher.js';
+import { mergeHits, prepare, search, sketchCollisions, type Hit, type SearchParams, type SearchResult, type SlotLoader } from './searcher.js';
+import { verifyCandidate } from './verify.js';
 
 
 export interface ViewParams {
@@ -32,6 +33,11 @@ export interface ViewParams {
   denseKeypoints: number;
   /** Best-voted images re-matched by full sketch in that dense search (lsh.recollide's count there). */
   recollide: number;
+  /** Two-sided views (MODS's last stage): when the views search is not confident either, this many of its best
+   *  candidates get views of their own, and each is verified with both images' views pooled (0: never). */
+  targetViews: number;
+  /** Pixels within which pooled keypoints are one place (VerifyParams.pooled). */
+  poolRadius: number;
 }
 
 export function viewParams(config: Config): ViewParams {
@@ -39,6 +45,7 @@ export function viewParams(config: Config): ViewParams {
   return {
     enabled: v.enabled, tilts: v.tilts, rotations: v.rotations, keypointsPerView: v.keypointsPerView, confidence: v.confidence,
     maxSide: v.maxSide, minEvidence: v.minEvidence, denseKeypoints: v.denseKeypoints, recollide: v.recollide,
+    targetViews: v.targetViews, poolRadius: v.poolRadius,
   };
 }
 
@@ -89,12 +96,19 @@ export function poolViews(pool: { views: (d: GreyImage & { scale?: number }, spe
   return (g, specs, sift, keypointsPerView, maxSide) => pool.views(g, specs, { sift, keypointsPerView, maxSide });
 }
 
+/**
+ * A shortlisted target's features with its own views (its stored keypoints, then the views' mapped back to its
+ * detection frame), for two-sided verification; undefined when its image cannot be had. Called with the views'
+ * specs and sizes the query used.
+ */
+export type TargetViews = (slot: number, specs: ViewSpec[], keypointsPerView: number, maxSide: number) => Promise<Features | undefined>;
+
 export interface ProgressiveResult extends SearchResult {
   /** Whether the views ran (the plain query was not confident, and had a plausible candidate). */
   usedViews: boolean;
   /** viewEvidence of the plain search (null: views could not pay). */
   evidence: number | null;
-  views: { count: number; keypoints: number; synthMs: number; extractMs: number; searchMs: number };
+  views: { count: number; keypoints: number; synthMs: number; extractMs: number; searchMs: number; targets: number; targetsMs: number };
 }
 
 /**
@@ -114,9 +128,10 @@ export async function searchProgressive(
   grey: () => Promise<GreyImage | undefined> | GreyImage | undefined,
   runViews: ViewRunner = inThreadViews,
   allow?: (evidence: number) => boolean,
+  targetViews?: TargetViews,
 ): Promise<ProgressiveResult> {
   const plain = await search(index, load, q, p);
-  const none = { count: 0, keypoints: 0, synthMs: 0, extractMs: 0, searchMs: 0 };
+  const none = { count: 0, keypoints: 0, synthMs: 0, extractMs: 0, searchMs: 0, targets: 0, targetsMs: 0 };
   const evidence = viewEvidence(plain, vp);
   if (evidence === null || (allow && !allow(evidence))) return { ...plain, usedViews: false, views: none, evidence };
   const g = await grey();
@@ -141,6 +156,16 @@ export async function searchProgressive(
   // score, and among unverified (score 0) hits the plain pass's order stands, the others' after it.
   let hits = plain.hits;
   for (const r of passes) hits = mergeHits(hits, r.hits, true);
+  const t1 = performance.now();
+  // Two-sided candidates: the most evidence over every pass (RANSAC inliers, then votes), not the plain pass's order.
+  const two = targetViews && vf.views.length && vp.targetViews > 0 && !hits.some((h) => h.score >= vp.confidence)
+    ? await twoSided(index, q, vf.views, [...hits].sort((a, b) => b.inliers - a.inliers || b.votes - a.votes).slice(0, vp.targetViews), p, vp, specs, targetViews)
+    : [];
+  if (two.length) {
+    // A verified two-sided hit replaces its image's; the rest keep their order (a stable sort by score only).
+    const better = new Map(two.map((h) => [h.slot, h]));
+    hits = hits.map((h) => (better.get(h.slot)?.score ?? 0) > h.score ? better.get(h.slot)! : h).sort((a, b) => b.score - a.score);
+  }
   const shortlist = [...new Set([...plain.shortlist, ...passes.flatMap((r) => r.shortlist)])];
   const sum = (k: keyof SearchResult['timings']) => plain.timings[k] + passes.reduce((a, r) => a + r.timings[k], 0);
   return {
@@ -155,7 +180,42 @@ export async function searchProgressive(
       synthMs: vf.synthMs + (dv?.synthMs ?? 0),
       extractMs: vf.extractMs + (dv?.extractMs ?? 0),
       searchMs,
+      targets: two.length,
+      targetsMs: performance.now() - t1,
     },
     evidence,
   };
+}
+
+/**
+ * Two-sided views: a plane seen obliquely from two sides (a mural, a shop front photographed from the left and
+ * from the right) is tilted beyond what views of one image undo; with views of both, some pair of views is
+ * near-frontal. Each candidate's own views come from `targetViews`; the query's keypoints (plain and views) and
+ * the candidate's are paired by full sketch (as lsh.recollide does) and verified with both sides pooled
+ * (VerifyParams.pooled: a place counts once, Lowe's rival is another place). Returns the candidates it verified.
+ */
+async function twoSided(
+  index: LshIndex,
+  q: Features,
+  views: Features[],
+  cands: Hit[],
+  p: SearchParams,
+  vp: ViewParams,
+  specs: ViewSpec[],
+  targetViews: TargetViews,
+): Promise<Hit[]> {
+  const qa = prepare(concatFeatures(q, [q, ...views]));
+  const qs = index.probe(qa.vecs, qa.f.count).sketches;
+  const pooled: SearchParams = { ...p, pooled: vp.poolRadius };
+  const out: Hit[] = [];
+  for (const h of cands) {
+    const tf = await targetViews(h.slot, specs, vp.keypointsPerView, vp.maxSide);
+    if (!tf?.count) continue;
+    const ta = prepare(tf);
+    const c = sketchCollisions(qs, qa.f.count, index.probe(ta.vecs, ta.f.count).sketches, p.recollideHamming);
+    if (c.length / 2 < Math.max(4, p.minInliers)) continue;
+    const r = verifyCandidate(qa, ta, c, pooled);
+    if (r.score > 0) out.push({ ...r, slot: h.slot, votes: h.votes, mirrored: false });
+  }
+  return out;
 }
