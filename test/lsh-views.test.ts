@@ -14,6 +14,7 @@ import { fitHomography } from '../src/lsh-index/geometry.js';
 import { LshIndex } from '../src/lsh-index/lsh.js';
 import { prepare, search } from '../src/lsh-index/searcher.js';
 import { ViewPool, runMatch } from '../src/lsh-index/stage.js';
+import { createReviewServer } from '../src/review/server.js';
 import { lshParams, searchParams } from '../src/lsh-index/store.js';
 import { inThreadViews, poolViews, searchProgressive, viewParams, type TargetViews } from '../src/lsh-index/views.js';
 import { concatFeatures } from '../src/lsh-index/descriptors.js';
@@ -244,6 +245,39 @@ describe('lsh-index: search with synthesised query views', function () {
       } finally {
         await bank.close();
       }
+    }
+  });
+
+  it('the review server keeps one views pool across searches and stops it when it closes', async () => {
+    const dir = tempDir('capbridge-views-serve-');
+    writeManifest(path.join(dir, 'target.tsv'), [
+      ['t1', write(dir, 't1.png', await perspective(queryPng, CORNERS)), '从侧面看的墙', 'https://example.org/zh/t1'],
+      ['d1', write(dir, 'd1.png', await scene(12)), '无关的照片', 'https://example.org/zh/d1'],
+    ]);
+    const bank = await Bank.open(path.join(dir, 'data'));
+    const app = createReviewServer(bank, config, { host: '127.0.0.1', token: '' });
+    try {
+      await importManifest(bank, { bank: 'target', manifest: path.join(dir, 'target.tsv'), config });
+      await computeMissingFeatures(bank, config, { threads: 1 });
+      const views = () => (app as unknown as { searchViews: ViewPool | undefined }).searchViews;
+      expect(views(), 'no pool before a search').to.equal(undefined);
+      const ask = async () => {
+        const r = await app.inject({ method: 'POST', url: '/api/search', headers: { 'content-type': 'application/octet-stream' }, payload: queryPng });
+        expect(r.statusCode).to.equal(200);
+        return (r.json() as { results: { extId: string }[] }).results.map((x) => x.extId);
+      };
+      // the frontal wall needs views to find its oblique copy: the pool's threads start, and stay for the next search
+      expect(await ask()).to.deep.equal(['t1']);
+      const first = views()!;
+      expect(first.started).to.equal(true);
+      expect(await ask()).to.deep.equal(['t1']);
+      expect(views()).to.equal(first);
+      expect(first.started).to.equal(true);
+      await app.close();
+      expect(first.started, 'stopped with the server').to.equal(false);
+    } finally {
+      await app.close();
+      await bank.close();
     }
   });
 

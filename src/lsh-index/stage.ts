@@ -509,15 +509,16 @@ export async function searchImage(
   bank: Bank,
   config: Config,
   buf: Uint8Array,
-  opts: { top?: number; logger?: Logger; pool?: SiftPool; threads?: number } = {},
+  opts: { top?: number; logger?: Logger; pool?: SiftPool; threads?: number; views?: ViewPool } = {},
 ): Promise<SearchHit[]> {
   const q = await extractFeatures(buf, config);
   const { handle } = await syncIndex(bank, config, { logger: opts.logger });
   if (!handle.index.size) return [];
-  const own = opts.pool ? undefined : new ViewPool(config, opts.threads, opts.logger);
+  // views: a long-lived caller's pool (the review server's), kept open; otherwise one for this search, closed after
+  const own = opts.pool || opts.views ? undefined : new ViewPool(config, opts.threads, opts.logger);
   let cand: CandidateInput[];
   try {
-    const runViews = opts.pool ? poolViews(opts.pool) : own!.run;
+    const runViews = opts.pool ? poolViews(opts.pool) : (opts.views ?? own!).run;
     ({ cand } = await rankAgainstIndex(handle, config, q, opts.top ?? config.match.top, greyLoader(config, () => buf), runViews));
   } finally {
     await own?.close();

@@ -21,7 +21,7 @@ import { readEval, EVAL_META_KEY } from './eval.js';
 import { ImageServer } from './thumbs.js';
 import { DecodeError } from '../sift/decode.js';
 import { UserError } from '../util/errors.js';
-import type { SearchHit } from '../lsh-index/stage.js';
+import type { SearchHit, ViewPool } from '../lsh-index/stage.js';
 
 export interface ReviewServerOptions {
   /** The host the server will listen on (decides whether the Host header is checked). */
@@ -44,6 +44,14 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
   const sentencePairs = bank.repo(SentencePairsRepo);
   const pairs = bank.repo(PairsRepo);
   const images = new ImageServer(bank, config.sift.maxPixels);
+  // One views pool for the server's life (its SIFT threads start with the first search that needs views), not one
+  // started and stopped per search; closed with the server.
+  const search: SearchContext = { views: undefined, closed: false };
+  app.addHook('onClose', async () => {
+    search.closed = true;
+    await search.views?.close();
+  });
+  app.decorate('searchViews', { getter: () => search.views });
 
   app.addHook('onRequest', authHook({ token: opts.token, loopbackBound: isLoopbackHost(opts.host) }));
   app.addHook('onSend', async (_req, reply, payload) => {
@@ -188,7 +196,7 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
     if (!/^\d{1,3}$/.test(topText) || Number(topText) < 1 || Number(topText) > 100) throw badRequest('top: expected a number from 1 to 100');
     const buf = req.body;
     if (!Buffer.isBuffer(buf) || !buf.length) throw badRequest('send the image bytes as the request body (Content-Type image/* or application/octet-stream)');
-    return { results: await runSearch(bank, config, buf, Number(topText)) };
+    return { results: await runSearch(bank, config, buf, Number(topText), search, opts.logger) };
   });
 
   // --- stats ---
@@ -223,12 +231,18 @@ export function sameOrigin(origin: string | undefined, host: string | undefined)
 }
 
 /** Runs the lsh-index layer's search and joins each hit with its target item (caption, provenance, image). */
-async function runSearch(bank: Bank, config: Config, buf: Buffer, top: number) {
+interface SearchContext {
+  views: ViewPool | undefined;
+  closed: boolean;
+}
+
+async function runSearch(bank: Bank, config: Config, buf: Buffer, top: number, ctx: SearchContext, logger?: Logger) {
   // Loaded on first search: the server starts without paying for SIFT and the index.
-  const { searchImage } = await import('../lsh-index/stage.js');
+  const { searchImage, ViewPool } = await import('../lsh-index/stage.js');
+  if (!ctx.closed) ctx.views ??= new ViewPool(config, undefined, logger);
   let hits: SearchHit[];
   try {
-    hits = await searchImage(bank, config, buf, { top });
+    hits = await searchImage(bank, config, buf, { top, views: ctx.views });
   } catch (err) {
     // an unreadable or oversized upload is the user's problem, not the server's
     // (also by name: under some loaders the lazily imported layer carries its own copy of the class)
