@@ -106,6 +106,18 @@ describe('hostile input: one daemon cycle over a bank with hostile items', funct
     expect(retried.code, retried.stderr).to.equal(0);
     expect(JSON.parse(retried.stdout)).to.include({ failed: hostile.length, featured: 0 });
     for (const h of hostile) expect((await bank.items.get(h.bank, h.id))!.statusReason, h.id).to.match(h.reason);
+    // the daemon too: its cycles leave failed items alone unless it starts with --retry-failed
+    const at = async () => Promise.all(hostile.map(async (h) => (await bank.items.get(h.bank, h.id))!.statusAt));
+    const t0 = await at();
+    const cycle = await runInProcess(['daemon', '--data', data, '--once', '--json']);
+    expect(cycle.code, cycle.stderr).to.equal(0);
+    expect(await at(), 'failed items untouched').to.deep.equal(t0);
+    const retriedCycle = await runInProcess(['daemon', '--data', data, '--once', '--json', '--retry-failed']);
+    expect(retriedCycle.code, retriedCycle.stderr).to.equal(0);
+    expect(retriedCycle.stderr).to.include(`${hostile.length} failed item(s) sent back to be tried again`);
+    const t1 = await at();
+    hostile.forEach((h, i) => expect(t1[i]! > t0[i]!, `${h.id} tried again`).to.equal(true));
+    for (const h of hostile) expect((await bank.items.get(h.bank, h.id))!, h.id).to.include({ status: 'failed' }).and.satisfy((it: { statusReason: string }) => h.reason.test(it.statusReason));
   });
 
   it('a caption pair whose scoring throws is stored failed with the reason, the others decided; decided again only with pair --all', async () => {

@@ -1,4 +1,4 @@
-// `capbridge daemon [--once] [--export] [--host H] [--port N] [--json]`
+// `capbridge daemon [--once] [--export] [--retry-failed] [--host H] [--port N] [--json]`
 import type { Command } from 'commander';
 import { Daemon } from '../daemon/daemon.js';
 import { UserError } from '../util/errors.js';
@@ -16,13 +16,15 @@ export function registerDaemon(program: Command): void {
     .option('--host <host>', 'listener address (default: config daemon.host)')
     .option('--port <port>', 'listener port, 0 for any free port (default: config daemon.port)')
     .option('--json', 'with --once: print the cycle report as JSON')
+    .option('--retry-failed', 'before the first cycle, send the items that failed before back to be tried again (by default a failed item waits for a new image)')
     .action(
-      action(async (ctx, opts: { once?: boolean; export?: boolean; host?: string; port?: string; json?: boolean }) => {
+      action(async (ctx, opts: { once?: boolean; export?: boolean; host?: string; port?: string; json?: boolean; retryFailed?: boolean }) => {
         let port: number | undefined;
         if (opts.port !== undefined) {
           port = Number(opts.port);
           if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`--port: expected 0..65535, got "${opts.port}"`);
         }
+        if (opts.retryFailed) ctx.logger.info(`daemon: ${await (await ctx.bank).items.retryFailed()} failed item(s) sent back to be tried again`);
         const daemon = new Daemon({
           bank: await ctx.bank,
           config: ctx.config,
