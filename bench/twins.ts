@@ -53,7 +53,7 @@ function agreement(a: Features, b: Features, tol = 3): { matched: number; within
   return { matched, within };
 }
 
-const sets = ['mining-flickr8k', 'retrieval-smvs', 'retrieval-wxbs', 'retrieval-scenes'];
+const sets = process.env.BENCH_SETS ? process.env.BENCH_SETS.split(',') : ['mining-flickr8k', 'retrieval-smvs', 'retrieval-wxbs', 'retrieval-scenes'];
 const out: Record<string, unknown> = {};
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-twins-'));
 try {

@@ -7,7 +7,9 @@ import sharp from 'sharp';
 import { Bank, CandidatesRepo, FeaturesRepo, LshRepo, TwinsRepo, type Item } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { runMatch } from '../src/lsh-index/stage.js';
-import { hashDistance, nearIdentical, pictureHash, TwinIndex } from '../src/sift/twins.js';
+import { computeMissingFeatures } from '../src/sift/stage.js';
+import { importManifest } from '../src/ingest/manifest.js';
+import { ALIGN_SIDE, alignmentGrey, hashDistance, misalignment, nearIdentical, pictureHash, TwinIndex } from '../src/sift/twins.js';
 import { runCli, tempDir, writeManifest } from './helpers.js';
 import { TRANSFORMS, scene, write } from './lsh-helpers.js';
 
@@ -36,6 +38,49 @@ describe('sift: near-identical pictures (work once per picture)', function () {
     for (let seed = 510; seed < 520; seed++) ix.add(`s${seed}`, await pictureHash(await scene(seed), limits));
     expect(ix.find(copy, p)?.key).to.equal('a');
     expect(ix.find(await pictureHash(await scene(530), limits), p)).to.equal(null);
+  });
+
+  it('a slight crop passes the hash, aspect and thumbnail checks but not the place check; a resized copy passes all', async () => {
+    const png = await scene(540);
+    const { width: w, height: h } = await sharp(png).metadata();
+    const a = await pictureHash(png, limits);
+    const grey = await alignmentGrey(png, limits);
+    const resized = await sharp(png).resize(250, 188).jpeg({ quality: 55 }).toBuffer();
+    const shift = async (buf: Buffer) => misalignment(grey, await alignmentGrey(buf, limits)) / ALIGN_SIDE;
+    expect(await shift(resized)).to.be.at.most(p.maxShift);
+    for (const [name, box] of [
+      ['left 1.5 %', { left: Math.round(w! * 0.015), top: 0, width: w! - Math.round(w! * 0.015), height: h! }],
+      ['centre 1 %', { left: Math.round(w! * 0.01), top: Math.round(h! * 0.01), width: w! - 2 * Math.round(w! * 0.01), height: h! - 2 * Math.round(h! * 0.01) }],
+    ] as const) {
+      const crop = await sharp(png).extract(box).jpeg({ quality: 80 }).toBuffer();
+      expect(nearIdentical(a, await pictureHash(crop, limits), p), `${name}: a hash twin`).to.not.equal(null);
+      expect(await shift(crop), name).to.be.greaterThan(p.maxShift);
+    }
+  });
+
+  it('the features stage gives a slight crop its own SIFT run and lends the picture\'s features to a resized copy', async () => {
+    const dir = tempDir('capbridge-twins-crop-');
+    const png = await scene(541);
+    const { width: w, height: h } = await sharp(png).metadata();
+    const dx = Math.round(w! * 0.015);
+    writeManifest(path.join(dir, 'target.tsv'), [
+      ['t1', write(dir, 't1.png', png), '原图', 'https://example.cn/t1'],
+      ['t2', write(dir, 't2.jpg', await sharp(png).resize(270, 203).jpeg({ quality: 60 }).toBuffer()), '缩小的转载', 'https://example.cn/t2'],
+      ['t3', write(dir, 't3.jpg', await sharp(png).extract({ left: dx, top: 0, width: w! - dx, height: h! }).jpeg({ quality: 80 }).toBuffer()), '裁掉一条边', 'https://example.cn/t3'],
+    ]);
+    const bank = await Bank.open(path.join(dir, 'data'));
+    try {
+      await importManifest(bank, { bank: 'target', manifest: path.join(dir, 'target.tsv'), config });
+      const s = await computeMissingFeatures(bank, config, { threads: 1 });
+      expect(s).to.include({ images: 2, twins: 1, misaligned: 1, failed: 0 });
+      const sha = async (ext: string) => (await bank.items.get('target', ext))!.imageSha256;
+      const twins = bank.repo(TwinsRepo);
+      expect((await twins.twinOf(await sha('t2')))?.ofSha256).to.equal(await sha('t1'));
+      expect(await twins.twinOf(await sha('t3'))).to.equal(undefined);
+      expect((await bank.repo(FeaturesRepo).get(await sha('t3')))!.twinOf ?? null).to.equal(null);
+    } finally {
+      await bank.close();
+    }
   });
 
   it('refuses a decompression bomb from its header', async () => {

@@ -72,6 +72,7 @@ export const configSchema = z
             maxDistance: int().min(0).max(7),
             minCorrelation: z.number().min(-1).max(1),
             maxAspectDiff: nonneg(),
+            maxShift: nonneg(),
           })
           .strict(),
       })

@@ -9,7 +9,7 @@ import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
 import { errorMessage } from '../util/errors.js';
 import { SiftPool, resolveThreads } from './pool.js';
-import { pictureHash, TwinIndex, type PictureHash } from './twins.js';
+import { ALIGN_SIDE, alignmentGrey, misalignment, pictureHash, TwinIndex, type PictureHash } from './twins.js';
 import type { Features } from './types.js';
 
 export interface SiftStageOptions {
@@ -32,6 +32,8 @@ export interface SiftStageSummary {
   skipped: number;
   /** Distinct images that reused the features of a near-identical picture of their bank (SIFT runs saved). */
   twins: number;
+  /** Near-identical pictures (hash, aspect, thumbnail) refused because the copy's picture sits elsewhere (a slight crop): SIFT ran. */
+  misaligned: number;
   /** Distinct images computed in this run. */
   images: number;
   aborted: boolean;
@@ -94,7 +96,7 @@ export async function computeMissingFeatures(bank: Bank, config: Config, opts: S
   const batchSize = opts.batchSize ?? Math.max(16, threads * 8);
   const repo = bank.repo(FeaturesRepo);
   const twinsRepo = bank.repo(TwinsRepo);
-  const summary: SiftStageSummary = { featured: 0, failed: 0, skipped: 0, twins: 0, images: 0, aborted: false, ms: 0 };
+  const summary: SiftStageSummary = { featured: 0, failed: 0, skipped: 0, twins: 0, misaligned: 0, images: 0, aborted: false, ms: 0 };
   const total = await bank.items.countByStatus(null, 'new');
   opts.progress?.setTotal(total);
   opts.logger?.info(`sift: ${total} items to feature with ${threads} thread(s)`);
@@ -113,6 +115,17 @@ export async function computeMissingFeatures(bank: Bank, config: Config, opts: S
       // here, nothing of this batch is committed, and the next run resumes with these items still new.
       if (isStoreUnavailable(err)) throw err;
       return new Error(`image file unavailable: ${errorMessage(err)}`);
+    }
+  };
+  /** Whether a copy's picture sits where the picture it would reuse does (sift.twins.maxShift); false when unsure. */
+  const inPlace = async (copy: Buffer, ofSha: string): Promise<boolean> => {
+    const of = await read(ofSha);
+    if (of instanceof Error) return false;
+    try {
+      const [a, b] = await Promise.all([alignmentGrey(of, config.sift), alignmentGrey(copy, config.sift)]);
+      return misalignment(a, b) / ALIGN_SIDE <= config.sift.twins.maxShift;
+    } catch {
+      return false;
     }
   };
   const extract = async (sha: string): Promise<Outcome> => {
@@ -161,7 +174,12 @@ export async function computeMissingFeatures(bank: Bank, config: Config, opts: S
         if (h) {
           hashes.set(sha, h);
           const banks = banksOf.get(sha)!;
-          const hit = (await twins!.find(h, banks)) ?? (await inBatch!.find(h, banks));
+          let hit = (await twins!.find(h, banks)) ?? (await inBatch!.find(h, banks));
+          // a near-identical picture lends its features only if it sits in the same place (not a slight crop)
+          if (hit && !(await inPlace(batchBytes.get(sha) as Buffer, hit.of.sha))) {
+            hit = null;
+            summary.misaligned++;
+          }
           if (hit) {
             twinOf.set(sha, { of: hit.of.sha, bank: hit.bank, distance: hit.distance });
             continue;

@@ -7,7 +7,9 @@
 // low-frequency coefficient (the 8x8 block after the DC row and column) above their median. Resizing and
 // recompression move few bits; a crop, a rotation or another photo move about half of them. A hash match is
 // then checked on the pictures themselves (the same aspect ratio, and 16x16 thumbnails that agree after
-// normalising brightness and contrast), so two different photos never share features through a hash collision.
+// normalising brightness and contrast), so two different photos never share features through a hash collision,
+// and last on where the picture sits (misalignment: a crop of 1-2 % passes the other checks, and the features it
+// reused would sit several pixels off).
 //
 // Written here rather than with sharp-phash: the check needs the thumbnail the hash is made from (the package
 // returns only the bits), and a separable DCT is 64 times less work than the package's direct 4-loop one.
@@ -32,6 +34,8 @@ export interface TwinParams {
   minCorrelation: number;
   /** Largest relative difference of their aspect ratios. */
   maxAspectDiff: number;
+  /** Largest displacement of the copy's picture against the other's, as a share of the frame side (misalignment). */
+  maxShift: number;
 }
 
 const N = 32;
@@ -185,4 +189,69 @@ export class TwinIndex<K> {
     }
     return best;
   }
+}
+
+const A = 128; // side of the alignment check's grey image (64 was too coarse: resized, recompressed real photos
+// read up to 1 % of the frame off there, as far as a 1 % crop)
+export const ALIGN_SIDE = A;
+const BLOCK = 40; // quadrant blocks, away from the border by MARGIN (room for the shifts tried)
+const MARGIN = 8;
+
+/** An image as A x A grey (the whole frame squeezed, EXIF orientation applied), for aligned(). */
+export async function alignmentGrey(buf: Uint8Array, opts: { maxPixels: number }): Promise<Uint8Array> {
+  const g = await sharp(buf, { limitInputPixels: opts.maxPixels, failOn: 'truncated', pages: 1, page: 0 })
+    .rotate()
+    .flatten({ background: '#ffffff' })
+    .resize(A, A, { fit: 'fill', kernel: 'cubic' })
+    .toColourspace('b-w')
+    .raw({ depth: 'uchar' })
+    .toBuffer();
+  return new Uint8Array(g.buffer, g.byteOffset, A * A);
+}
+
+/** Normalised correlation of a's block at (x0, y0) with b's block shifted by (dx, dy); NaN on a flat block. */
+function blockCorrelation(a: Uint8Array, b: Uint8Array, x0: number, y0: number, dx: number, dy: number): number {
+  let sa = 0, sb = 0, ab = 0, aa = 0, bb = 0;
+  const n = BLOCK * BLOCK;
+  for (let y = 0; y < BLOCK; y++) {
+    for (let x = 0; x < BLOCK; x++) {
+      const u = a[(y0 + y) * A + x0 + x]!, v = b[(y0 + y + dy) * A + x0 + x + dx]!;
+      sa += u;
+      sb += v;
+      ab += u * v;
+      aa += u * u;
+      bb += v * v;
+    }
+  }
+  const va = aa - (sa * sa) / n, vb = bb - (sb * sb) / n;
+  if (va < 4 * n || vb < 4 * n) return NaN; // flat (sky, a wall): says nothing about where it is
+  return (ab - (sa * sb) / n) / Math.sqrt(va * vb);
+}
+
+/**
+ * How far b's picture sits from a's, in pixels of the A x A frame: the largest displacement among the four quadrant
+ * blocks (each found among integer shifts up to MARGIN, refined to a fraction of a pixel by a parabola through its
+ * neighbours). A copy at another size or quality sits at ~0; a crop moves the blocks (a shift, or a scale that
+ * moves opposite quadrants apart), so its features, reused, would sit in the wrong places. 0 when every block is flat.
+ */
+export function misalignment(a: Uint8Array, b: Uint8Array): number {
+  let worst = 0;
+  for (const [x0, y0] of [[MARGIN, MARGIN], [A - MARGIN - BLOCK, MARGIN], [MARGIN, A - MARGIN - BLOCK], [A - MARGIN - BLOCK, A - MARGIN - BLOCK]] as const) {
+    const c = (dx: number, dy: number) => blockCorrelation(a, b, x0, y0, dx, dy);
+    if (Number.isNaN(c(0, 0))) continue;
+    let bx = 0, by = 0, best = -Infinity;
+    for (let dy = -MARGIN; dy <= MARGIN; dy++)
+      for (let dx = -MARGIN; dx <= MARGIN; dx++) {
+        const v = c(dx, dy);
+        if (v > best) (best = v, (bx = dx), (by = dy));
+      }
+    const sub = (l: number, m: number, r: number) => {
+      const den = l - 2 * m + r;
+      return den < 0 ? Math.max(-0.5, Math.min(0.5, (0.5 * (l - r)) / den)) : 0;
+    };
+    const fx = Math.abs(bx) < MARGIN ? sub(c(bx - 1, by), best, c(bx + 1, by)) : 0;
+    const fy = Math.abs(by) < MARGIN ? sub(c(bx, by - 1), best, c(bx, by + 1)) : 0;
+    worst = Math.max(worst, Math.hypot(bx + fx, by + fy));
+  }
+  return worst;
 }
