@@ -96,17 +96,22 @@ export async function pictureHash(buf: Uint8Array, opts: { maxPixels: number }):
   }
   const swap = (meta.orientation ?? 1) >= 5;
   try {
-    const g = await sharp(buf, { limitInputPixels: opts.maxPixels, failOn: 'truncated', pages: 1, page: 0 })
-      .rotate()
-      .flatten({ background: '#ffffff' })
-      .resize(N, N, { fit: 'fill', kernel: 'cubic' })
-      .toColourspace('b-w')
-      .raw({ depth: 'uchar' })
-      .toBuffer();
-    return hashGrey32(new Uint8Array(g.buffer, g.byteOffset, N * N), swap ? meta.height : meta.width, swap ? meta.width : meta.height);
+    return hashGrey32(await squeezedGrey(buf, N, opts.maxPixels), swap ? meta.height : meta.width, swap ? meta.width : meta.height);
   } catch (err) {
     throw new DecodeError('decode', `cannot decode: ${(err as Error).message}`);
   }
+}
+
+/** The whole frame squeezed to side x side grey (EXIF orientation applied, transparency on white). */
+async function squeezedGrey(buf: Uint8Array, side: number, maxPixels: number): Promise<Uint8Array> {
+  const g = await sharp(buf, { limitInputPixels: maxPixels, failOn: 'truncated', pages: 1, page: 0 })
+    .rotate()
+    .flatten({ background: '#ffffff' })
+    .resize(side, side, { fit: 'fill', kernel: 'cubic' })
+    .toColourspace('b-w')
+    .raw({ depth: 'uchar' })
+    .toBuffer();
+  return new Uint8Array(g.buffer, g.byteOffset, side * side);
 }
 
 function popcount32(v: number): number {
@@ -197,16 +202,9 @@ export const ALIGN_SIDE = A;
 const BLOCK = 40; // quadrant blocks, away from the border by MARGIN (room for the shifts tried)
 const MARGIN = 8;
 
-/** An image as A x A grey (the whole frame squeezed, EXIF orientation applied), for aligned(). */
-export async function alignmentGrey(buf: Uint8Array, opts: { maxPixels: number }): Promise<Uint8Array> {
-  const g = await sharp(buf, { limitInputPixels: opts.maxPixels, failOn: 'truncated', pages: 1, page: 0 })
-    .rotate()
-    .flatten({ background: '#ffffff' })
-    .resize(A, A, { fit: 'fill', kernel: 'cubic' })
-    .toColourspace('b-w')
-    .raw({ depth: 'uchar' })
-    .toBuffer();
-  return new Uint8Array(g.buffer, g.byteOffset, A * A);
+/** An image as A x A grey, for misalignment(). */
+export function alignmentGrey(buf: Uint8Array, opts: { maxPixels: number }): Promise<Uint8Array> {
+  return squeezedGrey(buf, A, opts.maxPixels);
 }
 
 /** Normalised correlation of a's block at (x0, y0) with b's block shifted by (dx, dy); NaN on a flat block. */
