@@ -14,7 +14,7 @@ import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
 import type { Features } from './features.js';
 import { search, type Hit } from './searcher.js';
-import { featureBytes, indexTargets, openIndex, searchParams, syncIndex, type IndexHandle } from './store.js';
+import { indexTargets, openIndex, searchParams, syncIndex, type IndexHandle } from './store.js';
 import { concatFeatures } from './descriptors.js';
 import { errorMessage } from '../util/errors.js';
 import { inThreadViews, poolViews, searchProgressive, viewParams, type GreyImage, type TargetViews, type ViewRunner } from './views.js';
@@ -242,7 +242,7 @@ function targetViewsOf(handle: IndexHandle, config: Config, runViews: ViewRunner
     if (!g || g.width !== plain.f.width || g.height !== plain.f.height) return undefined;
     const vf = await runViews(g, specs, siftParams(config.sift), keypointsPerView, maxSide);
     const all = concatFeatures(plain.f, [plain.f, ...vf.views]);
-    if (featureBytes(all) <= (handle.viewed?.maxSize ?? 0)) handle.viewed?.set(key, all);
+    handle.viewed?.set(key, all);
     return all;
   };
 }

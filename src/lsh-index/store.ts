@@ -167,8 +167,7 @@ export class IndexHandle {
       f = await this.bank.repo(FeaturesRepo).get(sha);
       if (!f) return undefined;
       this.reads.bank++;
-      // An image larger than the whole budget is not held.
-      if (featureBytes(f) <= this.cacheBytes) this.stored?.set(sha, f);
+      this.stored?.set(sha, f); // lru-cache holds nothing larger than the whole budget
     }
     const prepared = prepare(f);
     this.prepared.set(sha, prepared);

@@ -230,12 +230,13 @@ export function sameOrigin(origin: string | undefined, host: string | undefined)
   return new URL(origin).host === host;
 }
 
-/** Runs the lsh-index layer's search and joins each hit with its target item (caption, provenance, image). */
+/** The review server's search state: its views pool (made on the first search, none once the server closed). */
 interface SearchContext {
   views: ViewPool | undefined;
   closed: boolean;
 }
 
+/** Runs the lsh-index layer's search and joins each hit with its target item (caption, provenance, image). */
 async function runSearch(bank: Bank, config: Config, buf: Buffer, top: number, ctx: SearchContext, logger?: Logger) {
   // Loaded on first search: the server starts without paying for SIFT and the index.
   const { searchImage, ViewPool } = await import('../lsh-index/stage.js');

@@ -8,6 +8,7 @@ import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
 import { errorMessage } from '../util/errors.js';
+import { LRUCache } from 'lru-cache';
 import { SiftPool, resolveThreads } from './pool.js';
 import { ALIGN_SIDE, alignmentGrey, misalignment, pictureHash, TwinIndex, type PictureHash } from './twins.js';
 import type { Features } from './types.js';
@@ -117,13 +118,17 @@ export async function computeMissingFeatures(bank: Bank, config: Config, opts: S
       return new Error(`image file unavailable: ${errorMessage(err)}`);
     }
   };
+  // The pictures copies were checked against, as the place check's greys: a wire photo has many copies, and its
+  // bytes would otherwise be read (an object store GET) and decoded again for each.
+  const placed = new LRUCache<string, Uint8Array>({ max: 1024 });
   /** Whether a copy's picture sits where the picture it would reuse does (sift.twins.maxShift); false when unsure. */
   const inPlace = async (copy: Buffer, ofSha: string): Promise<boolean> => {
-    const of = await read(ofSha);
+    let a = placed.get(ofSha);
+    const of = a ? null : await read(ofSha); // the store failing stops the stage (read throws), as elsewhere
     if (of instanceof Error) return false;
     try {
-      const [a, b] = await Promise.all([alignmentGrey(of, config.sift), alignmentGrey(copy, config.sift)]);
-      return misalignment(a, b) / ALIGN_SIDE <= config.sift.twins.maxShift;
+      if (!a) placed.set(ofSha, (a = await alignmentGrey(of!, config.sift)));
+      return misalignment(a, await alignmentGrey(copy, config.sift)) / ALIGN_SIDE <= config.sift.twins.maxShift;
     } catch {
       return false;
     }
