@@ -20,12 +20,11 @@ import { CODE_BITS, LshIndex, mulberry32, project } from '../src/lsh-index/lsh.j
 import { MEAN_ROOTSIFT } from '../src/lsh-index/mean-rootsift.js';
 import { prepare, scanStats, search, sketchCollisions, type SearchParams } from '../src/lsh-index/searcher.js';
 import { verifyCandidate } from '../src/lsh-index/verify.js';
-import { concatFeatures, mirrorFeatures } from '../src/lsh-index/descriptors.js';
+import { mirrorFeatures } from '../src/lsh-index/descriptors.js';
 import { autoBits, lshParams, searchParams } from '../src/lsh-index/store.js';
 import type { Prepared } from '../src/lsh-index/verify.js';
 import { decodeGrey } from '../src/sift/decode.js';
-import { searchProgressive, viewParams, type TargetViews } from '../src/lsh-index/views.js';
-import { viewFeatures } from '../src/sift/views.js';
+import { searchProgressive, viewParams, withOwnViews, type TargetViews } from '../src/lsh-index/views.js';
 import { toOriginal } from '../src/lsh-index/stage.js';
 import { extractFeatures, siftParams } from '../src/sift/extract.js';
 import { holdoutScenes, loadCv2Features, metrics, ourFeatures as ourFeaturesOf, percentile, readSet, round, sharedDataDir, type RetrievalSet } from './search-lib.js';
@@ -120,8 +119,7 @@ async function runSet(name: string) {
     const held = viewedTargets.get(id);
     if (held) return held;
     const g = await decodeGrey(fs.readFileSync(targetFile.get(id)!), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
-    const plain = prepared[slot]!.f;
-    const all = concatFeatures(plain, [plain, ...viewFeatures(g, specs, siftParams(config.sift), kpv, maxSide).views]);
+    const all = await withOwnViews(prepared[slot]!.f, g, specs, siftParams(config.sift), kpv, maxSide);
     viewedTargets.set(id, all);
     return all;
   };

@@ -15,9 +15,8 @@ import type { Progress } from '../util/progress.js';
 import type { Features } from './features.js';
 import { search, type Hit } from './searcher.js';
 import { indexTargets, openIndex, searchParams, syncIndex, type IndexHandle } from './store.js';
-import { concatFeatures } from './descriptors.js';
 import { errorMessage } from '../util/errors.js';
-import { inThreadViews, poolViews, searchProgressive, viewParams, type GreyImage, type TargetViews, type ViewRunner } from './views.js';
+import { inThreadViews, poolViews, searchProgressive, viewParams, withOwnViews, type GreyImage, type TargetViews, type ViewRunner } from './views.js';
 
 export interface MatchOptions {
   top?: number;
@@ -240,8 +239,7 @@ function targetViewsOf(handle: IndexHandle, config: Config, runViews: ViewRunner
     if (held) return held;
     const g = await greyLoader(config, () => handle.bank.images.read(info.sha))();
     if (!g || g.width !== plain.f.width || g.height !== plain.f.height) return undefined;
-    const vf = await runViews(g, specs, siftParams(config.sift), keypointsPerView, maxSide);
-    const all = concatFeatures(plain.f, [plain.f, ...vf.views]);
+    const all = await withOwnViews(plain.f, g, specs, siftParams(config.sift), keypointsPerView, maxSide, runViews);
     handle.viewed?.set(key, all);
     return all;
   };

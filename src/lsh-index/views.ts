@@ -103,6 +103,14 @@ export function poolViews(pool: { views: (d: GreyImage & { scale?: number }, spe
  */
 export type TargetViews = (slot: number, specs: ViewSpec[], keypointsPerView: number, maxSide: number) => Promise<Features | undefined>;
 
+/** A target's stored features with its own views appended, mapped to its detection frame (what TargetViews returns). */
+export async function withOwnViews(
+  plain: Features, g: GreyImage, specs: ViewSpec[], sift: SiftParams, keypointsPerView: number, maxSide: number, runViews: ViewRunner = inThreadViews,
+): Promise<Features> {
+  const vf = await runViews(g, specs, sift, keypointsPerView, maxSide);
+  return concatFeatures(plain, [plain, ...vf.views]);
+}
+
 export interface ProgressiveResult extends SearchResult {
   /** Whether the views ran (the plain query was not confident, and had a plausible candidate). */
   usedViews: boolean;
