@@ -6,7 +6,6 @@
 // Not a product mode (the index holds ~8x the keypoints); it says whether building one could pay.
 // Usage: tsx bench/index-views.ts [--set retrieval-wxbs] [--view-tilts 2.83,5.66] [--view-rotations 6] [--view-keypoints 500]
 // Prints one JSON line (emitted P@1, unrelated positives, times); --verbose: the misses on stderr.
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,11 +15,9 @@ import { LshIndex } from '../src/lsh-index/lsh.js';
 import { prepare, search, type SearchParams } from '../src/lsh-index/searcher.js';
 import { lshParams, searchParams } from '../src/lsh-index/store.js';
 import type { Prepared } from '../src/lsh-index/verify.js';
-import { viewParams, withOwnViews } from '../src/lsh-index/views.js';
-import { decodeGrey } from '../src/sift/decode.js';
-import { siftParams } from '../src/sift/extract.js';
+import { viewParams } from '../src/lsh-index/views.js';
 import { viewSpecs } from '../src/sift/views.js';
-import { metrics, ourFeatures, percentile, readSet, round, sharedDataDir } from './search-lib.js';
+import { metrics, ourFeatures, percentile, pooledFromFile, readSet, round, sharedDataDir } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = sharedDataDir(repoRoot); // before loadConfig: it takes CAPBRIDGE_SHARED_DATA out of the environment
@@ -36,15 +33,13 @@ vp.tilts = opt('view-tilts', vp.tilts.join(',')).split(',').map(Number);
 vp.rotations = Number(opt('view-rotations', String(vp.rotations)));
 vp.keypointsPerView = Number(opt('view-keypoints', String(vp.keypointsPerView)));
 const specs = viewSpecs(vp.tilts, vp.rotations);
-const sp = siftParams(config.sift);
 const set = readSet(path.join(shared, opt('set', 'retrieval-wxbs')));
 const plain = await ourFeatures(repoRoot, set, config, log);
 
 /** An image's plain features with its views' appended (the pooled features both sides use). */
 async function pooledOf(id: string, file: string): Promise<{ f: Features; ms: number }> {
   const t = performance.now();
-  const g = await decodeGrey(fs.readFileSync(path.join(set.dir, file)), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
-  const f = await withOwnViews(plain.get(id)!, g, specs, sp, vp.keypointsPerView, vp.maxSide);
+  const f = await pooledFromFile(path.join(set.dir, file), plain.get(id)!, config, specs, vp.keypointsPerView, vp.maxSide);
   return { f, ms: performance.now() - t };
 }
 

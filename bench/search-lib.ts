@@ -7,6 +7,10 @@ import { createHash } from 'node:crypto';
 import type { Features } from '../src/lsh-index/features.js';
 import type { Config } from '../src/config/schema.js';
 import { SiftPool } from '../src/sift/pool.js';
+import { decodeGrey } from '../src/sift/decode.js';
+import { siftParams } from '../src/sift/extract.js';
+import type { ViewSpec } from '../src/sift/views.js';
+import { withOwnViews } from '../src/lsh-index/views.js';
 
 /**
  * ../shared/data beside the clone, or beside the folder of worktrees (a worktree at /work/wt/NAME).
@@ -134,4 +138,10 @@ export function percentile(xs: number[], q: number): number {
   if (!xs.length) return 0;
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+}
+
+/** An image file's plain features with its own views appended (the pooled features of two-sided views). */
+export async function pooledFromFile(file: string, plain: Features, config: Config, specs: ViewSpec[], keypointsPerView: number, maxSide: number): Promise<Features> {
+  const g = await decodeGrey(fs.readFileSync(file), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
+  return withOwnViews(plain, g, specs, siftParams(config.sift), keypointsPerView, maxSide);
 }

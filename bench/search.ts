@@ -24,10 +24,10 @@ import { mirrorFeatures } from '../src/lsh-index/descriptors.js';
 import { autoBits, lshParams, searchParams } from '../src/lsh-index/store.js';
 import type { Prepared } from '../src/lsh-index/verify.js';
 import { decodeGrey } from '../src/sift/decode.js';
-import { searchProgressive, viewParams, withOwnViews, type TargetViews } from '../src/lsh-index/views.js';
+import { searchProgressive, viewParams, type TargetViews } from '../src/lsh-index/views.js';
 import { toOriginal } from '../src/lsh-index/stage.js';
-import { extractFeatures, siftParams } from '../src/sift/extract.js';
-import { holdoutScenes, loadCv2Features, metrics, ourFeatures as ourFeaturesOf, percentile, readSet, round, sharedDataDir, type RetrievalSet } from './search-lib.js';
+import { extractFeatures } from '../src/sift/extract.js';
+import { holdoutScenes, loadCv2Features, metrics, ourFeatures as ourFeaturesOf, percentile, pooledFromFile, readSet, round, sharedDataDir, type RetrievalSet } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = sharedDataDir(repoRoot);
@@ -118,8 +118,7 @@ async function runSet(name: string) {
     const id = ids[slot]!;
     const held = viewedTargets.get(id);
     if (held) return held;
-    const g = await decodeGrey(fs.readFileSync(targetFile.get(id)!), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
-    const all = await withOwnViews(prepared[slot]!.f, g, specs, siftParams(config.sift), kpv, maxSide);
+    const all = await pooledFromFile(targetFile.get(id)!, prepared[slot]!.f, config, specs, kpv, maxSide);
     viewedTargets.set(id, all);
     return all;
   };
