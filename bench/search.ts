@@ -7,7 +7,7 @@
 //        are search-lib's holdoutScenes; `all` reports both parts beside the whole)
 //        --queries N  --scale-queries N  --scale-set NAME (whose targets and queries, retrieval-smvs)  --verbose (the misses on stderr: the views run's stored top and the scaling run's)
 //        --skip-pairs (the image-pairs section: Oxford graf/bikes pairs verified plain and with views)
-//        --views [--view-tilts 2,4 --view-rotations 4 --view-keypoints 500 --view-confidence 0.3] (also the progressive search with synthesised query views, src/lsh-index/views.ts, side by side)
+//        --views [--view-tilts 2,4 --view-rotations 4 --view-keypoints 500 --view-confidence 0.3 --target-views N --archive N] (also the progressive search with synthesised query views, src/lsh-index/views.ts, side by side)
 //        (the progressive search always runs on the wide-baseline sets, retrieval-scenes and retrieval-wxbs; --no-views: never)
 import fs from 'node:fs';
 import os from 'node:os';
@@ -111,18 +111,20 @@ async function runSet(name: string) {
   vp.keypointsPerView = Number(opt('view-keypoints', String(vp.keypointsPerView)));
   vp.confidence = Number(opt('view-confidence', String(vp.confidence)));
   vp.targetViews = Number(opt('target-views', String(vp.targetViews)));
+  vp.archive = { ...vp.archive, candidates: Number(opt('archive', String(vp.archive.candidates))) };
   // Two-sided views: a target's own views, computed from its file once per run (as the match stage's cache holds them).
   const targetFile = new Map(set.targets.map((t) => [t.id, path.join(set.dir, t.image)]));
   const viewedTargets = new Map<string, Features>();
   const targetViews: TargetViews = async (slot, specs, kpv, maxSide) => {
-    const id = ids[slot]!;
-    const held = viewedTargets.get(id);
+    const key = `${ids[slot]}|${specs.length}|${specs[0]?.compress ?? specs[1]?.compress}|${kpv}|${maxSide}`;
+    const held = viewedTargets.get(key);
     if (held) return held;
-    const all = await pooledFromFile(targetFile.get(id)!, prepared[slot]!.f, config, specs, kpv, maxSide);
-    viewedTargets.set(id, all);
+    const all = await pooledFromFile(targetFile.get(ids[slot]!)!, prepared[slot]!.f, config, specs, kpv, maxSide);
+    viewedTargets.set(key, all);
     return all;
   };
   const twoSided: number[] = [];
+  const archived: number[] = [];
   for (const s of sources) {
     if (VIEWS) {
       const q = feats.get(s.id)!;
@@ -134,6 +136,8 @@ async function runSet(name: string) {
       vr.lat.push(searchMs);
       vr.total.push(searchMs + r.views.synthMs + r.views.extractMs + r.views.targetsMs);
       if (r.views.targets || r.views.targetsMs > 1) twoSided.push(r.views.targetsMs);
+      if (r.views.archive.candidates) archived.push(r.views.archive.ms);
+      vr.total[vr.total.length - 1]! += r.views.archive.ms;
       if (r.usedViews) (vr.used++, vr.synth.push(r.views.synthMs), vr.extract.push(r.views.extractMs));
       vr.ranked.set(s.id, r.hits.map((h) => ids[h.slot]!));
       vr.emitted.set(s.id, r.hits.filter((h) => h.score > 0).map((h) => ids[h.slot]!));
@@ -242,6 +246,9 @@ async function runSet(name: string) {
       // two-sided views: queries whose views search was not confident either (their candidates' own views,
       // computed once per target per run, and the pooled verification), and the median time they added
       twoSided: { targetViews: vp.targetViews, queries: twoSided.length, targetsViewed: viewedTargets.size, ms: twoSided.length ? round(percentile(twoSided, 0.5), 1) : null },
+      // archive matching (match.views.archive, --archive N): queries it ran for and its median wall time per query
+      // (the query's dense views, each candidate's, computed once per target per run, the kd-forest and verification)
+      archive: { candidates: vp.archive.candidates, queries: archived.length, ms: archived.length ? round(percentile(archived, 0.5), 0) : null },
     };
   }
   if (!flag('skip-opencv') && ensureOpenCv()) {

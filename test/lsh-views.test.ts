@@ -186,6 +186,40 @@ describe('lsh-index: search with synthesised query views', function () {
     expect(apart(0) && apart(2)).to.equal(true);
   });
 
+  it('archive matching verifies the same wall with ASIFT views of both photos and exact pairs, distractors at 0', async () => {
+    const base = await scene(21);
+    const qb = await perspective(base, SIDE);
+    const targets = [await perspective(base, BELOW), ...(await Promise.all([22, 23, 24].map(async (k) => perspective(await scene(k), BELOW))))];
+    const tp = (await Promise.all(targets.map((b) => extractFeatures(b, config)))).map(prepare);
+    const idx = new LshIndex(lshParams(config));
+    for (const p of tp) idx.add(idx.codes(p.vecs, p.f.count));
+    idx.merge();
+    const q = await extractFeatures(qb, config);
+    const asked: { slot: number; views: number; compress: boolean }[] = [];
+    const targetViews: TargetViews = async (slot, specs, kpv, maxSide) => {
+      asked.push({ slot, views: specs.length, compress: specs.slice(1).every((v) => v.compress) });
+      const views = inThreadViews(await grey(targets[slot]!)(), specs, siftParams(config.sift), kpv, maxSide).views;
+      return concatFeatures(tp[slot]!.f, [tp[slot]!.f, ...views]);
+    };
+    const vp = viewParams(config);
+    const r = await searchProgressive(idx, (s) => tp[s], q, searchParams(config), { ...vp, targetViews: 0, archive: { ...vp.archive, candidates: 4, maxTilt: 4, keypointsPerView: 400 } }, config.sift, grey(qb), undefined, undefined, targetViews);
+    expect(asked.map((a) => a.slot).sort()).to.deep.equal([0, 1, 2, 3]);
+    expect(asked.every((a) => a.views === 28 && a.compress), 'ASIFT views at maxTilt 4').to.equal(true);
+    expect(r.views.archive.candidates).to.equal(4);
+    expect(r.views.archive.keypoints).to.be.greaterThan(q.count * 4);
+    const top = r.hits[0]!;
+    expect(top.slot, 'the same wall ranks first').to.equal(0);
+    expect(top.score).to.be.greaterThan(config.match.minScore);
+    expect(top.inliers).to.be.at.least(config.match.minInliers);
+    for (const h of r.hits.slice(1)) expect(h.score, `distractor ${h.slot}`).to.equal(0);
+    // off (the default): never asked
+    asked.length = 0;
+    const off = await searchProgressive(idx, (s) => tp[s], q, searchParams(config), { ...vp, targetViews: 0 }, config.sift, grey(qb), undefined, undefined, targetViews);
+    expect(asked).to.deep.equal([]);
+    expect(off.views.archive.candidates).to.equal(0);
+    expect(off.hits.find((h) => h.slot === 0)?.score ?? 0).to.equal(0);
+  });
+
   it('match takes a candidate\'s own views from the bank\'s image store', async () => {
     const dir = tempDir('capbridge-views-two-');
     const base = await scene(21);
@@ -194,8 +228,10 @@ describe('lsh-index: search with synthesised query views', function () {
       ['t1', write(dir, 't1.png', await perspective(base, BELOW)), '从下面看的墙', 'https://example.org/zh/t1'],
       ...(await Promise.all([22, 23, 24].map(async (k) => [`d${k}`, write(dir, `d${k}.png`, await perspective(await scene(k), BELOW)), '无关的照片', `https://example.org/zh/d${k}`]))),
     ]);
-    for (const n of [0, 8]) {
-      const c: Config = { ...config, match: { ...config.match, views: { ...config.match.views, targetViews: n } } };
+    // 0: query views only; 8: two-sided views; 'archive': archive matching alone (its dense views of t1 from the store)
+    for (const n of [0, 8, 'archive'] as const) {
+      const v = config.match.views;
+      const c: Config = { ...config, match: { ...config.match, views: n === 'archive' ? { ...v, targetViews: 0, archive: { ...v.archive, candidates: 4, maxTilt: 4, keypointsPerView: 400 } } : { ...v, targetViews: n } } };
       const bank = await Bank.open(path.join(dir, `data${n}`));
       try {
         for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });

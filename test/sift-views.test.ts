@@ -3,7 +3,7 @@
 // the original's (ratio matches between the original and the mapped view agree with the identity).
 import { expect } from 'chai';
 import { detectAndDescribe } from '../src/sift/sift.js';
-import { mapKeypointsBack, synthView, viewFeatures, viewMatrix, viewSpecs, warpAffine } from '../src/sift/views.js';
+import { asiftSpecs, mapKeypointsBack, synthView, viewFeatures, viewMatrix, viewSpecs, warpAffine } from '../src/sift/views.js';
 import { DEFAULT_SIFT_PARAMS, KP_STRIDE, type Features } from '../src/sift/types.js';
 import { ratioMatches, sceneGrey } from './sift-helpers.js';
 
@@ -26,6 +26,28 @@ describe('sift: affine views', () => {
       expect(c * u[0]! + d * u[1]!).to.be.closeTo(u[1]! / Math.sqrt(s.tilt), 1e-9);
       expect(a * -u[1]! + b * u[0]!).to.be.closeTo(-u[1]! * Math.sqrt(s.tilt), 1e-9);
     }
+  });
+
+  it('samples the view sphere as ASIFT does, with compress views that shrink by t along phi only', () => {
+    const specs = asiftSpecs(5);
+    // OpenCV's AffineFeature at maxTilt 5: the image, then 4, 5, 8, 10 and 15 directions for t = sqrt(2)^1..5
+    expect(specs).to.have.length(43);
+    expect(specs[0]).to.deep.equal({ tilt: 1, phi: 0 });
+    const per = new Map<number, number[]>();
+    for (const s of specs.slice(1)) per.set(Number(s.tilt.toFixed(3)), [...(per.get(Number(s.tilt.toFixed(3))) ?? []), s.phi]);
+    expect([...per.keys()]).to.deep.equal([1.414, 2, 2.828, 4, 5.657]);
+    expect([...per.values()].map((v) => v.length)).to.deep.equal([4, 5, 8, 10, 15]);
+    expect(per.get(2)).to.deep.equal([0, 36, 72, 108, 144]); // 72/t degrees apart, 180 itself left out
+    expect(asiftSpecs(0)).to.have.length(1);
+    for (const s of specs.slice(1)) {
+      const [a, b, c, d] = viewMatrix(s);
+      expect(a * d - b * c).to.be.closeTo(1 / s.tilt, 1e-9);
+      const u = [Math.cos((s.phi * Math.PI) / 180), Math.sin((s.phi * Math.PI) / 180)];
+      expect(a * u[0]! + b * u[1]!).to.be.closeTo(u[0]! / s.tilt, 1e-9); // along phi: shrunk by t
+      expect(a * -u[1]! + b * u[0]!).to.be.closeTo(-u[1]!, 1e-9); // across: kept
+    }
+    const v = synthView({ grey: new Uint8Array(W * H).fill(90), width: W, height: H }, { tilt: 4, phi: 0, compress: true });
+    expect([v.width, v.height]).to.deep.equal([Math.ceil((W - 1) / 4) + 1, H]);
   });
 
   it('maps keypoint positions, sizes and orientations back exactly', () => {
@@ -63,9 +85,10 @@ describe('sift: affine views', () => {
     for (const [spec, v] of [
       [{ tilt: 2, phi: 30 }, synthView({ grey, width: W, height: H }, { tilt: 2, phi: 30 })],
       [{ tilt: 2, phi: 110 }, synthView({ grey, width: W, height: H }, { tilt: 2, phi: 110 })],
+      [{ tilt: 2, phi: 60, compress: true }, synthView({ grey, width: W, height: H }, { tilt: 2, phi: 60, compress: true })],
       [{ tilt: 1, phi: 35 }, rot], // a similarity: orientations are covariant, so they must come back exactly
     ] as const) {
-      expect(v.width * v.height).to.be.greaterThan(0.5 * W * H); // area-preserving (bounding box of the warp)
+      if (!('compress' in spec)) expect(v.width * v.height).to.be.greaterThan(0.5 * W * H); // area-preserving (bounding box of the warp)
       const vf = detectAndDescribe(v.grey, v.width, v.height, { ...DEFAULT_SIFT_PARAMS, maxKeypoints: 600 });
       mapKeypointsBack(vf, v);
       const m = ratioMatches(vf, orig);

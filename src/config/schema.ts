@@ -120,6 +120,17 @@ export const configSchema = z
             recollide: int().min(0),
             targetViews: int().min(0),
             poolRadius: z.number().min(0),
+            archive: z
+              .object({
+                candidates: int().min(0).max(200),
+                maxTilt: int().min(0).max(7),
+                keypointsPerView: pos().max(8192),
+                maxSide: pos(),
+                checks: pos(),
+                neighbours: int().min(2).max(16),
+                minInliers: int().min(0),
+              })
+              .strict(),
           })
           .strict(),
         epipolar: z

@@ -234,7 +234,7 @@ function targetViewsOf(handle: IndexHandle, config: Config, runViews: ViewRunner
     const info = handle.slot(slot);
     const plain = info && (await handle.load(slot));
     if (!info || !plain) return undefined;
-    const key = `${info.sha}|${keypointsPerView}|${maxSide}|${specs.map((v) => `${v.tilt}/${v.phi}`).join(',')}`;
+    const key = `${info.sha}|${keypointsPerView}|${maxSide}|${specs.map((v) => `${v.tilt}/${v.phi}${v.compress ? 'c' : ''}`).join(',')}`;
     const held = handle.viewed?.get(key);
     if (held) return held;
     const g = await greyLoader(config, () => handle.bank.images.read(info.sha))();

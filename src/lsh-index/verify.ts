@@ -43,6 +43,10 @@ export interface VerifyParams {
    *  appears several times on each side. Lowe's second neighbour is taken beyond this distance from the nearest
    *  (its copies in other views are no rival), and a place counts once on each side. 0/absent: single images. */
   pooled?: number;
+  /** With pooled: Lowe's second neighbour may be a copy of the nearest's own place, as in plain 2-NN matching
+   *  (OpenCV's ASIFT matcher). An alternative measured by `bench:two-sided --rival anywhere`, not a product
+   *  setting: on retrieval-wxbs's extreme-viewpoint pairs it verified one pair more and one unrelated image. */
+  rivalAnywhere?: boolean;
 }
 
 /** The model a candidate verified under: one homography (a copy, a plane) or the epipolar geometry of a 3D scene. */
@@ -93,7 +97,7 @@ export function unverified(reason: string, matches = 0): Verification {
 export function verifyCandidate(q: Prepared, t: Prepared, cand: Int32Array | number[], p: VerifyParams): Verification {
   const ep = p.epipolar?.enabled ? p.epipolar : undefined;
   const pooled = p.pooled ?? 0;
-  let all = ratioMatches(q, t, cand, p.farDistance, Math.max(p.ratio, ep?.ratio ?? 0), Math.max(ep?.regionRadius ?? 0, pooled));
+  let all = ratioMatches(q, t, cand, p.farDistance, Math.max(p.ratio, ep?.ratio ?? 0), Math.max(ep?.regionRadius ?? 0, p.rivalAnywhere ? 0 : pooled));
   if (ep?.mutual) all = mutualOnly(q, t, cand, all);
   const unique = (m: Match[]) => (pooled > 0 ? onePerPlace(m, q, t, pooled) : m);
   const mH = unique(oneToOne(all.filter((g) => g.r < p.ratio)));

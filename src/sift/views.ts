@@ -21,6 +21,9 @@ export interface ViewSpec {
   tilt: number;
   /** Compression direction, degrees (image frame: x right, y down). */
   phi: number;
+  /** ASIFT's own warp (OpenCV's AffineFeature): compress by t along phi and keep the size across it, instead
+   *  of the area-preserving sqrt(t) each way. Fewer pixels (cheaper by ~1/t), less detail across the tilt. */
+  compress?: boolean;
 }
 
 export interface SynthView {
@@ -45,12 +48,30 @@ export function viewSpecs(tilts: number[], rotations: number): ViewSpec[] {
   return out;
 }
 
-/** The linear part of a view: compress by sqrt(t) along phi, stretch by sqrt(t) across it. */
+/**
+ * ASIFT's sampling of the view sphere (Morel & Yu 2009, as OpenCV's AffineFeature lays it out): the image itself,
+ * then tilts t = step, step^2 .. step^maxTilt (step sqrt 2), each at directions every rotateStepBase/t degrees
+ * over [0, 180); compress-mode views. maxTilt 5 gives 43 views up to t = 4 sqrt 2 (~80 degrees of obliquity).
+ */
+export function asiftSpecs(maxTilt = 5, tiltStep = Math.SQRT2, rotateStepBase = 72): ViewSpec[] {
+  const out: ViewSpec[] = [{ tilt: 1, phi: 0 }];
+  let tilt = 1;
+  for (let i = 1; i <= maxTilt; i++) {
+    tilt *= tiltStep;
+    const step = rotateStepBase / tilt;
+    let n = Math.floor(180 / step + 1e-9);
+    if (Math.abs(n * step - 180) < 1e-6) n--;
+    for (let j = 0; j <= n; j++) out.push({ tilt, phi: Math.round(step * j * 1e9) / 1e9, compress: true });
+  }
+  return out;
+}
+
+/** The linear part of a view: compress by sqrt(t) along phi, stretch by sqrt(t) across it (compress: by t along phi only). */
 export function viewMatrix(s: ViewSpec): [number, number, number, number] {
   const c = Math.cos((s.phi * Math.PI) / 180);
   const n = Math.sin((s.phi * Math.PI) / 180);
-  const a = 1 / Math.sqrt(s.tilt); // along phi
-  const b = Math.sqrt(s.tilt); // across
+  const a = s.compress ? 1 / s.tilt : 1 / Math.sqrt(s.tilt); // along phi
+  const b = s.compress ? 1 : Math.sqrt(s.tilt); // across
   // R(-phi) diag(a, b) R(phi), with R(phi) = [c n; -n c] taking direction phi to the x axis.
   return [a * c * c + b * n * n, (a - b) * c * n, (a - b) * c * n, a * n * n + b * c * c];
 }
@@ -61,7 +82,7 @@ export function viewMatrix(s: ViewSpec): [number, number, number, number] {
  */
 export function synthView(src: { grey: Uint8Array; width: number; height: number }, spec: ViewSpec, maxSide = Infinity): SynthView {
   const M = viewMatrix(spec);
-  const comp = Math.sqrt(spec.tilt);
+  const comp = spec.compress ? spec.tilt : Math.sqrt(spec.tilt);
   const sx = [0, src.width - 1, 0, src.width - 1];
   const sy = [0, 0, src.height - 1, src.height - 1];
   const ext = (k: 0 | 2) => {
@@ -98,7 +119,8 @@ export function warpAffine(
   const sigV = 0.8 * Math.sqrt(Math.max(0, comp * comp - 1));
   const dirX = Math.cos((aa.phi * Math.PI) / 180);
   const dirY = Math.sin((aa.phi * Math.PI) / 180);
-  const sigO = sigV * comp;
+  // ASIFT's own views (compress): its sigma, 0.8 sqrt(t^2 - 1) in original pixels along the tilt (OpenCV's affineSkew).
+  const sigO = spec.compress ? sigV : sigV * comp;
   const R = Math.ceil(2 * sigO);
   const taps: number[] = []; // offset (original px along phi), weight
   let wsum = 0;
