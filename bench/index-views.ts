@@ -17,15 +17,11 @@ import { lshParams, searchParams } from '../src/lsh-index/store.js';
 import type { Prepared } from '../src/lsh-index/verify.js';
 import { viewParams } from '../src/lsh-index/views.js';
 import { viewSpecs } from '../src/sift/views.js';
-import { metrics, ourFeatures, percentile, pooledFromFile, readSet, round, sharedDataDir } from './search-lib.js';
+import { benchArgs, metrics, ourFeatures, percentile, pooledFromFile, readSet, round, sharedDataDir } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = sharedDataDir(repoRoot); // before loadConfig: it takes CAPBRIDGE_SHARED_DATA out of the environment
-const args = process.argv.slice(2);
-const opt = (name: string, d: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : d;
-};
+const { opt, flag } = benchArgs();
 const log = (m: string) => process.stderr.write(`[bench:index-views] ${m}\n`);
 const { config } = loadConfig({});
 const vp = viewParams(config);
@@ -74,7 +70,7 @@ for (const s of set.sources) {
   emitted.set(s.id, r.hits.filter((h) => h.score > 0).map((h) => ids[h.slot]!));
   const rel = set.truth.get(s.id) ?? new Set<string>();
   for (const h of r.hits) if (!rel.has(ids[h.slot]!)) (neg++, h.score > 0 && negPositive++);
-  if (args.includes('--verbose') && rel.size && !rel.has(emitted.get(s.id)![0] ?? '')) {
+  if (flag('verbose') && rel.size && !rel.has(emitted.get(s.id)![0] ?? '')) {
     log(`miss ${s.id}: ${r.hits.slice(0, 4).map((h) => `${ids[h.slot]}${rel.has(ids[h.slot]!) ? '*' : ''} ${h.model ?? ''} s${round(h.score)} i${h.inliers} v${h.votes}`).join(' | ')}`);
   }
 }

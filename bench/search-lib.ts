@@ -25,6 +25,15 @@ export function sharedDataDir(repoRoot: string): string {
   return dir;
 }
 
+/** A bench script's flags: `opt('name', default)` for `--name VALUE`, `flag('name')` for a bare `--name`. */
+export function benchArgs(args: string[] = process.argv.slice(2)): { args: string[]; opt: (name: string, d: string) => string; flag: (name: string) => boolean } {
+  const opt = (name: string, d: string) => {
+    const i = args.indexOf(`--${name}`);
+    return i >= 0 && args[i + 1] ? args[i + 1]! : d;
+  };
+  return { args, opt, flag: (name: string) => args.includes(`--${name}`) };
+}
+
 /** Our SIFT features of every image of a set, extracted once on the sift pool and cached in bench/.cache/ours. */
 export async function ourFeatures(repoRoot: string, set: RetrievalSet, config: Config, log: (s: string) => void): Promise<Map<string, Features>> {
   const dir = path.join(repoRoot, 'bench', '.cache', 'ours', set.name);

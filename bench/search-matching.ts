@@ -12,15 +12,11 @@ import { LshIndex } from '../src/lsh-index/lsh.js';
 import { prepare, sketchCollisions } from '../src/lsh-index/searcher.js';
 import { verifyCandidate, type Prepared, type VerifyParams } from '../src/lsh-index/verify.js';
 import { lshParams, searchParams } from '../src/lsh-index/store.js';
-import { holdoutScenes, ourFeatures, readSet, round, sharedDataDir } from './search-lib.js';
+import { benchArgs, holdoutScenes, ourFeatures, readSet, round, sharedDataDir } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = sharedDataDir(repoRoot);
-const args = process.argv.slice(2);
-const opt = (name: string, d: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : d;
-};
+const { opt } = benchArgs();
 const log = (s: string) => process.stderr.write(`[bench:search-matching] ${s}\n`);
 const { config } = loadConfig({});
 const base = searchParams(config);

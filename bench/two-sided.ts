@@ -23,15 +23,11 @@ import { decodeGrey } from '../src/sift/decode.js';
 import { siftParams } from '../src/sift/extract.js';
 import { SiftPool } from '../src/sift/pool.js';
 import { asiftSpecs } from '../src/sift/views.js';
-import { readSet, round, sharedDataDir } from './search-lib.js';
+import { benchArgs, readSet, round, sharedDataDir } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = sharedDataDir(repoRoot);
-const args = process.argv.slice(2);
-const opt = (name: string, d: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : d;
-};
+const { opt } = benchArgs();
 const log = (m: string) => process.stderr.write(`[bench:two-sided] ${m}\n`);
 const { config } = loadConfig({});
 const ar = config.match.views.archive;

@@ -148,7 +148,8 @@ describe('lsh-index: search with synthesised query views', function () {
   const SIDE: [number, number][] = [[130, 20], [230, 45], [230, 250], [130, 270]];
   const BELOW: [number, number][] = [[20, 100], [340, 120], [320, 170], [40, 190]];
 
-  it('verifies a plane seen steeply from two sides only with views of both photos, and distractors stay at 0', async () => {
+  /** One wall seen from the side (the query) and from below (slot 0), and three other walls from below, indexed. */
+  async function wallFromTwoSides() {
     const base = await scene(21);
     const qb = await perspective(base, SIDE);
     const targets = [await perspective(base, BELOW), ...(await Promise.all([22, 23, 24].map(async (k) => perspective(await scene(k), BELOW))))];
@@ -156,7 +157,11 @@ describe('lsh-index: search with synthesised query views', function () {
     const idx = new LshIndex(lshParams(config));
     for (const p of tp) idx.add(idx.codes(p.vecs, p.f.count));
     idx.merge();
-    const q = await extractFeatures(qb, config);
+    return { qb, targets, tp, idx, q: await extractFeatures(qb, config) };
+  }
+
+  it('verifies a plane seen steeply from two sides only with views of both photos, and distractors stay at 0', async () => {
+    const { qb, targets, tp, idx, q } = await wallFromTwoSides();
     const asked: number[] = [];
     const targetViews: TargetViews = async (slot, specs, kpv, maxSide) => {
       asked.push(slot);
@@ -187,14 +192,7 @@ describe('lsh-index: search with synthesised query views', function () {
   });
 
   it('archive matching verifies the same wall with ASIFT views of both photos and exact pairs, distractors at 0', async () => {
-    const base = await scene(21);
-    const qb = await perspective(base, SIDE);
-    const targets = [await perspective(base, BELOW), ...(await Promise.all([22, 23, 24].map(async (k) => perspective(await scene(k), BELOW))))];
-    const tp = (await Promise.all(targets.map((b) => extractFeatures(b, config)))).map(prepare);
-    const idx = new LshIndex(lshParams(config));
-    for (const p of tp) idx.add(idx.codes(p.vecs, p.f.count));
-    idx.merge();
-    const q = await extractFeatures(qb, config);
+    const { qb, targets, tp, idx, q } = await wallFromTwoSides();
     const asked: { slot: number; views: number; compress: boolean }[] = [];
     const targetViews: TargetViews = async (slot, specs, kpv, maxSide) => {
       asked.push({ slot, views: specs.length, compress: specs.slice(1).every((v) => v.compress) });
