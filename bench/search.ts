@@ -27,16 +27,11 @@ import { decodeGrey } from '../src/sift/decode.js';
 import { searchProgressive, viewParams, type TargetViews } from '../src/lsh-index/views.js';
 import { toOriginal } from '../src/lsh-index/stage.js';
 import { extractFeatures } from '../src/sift/extract.js';
-import { holdoutScenes, loadCv2Features, metrics, ourFeatures as ourFeaturesOf, percentile, pooledFromFile, readSet, round, sharedDataDir, type RetrievalSet } from './search-lib.js';
+import { benchArgs, holdoutScenes, loadCv2Features, metrics, ourFeatures as ourFeaturesOf, percentile, pooledFromFile, readSet, round, sharedDataDir, type RetrievalSet } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = sharedDataDir(repoRoot);
-const args = process.argv.slice(2);
-const flag = (name: string) => args.includes(`--${name}`);
-const opt = (name: string, d: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : d;
-};
+const { args, opt, flag } = benchArgs();
 const SETS = opt('sets', 'retrieval-smvs,mining-flickr8k,retrieval-wxbs,retrieval-scenes').split(',').filter((s) => s && s !== 'none');
 const SPLIT = opt('split', 'all');
 const SCALE_SET = opt('scale-set', 'retrieval-smvs');
