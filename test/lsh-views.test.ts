@@ -16,7 +16,7 @@ import { prepare, search } from '../src/lsh-index/searcher.js';
 import { ViewPool, runMatch } from '../src/lsh-index/stage.js';
 import { createReviewServer } from '../src/review/server.js';
 import { lshParams, searchParams } from '../src/lsh-index/store.js';
-import { inThreadViews, poolViews, searchProgressive, viewParams, type TargetViews } from '../src/lsh-index/views.js';
+import { inThreadViews, poolViews, searchProgressive, viewParams, withOwnViews, type TargetViews } from '../src/lsh-index/views.js';
 import { concatFeatures } from '../src/lsh-index/descriptors.js';
 import { siftParams } from '../src/sift/extract.js';
 import { viewSpecs } from '../src/sift/views.js';
@@ -196,8 +196,7 @@ describe('lsh-index: search with synthesised query views', function () {
     const asked: { slot: number; views: number; compress: boolean }[] = [];
     const targetViews: TargetViews = async (slot, specs, kpv, maxSide) => {
       asked.push({ slot, views: specs.length, compress: specs.slice(1).every((v) => v.compress) });
-      const views = inThreadViews(await grey(targets[slot]!)(), specs, siftParams(config.sift), kpv, maxSide).views;
-      return concatFeatures(tp[slot]!.f, [tp[slot]!.f, ...views]);
+      return withOwnViews(tp[slot]!.f, (await grey(targets[slot]!)())!, specs, siftParams(config.sift), kpv, maxSide);
     };
     const vp = viewParams(config);
     const r = await searchProgressive(idx, (s) => tp[s], q, searchParams(config), { ...vp, targetViews: 0, archive: { ...vp.archive, candidates: 4, maxTilt: 4, keypointsPerView: 400 } }, config.sift, grey(qb), undefined, undefined, targetViews);

@@ -122,12 +122,17 @@ export function poolViews(pool: { views: (d: GreyImage & { scale?: number }, spe
  */
 export type TargetViews = (slot: number, specs: ViewSpec[], keypointsPerView: number, maxSide: number) => Promise<Features | undefined>;
 
-/** A target's stored features with its own views appended, mapped to its detection frame (what TargetViews returns). */
+/**
+ * A target's stored features with its own views appended, mapped to its detection frame (what TargetViews returns).
+ * When the specs hold the image itself (a view of tilt 1, as archive matching's asiftSpecs do), that view replaces
+ * the stored features: both are the image described by the same SIFT, and each place twice over would fill the
+ * nearest neighbours a keypoint's ratio test looks among with copies.
+ */
 export async function withOwnViews(
   plain: Features, g: GreyImage, specs: ViewSpec[], sift: SiftParams, keypointsPerView: number, maxSide: number, runViews: ViewRunner = inThreadViews,
 ): Promise<Features> {
   const vf = await runViews(g, specs, sift, keypointsPerView, maxSide);
-  return concatFeatures(plain, [plain, ...vf.views]);
+  return concatFeatures(plain, specs.some((v) => v.tilt === 1) ? vf.views : [plain, ...vf.views]);
 }
 
 export interface ProgressiveResult extends SearchResult {
@@ -256,7 +261,7 @@ async function archiveMatch(
   const a = vp.archive;
   const specs = asiftSpecs(a.maxTilt);
   const vf = await runViews(g, specs, sp, a.keypointsPerView, a.maxSide);
-  const qa = prepare(concatFeatures(q, [q, ...vf.views]));
+  const qa = prepare(concatFeatures(q, vf.views)); // the views include the image itself (tilt 1)
   const pooled: SearchParams = { ...p, pooled: vp.poolRadius, minInliers: Math.max(p.minInliers, a.minInliers) };
   const hits: Hit[] = [];
   let candidates = 0;
