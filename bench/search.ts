@@ -5,7 +5,7 @@
 // Flags: --sets a,b (none: scaling only)  --features ours|cv2  --skip-opencv  --skip-scaling  --scales 1000,10000,100000
 //        --split all|dev|holdout (sets with scene labels, retrieval-scenes: which queries run; the held-out scenes
 //        are search-lib's holdoutScenes; `all` reports both parts beside the whole)
-//        --queries N  --scale-queries N  --scale-set NAME (whose targets and queries, retrieval-smvs)  --verbose (the misses on stderr: the views run's stored top and the scaling run's)
+//        --queries N  --scale-queries N  --scale-set NAME (whose targets and queries, retrieval-smvs)  --verbose (on stderr: the misses, the views run's stored top and the scaling run's, and the views run's unrelated positives)
 //        --skip-pairs (the image-pairs section: Oxford graf/bikes pairs verified plain and with views)
 //        --views [--view-tilts 2,4 --view-rotations 4 --view-keypoints 500 --view-confidence 0.3 --target-views N --archive N] (also the progressive search with synthesised query views, src/lsh-index/views.ts, side by side)
 //        (the progressive search always runs on the wide-baseline sets, retrieval-scenes and retrieval-wxbs; --no-views: never)
@@ -139,6 +139,7 @@ async function runSet(name: string) {
       vr.stored.set(s.id, r.hits.filter(storable).map((h) => ids[h.slot]!));
       const rel = set.truth.get(s.id) ?? new Set<string>();
       for (const h of r.hits) if (!rel.has(ids[h.slot]!)) (vr.neg++, h.score > 0 && vr.negNonZero++);
+      if (flag('verbose')) for (const h of r.hits.filter((x) => x.score > 0 && !rel.has(ids[x.slot]!))) log(`unrelated positive ${name} ${s.id} -> ${ids[h.slot]}: ${h.model} s${round(h.score)} i${h.inliers}/${h.matches}`);
       if (flag('verbose') && rel.size && !rel.has(vr.stored.get(s.id)![0] ?? '')) {
         log(`miss ${name} ${s.id}${set.scenes.size ? ` (${part(s.id)})` : ''}: ${r.hits.slice(0, 4).map((h) => `${ids[h.slot]}${rel.has(ids[h.slot]!) ? '*' : ''} ${h.model ?? ''} s${round(h.score)} i${h.inliers} v${h.votes}`).join(' | ')}`);
       }
