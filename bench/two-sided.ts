@@ -6,6 +6,7 @@
 // Usage: npm run bench:two-sided -- [--kinds EVD|all|WGABS,..] (defaults: match.views.archive and match.views.poolRadius)
 //        [--max-tilt 5] [--keypoints 1000] [--checks 64] [--k 8] [--max-side 1024] [--pool-radius 8] [--min-inliers 16]
 //        [--rival place|anywhere] (Lowe's rival: only another place, or any keypoint: VerifyParams.rivalAnywhere)
+//        [--epipolar] (also the fundamental-matrix model, which archive matching leaves out)
 // Prints a line per query on stderr and one JSON line. Dense features are cached under $TMPDIR/capbridge-two-sided.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -23,11 +24,12 @@ import { decodeGrey } from '../src/sift/decode.js';
 import { siftParams } from '../src/sift/extract.js';
 import { SiftPool } from '../src/sift/pool.js';
 import { asiftSpecs } from '../src/sift/views.js';
+import { archiveVerifyParams, viewParams } from '../src/lsh-index/views.js';
 import { benchArgs, readSet, round, sharedDataDir } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = sharedDataDir(repoRoot);
-const { opt } = benchArgs();
+const { opt, flag } = benchArgs();
 const log = (m: string) => process.stderr.write(`[bench:two-sided] ${m}\n`);
 const { config } = loadConfig({});
 const ar = config.match.views.archive;
@@ -84,7 +86,10 @@ await Promise.all(ids.map(async (id) => {
 }));
 await siftPool.close();
 const featMs = performance.now() - t0;
-const p = { ...searchParams(config), pooled: pool, rivalAnywhere, minInliers };
+const vp = viewParams(config);
+vp.poolRadius = pool;
+vp.archive = { ...vp.archive, minInliers };
+const p = { ...archiveVerifyParams(searchParams(config), vp), rivalAnywhere, ...(flag('epipolar') ? { epipolar: config.match.epipolar } : {}) };
 let matchMs = 0;
 const forests = new Map<Prepared, KdForest>(); // a target's forest, built once (as a cache of the product would)
 function judge(q: Prepared, t: Prepared) {
@@ -111,4 +116,4 @@ for (const s of queries) {
   log(`${s} ${kindOf.get(s)} kp ${q.f.count} pos ${pos.map(fmt).join(' ')} best negative ${fmt(bestNeg.r)} ${bestNeg.t} ${hit ? 'HIT' : '-'} (${round((performance.now() - t0) / 1000, 0)} s)`);
   per.push({ query: s, kind: kindOf.get(s), pos: pos.map((r) => [round(r.score), r.inliers, r.model]), bestNeg: [round(bestNeg.r.score), bestNeg.r.inliers, bestNeg.r.model], hit });
 }
-console.log(JSON.stringify({ bench: 'two-sided', date: new Date().toISOString(), machine: { nproc: os.cpus().length, loadavg: os.loadavg().map((x) => round(x, 1)) }, kinds, maxTilt, views: specs.length, keypointsPerView: kpv, checks, k, maxSide, poolRadius: pool, rival: rivalAnywhere ? 'anywhere' : 'place', minInliers, queries: queries.length, hits: emitted, negatives: negJudged, negativePositives: negPositives, featureS: round(featMs / 1000, 0), matchMsPerPair: round(matchMs / (negJudged + queries.length), 0), perQuery: per }));
+console.log(JSON.stringify({ bench: 'two-sided', date: new Date().toISOString(), machine: { nproc: os.cpus().length, loadavg: os.loadavg().map((x) => round(x, 1)) }, kinds, maxTilt, views: specs.length, keypointsPerView: kpv, checks, k, maxSide, poolRadius: pool, rival: rivalAnywhere ? 'anywhere' : 'place', minInliers, epipolar: !!p.epipolar, queries: queries.length, hits: emitted, negatives: negJudged, negativePositives: negPositives, featureS: round(featMs / 1000, 0), matchMsPerPair: round(matchMs / (negJudged + queries.length), 0), perQuery: per }));

@@ -206,6 +206,7 @@ describe('lsh-index: search with synthesised query views', function () {
     expect(r.views.archive.keypoints).to.be.greaterThan(q.count * 4);
     const top = r.hits[0]!;
     expect(top.slot, 'the same wall ranks first').to.equal(0);
+    expect(top.model, 'archive matching verifies planes only').to.equal('homography');
     expect(top.score).to.be.greaterThan(config.match.minScore);
     expect(top.inliers).to.be.at.least(config.match.minInliers);
     for (const h of r.hits.slice(1)) expect(h.score, `distractor ${h.slot}`).to.equal(0);

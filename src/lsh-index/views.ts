@@ -234,6 +234,17 @@ function replaceBetter(hits: Hit[], better: Hit[]): Hit[] {
   return hits.map((h) => ((by.get(h.slot)?.score ?? 0) > h.score ? by.get(h.slot)! : h)).sort((a, b) => b.score - a.score);
 }
 
+/**
+ * How archive matching verifies: pooled, at least `archive.minInliers` inliers, and by homography only. The pairs
+ * it exists for are planes (ASIFT's views make one plane near-frontal in two photos), and the epipolar model's
+ * a-contrario test weighs the matches, not the tens of thousands of keypoints a side they were drawn from: two
+ * unrelated night streets of retrieval-wxbs (s0005, t0060) verified with a fundamental matrix of 26 inliers, 62
+ * after guided matching, and no homography.
+ */
+export function archiveVerifyParams(p: SearchParams, vp: ViewParams): SearchParams {
+  return { ...p, pooled: vp.poolRadius, minInliers: Math.max(p.minInliers, vp.archive.minInliers), epipolar: undefined };
+}
+
 /** A candidate's prepared dense features and kd-forest, for as long as its features are held (targetViews' cache). */
 const forests = new WeakMap<Features, { ta: Prepared; forest: KdForest; checks: number }>();
 
@@ -262,7 +273,7 @@ async function archiveMatch(
   const specs = asiftSpecs(a.maxTilt);
   const vf = await runViews(g, specs, sp, a.keypointsPerView, a.maxSide);
   const qa = prepare(concatFeatures(q, vf.views)); // the views include the image itself (tilt 1)
-  const pooled: SearchParams = { ...p, pooled: vp.poolRadius, minInliers: Math.max(p.minInliers, a.minInliers) };
+  const pooled = archiveVerifyParams(p, vp);
   const hits: Hit[] = [];
   let candidates = 0;
   for (const h of cands) {
