@@ -16,15 +16,14 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
 import type { Features } from '../src/lsh-index/features.js';
 import { concatFeatures } from '../src/lsh-index/descriptors.js';
-import { KdForest } from '../src/lsh-index/kdforest.js';
 import { prepare } from '../src/lsh-index/searcher.js';
 import { searchParams } from '../src/lsh-index/store.js';
-import { verifyCandidate, type Prepared } from '../src/lsh-index/verify.js';
+import type { Prepared } from '../src/lsh-index/verify.js';
 import { decodeGrey } from '../src/sift/decode.js';
 import { siftParams } from '../src/sift/extract.js';
 import { SiftPool } from '../src/sift/pool.js';
 import { asiftSpecs } from '../src/sift/views.js';
-import { archiveVerifyParams, viewParams } from '../src/lsh-index/views.js';
+import { archiveCompare, archiveVerifyParams, viewParams } from '../src/lsh-index/views.js';
 import { benchArgs, readSet, round, sharedDataDir } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -78,10 +77,11 @@ async function dense(id: string): Promise<Features> {
 
 const t0 = performance.now();
 const ids = [...new Set([...queries, ...partners, ...unrelated])];
-const feats = new Map<string, Prepared>();
+const feats = new Map<string, { f: Features; pr: Prepared }>();
 let n = 0;
 await Promise.all(ids.map(async (id) => {
-  feats.set(id, prepare(await dense(id)));
+  const f = await dense(id);
+  feats.set(id, { f, pr: prepare(f) });
   if (++n % 10 === 0) log(`features ${n}/${ids.length} (${round((performance.now() - t0) / 1000, 0)} s)`);
 }));
 await siftPool.close();
@@ -91,12 +91,10 @@ vp.poolRadius = pool;
 vp.archive = { ...vp.archive, minInliers };
 const p = { ...archiveVerifyParams(searchParams(config), vp), rivalAnywhere, ...(flag('epipolar') ? { epipolar: config.match.epipolar } : {}) };
 let matchMs = 0;
-const forests = new Map<Prepared, KdForest>(); // a target's forest, built once (as a cache of the product would)
-function judge(q: Prepared, t: Prepared) {
+/** The product's comparison (its forest built once per target, as while archive matching's cache holds it). */
+function judge(q: { pr: Prepared }, t: { f: Features }) {
   const a = performance.now();
-  const forest = forests.get(t) ?? forests.set(t, new KdForest(t.vecs, 128, t.f.count, { trees: 4, checks, leafSize: 8, seed: 1 })).get(t)!;
-  const cand = forest.knnPairs(q.vecs, q.f.count, k);
-  const r = verifyCandidate(q, t, cand, p);
+  const r = archiveCompare(q.pr, t.f, { checks, neighbours: k }, p);
   matchMs += performance.now() - a;
   return r;
 }

@@ -16,7 +16,7 @@ import type { Features } from './features.js';
 import { search, type Hit } from './searcher.js';
 import { indexTargets, openIndex, searchParams, syncIndex, type IndexHandle } from './store.js';
 import { errorMessage } from '../util/errors.js';
-import { inThreadViews, poolViews, searchProgressive, viewParams, withOwnViews, type GreyImage, type TargetViews, type ViewRunner } from './views.js';
+import { inThreadViews, poolViews, searchProgressive, viewParams, viewsKey, withOwnViews, type GreyImage, type TargetViews, type ViewRunner } from './views.js';
 
 export interface MatchOptions {
   top?: number;
@@ -234,7 +234,7 @@ function targetViewsOf(handle: IndexHandle, config: Config, runViews: ViewRunner
     const info = handle.slot(slot);
     const plain = info && (await handle.load(slot));
     if (!info || !plain) return undefined;
-    const key = `${info.sha}|${keypointsPerView}|${maxSide}|${specs.map((v) => `${v.tilt}/${v.phi}${v.compress ? 'c' : ''}`).join(',')}`;
+    const key = `${info.sha}|${viewsKey(specs, keypointsPerView, maxSide)}`;
     const held = handle.viewed?.get(key);
     if (held) return held;
     const g = await greyLoader(config, () => handle.bank.images.read(info.sha))();

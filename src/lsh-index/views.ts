@@ -13,7 +13,7 @@ import { DESC_SIZE, type Features } from './features.js';
 import { concatFeatures } from './descriptors.js';
 import type { LshIndex } from './lsh.js';
 import { mergeHits, prepare, search, sketchCollisions, type Hit, type SearchParams, type SearchResult, type SlotLoader } from './searcher.js';
-import { verifyCandidate, type Prepared } from './verify.js';
+import { verifyCandidate, type Prepared, type Verification } from './verify.js';
 
 
 export interface ViewParams {
@@ -249,6 +249,23 @@ export function archiveVerifyParams(p: SearchParams, vp: ViewParams): SearchPara
 const forests = new WeakMap<Features, { ta: Prepared; forest: KdForest; checks: number }>();
 
 /**
+ * One archive comparison: the query's dense keypoints paired with their `neighbours` nearest among the
+ * candidate's (its kd-forest built once while `tf` is held), then verified with `params` (archiveVerifyParams).
+ */
+export function archiveCompare(qa: Prepared, tf: Features, a: Pick<ArchiveParams, 'checks' | 'neighbours'>, params: SearchParams): Verification {
+  const held = forests.get(tf);
+  const ta = held?.ta ?? prepare(tf);
+  const forest = held?.checks === a.checks ? held.forest : new KdForest(ta.vecs, DESC_SIZE, ta.f.count, { ...DEFAULT_KD, checks: a.checks });
+  forests.set(tf, { ta, forest, checks: a.checks });
+  return verifyCandidate(qa, ta, forest.knnPairs(qa.vecs, qa.f.count, a.neighbours), params);
+}
+
+/** The key of a target's own views: the views and their sizes (what TargetViews' callers cache by, with the image). */
+export function viewsKey(specs: ViewSpec[], keypointsPerView: number, maxSide: number): string {
+  return `${keypointsPerView}|${maxSide}|${specs.map((v) => `${v.tilt}/${v.phi}${v.compress ? 'c' : ''}`).join(',')}`;
+}
+
+/**
  * Archive matching (issue 19; bench:two-sided, and bench/wxbs_ceiling.py for what any SIFT matcher can do):
  * two photos of one facade from far apart (retrieval-wxbs's EVD pairs: 60-80 degrees between the views) share
  * almost no keypoints as SIFT sees them, nor after views of one side; ASIFT's sampling of the view sphere on
@@ -280,12 +297,7 @@ async function archiveMatch(
     const tf = await targetViews(h.slot, specs, a.keypointsPerView, a.maxSide);
     if (!tf?.count) continue;
     candidates++;
-    const held = forests.get(tf);
-    const ta = held?.ta ?? prepare(tf);
-    const forest = held?.checks === a.checks ? held.forest : new KdForest(ta.vecs, DESC_SIZE, ta.f.count, { ...DEFAULT_KD, checks: a.checks });
-    forests.set(tf, { ta, forest, checks: a.checks });
-    const pairs = forest.knnPairs(qa.vecs, qa.f.count, a.neighbours);
-    const r = verifyCandidate(qa, ta, pairs, pooled);
+    const r = archiveCompare(qa, tf, a, pooled);
     if (r.score > 0) hits.push({ ...r, slot: h.slot, votes: h.votes, mirrored: false });
   }
   return { hits, candidates, keypoints: qa.f.count, ms: performance.now() - t0 };
