@@ -10,7 +10,7 @@ import { SiftPool } from '../src/sift/pool.js';
 import { decodeGrey } from '../src/sift/decode.js';
 import { siftParams } from '../src/sift/extract.js';
 import type { ViewSpec } from '../src/sift/views.js';
-import { withOwnViews } from '../src/lsh-index/views.js';
+import { withOwnViews, type ViewRunner } from '../src/lsh-index/views.js';
 
 /**
  * ../shared/data beside the clone, or beside the folder of worktrees (a worktree at /work/wt/NAME).
@@ -150,7 +150,7 @@ export function percentile(xs: number[], q: number): number {
 }
 
 /** An image file's plain features with its own views appended (the pooled features of two-sided views). */
-export async function pooledFromFile(file: string, plain: Features, config: Config, specs: ViewSpec[], keypointsPerView: number, maxSide: number): Promise<Features> {
+export async function pooledFromFile(file: string, plain: Features, config: Config, specs: ViewSpec[], keypointsPerView: number, maxSide: number, runViews?: ViewRunner): Promise<Features> {
   const g = await decodeGrey(fs.readFileSync(file), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
-  return withOwnViews(plain, g, specs, siftParams(config.sift), keypointsPerView, maxSide);
+  return withOwnViews(plain, g, specs, siftParams(config.sift), keypointsPerView, maxSide, runViews);
 }

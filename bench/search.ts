@@ -24,7 +24,8 @@ import { mirrorFeatures } from '../src/lsh-index/descriptors.js';
 import { autoBits, lshParams, searchParams } from '../src/lsh-index/store.js';
 import type { Prepared } from '../src/lsh-index/verify.js';
 import { decodeGrey } from '../src/sift/decode.js';
-import { searchProgressive, viewParams, viewsKey, type TargetViews } from '../src/lsh-index/views.js';
+import { poolViews, searchProgressive, viewParams, viewsKey, type TargetViews } from '../src/lsh-index/views.js';
+import { SiftPool } from '../src/sift/pool.js';
 import { toOriginal } from '../src/lsh-index/stage.js';
 import { extractFeatures } from '../src/sift/extract.js';
 import { benchArgs, holdoutScenes, loadCv2Features, metrics, ourFeatures as ourFeaturesOf, percentile, pooledFromFile, readSet, round, sharedDataDir, type RetrievalSet } from './search-lib.js';
@@ -110,11 +111,14 @@ async function runSet(name: string) {
   // Two-sided views: a target's own views, computed from its file once per run (as the match stage's cache holds them).
   const targetFile = new Map(set.targets.map((t) => [t.id, path.join(set.dir, t.image)]));
   const viewedTargets = new Map<string, Features>();
+  // Archive matching's dense views (43 SIFT runs a photo) go to a SiftPool, as in the match stage.
+  const viewPool = vp.archive.candidates > 0 ? new SiftPool(config.sift, Math.max(1, Math.min(2, os.cpus().length))) : null;
+  const runViews = viewPool ? poolViews(viewPool) : undefined;
   const targetViews: TargetViews = async (slot, specs, kpv, maxSide) => {
     const key = `${ids[slot]}|${viewsKey(specs, kpv, maxSide)}`;
     const held = viewedTargets.get(key);
     if (held) return held;
-    const all = await pooledFromFile(targetFile.get(ids[slot]!)!, prepared[slot]!.f, config, specs, kpv, maxSide);
+    const all = await pooledFromFile(targetFile.get(ids[slot]!)!, prepared[slot]!.f, config, specs, kpv, maxSide, runViews);
     viewedTargets.set(key, all);
     return all;
   };
@@ -126,7 +130,7 @@ async function runSet(name: string) {
       const file = path.join(set.dir, set.sources.find((x) => x.id === s.id)!.image);
       const r = await searchProgressive(index, (slot) => prepared[slot], q, p, vp, config.sift, () =>
         decodeGrey(fs.readFileSync(file), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels }),
-      undefined, undefined, targetViews);
+      runViews, undefined, targetViews);
       const searchMs = r.timings.probeMs + r.timings.voteMs + r.timings.verifyMs;
       vr.lat.push(searchMs);
       vr.total.push(searchMs + r.views.synthMs + r.views.extractMs + r.views.targetsMs + r.views.archive.ms);
@@ -181,6 +185,7 @@ async function runSet(name: string) {
       }
     }
   }
+  await viewPool?.close();
   const sub = { ...set, truth: new Map([...set.truth].filter(([k]) => sources.some((s) => s.id === k))) };
   const m = metrics(sub, ranked);
   const me = metrics(sub, emitted);

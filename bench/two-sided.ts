@@ -62,7 +62,7 @@ const imageOf = new Map([...set.sources, ...set.targets].map((r) => [r.id, path.
 
 async function dense(id: string): Promise<Features> {
   const file = imageOf.get(id)!;
-  const key = createHash('sha1').update(`${file}|${maxTilt}|${kpv}|${maxSide}|${JSON.stringify(sp)}|v1`).digest('hex').slice(0, 16);
+  const key = createHash('sha1').update(`${file}|${maxTilt}|${kpv}|${maxSide}|${JSON.stringify(sp)}|v2`).digest('hex').slice(0, 16);
   const cf = path.join(cacheDir, key + '.json');
   if (fs.existsSync(cf)) {
     const j = JSON.parse(fs.readFileSync(cf, 'utf8'));

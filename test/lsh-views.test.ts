@@ -16,10 +16,11 @@ import { prepare, search } from '../src/lsh-index/searcher.js';
 import { ViewPool, runMatch } from '../src/lsh-index/stage.js';
 import { createReviewServer } from '../src/review/server.js';
 import { lshParams, searchParams } from '../src/lsh-index/store.js';
-import { inThreadViews, poolViews, searchProgressive, viewParams, withOwnViews, type TargetViews } from '../src/lsh-index/views.js';
+import { archiveCompare, archiveVerifyParams, inThreadViews, poolViews, searchProgressive, viewParams, withOwnViews, type TargetViews } from '../src/lsh-index/views.js';
 import { concatFeatures } from '../src/lsh-index/descriptors.js';
 import { siftParams } from '../src/sift/extract.js';
-import { viewSpecs } from '../src/sift/views.js';
+import { asiftSpecs, viewFeatures, viewSpecs } from '../src/sift/views.js';
+import { mulberry32 } from '../src/util/random.js';
 import { SiftPool } from '../src/sift/pool.js';
 import type { Prepared } from '../src/lsh-index/verify.js';
 import { importManifest } from '../src/ingest/manifest.js';
@@ -216,6 +217,31 @@ describe('lsh-index: search with synthesised query views', function () {
     expect(asked).to.deep.equal([]);
     expect(off.views.archive.candidates).to.equal(0);
     expect(off.hits.find((h) => h.slot === 0)?.score ?? 0).to.equal(0);
+  });
+
+  it('archive matching does not verify unrelated night photos of one size through their views\' frames', () => {
+    // Dark photos with scattered lights: most of what SIFT finds in a view of one is the view's frame, which is
+    // the same for every photo of that size; with a grey fill those frames matched under the identity
+    // (retrieval-wxbs: night queries verified other night photos by 16-28 such inliers; here 10-16 a pair).
+    const night = (seed: number): Uint8Array => {
+      const r = mulberry32(seed);
+      const g = new Float32Array(W * H).fill(12);
+      for (let k = 0; k < 40; k++) {
+        const cx = r() * W, cy = r() * H, s = 1 + r() * 4, a = 80 + r() * 170;
+        for (let y = Math.max(0, Math.floor(cy - 4 * s)); y < Math.min(H, cy + 4 * s); y++)
+          for (let x = Math.max(0, Math.floor(cx - 4 * s)); x < Math.min(W, cx + 4 * s); x++) g[y * W + x]! += a * Math.exp(-((x - cx) ** 2 + (y - cy) ** 2) / (2 * s * s));
+      }
+      return Uint8Array.from(g, (v) => Math.min(255, v + r() * 6));
+    };
+    const vp = viewParams(config);
+    const specs = asiftSpecs(4);
+    const dense = [1, 2, 3].map((seed) => concatFeatures({ width: W, height: H, scale: 1 }, viewFeatures({ grey: night(seed), width: W, height: H }, specs, siftParams(config.sift), 400, 1024).views));
+    const p = archiveVerifyParams(searchParams(config), vp);
+    for (const [i, j] of [[0, 1], [0, 2], [1, 2]] as const) {
+      expect(archiveCompare(prepare(dense[i]!), dense[j]!, vp.archive, p).score, `night ${i} vs ${j}`).to.equal(0);
+      // and no consensus beyond chance with the inlier bar at RANSAC's minimum (5-6 measured)
+      expect(archiveCompare(prepare(dense[i]!), dense[j]!, vp.archive, { ...p, minInliers: 4 }).inliers, `night ${i} vs ${j} inliers`).to.be.below(9);
+    }
   });
 
   it('match takes a candidate\'s own views from the bank\'s image store', async () => {

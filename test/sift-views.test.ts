@@ -50,6 +50,37 @@ describe('sift: affine views', () => {
     expect([v.width, v.height]).to.deep.equal([Math.ceil((W - 1) / 4) + 1, H]);
   });
 
+  it("ASIFT's views continue the image by its edge pixels and keep only keypoints centred on the image", async () => {
+    // A dark photo: a grey fill would put a step along the warped image's border, and corners SIFT finds there
+    const grey = (await sceneGrey(W, H, 5)).map((v) => (v * 3) >> 3);
+    const spec = { tilt: 2 * Math.SQRT2, phi: 36, compress: true };
+    const v = synthView({ grey, width: W, height: H }, spec);
+    const [a, b, c, d] = v.A;
+    const det = a * d - b * c;
+    let outside = 0;
+    for (let y = 0; y < v.height; y += 3)
+      for (let x = 0; x < v.width; x += 3) {
+        const u = x - v.b[0], t = y - v.b[1];
+        const ox = (d * u - b * t) / det, oy = (a * t - c * u) / det;
+        if (ox > -0.5 && oy > -0.5 && ox < W - 0.5 && oy < H - 0.5) continue;
+        outside++;
+        // off the image: the nearest edge pixel (BORDER_REPLICATE), blurred along phi like the rest
+        const e = grey[Math.round(Math.min(H - 1, Math.max(0, oy))) * W + Math.round(Math.min(W - 1, Math.max(0, ox)))]!;
+        expect(Math.abs(v.grey[y * v.width + x]! - e), `view pixel ${x},${y}`).to.be.at.most(24);
+      }
+    expect(outside).to.be.greaterThan(500);
+    const r = viewFeatures({ grey, width: W, height: H }, [spec, { tilt: 1, phi: 0 }], DEFAULT_SIFT_PARAMS, 200);
+    expect(r.views[0]!.count).to.be.within(20, 200);
+    for (const f of r.views)
+      for (let i = 0; i < f.count; i++) {
+        expect(f.keypoints[i * KP_STRIDE]!).to.be.within(-0.5, W - 0.5);
+        expect(f.keypoints[i * KP_STRIDE + 1]!).to.be.within(-0.5, H - 0.5);
+      }
+    // the views of one-sided search (not ASIFT's) keep their mid-grey fill
+    const g = synthView({ grey, width: W, height: H }, { tilt: 2, phi: 36 });
+    expect(g.grey[0]).to.equal(127);
+  });
+
   it('maps keypoint positions, sizes and orientations back exactly', () => {
     const A: [number, number, number, number] = [0.6, -0.3, 0.4, 1.5];
     const b: [number, number] = [40, -12];

@@ -15,14 +15,15 @@
 // its inverse must be known exactly to bring keypoints back, and the oriented anti-aliasing is not in sharp.
 import type { DecodedGrey } from './decode.js';
 import { detectAndDescribe } from './sift.js';
-import { KP_STRIDE, type Features, type SiftParams } from './types.js';
+import { DESC_SIZE, KP_STRIDE, type Features, type SiftParams } from './types.js';
 
 export interface ViewSpec {
   tilt: number;
   /** Compression direction, degrees (image frame: x right, y down). */
   phi: number;
   /** ASIFT's own warp (OpenCV's AffineFeature): compress by t along phi and keep the size across it, instead
-   *  of the area-preserving sqrt(t) each way. Fewer pixels (cheaper by ~1/t), less detail across the tilt. */
+   *  of the area-preserving sqrt(t) each way. Fewer pixels (cheaper by ~1/t), less detail across the tilt. Like
+   *  AffineFeature, the view continues the image by its edge pixels and keeps only keypoints centred on the image. */
   compress?: boolean;
 }
 
@@ -132,7 +133,11 @@ export function warpAffine(
   }
   for (let i = 1; i < taps.length; i += 2) taps[i]! /= wsum;
   const out = new Uint8Array(vw * vh);
-  const bg = 127; // outside the image: mid grey (no strong edge at the border of the warped image)
+  // Outside the image: mid grey (no strong edge at the border of the warped image), or, for ASIFT's own views, the
+  // image continued by its edge pixels as OpenCV's AffineFeature warps (BORDER_REPLICATE): a grey fill still
+  // steps at a dark photo's border, and that frame is the same in every photo of one size.
+  const bg = 127;
+  const replicate = !!spec.compress;
   const nt = taps.length / 2;
   const tdx = new Float64Array(nt);
   const tdy = new Float64Array(nt);
@@ -150,7 +155,7 @@ export function warpAffine(
       const uu = u - b[0];
       const x = a0 * uu + a1 * vv;
       const y = a2 * uu + a3 * vv;
-      if (x < -0.5 || y < -0.5 || x > w - 0.5 || y > h - 0.5) {
+      if (!replicate && (x < -0.5 || y < -0.5 || x > w - 0.5 || y > h - 0.5)) {
         out[v * vw + u] = bg;
         continue;
       }
@@ -205,6 +210,29 @@ export function mapKeypointsBack(f: Features, view: Pick<SynthView, 'A' | 'b'>):
   }
 }
 
+/**
+ * The keypoints of view `v` (view pixels) centred on the warped image of a width x height original (not on the
+ * border around it), at most `keep` of them (0: all) in the given order (detectAndDescribe's: by response).
+ */
+export function onImage(f: Features, v: Pick<SynthView, 'A' | 'b'>, width: number, height: number, keep: number): Features {
+  const [a, b, c, d] = v.A;
+  const det = a * d - b * c;
+  const kp = f.keypoints;
+  const idx: number[] = [];
+  for (let i = 0; i < f.count && (keep <= 0 || idx.length < keep); i++) {
+    const u = kp[i * KP_STRIDE]! - v.b[0], t = kp[i * KP_STRIDE + 1]! - v.b[1];
+    const x = (d * u - b * t) / det, y = (a * t - c * u) / det;
+    if (x >= -0.5 && x <= width - 0.5 && y >= -0.5 && y <= height - 0.5) idx.push(i);
+  }
+  const keypoints = new Float32Array(idx.length * KP_STRIDE);
+  const descriptors = new Uint8Array(idx.length * DESC_SIZE);
+  idx.forEach((i, j) => {
+    keypoints.set(kp.subarray(i * KP_STRIDE, (i + 1) * KP_STRIDE), j * KP_STRIDE);
+    descriptors.set(f.descriptors.subarray(i * DESC_SIZE, (i + 1) * DESC_SIZE), j * DESC_SIZE);
+  });
+  return { ...f, count: idx.length, keypoints, descriptors };
+}
+
 export interface ViewFeaturesResult {
   /** One Features per view, keypoints in the original detection frame (width/height/scale of the original). */
   views: Features[];
@@ -244,7 +272,11 @@ export function viewFeatures(
     const t0 = performance.now();
     const v = synthView(d, s, maxSide);
     const t1 = performance.now();
-    const f = detectAndDescribe(v.grey, v.width, v.height, { ...sift, maxKeypoints: keypointsPerView });
+    // ASIFT's own views drop keypoints centred off the image (on the replicated border), as OpenCV's mask does;
+    // the strongest keypointsPerView on it remain (detected with room to spare: the output is by response).
+    const masked = !!s.compress && (Math.abs(v.A[1]) > 1e-9 || Math.abs(v.A[2]) > 1e-9);
+    let f = detectAndDescribe(v.grey, v.width, v.height, { ...sift, maxKeypoints: masked && keypointsPerView > 0 ? Math.ceil(keypointsPerView * 1.5) : keypointsPerView });
+    if (masked) f = onImage(f, v, d.width, d.height, keypointsPerView);
     mapKeypointsBack(f, v);
     const t2 = performance.now();
     synthMs += t1 - t0;
