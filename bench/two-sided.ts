@@ -7,6 +7,8 @@
 //        [--max-tilt 5] [--keypoints 1000] [--checks 64] [--k 8] [--max-side 1024] [--pool-radius 8] [--min-inliers 16]
 //        [--rival place|anywhere] (Lowe's rival: only another place, or any keypoint: VerifyParams.rivalAnywhere)
 //        [--epipolar] (also the fundamental-matrix model, which archive matching leaves out)
+//        [--angle-tolerance 30] [--scale-tolerance 1] [--no-frames] (inliers checked by position only)
+//        [--shard i/n] (every n-th query from the i-th: one run split over processes; the JSON lines add up)
 // Prints a line per query on stderr and one JSON line. Dense features are cached under $TMPDIR/capbridge-two-sided.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -24,7 +26,7 @@ import { siftParams } from '../src/sift/extract.js';
 import { SiftPool } from '../src/sift/pool.js';
 import { asiftSpecs } from '../src/sift/views.js';
 import { archiveCompare, archiveVerifyParams, viewParams } from '../src/lsh-index/views.js';
-import { benchArgs, readSet, round, sharedDataDir } from './search-lib.js';
+import { benchArgs, percentile, readSet, round, sharedDataDir } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = sharedDataDir(repoRoot);
@@ -40,14 +42,19 @@ const maxSide = Number(opt('max-side', String(ar.maxSide)));
 const pool = Number(opt('pool-radius', String(config.match.views.poolRadius)));
 const rivalAnywhere = opt('rival', 'place') === 'anywhere';
 const minInliers = Math.max(config.match.minInliers, Number(opt('min-inliers', String(ar.minInliers))));
+const angleTolerance = Number(opt('angle-tolerance', String(ar.angleTolerance)));
+const scaleTolerance = Number(opt('scale-tolerance', String(ar.scaleTolerance)));
+const [shard, shards] = opt('shard', '1/1').split('/').map(Number) as [number, number];
 const kinds = opt('kinds', 'EVD');
 const set = readSet(path.join(shared, 'retrieval-wxbs'));
 const readme = fs.readFileSync(path.join(set.dir, 'README.md'), 'utf8');
 const kindOf = new Map<string, string>();
 for (const m of readme.matchAll(/^\|\s*(s\d+)\s*\|\s*(\S+)/gm)) kindOf.set(m[1]!, m[2]!.includes('/EVD/') ? 'EVD' : (/\/v1\.1\/([A-Z]+)\//.exec(m[2]!)?.[1] ?? '?'));
 const want = kinds === 'all' ? null : new Set(kinds.split(','));
-const queries = [...set.truth.keys()].sort().filter((s) => !want || want.has(kindOf.get(s) ?? '?'));
-const partners = [...new Set(queries.flatMap((s) => [...set.truth.get(s)!]))].sort();
+const kindQueries = [...set.truth.keys()].sort().filter((s) => !want || want.has(kindOf.get(s) ?? '?'));
+// --shard i/n: every n-th query from the i-th (negatives as for the whole run), for runs split over processes
+const queries = kindQueries.filter((_, i) => i % shards === shard - 1);
+const partners = [...new Set(kindQueries.flatMap((s) => [...set.truth.get(s)!]))].sort();
 // 12 unrelated targets, seeded (not the ceiling's Python draw: the same kind of draw)
 const unrelatedAll = set.targets.map((t) => t.id).filter((t) => ![...set.truth.values()].some((v) => v.has(t))).sort();
 let seed = 2;
@@ -71,7 +78,8 @@ async function dense(id: string): Promise<Features> {
   const g = await decodeGrey(fs.readFileSync(file), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
   const vf = await siftPool.views(g, specs, { sift: sp, keypointsPerView: kpv, maxSide });
   const f = concatFeatures({ width: g.width, height: g.height, scale: g.scale }, vf.views);
-  fs.writeFileSync(cf, JSON.stringify({ ...f, keypoints: Buffer.from(f.keypoints.buffer, f.keypoints.byteOffset, f.keypoints.byteLength).toString('base64'), descriptors: Buffer.from(f.descriptors).toString('base64') }));
+  fs.writeFileSync(cf + `.${process.pid}`, JSON.stringify({ ...f, keypoints: Buffer.from(f.keypoints.buffer, f.keypoints.byteOffset, f.keypoints.byteLength).toString('base64'), descriptors: Buffer.from(f.descriptors).toString('base64') }));
+  fs.renameSync(cf + `.${process.pid}`, cf); // shards may describe the same image
   return f;
 }
 
@@ -88,8 +96,8 @@ await siftPool.close();
 const featMs = performance.now() - t0;
 const vp = viewParams(config);
 vp.poolRadius = pool;
-vp.archive = { ...vp.archive, minInliers };
-const p = { ...archiveVerifyParams(searchParams(config), vp), rivalAnywhere, ...(flag('epipolar') ? { epipolar: config.match.epipolar } : {}) };
+vp.archive = { ...vp.archive, minInliers, angleTolerance, scaleTolerance };
+const p = { ...archiveVerifyParams(searchParams(config), vp), rivalAnywhere, ...(flag('epipolar') ? { epipolar: config.match.epipolar } : {}), ...(flag('no-frames') ? { frames: undefined } : {}) };
 let matchMs = 0;
 /** The product's comparison (its forest built once per target, as while archive matching's cache holds it). */
 function judge(q: { pr: Prepared }, t: { f: Features }) {
@@ -100,12 +108,14 @@ function judge(q: { pr: Prepared }, t: { f: Features }) {
 }
 const per: unknown[] = [];
 let emitted = 0, negPositives = 0, negJudged = 0;
+const negInliers: number[] = []; // each query's most inliers among its negatives (what the bar must stay above)
 for (const s of queries) {
   const q = feats.get(s)!;
   const pos = [...set.truth.get(s)!].map((t) => judge(q, feats.get(t)!));
   const negs = [...partners, ...unrelated].filter((t) => !set.truth.get(s)!.has(t)).map((t) => ({ t, r: judge(q, feats.get(t)!) }));
   const bestPos = Math.max(...pos.map((r) => r.score));
-  const bestNeg = negs.reduce((a, b) => (b.r.score > a.r.score ? b : a));
+  const bestNeg = negs.reduce((a, b) => (b.r.score > a.r.score || (b.r.score === a.r.score && b.r.inliers > a.r.inliers) ? b : a));
+  negInliers.push(Math.max(...negs.map((x) => x.r.inliers)));
   const hit = bestPos > 0 && bestPos > bestNeg.r.score;
   emitted += +hit;
   negJudged += negs.length;
@@ -114,4 +124,4 @@ for (const s of queries) {
   log(`${s} ${kindOf.get(s)} kp ${q.f.count} pos ${pos.map(fmt).join(' ')} best negative ${fmt(bestNeg.r)} ${bestNeg.t} ${hit ? 'HIT' : '-'} (${round((performance.now() - t0) / 1000, 0)} s)`);
   per.push({ query: s, kind: kindOf.get(s), pos: pos.map((r) => [round(r.score), r.inliers, r.model]), bestNeg: [round(bestNeg.r.score), bestNeg.r.inliers, bestNeg.r.model], hit });
 }
-console.log(JSON.stringify({ bench: 'two-sided', date: new Date().toISOString(), machine: { nproc: os.cpus().length, loadavg: os.loadavg().map((x) => round(x, 1)) }, kinds, maxTilt, views: specs.length, keypointsPerView: kpv, checks, k, maxSide, poolRadius: pool, rival: rivalAnywhere ? 'anywhere' : 'place', minInliers, epipolar: !!p.epipolar, queries: queries.length, hits: emitted, negatives: negJudged, negativePositives: negPositives, featureS: round(featMs / 1000, 0), matchMsPerPair: round(matchMs / (negJudged + queries.length), 0), perQuery: per }));
+console.log(JSON.stringify({ bench: 'two-sided', date: new Date().toISOString(), machine: { nproc: os.cpus().length, loadavg: os.loadavg().map((x) => round(x, 1)) }, kinds, maxTilt, views: specs.length, keypointsPerView: kpv, checks, k, maxSide, poolRadius: pool, rival: rivalAnywhere ? 'anywhere' : 'place', minInliers, frames: p.frames ?? null, shard: `${shard}/${shards}`, epipolar: !!p.epipolar, queries: queries.length, hits: emitted, negatives: negJudged, negativePositives: negPositives, negativeInliersMax: Math.max(0, ...negInliers), negativeInliersP90: percentile(negInliers, 0.9), featureS: round(featMs / 1000, 0), matchMsPerPair: round(matchMs / (negJudged + queries.length), 0), perQuery: per }));

@@ -2,7 +2,7 @@
 // permutation, the index's add/remove/merge and determinism, the sanity checks and the score.
 import { expect } from 'chai';
 import { concatFeatures, MIRROR, mirrorFeatures, rootSift } from '../src/lsh-index/descriptors.js';
-import { fitHomography, homographyFrom4, ransacHomography, transferError2 } from '../src/lsh-index/geometry.js';
+import { fitHomography, frameAgrees, homographyFrom4, ransacHomography, transferError2 } from '../src/lsh-index/geometry.js';
 import { CODE_BITS, LshIndex, mulberry32, popcount, type LshParams } from '../src/lsh-index/lsh.js';
 import { prepare, search, sketchCollisions, topK } from '../src/lsh-index/searcher.js';
 import { autoBits } from '../src/lsh-index/store.js';
@@ -93,6 +93,55 @@ describe('lsh-index: geometry', () => {
     const res = ransacHomography(pts, n, { threshold: 3, maxIterations: 2000 })!;
     expect(res.inliers.filter((i) => i < 40).length).to.be.at.least(38);
     expect(res.inliers.filter((i) => i >= 40).length).to.be.at.most(3);
+  });
+
+  it('with keypoint frames, RANSAC finds a small plane among chance consensus by position, and frameAgrees says why', () => {
+    // A plane under strong perspective (s0047 of retrieval-wxbs: 16 inliers of 314 matches): 20 matches in one
+    // patch whose keypoint frames follow HP's local map; 150 matches between two small dense patches, orientations
+    // and sizes at random (lights at night, a texture: a wrong model gathers chance inliers there by position
+    // alone); 330 matches anywhere.
+    const HP = Float64Array.of(0.55, 0.05, 140, -0.12, 0.9, 30, -0.0011, 0.0002, 1);
+    const r = mulberry32(17);
+    const n = 500;
+    const pts = new Float64Array(n * 4), sim = new Float64Array(n * 2), ang = new Float64Array(n * 2);
+    const frameOf = (x: number, y: number, th: number): [number, number] => {
+      // direction th carried by HP's Jacobian at (x, y), and its local scale
+      const e = 1e-3, [u0, v0] = mapH(HP, x, y), [u1, v1] = mapH(HP, x + e, y), [u2, v2] = mapH(HP, x, y + e);
+      const J = [(u1 - u0) / e, (u2 - u0) / e, (v1 - v0) / e, (v2 - v0) / e];
+      const c = Math.cos((th * Math.PI) / 180), sn = Math.sin((th * Math.PI) / 180);
+      return [(Math.atan2(J[2]! * c + J[3]! * sn, J[0]! * c + J[1]! * sn) * 180) / Math.PI, Math.sqrt(J[0]! * J[3]! - J[1]! * J[2]!)];
+    };
+    for (let i = 0; i < n; i++) {
+      const th = r() * 360, sz = 2 + r() * 8;
+      let x: number, y: number, u: number, v: number, tt: number, ts: number;
+      if (i < 20) {
+        x = 200 + r() * 80; y = 120 + r() * 70;
+        [u, v] = mapH(HP, x, y);
+        u += r() - 0.5; v += r() - 0.5;
+        const [a, k] = frameOf(x, y, th);
+        tt = a + (r() - 0.5) * 20; ts = sz * k * (0.8 + 0.4 * r());
+      } else if (i < 170) {
+        x = 40 + r() * 40; y = 40 + r() * 40; u = 300 + r() * 30; v = 220 + r() * 30; tt = r() * 360; ts = 2 + r() * 8;
+      } else {
+        x = r() * 400; y = r() * 300; u = r() * 400; v = r() * 300; tt = r() * 360; ts = 2 + r() * 8;
+      }
+      pts.set([x, y, u, v], i * 4);
+      sim.set([ts / sz, ((tt - th) * Math.PI) / 180], i * 2);
+      ang.set([th, tt], i * 2);
+    }
+    const plain = ransacHomography(pts, n, { threshold: 4, maxIterations: 2000, sim })!;
+    // by position alone, a wrong model through the dense patches wins
+    expect(plain.inliers.filter((i) => i >= 20 && i < 170).length, 'chance consensus in the patches').to.be.at.least(12);
+    expect(plain.inliers.filter((i) => i < 20).length).to.be.at.most(2);
+    const frames = { sim, ang, angleTol: 30, scaleTol: 1 };
+    const res = ransacHomography(pts, n, { threshold: 4, maxIterations: 2000, sim, frames })!;
+    expect(res.inliers.filter((i) => i < 20).length, 'the plane').to.be.at.least(18);
+    expect(res.inliers.filter((i) => i >= 20).length, 'anything else').to.be.at.most(2);
+    expect(frameAgrees(HP, pts, 3, frames)).to.equal(true);
+    const turned = { ...frames, ang: Float64Array.from(ang, (a, k) => (k === 7 ? a + 90 : a)) };
+    expect(frameAgrees(HP, pts, 3, turned), 'orientation a quarter turn off').to.equal(false);
+    const grown = { ...frames, sim: Float64Array.from(sim, (a, k) => (k === 6 ? a * 3 : a)) };
+    expect(frameAgrees(HP, pts, 3, grown), 'size three times').to.equal(false);
   });
 
   it('rejects orientation flips and extreme perspective; the score is 0 below minInliers and at most 1', () => {

@@ -129,6 +129,8 @@ export const configSchema = z
                 checks: pos(),
                 neighbours: int().min(2).max(16),
                 minInliers: int().min(0),
+                angleTolerance: z.number().gt(0).max(180),
+                scaleTolerance: z.number().gt(0),
               })
               .strict(),
           })

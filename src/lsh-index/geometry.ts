@@ -209,6 +209,36 @@ function degenerate(pts: Float64Array, s: number[], allowFlips = false): boolean
   return false;
 }
 
+/**
+ * Whether match i's keypoint frames agree with H where it maps: the query keypoint's direction carried by H's local
+ * linear map (its Jacobian at the query point) must point within angleTol degrees of the target keypoint's, and
+ * the size ratio must be H's local scale (sqrt of the Jacobian's determinant) within a factor 2^scaleTol.
+ * sim: per match (target size / query size, rotation); ang: per match (query angle, target angle), degrees.
+ */
+export function frameAgrees(H: Mat3, pts: Float64Array, i: number, f: FrameCheck): boolean {
+  const x = pts[i * 4]!, y = pts[i * 4 + 1]!;
+  const w = H[6]! * x + H[7]! * y + H[8]!;
+  if (w <= 1e-9) return false;
+  const u = (H[0]! * x + H[1]! * y + H[2]!) / w, v = (H[3]! * x + H[4]! * y + H[5]!) / w;
+  const j0 = (H[0]! - u * H[6]!) / w, j1 = (H[1]! - u * H[7]!) / w, j2 = (H[3]! - v * H[6]!) / w, j3 = (H[4]! - v * H[7]!) / w;
+  const det = j0 * j3 - j1 * j2;
+  if (det <= 0) return false;
+  const th = (f.ang[2 * i]! * Math.PI) / 180;
+  const c = Math.cos(th), sn = Math.sin(th);
+  const pred = (Math.atan2(j2 * c + j3 * sn, j0 * c + j1 * sn) * 180) / Math.PI;
+  const d = Math.abs(((((f.ang[2 * i + 1]! - pred) % 360) + 540) % 360) - 180);
+  if (d > f.angleTol) return false;
+  return Math.abs(Math.log2(f.sim[2 * i]! / Math.sqrt(det))) <= f.scaleTol;
+}
+
+/** The keypoint frames of the matches, for frameAgrees. */
+export interface FrameCheck {
+  sim: Float64Array;
+  ang: Float64Array;
+  angleTol: number;
+  scaleTol: number;
+}
+
 export interface RansacResult {
   H: Mat3;
   inliers: number[];
@@ -234,6 +264,9 @@ export function ransacHomography(
     simThreshold?: number;
     /** Also sample orientation-reversing homographies (a mirror image): to find a plane, not to verify one. */
     allowFlips?: boolean;
+    /** Inliers must also agree in keypoint frame (frameAgrees): a chance match lands within the threshold of a
+     *  wrong model now and then, its orientation and size rarely agree as well. Adds local samples (localSamples). */
+    frames?: FrameCheck;
   },
 ): RansacResult | null {
   if (n < 4) return null;
@@ -245,7 +278,8 @@ export function ransacHomography(
   let maxIt = opts.maxIterations;
   const countInliers = (H: Mat3): number[] => {
     const inl: number[] = [];
-    for (let i = 0; i < n; i++) if (transferError2(H, pts, i) < thr2) inl.push(i);
+    const f = opts.frames;
+    for (let i = 0; i < n; i++) if (transferError2(H, pts, i) < thr2 && (!f || frameAgrees(H, pts, i, f))) inl.push(i);
     return inl;
   };
   /** Local optimisation: re-fit on the inliers until the set stops growing (at most `rounds` re-fits). */
@@ -270,6 +304,45 @@ export function ransacHomography(
       bestH = H;
     }
   };
+  /**
+   * With keypoint frames: NAPSAC-style samples (a random match and three of its nearest neighbours in the query
+   * image: a plane's inliers sit together, so a sample of neighbours is all inliers far more often than four
+   * drawn anywhere when inliers are a few percent of the matches), each kept only when its four matches agree
+   * in frame with the homography they give, which rejects nearly all wrong samples before counting.
+   */
+  function localSamples(f: FrameCheck): void {
+    const K = Math.min(n - 1, 16);
+    const nb = new Int32Array(n * K);
+    const d = new Float64Array(n);
+    const order = Array.from({ length: n }, (_, i) => i);
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < n; j++) d[j] = (pts[j * 4]! - pts[i * 4]!) ** 2 + (pts[j * 4 + 1]! - pts[i * 4 + 1]!) ** 2;
+      d[i] = Infinity;
+      order.sort((a, b) => d[a]! - d[b]!);
+      for (let k = 0; k < K; k++) nb[i * K + k] = order[k]!;
+    }
+    const its = Math.min(50000, 100 * n);
+    const smp = [0, 0, 0, 0];
+    for (let it = 0; it < its; it++) {
+      const i0 = Math.floor(rnd() * n);
+      smp[0] = i0;
+      for (let k = 1; k < 4; k++) {
+        let r: number;
+        do r = nb[i0 * K + Math.floor(rnd() * K)]!;
+        while (smp.slice(0, k).includes(r));
+        smp[k] = r;
+      }
+      if (degenerate(pts, smp, opts.allowFlips)) continue;
+      const H = homographyFrom4(pts, smp);
+      if (!H || !smp.every((i) => frameAgrees(H, pts, i, f))) continue;
+      const inl0 = countInliers(H);
+      if (inl0.length > best.length && inl0.length >= 4) {
+        const lo = localOptimise(H, inl0, 4);
+        best = lo.inl;
+        bestH = lo.H;
+      }
+    }
+  }
   if (opts.sim) {
     const st2 = (opts.simThreshold ?? opts.threshold * 3) ** 2;
     const seeds: { i: number; set: number[] }[] = [];
@@ -302,6 +375,7 @@ export function ransacHomography(
     }
   }
   const sample = [0, 0, 0, 0];
+  if (opts.frames && n > 8) localSamples(opts.frames);
   for (let it = 0; it < maxIt; it++) {
     for (let k = 0; k < 4; k++) {
       let r: number;

@@ -47,6 +47,12 @@ export interface VerifyParams {
    *  (OpenCV's ASIFT matcher). An alternative measured by `bench:two-sided --rival anywhere`, not a product
    *  setting: on retrieval-wxbs's extreme-viewpoint pairs it verified one pair more and one unrelated image. */
   rivalAnywhere?: boolean;
+  /** Homography inliers must agree in keypoint frame too (geometry.ts frameAgrees): orientation within
+   *  angleTolerance degrees, size within a factor 2^scaleTolerance of what the homography does there; RANSAC
+   *  then also draws local samples (ransacHomography's frames). For archive matching: among tens of thousands of
+   *  keypoints a side, wrong models gather chance inliers by position alone, and the true plane's inliers are a
+   *  few percent of the matches. */
+  frames?: { angleTolerance: number; scaleTolerance: number };
 }
 
 /** The model a candidate verified under: one homography (a copy, a plane) or the epipolar geometry of a 3D scene. */
@@ -106,7 +112,7 @@ export function verifyCandidate(q: Prepared, t: Prepared, cand: Int32Array | num
   const minMatches = Math.max(4, p.minInliers);
   if (mH.length < minMatches && mF.length < minMatches) return unverified('too few matches', mH.length);
   const gH = matchGeometry(mH, q, t);
-  const hv = mH.length >= minMatches ? verifyHomography(gH.pts, gH.sim, mH.length, q, t, p) : unverified('too few matches', mH.length);
+  const hv = mH.length >= minMatches ? verifyHomography(gH.pts, gH.sim, gH.ang, mH.length, q, t, p) : unverified('too few matches', mH.length);
   // A homography that already explains most matches is a copy or a plane: a fundamental matrix would add nothing.
   if (!ep || (hv.score > 0 && hv.inliers >= 0.6 * mH.length)) return hv;
   const gF = matchGeometry(mF, q, t);
@@ -350,13 +356,14 @@ function inlierSpread(pts: Float64Array, inliers: number[], q: Prepared, t: Prep
 }
 
 /** The homography model: RANSAC seeded by one-match similarities, the sanity checks, the score. */
-function verifyHomography(pts: Float64Array, sim: Float64Array, n: number, q: Prepared, t: Prepared, p: VerifyParams): Verification {
+function verifyHomography(pts: Float64Array, sim: Float64Array, ang: Float64Array, n: number, q: Prepared, t: Prepared, p: VerifyParams): Verification {
   const diag = Math.hypot(t.f.width, t.f.height);
   const r = ransacHomography(pts, n, {
     threshold: p.ransacThreshold,
     maxIterations: p.ransacIterations,
     sim,
     simThreshold: Math.max(p.ransacThreshold * 2, 0.04 * diag),
+    ...(p.frames ? { frames: { sim, ang, angleTol: p.frames.angleTolerance, scaleTol: p.frames.scaleTolerance } } : {}),
   });
   if (!r) return unverified('no homography', n);
   const inl = r.inliers.length;

@@ -54,9 +54,12 @@ export interface ArchiveParams {
   checks: number;
   /** Nearest target keypoints per query keypoint for the ratio test (pooled: the rival is another place). */
   neighbours: number;
-  /** RANSAC inliers an archive hit needs (at least match.minInliers): tens of thousands of keypoints a side
-   *  give chance consensus more room than the index's matches do. */
+  /** RANSAC inliers an archive hit needs (at least match.minInliers). */
   minInliers: number;
+  /** A homography inlier's keypoints must agree in frame with it (VerifyParams.frames): orientation within this
+   *  many degrees, size within a factor 2^scaleTolerance. */
+  angleTolerance: number;
+  scaleTolerance: number;
 }
 
 export function viewParams(config: Config): ViewParams {
@@ -235,14 +238,17 @@ function replaceBetter(hits: Hit[], better: Hit[]): Hit[] {
 }
 
 /**
- * How archive matching verifies: pooled, at least `archive.minInliers` inliers, and by homography only. The pairs
- * it exists for are planes (ASIFT's views make one plane near-frontal in two photos), and the epipolar model's
- * a-contrario test weighs the matches, not the tens of thousands of keypoints a side they were drawn from: two
- * unrelated night streets of retrieval-wxbs (s0005, t0060) verified with a fundamental matrix of 26 inliers, 62
- * after guided matching, and no homography.
+ * How archive matching verifies: pooled, by homography only, its inliers agreeing in keypoint frame (orientation
+ * and size) as well as position, at least `archive.minInliers` of them. The pairs it exists for are planes (ASIFT's
+ * views make one plane near-frontal in two photos). Among tens of thousands of keypoints a side, position alone
+ * let wrong models gather chance consensus: the epipolar model verified two unrelated night streets of
+ * retrieval-wxbs (s0005, t0060) by 62 inliers after guided matching, a homography 12-14 on its EVD negatives;
+ * with the frames checked, unrelated pairs keep 1-3 (bench:two-sided), and RANSAC's local samples find planes
+ * whose inliers are a few percent of the matches (s0047: 16 inliers of 314 matches).
  */
 export function archiveVerifyParams(p: SearchParams, vp: ViewParams): SearchParams {
-  return { ...p, pooled: vp.poolRadius, minInliers: Math.max(p.minInliers, vp.archive.minInliers), epipolar: undefined };
+  const a = vp.archive;
+  return { ...p, pooled: vp.poolRadius, minInliers: Math.max(p.minInliers, a.minInliers), epipolar: undefined, frames: { angleTolerance: a.angleTolerance, scaleTolerance: a.scaleTolerance } };
 }
 
 /** A candidate's prepared dense features and kd-forest, for as long as its features are held (targetViews' cache). */
