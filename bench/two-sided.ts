@@ -4,7 +4,7 @@
 // paired by a kd-forest (src/lsh-index/kdforest.ts), verified by verifyCandidate with both sides pooled. Says
 // whether the archive mode's matcher (match.views.archive) separates what the ceiling says is separable.
 // Usage: npm run bench:two-sided -- [--kinds EVD|all|WGABS,..] (defaults: match.views.archive and match.views.poolRadius)
-//        [--max-tilt 5] [--keypoints 1000] [--checks 64] [--k 8] [--max-side 1024] [--pool-radius 8] [--min-inliers 16]
+//        [--max-tilt 5] [--keypoints 1000] [--checks 64] [--k 8] [--max-side 1024] [--pool-radius 8] [--min-inliers 12]
 //        [--rival place|anywhere] (Lowe's rival: only another place, or any keypoint: VerifyParams.rivalAnywhere)
 //        [--epipolar] (also the fundamental-matrix model, which archive matching leaves out)
 //        [--angle-tolerance 30] [--scale-tolerance 1] [--no-frames] (inliers checked by position only)
