@@ -133,7 +133,7 @@ describe('lsh-index: geometry', () => {
     // by position alone, a wrong model through the dense patches wins
     expect(plain.inliers.filter((i) => i >= 20 && i < 170).length, 'chance consensus in the patches').to.be.at.least(12);
     expect(plain.inliers.filter((i) => i < 20).length).to.be.at.most(2);
-    const frames = { sim, ang, angleTol: 30, scaleTol: 1 };
+    const frames = { sim, ang, angleTolerance: 30, scaleTolerance: 1 };
     const res = ransacHomography(pts, n, { threshold: 4, maxIterations: 2000, sim, frames })!;
     expect(res.inliers.filter((i) => i < 20).length, 'the plane').to.be.at.least(18);
     expect(res.inliers.filter((i) => i >= 20).length, 'anything else').to.be.at.most(2);

@@ -211,8 +211,8 @@ function degenerate(pts: Float64Array, s: number[], allowFlips = false): boolean
 
 /**
  * Whether match i's keypoint frames agree with H where it maps: the query keypoint's direction carried by H's local
- * linear map (its Jacobian at the query point) must point within angleTol degrees of the target keypoint's, and
- * the size ratio must be H's local scale (sqrt of the Jacobian's determinant) within a factor 2^scaleTol.
+ * linear map (its Jacobian at the query point) must point within angleTolerance degrees of the target keypoint's,
+ * and the size ratio must be H's local scale (sqrt of the Jacobian's determinant) within a factor 2^scaleTolerance.
  * sim: per match (target size / query size, rotation); ang: per match (query angle, target angle), degrees.
  */
 export function frameAgrees(H: Mat3, pts: Float64Array, i: number, f: FrameCheck): boolean {
@@ -227,16 +227,16 @@ export function frameAgrees(H: Mat3, pts: Float64Array, i: number, f: FrameCheck
   const c = Math.cos(th), sn = Math.sin(th);
   const pred = (Math.atan2(j2 * c + j3 * sn, j0 * c + j1 * sn) * 180) / Math.PI;
   const d = Math.abs(((((f.ang[2 * i + 1]! - pred) % 360) + 540) % 360) - 180);
-  if (d > f.angleTol) return false;
-  return Math.abs(Math.log2(f.sim[2 * i]! / Math.sqrt(det))) <= f.scaleTol;
+  if (d > f.angleTolerance) return false;
+  return Math.abs(Math.log2(f.sim[2 * i]! / Math.sqrt(det))) <= f.scaleTolerance;
 }
 
-/** The keypoint frames of the matches, for frameAgrees. */
+/** The keypoint frames of the matches and the tolerances (VerifyParams.frames), for frameAgrees. */
 export interface FrameCheck {
   sim: Float64Array;
   ang: Float64Array;
-  angleTol: number;
-  scaleTol: number;
+  angleTolerance: number;
+  scaleTolerance: number;
 }
 
 export interface RansacResult {

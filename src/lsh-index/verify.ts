@@ -363,7 +363,7 @@ function verifyHomography(pts: Float64Array, sim: Float64Array, ang: Float64Arra
     maxIterations: p.ransacIterations,
     sim,
     simThreshold: Math.max(p.ransacThreshold * 2, 0.04 * diag),
-    ...(p.frames ? { frames: { sim, ang, angleTol: p.frames.angleTolerance, scaleTol: p.frames.scaleTolerance } } : {}),
+    ...(p.frames ? { frames: { sim, ang, ...p.frames } } : {}),
   });
   if (!r) return unverified('no homography', n);
   const inl = r.inliers.length;

@@ -243,8 +243,8 @@ function replaceBetter(hits: Hit[], better: Hit[]): Hit[] {
  * views make one plane near-frontal in two photos). Among tens of thousands of keypoints a side, position alone
  * let wrong models gather chance consensus: the epipolar model verified two unrelated night streets of
  * retrieval-wxbs (s0005, t0060) by 62 inliers after guided matching, a homography 12-14 on its EVD negatives;
- * with the frames checked, unrelated pairs keep at most 8 (bench:two-sided, 2,810 pairs), and RANSAC's local samples find planes
- * whose inliers are a few percent of the matches (s0047: 16 inliers of 314 matches).
+ * with the frames checked, unrelated pairs keep at most 8 (bench:two-sided, 2,810 pairs), and RANSAC's local
+ * samples find planes whose inliers are a few percent of the matches (s0047: 16 inliers of 314 matches).
  */
 export function archiveVerifyParams(p: SearchParams, vp: ViewParams): SearchParams {
   const a = vp.archive;
