@@ -16,11 +16,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
-import { addCaptionsToIdf, createScorer, type Scorer } from '../src/comparability/index.js';
-import { readPairsFile, type PairRow } from '../src/comparability/pairs-file.js';
-import { splitHoldout } from '../src/comparability/calibrate.js';
+import { addCaptionsToIdf, createScorer, type Scorer } from '../src/lib/comparability/index.js';
+import { readPairsFile, type PairRow } from '../src/lib/comparability/pairs-file.js';
+import { splitHoldout } from '../src/lib/comparability/calibrate.js';
 import { LEVEL_RANK } from '../src/bank/index.js';
-import { levelsReached, rulesOf } from '../src/export/pairing.js';
+import { levelsReached, rulesOf } from '../src/stages/pair/pairing.js';
 import { mulberry32 } from '../src/util/random.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

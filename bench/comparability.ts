@@ -7,18 +7,18 @@
 // pairs, and the precision of "com or better", on the whole open file and on its held-out third (seed 15, stratified
 // by level and corpus: the part `capbridge calibrate --holdout 0.3333333 --seed 15` kept out of the fit of the
 // shipped defaults), and cross-validated inside the fit two thirds (5 folds x 5 draws, the procedure that chose the
-// shipped par rule: src/comparability/calibrate.ts chooseParRule). IDF comes from the captions of the file itself (the paper's "TF-IDF over the scored captions").
+// shipped par rule: src/lib/comparability/calibrate.ts chooseParRule). IDF comes from the captions of the file itself (the paper's "TF-IDF over the scored captions").
 // Prints ONE JSON line.
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
-import { addCaptionsToIdf, createScorer, BASELINE_MEASURE, DEFAULT_MEASURE, type MeasureOptions } from '../src/comparability/index.js';
-import { clearLoadedLexicons, loadLexicon } from '../src/comparability/lexicon.js';
-import { readPairsFile, type PairRow } from '../src/comparability/pairs-file.js';
-import { evaluate } from '../src/comparability/metrics.js';
-import { chooseParRule, figures, splitHoldout } from '../src/comparability/calibrate.js';
-import type { Level } from '../src/comparability/levels.js';
+import { addCaptionsToIdf, createScorer, BASELINE_MEASURE, DEFAULT_MEASURE, type MeasureOptions } from '../src/lib/comparability/index.js';
+import { clearLoadedLexicons, loadLexicon } from '../src/lib/comparability/lexicon.js';
+import { readPairsFile, type PairRow } from '../src/lib/comparability/pairs-file.js';
+import { evaluate } from '../src/lib/comparability/metrics.js';
+import { chooseParRule, figures, splitHoldout } from '../src/lib/comparability/calibrate.js';
+import type { Level } from '../src/lib/comparability/levels.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = process.env.CAPBRIDGE_SHARED_DATA ?? path.resolve(repoRoot, '..', 'shared', 'data');

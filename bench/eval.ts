@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Bank } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { runEval } from '../src/pipeline/eval.js';
+import { runEval } from '../src/eval/eval.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = process.env.CAPBRIDGE_SHARED_DATA ?? path.resolve(repoRoot, '..', 'shared', 'data');

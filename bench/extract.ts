@@ -12,8 +12,8 @@
 //   --final       include the held-out sites in --errors
 //   --only=ID     pages whose id contains ID
 import os from 'node:os';
-import { extractPairs, RULES, type ExplainedCandidate, type ExtractedPair } from '../src/crawler/extract/index.js';
-import { normaliseImageUrl } from '../src/crawler/extract/urls.js';
+import { extractPairs, RULES, type ExplainedCandidate, type ExtractedPair } from '../src/lib/extraction/index.js';
+import { normaliseImageUrl } from '../src/lib/extraction/urls.js';
 import { add, adjudicate, byLang, dice, figures, heldOutSites, loadAll, loadDisputes, match, percentile, type ByLang, type Page, type Truth } from './extract-data.js';
 
 const showErrors = process.argv.includes('--errors');

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Bank, CandidatesRepo, type BankName } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { runCycle } from '../src/daemon/pipeline.js';
+import { runCycle } from '../src/daemon/cycle.js';
 import { retakeJpeg, sceneJpeg } from '../src/demo/scenes.js';
 import { createLogger } from '../src/util/log.js';
 import { degenerate, gifWithTinyFrame, pngBomb, storeItem } from '../test/helpers/hostile-images.js';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { Bank } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { importManifest } from '../src/ingest/manifest.js';
+import { importManifest } from '../src/import/manifest.js';
 
 const ROWS = Number(process.env.ROWS ?? 100000);
 const IMAGES = 500;

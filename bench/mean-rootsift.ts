@@ -1,10 +1,10 @@
-// Regenerates src/lsh-index/mean-rootsift.ts: the mean RootSIFT descriptor of natural photos, which the
+// Regenerates src/lib/image-index/mean-rootsift.ts: the mean RootSIFT descriptor of natural photos, which the
 // index subtracts before its random projections (centred data gives balanced hash bits: see that file).
 // Run: npx tsx bench/mean-rootsift.ts  (reads the SIFT features cached by bench:search for mining-flickr8k)
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { prepare } from '../src/lsh-index/searcher.js';
+import { prepare } from '../src/lib/image-index/searcher.js';
 import { loadCv2Features, readSet } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -27,7 +27,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { Bank, JobsRepo, LshRepo } from '../src/bank/index.js';
-import { lexiconCacheFile, loadLexicon } from '../src/comparability/lexicon.js';
+import { lexiconCacheFile, loadLexicon } from '../src/lib/comparability/lexicon.js';
 import { pgUnavailable, startPg } from '../test/helpers/postgres.js';
 import { EN, ZH, pairsByExtId } from '../test/helpers/scale.js';
 import { ensurePhotos } from './gen-photos.js';

@@ -7,7 +7,7 @@
 //        are search-lib's holdoutScenes; `all` reports both parts beside the whole)
 //        --queries N  --scale-queries N  --scale-set NAME (whose targets and queries, retrieval-smvs)  --verbose (on stderr: the misses, the views run's stored top and the scaling run's, and the views run's unrelated positives)
 //        --skip-pairs (the image-pairs section: Oxford graf/bikes pairs verified plain and with views)
-//        --views [--view-tilts 2,4 --view-rotations 4 --view-keypoints 500 --view-confidence 0.3 --target-views N --archive N] (also the progressive search with synthesised query views, src/lsh-index/views.ts, side by side)
+//        --views [--view-tilts 2,4 --view-rotations 4 --view-keypoints 500 --view-confidence 0.3 --target-views N --archive N] (also the progressive search with synthesised query views, src/stages/match/views.ts, side by side)
 //        (the progressive search always runs on the wide-baseline sets, retrieval-scenes and retrieval-wxbs; --no-views: never)
 import fs from 'node:fs';
 import os from 'node:os';
@@ -15,19 +15,19 @@ import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
-import type { Features } from '../src/lsh-index/features.js';
-import { CODE_BITS, LshIndex, mulberry32, project } from '../src/lsh-index/lsh.js';
-import { MEAN_ROOTSIFT } from '../src/lsh-index/mean-rootsift.js';
-import { prepare, scanStats, search, sketchCollisions, type SearchParams } from '../src/lsh-index/searcher.js';
-import { verifyCandidate } from '../src/lsh-index/verify.js';
-import { mirrorFeatures } from '../src/lsh-index/descriptors.js';
-import { autoBits, lshParams, searchParams } from '../src/lsh-index/store.js';
-import type { Prepared } from '../src/lsh-index/verify.js';
-import { decodeGrey } from '../src/sift/decode.js';
-import { poolViews, searchProgressive, viewParams, viewsKey, type TargetViews } from '../src/lsh-index/views.js';
-import { SiftPool } from '../src/sift/pool.js';
-import { toOriginal } from '../src/lsh-index/stage.js';
-import { extractFeatures } from '../src/sift/extract.js';
+import type { Features } from '../src/lib/image-index/features.js';
+import { CODE_BITS, LshIndex, mulberry32, project } from '../src/lib/image-index/lsh.js';
+import { MEAN_ROOTSIFT } from '../src/lib/image-index/mean-rootsift.js';
+import { prepare, scanStats, search, sketchCollisions, type SearchParams } from '../src/lib/image-index/searcher.js';
+import { verifyCandidate } from '../src/lib/image-index/verify.js';
+import { mirrorFeatures } from '../src/lib/image-index/descriptors.js';
+import { autoBits, lshParams, searchParams } from '../src/lib/image-index/store.js';
+import type { Prepared } from '../src/lib/image-index/verify.js';
+import { decodeGrey } from '../src/lib/sift/decode.js';
+import { poolViews, searchProgressive, viewParams, viewsKey, type TargetViews } from '../src/stages/match/views.js';
+import { SiftPool } from '../src/lib/sift/pool.js';
+import { toOriginal } from '../src/stages/match/stage.js';
+import { extractFeatures } from '../src/lib/sift/extract.js';
 import { benchArgs, holdoutScenes, loadCv2Features, metrics, ourFeatures as ourFeaturesOf, percentile, pooledFromFile, readSet, round, sharedDataDir, type RetrievalSet } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

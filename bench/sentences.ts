@@ -2,7 +2,7 @@
 // (../shared/data/extraction-news/truth.jsonl):
 //   segmentation  against our labels of where each caption's sentences end (bench/data/extraction-news-sentence-ends.json:
 //                 offsets into the truth caption, "r" a true sentence end, "o" a break either way is right: before a
-//                 credit, inside a credit); for the shipped splitter (sentencex, src/comparability/sentences.ts) and
+//                 credit, inside a credit); for the shipped splitter (sentencex, src/lib/comparability/sentences.ts) and
 //                 Node's built-in Intl.Segmenter as the reference: captions split exactly right, true ends found,
 //                 false breaks;
 //   eligible      captions that yield at least one sentence the pairing stage can emit (language check passed, a
@@ -15,9 +15,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
-import { boundedSentences, chineseWordCount, splitSentences } from '../src/comparability/index.js';
-import { isCreditOrDateline, splitCredit } from '../src/ingest/credit.js';
-import { checkCaption } from '../src/ingest/language.js';
+import { boundedSentences, chineseWordCount, splitSentences } from '../src/lib/comparability/index.js';
+import { isCreditOrDateline, splitCredit } from '../src/lib/captions/credit.js';
+import { checkCaption } from '../src/lib/captions/language.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = process.env.CAPBRIDGE_SHARED_DATA ?? path.resolve(repoRoot, '..', 'shared', 'data');

@@ -1,7 +1,7 @@
 // Issue 19: capbridge's own features and verifier against the retrieval-wxbs ceiling (bench/wxbs_ceiling.py), pairwise:
 // every query of the chosen kinds against its partner(s) and negatives (every other query's partners and 12 seeded
-// unrelated targets), both photos described with ASIFT's dense views (src/sift/views.ts asiftSpecs), descriptors
-// paired by a kd-forest (src/lsh-index/kdforest.ts), verified by verifyCandidate with both sides pooled. Says
+// unrelated targets), both photos described with ASIFT's dense views (src/lib/sift/views.ts asiftSpecs), descriptors
+// paired by a kd-forest (src/lib/image-index/kdforest.ts), verified by verifyCandidate with both sides pooled. Says
 // whether the archive mode's matcher (match.views.archive) separates what the ceiling says is separable.
 // Usage: npm run bench:two-sided -- [--kinds EVD|all|WGABS,..] (defaults: match.views.archive and match.views.poolRadius)
 //        [--max-tilt 5] [--keypoints 1000] [--checks 64] [--k 8] [--max-side 1024] [--pool-radius 8] [--min-inliers 12]
@@ -16,16 +16,16 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
-import type { Features } from '../src/lsh-index/features.js';
-import { concatFeatures } from '../src/lsh-index/descriptors.js';
-import { prepare } from '../src/lsh-index/searcher.js';
-import { searchParams } from '../src/lsh-index/store.js';
-import type { Prepared } from '../src/lsh-index/verify.js';
-import { decodeGrey } from '../src/sift/decode.js';
-import { siftParams } from '../src/sift/extract.js';
-import { SiftPool } from '../src/sift/pool.js';
-import { asiftSpecs } from '../src/sift/views.js';
-import { archiveCompare, archiveVerifyParams, viewParams } from '../src/lsh-index/views.js';
+import type { Features } from '../src/lib/image-index/features.js';
+import { concatFeatures } from '../src/lib/image-index/descriptors.js';
+import { prepare } from '../src/lib/image-index/searcher.js';
+import { searchParams } from '../src/lib/image-index/store.js';
+import type { Prepared } from '../src/lib/image-index/verify.js';
+import { decodeGrey } from '../src/lib/sift/decode.js';
+import { siftParams } from '../src/lib/sift/extract.js';
+import { SiftPool } from '../src/lib/sift/pool.js';
+import { asiftSpecs } from '../src/lib/sift/views.js';
+import { archiveCompare, archiveVerifyParams, viewParams } from '../src/stages/match/views.js';
 import { benchArgs, percentile, readSet, round, sharedDataDir } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -3,9 +3,9 @@
 // Dev loop: index a set's OpenCV features, query every source, print metrics and score statistics.
 import path from 'node:path';
 import { readSet, loadCv2Features, metrics, percentile, round } from '../bench/search-lib.js';
-import { LshIndex } from '../src/lsh-index/lsh.js';
-import { search, prepare } from '../src/lsh-index/searcher.js';
-import type { Prepared } from '../src/lsh-index/verify.js';
+import { LshIndex } from '../src/lib/image-index/lsh.js';
+import { search, prepare } from '../src/lib/image-index/searcher.js';
+import type { Prepared } from '../src/lib/image-index/verify.js';
 
 const setName = process.argv[2] ?? 'mining-flickr8k';
 const set = readSet(path.join('/work/shared/data', setName));

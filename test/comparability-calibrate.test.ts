@@ -1,8 +1,8 @@
-// Calibration with cross-validation (src/comparability/calibrate.ts): stratified folds, and the par rule chosen inside
+// Calibration with cross-validation (src/lib/comparability/calibrate.ts): stratified folds, and the par rule chosen inside
 // the fit rows — the highest recall whose cross-validated par precision keeps the target with its margin.
 import { expect } from 'chai';
 import { loadConfig } from '../src/config/load.js';
-import { calibrate, chooseParRule, crossValidate, figures, scoreRows, stratifiedFolds, type LabelledFeatures } from '../src/comparability/calibrate.js';
+import { calibrate, chooseParRule, crossValidate, figures, scoreRows, stratifiedFolds, type LabelledFeatures } from '../src/lib/comparability/calibrate.js';
 import { mulberry32 } from '../src/util/random.js';
 
 const { config } = loadConfig({ env: {} });

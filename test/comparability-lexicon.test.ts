@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { expect } from 'chai';
-import { clearLoadedLexicons, lexiconCacheFile, loadLexicon } from '../src/comparability/lexicon.js';
+import { clearLoadedLexicons, lexiconCacheFile, loadLexicon } from '../src/lib/comparability/lexicon.js';
 import { testLexicon, testLexiconDir } from './helpers/comparability.js';
 
 describe('comparability: lexicon', () => {

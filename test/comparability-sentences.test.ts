@@ -1,8 +1,8 @@
 // Sentence segmentation (sentencex + our Chinese ； rule), the caption bounds, and sentence alignment.
 import { expect } from 'chai';
 import { loadConfig } from '../src/config/load.js';
-import { boundedSentences, createScorer, splitSentences } from '../src/comparability/index.js';
-import { alignSentences, type Span } from '../src/comparability/align.js';
+import { boundedSentences, createScorer, splitSentences } from '../src/lib/comparability/index.js';
+import { alignSentences, type Span } from '../src/lib/comparability/align.js';
 import { testLexiconDir } from './helpers/comparability.js';
 
 const texts = (t: string, lang: 'en' | 'zh') => splitSentences(t, lang).map((s) => s.text);

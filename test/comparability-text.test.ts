@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { scanChineseNumbers, scanEnglishNumbers, parseChineseNumber, parseEnglishNumberWords } from '../src/comparability/numbers.js';
-import { Analyzer, toSimplified } from '../src/comparability/analyze.js';
+import { scanChineseNumbers, scanEnglishNumbers, parseChineseNumber, parseEnglishNumberWords } from '../src/lib/comparability/numbers.js';
+import { Analyzer, toSimplified } from '../src/lib/comparability/analyze.js';
 import { testLexicon } from './helpers/comparability.js';
 
 const keys = (s: { entities: Array<{ key: string }> }) => s.entities.map((e) => e.key).sort();
@@ -64,7 +64,7 @@ describe('comparability: tokenisation', () => {
 
 describe('comparability: pairs files', () => {
   it('names the file and line of a missing column, a short row, an empty caption or an unknown level', async () => {
-    const { readPairsFile } = await import('../src/comparability/pairs-file.js');
+    const { readPairsFile } = await import('../src/lib/comparability/pairs-file.js');
     const fs = await import('node:fs');
     const os = await import('node:os');
     const path = await import('node:path');

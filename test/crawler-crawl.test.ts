@@ -12,11 +12,11 @@ import sharp from 'sharp';
 import { Bank, CrawlRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
-import { runCrawl, parseFeedOrSitemap } from '../src/crawler/stage.js';
-import { loadSites, parseSite } from '../src/crawler/sites.js';
-import { chineseWordCount, splitSentences } from '../src/comparability/sentences.js';
+import { runCrawl, parseFeedOrSitemap } from '../src/stages/crawl/stage.js';
+import { loadSites, parseSite } from '../src/stages/crawl/sites.js';
+import { chineseWordCount, splitSentences } from '../src/lib/comparability/sentences.js';
 import { urlKey } from '../src/util/url-key.js';
-import { isPrivateAddress } from '../src/crawler/fetch.js';
+import { isPrivateAddress } from '../src/stages/crawl/fetch.js';
 
 interface Hit { path: string; at: number; headers: http.IncomingHttpHeaders }
 
@@ -297,7 +297,7 @@ describe('crawler: site profiles, feeds and caption filters', () => {
   });
 
   it('counts sentences and Chinese words (the measures the pairing decision filters on)', async () => {
-    // (src/comparability/sentences.ts since the crawler stopped filtering)
+    // (src/lib/comparability/sentences.ts since the crawler stopped filtering)
     expect(splitSentences('Mr. Smith arrives in Washington on Jan. 5, 2024.', 'en')).to.have.length(1);
     expect(splitSentences('Crowds gather. Police closed the road.', 'en')).to.have.length(2);
     expect(chineseWordCount('2月17日，在武汉血液中心的中国医学科学院项目组，康复病人、来自汉口医院的护士蔡桃英在献血浆时拍照留念，并向所有医护人员和志愿者表示衷心的感谢')).to.be.above(20);
@@ -375,7 +375,7 @@ describe('crawler: `capbridge crawl` and SIGTERM', function () {
 
 describe('crawler: robots.txt cache (RFC 9309)', () => {
   it('2xx: its rules, cached in the bank for the TTL; 4xx: no rules; 5xx, 429 or no answer: complete disallow for now, asked again later, never stored', async () => {
-    const { RobotsCache } = await import('../src/crawler/politeness.js');
+    const { RobotsCache } = await import('../src/stages/crawl/politeness.js');
     const bank = await Bank.open(fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-')));
     const repo = bank.repo(CrawlRepo);
     const answers: Record<string, { status: number; body: string } | Error> = {

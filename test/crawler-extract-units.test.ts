@@ -3,11 +3,11 @@
 import { expect } from 'chai';
 import * as cheerio from 'cheerio';
 import type { Element } from 'domhandler';
-import { extractPairs, RULES, ACCEPT } from '../src/crawler/extract/index.js';
-import { generateCandidates, type GenerateContext } from '../src/crawler/extract/candidates.js';
-import { describe as describeCandidate, type PageContext } from '../src/crawler/extract/features.js';
-import { scoreCandidate } from '../src/crawler/extract/rules.js';
-import { imageUrlOf } from '../src/crawler/extract/images.js';
+import { extractPairs, RULES, ACCEPT } from '../src/lib/extraction/index.js';
+import { generateCandidates, type GenerateContext } from '../src/lib/extraction/candidates.js';
+import { describe as describeCandidate, type PageContext } from '../src/lib/extraction/features.js';
+import { scoreCandidate } from '../src/lib/extraction/rules.js';
+import { imageUrlOf } from '../src/lib/extraction/images.js';
 
 const page = (body: string, title = 'A story') => `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`;
 const para = (n: number, zh = false) =>

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import iconv from 'iconv-lite';
-import { extractPairs, cleanCaption, decodeHtml } from '../src/crawler/extract/index.js';
+import { extractPairs, cleanCaption, decodeHtml } from '../src/lib/extraction/index.js';
 
 const page = (body: string, head = '<meta charset="utf-8">') => `<!doctype html><html><head>${head}<title>t</title></head><body>${body}</body></html>`;
 

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
-import { FetchRefused, fetchLimited, pinnedLookup, type Resolver } from '../src/crawler/fetch.js';
+import { FetchRefused, fetchLimited, pinnedLookup, type Resolver } from '../src/stages/crawl/fetch.js';
 
 describe('crawler: fetch binds the address check to the connection', () => {
   let server: http.Server;

@@ -15,7 +15,7 @@ import sharp from 'sharp';
 import { Bank, CrawlRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
-import { runCrawl } from '../src/crawler/stage.js';
+import { runCrawl } from '../src/stages/crawl/stage.js';
 import { urlKey } from '../src/util/url-key.js';
 import { runCli, tempDir } from './helpers.js';
 

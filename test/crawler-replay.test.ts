@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Bank, CrawlRepo, StatsRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
-import { runCrawl, type CrawlSummary } from '../src/crawler/stage.js';
+import { runCrawl, type CrawlSummary } from '../src/stages/crawl/stage.js';
 import { mulberry32 } from '../src/util/random.js';
 import { urlKey } from '../src/util/url-key.js';
 import { REPO_ROOT, runCli, tempDir } from './helpers.js';

@@ -4,8 +4,8 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
-import { extractPairs } from '../src/crawler/extract/index.js';
-import { loadSites, profileFor } from '../src/crawler/sites.js';
+import { extractPairs } from '../src/lib/extraction/index.js';
+import { loadSites, profileFor } from '../src/stages/crawl/sites.js';
 
 const fixture = (name: string) => fs.readFileSync(path.join('fixtures', 'crawler', name));
 

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { Bank, PairsRepo, StatsRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { generateSites, writeManifest } from '../src/demo/sites.js';
-import { importManifest } from '../src/ingest/manifest.js';
+import { importManifest } from '../src/import/manifest.js';
 import { REPO_ROOT, runCli, tempDir } from './helpers.js';
 
 const config = loadConfig({}).config;

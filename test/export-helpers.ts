@@ -4,7 +4,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { Bank, PairsRepo, SentencePairsRepo, type PairDecision, type PairLevel } from '../src/bank/index.js';
 import { makeImage } from './helpers.js';
-import type { Scorer, ScoreResult } from '../src/export/layers.js';
+import type { Scorer, ScoreResult } from '../src/stages/pair/layers.js';
 
 export async function addItem(
   bank: Bank,

@@ -8,10 +8,10 @@ import { expect } from 'chai';
 import { Bank } from '../src/bank/index.js';
 import { DB_FILE } from '../src/bank/bank.js';
 import { loadConfig } from '../src/config/load.js';
-import { exportPairs } from '../src/export/export.js';
-import { collapseGroup } from '../src/export/export.js';
-import { ExportRecordError } from '../src/export/record.js';
-import { JsonlWriter, MosesWriter, TmxWriter, TsvWriter } from '../src/export/writers/index.js';
+import { exportPairs } from '../src/stages/export/export.js';
+import { collapseGroup } from '../src/stages/export/export.js';
+import { ExportRecordError } from '../src/stages/export/record.js';
+import { JsonlWriter, MosesWriter, TmxWriter, TsvWriter } from '../src/stages/export/writers/index.js';
 import { runCli, tempDir } from './helpers.js';
 import { addItem, decision, storeDecisions } from './export-helpers.js';
 

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { Bank, CandidatesRepo, PairsRepo, type CandidateInput } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { runPairing } from '../src/export/pairing.js';
-import type { Scorer } from '../src/export/layers.js';
+import { runPairing } from '../src/stages/pair/pairing.js';
+import type { Scorer } from '../src/stages/pair/layers.js';
 import { tempDir } from './helpers.js';
 import { addItem, taggedScorer } from './export-helpers.js';
 

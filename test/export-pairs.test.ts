@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { Bank, PairsRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { exportPairs } from '../src/export/export.js';
+import { exportPairs } from '../src/stages/export/export.js';
 import { tempDir, runCli } from './helpers.js';
 import { addItem, decision, storeDecisions } from './export-helpers.js';
 

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { Bank } from '../src/bank/index.js';
 import { ReviewsRepo } from '../src/bank/reviews.js';
 import { loadConfig } from '../src/config/load.js';
-import { exportPairs } from '../src/export/export.js';
+import { exportPairs } from '../src/stages/export/export.js';
 import { tempDir } from './helpers.js';
 import { addItem, decision, storeDecisions } from './export-helpers.js';
 

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { createWriter, mosesPaths, type ExportFormat } from '../src/export/writers/index.js';
-import { EXPORT_FIELDS, type ExportRecord } from '../src/export/record.js';
+import { createWriter, mosesPaths, type ExportFormat } from '../src/stages/export/writers/index.js';
+import { EXPORT_FIELDS, type ExportRecord } from '../src/stages/export/record.js';
 import { AtomicWriter } from '../src/util/atomic.js';
 import { tempDir } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { isCreditOrDateline, splitCredit } from '../src/ingest/credit.js';
+import { isCreditOrDateline, splitCredit } from '../src/lib/captions/credit.js';
 
 // Captions are written for these tests in the styles of the agencies and papers named; none is copied from a page.
 describe('ingest: credit and dateline recogniser', () => {

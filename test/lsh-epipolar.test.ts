@@ -15,20 +15,20 @@ import {
   normalise,
   ransacFundamental,
   sampson2,
-} from '../src/lsh-index/epipolar.js';
-import type { Features } from '../src/lsh-index/features.js';
-import { LshIndex, mulberry32 } from '../src/lsh-index/lsh.js';
-import { prepare } from '../src/lsh-index/searcher.js';
-import { searchParams } from '../src/lsh-index/store.js';
-import { rotationConsistent, verifyCandidate } from '../src/lsh-index/verify.js';
+} from '../src/lib/geometry/epipolar.js';
+import type { Features } from '../src/lib/image-index/features.js';
+import { LshIndex, mulberry32 } from '../src/lib/image-index/lsh.js';
+import { prepare } from '../src/lib/image-index/searcher.js';
+import { searchParams } from '../src/lib/image-index/store.js';
+import { rotationConsistent, verifyCandidate } from '../src/lib/image-index/verify.js';
 import sharp from 'sharp';
 import type { Config } from '../src/config/schema.js';
-import { importManifest } from '../src/ingest/manifest.js';
-import { runMatch } from '../src/lsh-index/stage.js';
-import { lshParams } from '../src/lsh-index/store.js';
-import { searchProgressive, viewParams } from '../src/lsh-index/views.js';
-import { decodeGrey } from '../src/sift/decode.js';
-import { extractFeatures } from '../src/sift/extract.js';
+import { importManifest } from '../src/import/manifest.js';
+import { runMatch } from '../src/stages/match/stage.js';
+import { lshParams } from '../src/lib/image-index/store.js';
+import { searchProgressive, viewParams } from '../src/stages/match/views.js';
+import { decodeGrey } from '../src/lib/sift/decode.js';
+import { extractFeatures } from '../src/lib/sift/extract.js';
 import { runCli, tempDir, writeManifest } from './helpers.js';
 import { render3d, scene, solveHomography, write } from './lsh-helpers.js';
 import { sceneSvg } from './sift-helpers.js';

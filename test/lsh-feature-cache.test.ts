@@ -6,8 +6,8 @@ import { expect } from 'chai';
 import path from 'node:path';
 import { Bank, FeaturesRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { runMatch } from '../src/lsh-index/stage.js';
-import { IndexHandle, lshParams, openIndex } from '../src/lsh-index/store.js';
+import { runMatch } from '../src/stages/match/stage.js';
+import { IndexHandle, lshParams, openIndex } from '../src/lib/image-index/store.js';
 import { tempDir } from './helpers.js';
 import { scene } from './lsh-helpers.js';
 

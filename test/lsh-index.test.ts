@@ -1,13 +1,13 @@
 // Unit tests of the index and the verifier on synthetic data: homography fitting and RANSAC, the mirror
 // permutation, the index's add/remove/merge and determinism, the sanity checks and the score.
 import { expect } from 'chai';
-import { concatFeatures, MIRROR, mirrorFeatures, rootSift } from '../src/lsh-index/descriptors.js';
-import { fitHomography, frameAgrees, homographyFrom4, ransacHomography, transferError2 } from '../src/lsh-index/geometry.js';
-import { CODE_BITS, LshIndex, mulberry32, popcount, type LshParams } from '../src/lsh-index/lsh.js';
-import { prepare, search, sketchCollisions, topK } from '../src/lsh-index/searcher.js';
-import { autoBits } from '../src/lsh-index/store.js';
-import { homographySane, imageScore, verifyCandidate } from '../src/lsh-index/verify.js';
-import type { Features } from '../src/lsh-index/features.js';
+import { concatFeatures, MIRROR, mirrorFeatures, rootSift } from '../src/lib/image-index/descriptors.js';
+import { fitHomography, frameAgrees, homographyFrom4, ransacHomography, transferError2 } from '../src/lib/geometry/geometry.js';
+import { CODE_BITS, LshIndex, mulberry32, popcount, type LshParams } from '../src/lib/image-index/lsh.js';
+import { prepare, search, sketchCollisions, topK } from '../src/lib/image-index/searcher.js';
+import { autoBits } from '../src/lib/image-index/store.js';
+import { homographySane, imageScore, verifyCandidate } from '../src/lib/image-index/verify.js';
+import type { Features } from '../src/lib/image-index/features.js';
 
 const H0 = Float64Array.of(0.9, 0.1, 12, -0.08, 1.05, -7, 0.0002, -0.0001, 1);
 const mapH = (H: Float64Array, x: number, y: number) => {

@@ -1,8 +1,8 @@
-// The kd-forest (src/lsh-index/kdforest.ts) archive matching pairs descriptors with: against brute force on
+// The kd-forest (src/lib/image-index/kdforest.ts) archive matching pairs descriptors with: against brute force on
 // clustered unit vectors like RootSIFT's, its nearest neighbours are the true ones for nearly every query at the
 // default checks and for every query with checks covering the set; pairs come grouped by query, nearest first.
 import { expect } from 'chai';
-import { DEFAULT_KD, KdForest } from '../src/lsh-index/kdforest.js';
+import { DEFAULT_KD, KdForest } from '../src/lib/image-index/kdforest.js';
 import { mulberry32 } from '../src/util/random.js';
 
 const D = 128;

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { Bank, CandidatesRepo, LshRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
-import { runMatch } from '../src/lsh-index/stage.js';
-import { lshParams, paramsKey, syncIndex } from '../src/lsh-index/store.js';
+import { runMatch } from '../src/stages/match/stage.js';
+import { lshParams, paramsKey, syncIndex } from '../src/lib/image-index/store.js';
 import { runCli, tempDir, writeManifest } from './helpers.js';
 import { TRANSFORMS, scene, write } from './lsh-helpers.js';
 

@@ -1,29 +1,29 @@
-// Search with synthesised query views (src/lsh-index/views.ts): a frontal scene whose only counterpart is a
+// Search with synthesised query views (src/stages/match/views.ts): a frontal scene whose only counterpart is a
 // strongly foreshortened copy. The plain search does not verify it; the progressive search, which adds tilted
 // views of the query, ranks it first with a homography that maps the query onto the copy, while distractors stay
 // at score 0. Confident queries skip the views; `match` uses them through the bank's image store.
 import { expect } from 'chai';
 import path from 'node:path';
 import { Bank, CandidatesRepo, LshRepo } from '../src/bank/index.js';
-import { computeMissingFeatures } from '../src/sift/stage.js';
+import { computeMissingFeatures } from '../src/stages/features/stage.js';
 import { loadConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
-import { decodeGrey } from '../src/sift/decode.js';
-import { extractFeatures } from '../src/sift/extract.js';
-import { fitHomography } from '../src/lsh-index/geometry.js';
-import { LshIndex } from '../src/lsh-index/lsh.js';
-import { prepare, search } from '../src/lsh-index/searcher.js';
-import { ViewPool, runMatch } from '../src/lsh-index/stage.js';
+import { decodeGrey } from '../src/lib/sift/decode.js';
+import { extractFeatures } from '../src/lib/sift/extract.js';
+import { fitHomography } from '../src/lib/geometry/geometry.js';
+import { LshIndex } from '../src/lib/image-index/lsh.js';
+import { prepare, search } from '../src/lib/image-index/searcher.js';
+import { ViewPool, runMatch } from '../src/stages/match/stage.js';
 import { createReviewServer } from '../src/review/server.js';
-import { lshParams, searchParams } from '../src/lsh-index/store.js';
-import { archiveCompare, archiveVerifyParams, inThreadViews, poolViews, searchProgressive, viewParams, withOwnViews, type TargetViews } from '../src/lsh-index/views.js';
-import { concatFeatures } from '../src/lsh-index/descriptors.js';
-import { siftParams } from '../src/sift/extract.js';
-import { asiftSpecs, viewFeatures, viewSpecs } from '../src/sift/views.js';
+import { lshParams, searchParams } from '../src/lib/image-index/store.js';
+import { archiveCompare, archiveVerifyParams, inThreadViews, poolViews, searchProgressive, viewParams, withOwnViews, type TargetViews } from '../src/stages/match/views.js';
+import { concatFeatures } from '../src/lib/image-index/descriptors.js';
+import { siftParams } from '../src/lib/sift/extract.js';
+import { asiftSpecs, viewFeatures, viewSpecs } from '../src/lib/sift/views.js';
 import { mulberry32 } from '../src/util/random.js';
-import { SiftPool } from '../src/sift/pool.js';
-import type { Prepared } from '../src/lsh-index/verify.js';
-import { importManifest } from '../src/ingest/manifest.js';
+import { SiftPool } from '../src/lib/sift/pool.js';
+import type { Prepared } from '../src/lib/image-index/verify.js';
+import { importManifest } from '../src/import/manifest.js';
 import { tempDir, writeManifest } from './helpers.js';
 import { H, W, perspective, scene, write } from './lsh-helpers.js';
 

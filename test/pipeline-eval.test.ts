@@ -1,7 +1,7 @@
 import path from 'node:path';
 import fs from 'node:fs';
 import { expect } from 'chai';
-import { evalMetrics } from '../src/pipeline/eval.js';
+import { evalMetrics } from '../src/eval/eval.js';
 import { runCli, tempDir } from './helpers.js';
 
 describe('eval metrics', () => {

@@ -9,7 +9,7 @@ import { PairsRepo, ReviewsRepo, SentencePairsRepo, type PairListFilter } from '
 import { loadConfig } from '../src/config/load.js';
 import { createReviewServer } from '../src/review/index.js';
 import { labelledPairsFromReviews } from '../src/review/labelled.js';
-import { exportPairs } from '../src/export/export.js';
+import { exportPairs } from '../src/stages/export/export.js';
 import { buildReviewBank, SCENES, type ReviewFixture } from './review-helpers.js';
 
 const TOKEN = 'test-token-0123456789';

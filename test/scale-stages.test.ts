@@ -1,4 +1,4 @@
-// The pipeline's stages (src/pipeline: the registry every caller runs them through) over both bank backends: import
+// The pipeline's stages (src/stages: the registry every caller runs them through) over both bank backends: import
 // (through the CLI, `--bank postgres://…` selecting the PostgreSQL bank) → features (SIFT and the targets' LSH codes)
 // → match → pair on the embedded SQLite bank and on PostgreSQL; both end with the same pairs (the same levels and
 // scores), and a second run changes nothing.
@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import path from 'node:path';
 import { Bank, LshRepo, TermStatsRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { loadStage, warmStage } from '../src/pipeline/stages.js';
+import { loadStage, warmStage } from '../src/stages/index.js';
 import { runCli, tempDir } from './helpers.js';
 import { forEachBackend } from './helpers/backends.js';
 import { harvestManifests, pairsByExtId } from './helpers/scale.js';

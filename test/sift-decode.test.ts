@@ -2,8 +2,8 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
 import zlib from 'node:zlib';
-import { decodeGrey, DecodeError, type DecodeErrorCode } from '../src/sift/decode.js';
-import { extractFeatures } from '../src/sift/extract.js';
+import { decodeGrey, DecodeError, type DecodeErrorCode } from '../src/lib/sift/decode.js';
+import { extractFeatures } from '../src/lib/sift/extract.js';
 import { loadConfig } from '../src/config/load.js';
 import { scenePng, sceneSvg } from './sift-helpers.js';
 

@@ -1,7 +1,7 @@
 // Shared helpers for the sift tests: a seeded textured scene rendered by sharp, warps with known transforms,
 // and brute-force ratio-test matching on our descriptors.
 import sharp from 'sharp';
-import type { Features } from '../src/sift/types.js';
+import type { Features } from '../src/lib/sift/types.js';
 
 export function rng(seed: number): () => number {
   let s = seed >>> 0;

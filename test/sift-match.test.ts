@@ -2,8 +2,8 @@
 // known transform.
 import { expect } from 'chai';
 import sharp from 'sharp';
-import { detectAndDescribe } from '../src/sift/sift.js';
-import type { Features } from '../src/sift/types.js';
+import { detectAndDescribe } from '../src/lib/sift/sift.js';
+import type { Features } from '../src/lib/sift/types.js';
 import { agreeing, ratioMatches, rotationAbout, sceneGrey, warp, type Affine } from './sift-helpers.js';
 
 // No x2 upsampling in most cases here, to keep the suite fast; one case covers it.

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import sharp from 'sharp';
 import { Bank, FeaturesRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { computeMissingFeatures } from '../src/sift/stage.js';
+import { computeMissingFeatures } from '../src/stages/features/stage.js';
 import { scenePng } from './sift-helpers.js';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');

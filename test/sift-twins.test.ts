@@ -6,10 +6,10 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { Bank, CandidatesRepo, FeaturesRepo, LshRepo, TwinsRepo, type Item } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { runMatch } from '../src/lsh-index/stage.js';
-import { computeMissingFeatures } from '../src/sift/stage.js';
-import { importManifest } from '../src/ingest/manifest.js';
-import { ALIGN_SIDE, alignmentGrey, hashDistance, misalignment, nearIdentical, pictureHash, TwinIndex } from '../src/sift/twins.js';
+import { runMatch } from '../src/stages/match/stage.js';
+import { computeMissingFeatures } from '../src/stages/features/stage.js';
+import { importManifest } from '../src/import/manifest.js';
+import { ALIGN_SIDE, alignmentGrey, hashDistance, misalignment, nearIdentical, pictureHash, TwinIndex } from '../src/lib/sift/twins.js';
 import { runCli, tempDir, writeManifest } from './helpers.js';
 import { TRANSFORMS, scene, write } from './lsh-helpers.js';
 

@@ -3,10 +3,10 @@
 // bad input rejects (from the worker) without breaking the pool; closing the pool settles jobs in flight.
 import { expect } from 'chai';
 import { loadConfig } from '../src/config/load.js';
-import { siftParams } from '../src/sift/extract.js';
-import { SiftPool } from '../src/sift/pool.js';
-import type { Features } from '../src/sift/types.js';
-import { viewFeatures, viewSpecs, type ViewFeaturesResult } from '../src/sift/views.js';
+import { siftParams } from '../src/lib/sift/extract.js';
+import { SiftPool } from '../src/lib/sift/pool.js';
+import type { Features } from '../src/lib/sift/types.js';
+import { viewFeatures, viewSpecs, type ViewFeaturesResult } from '../src/lib/sift/views.js';
 import { sceneGrey } from './sift-helpers.js';
 
 const W = 320;

@@ -1,10 +1,10 @@
-// Affine view synthesis (src/sift/views.ts): the view matrices, the exact mapping of keypoints back to the
+// Affine view synthesis (src/lib/sift/views.ts): the view matrices, the exact mapping of keypoints back to the
 // original frame, and on a rendered scene, that SIFT keypoints of a tilted view land on the same scene points as
 // the original's (ratio matches between the original and the mapped view agree with the identity).
 import { expect } from 'chai';
-import { detectAndDescribe } from '../src/sift/sift.js';
-import { asiftSpecs, mapKeypointsBack, synthView, viewFeatures, viewMatrix, viewSpecs, warpAffine } from '../src/sift/views.js';
-import { DEFAULT_SIFT_PARAMS, KP_STRIDE, type Features } from '../src/sift/types.js';
+import { detectAndDescribe } from '../src/lib/sift/sift.js';
+import { asiftSpecs, mapKeypointsBack, synthView, viewFeatures, viewMatrix, viewSpecs, warpAffine } from '../src/lib/sift/views.js';
+import { DEFAULT_SIFT_PARAMS, KP_STRIDE, type Features } from '../src/lib/sift/types.js';
 import { ratioMatches, sceneGrey } from './sift-helpers.js';
 
 const W = 320;

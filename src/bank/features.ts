@@ -1,6 +1,6 @@
 // SIFT features per image (migration 2). Stored as compact BLOBs; see migrations/002-features.ts for the layout.
 import type { Sql } from './sql.js';
-import type { Features } from '../sift/types.js';
+import type { Features } from '../lib/sift/types.js';
 import { blobColumn, blobToFloat32, blobValue, toBlob } from './blob.js';
 
 export interface StoredFeatures extends Features {

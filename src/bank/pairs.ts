@@ -1,5 +1,5 @@
 // Pairing decisions (the `pairs` table, migration 6) and the export watermark (`exports`).
-// The pairing stage (src/export/pairing.ts) reads candidates through this repository: the candidates table is
+// The pairing stage (src/stages/pair/pairing.ts) reads candidates through this repository: the candidates table is
 // the lsh-index layer's (migration 3: source_item_id, target_item_id, rank, image_score, inliers, matched_at);
 // only those documented columns are read here, and only when the table exists.
 import crypto from 'node:crypto';
@@ -19,7 +19,7 @@ export interface PairCandidate {
   matchedAt: string | null;
 }
 
-/** An aligned sentence pair of a caption pair (src/comparability/align.ts): spans, texts, level and scores. */
+/** An aligned sentence pair of a caption pair (src/lib/comparability/align.ts): spans, texts, level and scores. */
 export interface SentencePairFields {
   enFirst: number;
   enLast: number;

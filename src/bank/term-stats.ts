@@ -1,6 +1,6 @@
 // Document frequencies of caption terms (comparability's IDF), per language, updated incrementally.
 import type { Sql } from './sql.js';
-import { TermStats, type Lang } from '../comparability/idf.js';
+import { TermStats, type Lang } from '../lib/comparability/idf.js';
 import type { BankName } from './items.js';
 
 export class TermStatsRepo {

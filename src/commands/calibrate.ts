@@ -1,13 +1,13 @@
 // `capbridge calibrate --pairs FILE.tsv [--from-reviews] [--holdout F --seed N] [--out FILE.yaml] [--precision P]
 // [--com-precision P] [--cv-folds K --cv-repeats N --cv-seed S] [--json]`: fits the C-measure's weights, hanzi per
-// word, the par length gate and the level thresholds on labelled pairs (src/comparability/calibrate.ts), the par
+// word, the par length gate and the level thresholds on labelled pairs (src/lib/comparability/calibrate.ts), the par
 // threshold chosen by cross-validation inside the fit rows, writes them to a config file, and prints the figures
 // before, after and cross-validated; with --holdout, a seeded stratified part of the file is kept out of the fit and
 // scored only after it, with the fitted values.
 import path from 'node:path';
 import type { Command } from 'commander';
-import { calibrate, figures, scoreRows, splitHoldout, type Figures } from '../comparability/calibrate.js';
-import { readPairsFile, type PairRow } from '../comparability/pairs-file.js';
+import { calibrate, figures, scoreRows, splitHoldout, type Figures } from '../lib/comparability/calibrate.js';
+import { readPairsFile, type PairRow } from '../lib/comparability/pairs-file.js';
 import { labelledPairsFromReviews } from '../review/labelled.js';
 import { writeConfigFile } from '../config/load.js';
 import { UserError } from '../util/errors.js';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { Bank } from '../bank/index.js';
-import { runEval } from '../pipeline/eval.js';
+import { runEval } from '../eval/eval.js';
 import { action, printJson } from './context.js';
 
 export function registerEval(program: Command): void {

@@ -17,8 +17,8 @@ export function registerExtract(program: Command): void {
     .action(async (file: string, opts: { url: string; lang?: string; json?: boolean; sites?: string; explain?: boolean }) => {
       try {
         // Loaded on use: cheerio and the profiles are not needed by other commands' start-up.
-        const { extractPairs, resolveUrl } = await import('../crawler/extract/index.js');
-        const { loadSites, profileFor } = await import('../crawler/sites.js');
+        const { extractPairs, resolveUrl } = await import('../lib/extraction/index.js');
+        const { loadSites, profileFor } = await import('../stages/crawl/sites.js');
         if (!resolveUrl(opts.url, opts.url)) throw new UserError(`--url: not an http(s) URL: "${opts.url}"`);
         if (opts.lang && opts.lang !== 'en' && opts.lang !== 'zh') throw new UserError(`--lang: expected en or zh, got "${opts.lang}"`);
         let buf: Buffer;

@@ -2,8 +2,8 @@
 // per file in input order. A file that fails prints a line with `error`; the exit code is then 1.
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { SiftPool, resolveThreads } from '../sift/pool.js';
-import { KP_STRIDE, type Features } from '../sift/types.js';
+import { SiftPool, resolveThreads } from '../lib/sift/pool.js';
+import { KP_STRIDE, type Features } from '../lib/sift/types.js';
 import { errorMessage, UserError } from '../util/errors.js';
 import { action, printJson } from './context.js';
 

@@ -1,7 +1,7 @@
 // `capbridge import --bank source|target --manifest FILE.tsv`
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { importManifest, countManifestRows } from '../ingest/manifest.js';
+import { importManifest, countManifestRows } from '../import/manifest.js';
 import { createProgress } from '../util/progress.js';
 import { action, printJson } from './context.js';
 import type { BankName } from '../bank/index.js';

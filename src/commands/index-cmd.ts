@@ -1,7 +1,7 @@
 // `capbridge index [--threads N] [--json]`: computes SIFT features for every bank item still 'new', and the LSH codes
 // of the target items (what `match` then loads).
 import type { Command } from 'commander';
-import { runFeatures } from '../lsh-index/stage.js';
+import { runFeatures } from '../stages/match/stage.js';
 import { createProgress } from '../util/progress.js';
 import { action, printJson, runStoppable } from './context.js';
 import { parseThreads } from './features.js';

@@ -1,7 +1,7 @@
 // `capbridge match [--top N] [--json]`: features, index, then ranked candidates for every source not yet matched
 // (or matched before targets were added). Resumable: Ctrl-C stops after the current batch.
 import type { Command } from 'commander';
-import { runMatch } from '../lsh-index/stage.js';
+import { runMatch } from '../stages/match/stage.js';
 import { createProgress } from '../util/progress.js';
 import { action, printJson, runStoppable } from './context.js';
 import { parseTop } from './search.js';

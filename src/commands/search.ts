@@ -1,8 +1,8 @@
 // `capbridge search --image FILE [--top N] [--json]`: the target items showing the same scene, best first.
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { searchImage } from '../lsh-index/stage.js';
-import { computeMissingFeatures } from '../sift/stage.js';
+import { searchImage } from '../stages/match/stage.js';
+import { computeMissingFeatures } from '../stages/features/stage.js';
 import { UserError } from '../util/errors.js';
 import { action, printJson } from './context.js';
 

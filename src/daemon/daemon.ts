@@ -11,7 +11,7 @@ import type { Logger } from '../util/log.js';
 import { errorMessage, UserError } from '../util/errors.js';
 import { acquireLock, type DaemonLock } from './lock.js';
 import { DaemonMetrics } from './metrics.js';
-import { runCycle, runScheduledExport, type CycleReport, type StageName } from './pipeline.js';
+import { runCycle, runScheduledExport, type CycleReport, type StageName } from './cycle.js';
 import { startServer } from './server.js';
 
 export interface DaemonOptions {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { Bank, StatsRepo } from '../bank/index.js';
 import { loadConfig } from '../config/load.js';
-import { importManifest } from '../ingest/manifest.js';
+import { importManifest } from '../import/manifest.js';
 
 const SCENES: Array<[string, string]> = [
   ['Rescue workers search the rubble after the earthquake in the mountain town.', '救援人员在山区小镇地震后的废墟中搜寻。'],

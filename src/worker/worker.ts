@@ -9,7 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import client from 'prom-client';
 import { SCHEDULED_STAGES, JobsRepo, type Bank, type Job, type JobStage } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
-import { loadStage, warmStage, type StageExtras } from '../pipeline/stages.js';
+import { loadStage, warmStage, type StageExtras } from '../stages/index.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { schedule } from './schedule.js';

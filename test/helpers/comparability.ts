@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadLexicon, type Lexicon } from '../../src/comparability/lexicon.js';
+import { loadLexicon, type Lexicon } from '../../src/lib/comparability/lexicon.js';
 
 let root: string | null = null;
 let firstStats: Lexicon['stats'] | null = null;

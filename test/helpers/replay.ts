@@ -19,7 +19,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import sharp from 'sharp';
-import { extractPairs } from '../../src/crawler/extract/index.js';
+import { extractPairs } from '../../src/lib/extraction/index.js';
 
 export type FaultKind = '503' | '429' | 'reset' | 'stall' | 'truncate' | 'redirect-loop';
 export const FAULT_KINDS: FaultKind[] = ['503', '429', 'reset', 'stall', 'truncate', 'redirect-loop'];

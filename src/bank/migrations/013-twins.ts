@@ -1,5 +1,5 @@
 // Migration 13 (sift): work once per picture. image_hashes: the perceptual hash of every featured image, its
-// original size and a 16x16 thumbnail (src/sift/twins.ts); image_twins: images found near-identical to a picture
+// original size and a 16x16 thumbnail (src/lib/sift/twins.ts); image_twins: images found near-identical to a picture
 // already in the same bank (another size or JPEG quality of it), which reuse its features instead of a SIFT run.
 import type { Migration } from './types.js';
 

@@ -1,0 +1,242 @@
+// The comparability layer's public interface: createScorer(config, { bank?, dataDir? }) → { score(en, zh) }.
+import type { Bank, IdRange } from '../../bank/index.js';
+import { TermStatsRepo } from '../../bank/term-stats.js';
+import type { Config } from '../../config/schema.js';
+import { Analyzer, type Analysis } from './analyze.js';
+import { TermStats, UNIFORM_IDF, type IdfSource } from './idf.js';
+import { loadLexicon, type Lexicon } from './lexicon.js';
+import { levelOf, type Level } from './levels.js';
+import { ConceptSpace, DEFAULT_MEASURE, contentSimilarity, entityCooccurrence, lengthRatio, type MeasureOptions } from './measure.js';
+import { alignSentences, type Span } from './align.js';
+import { boundedSentences, chineseWordCount, type BoundedSentences } from './sentences.js';
+import { isCreditOrDateline, splitCredit } from '../captions/credit.js';
+
+export type { Level } from './levels.js';
+export { LEVELS, LEVEL_RATING, levelOf } from './levels.js';
+export type { Span } from './align.js';
+export { splitSentences, boundedSentences, chineseWordCount, type Sentence, type BoundedSentences } from './sentences.js';
+export { loadLexicon, type Lexicon } from './lexicon.js';
+export { TermStats } from './idf.js';
+export { DEFAULT_MEASURE, BASELINE_MEASURE, type MeasureOptions } from './measure.js';
+
+export interface ScoreResult {
+  fc: number;
+  fe: number;
+  fl: number;
+  fcov: number;
+  c: number;
+  level: Level;
+  explain: {
+    matches: Array<{ en: string; zh: string; gloss: string; weight: number }>;
+    entities: Array<{ en: string; zh: string; kind: string }>;
+    enTokens: string[];
+    zhTokens: string[];
+  };
+}
+
+/** One aligned sentence pair of a caption pair: the sentences' texts (two joined for a merge) and spans. */
+export interface SentencePairScore extends ScoreResult {
+  en: string;
+  zh: string;
+  enSpan: Span;
+  zhSpan: Span;
+}
+
+export interface CaptionAlignment {
+  /** The sentences scored on each side (credits and datelines left out, bounded by maxCaptionChars / maxSentences). */
+  en: BoundedSentences;
+  zh: BoundedSentences;
+  /** Every alignment taken, best-first per sentence (levels may be inc: a sentence with no counterpart). */
+  pairs: SentencePairScore[];
+  /** A side whose caption could not be scored within the bounds (its first sentence is longer than maxCaptionChars). */
+  refused: 'en' | 'zh' | null;
+}
+
+export interface Scorer {
+  /** The C-measure of two texts as they are (read up to maxCaptionChars, cut at a sentence end). */
+  score(en: string, zh: string): ScoreResult;
+  /** A caption pair split into sentences and aligned (src/lib/comparability/align.ts). */
+  align(en: string, zh: string): CaptionAlignment;
+  /** The features alone (no explanation objects), for calibration and benchmarks. */
+  features(en: string, zh: string): { fc: number; fe: number; fl: number; fcov: number; enLength: number; zhLength: number };
+  /** Words of a Chinese text as jieba cuts them (the seed paper's length filter). */
+  chineseWordCount(text: string): number;
+  /** Documents (captions of both languages) in the IDF table in use. */
+  readonly idfDocs: number;
+  analyzer: Analyzer;
+  lexicon: Lexicon;
+  /** The IDF table in use (the bank's, loaded at creation, or a private one fed by addCaptions). */
+  termStats: TermStats;
+}
+
+export interface ScorerOptions {
+  bank?: Bank;
+  dataDir?: string;
+  /** Lexicon cache folder (default: <dataDir>/lexicon, else ~/.cache/capbridge). */
+  cacheDir?: string;
+  /** Feature options (benchmarks compare variants); default: everything on. */
+  measure?: Partial<MeasureOptions>;
+  /** Use uniform IDF whatever the bank holds. */
+  uniformIdf?: boolean;
+  /** With a bank: first count the captions that arrived since the last update into its IDF table (default true). */
+  refreshIdf?: boolean;
+}
+
+/** With a bank, a promise (its IDF table is read, after counting new captions into it); without, the scorer. */
+export function createScorer(config: Config, opts: ScorerOptions & { bank: Bank }): Promise<Scorer>;
+export function createScorer(config: Config, opts?: ScorerOptions & { bank?: undefined }): Scorer;
+export function createScorer(config: Config, opts?: ScorerOptions): Scorer | Promise<Scorer>;
+export function createScorer(config: Config, opts: ScorerOptions = {}): Scorer | Promise<Scorer> {
+  const lexicon = loadLexicon({ dataDir: opts.dataDir ?? opts.bank?.dataDir, cacheDir: opts.cacheDir });
+  const measure: MeasureOptions = { ...DEFAULT_MEASURE, ...opts.measure };
+  const analyzer = new Analyzer(lexicon, { enCompounds: measure.compounds });
+  const bank = opts.bank;
+  if (!bank) return buildScorer(config, opts, lexicon, analyzer, measure, new TermStats());
+  return (async () => {
+    if (opts.refreshIdf !== false) await countCaptions(bank, analyzer, config.comparability.maxCaptionChars);
+    return buildScorer(config, opts, lexicon, analyzer, measure, await bank.repo(TermStatsRepo).load());
+  })();
+}
+
+function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, analyzer: Analyzer, measure: MeasureOptions, termStats: TermStats): Scorer {
+  const cfg = config.comparability;
+  const space = new ConceptSpace(lexicon, measure);
+  const idf: IdfSource = opts.uniformIdf ? UNIFORM_IDF : termStats;
+  const { alpha, beta, gamma, delta } = cfg.weights;
+
+  const featuresOf = (a: Analysis, b: Analysis, explain = true) => {
+    const { fc, fcov, links } = contentSimilarity(space, a, b, idf, explain);
+    const { fe, matches } = entityCooccurrence(a.entities, b.entities);
+    const fl = lengthRatio(a, b, cfg.hanziPerWord);
+    return { fc, fe, fl, fcov, links, matches };
+  };
+  const scoreAnalyses = (a: Analysis, b: Analysis): ScoreResult => {
+    const { fc, fe, fl, fcov, links, matches } = featuresOf(a, b);
+    const c = alpha * fc + beta * fe + gamma * fl + delta * fcov;
+    return {
+      fc,
+      fe,
+      fl,
+      fcov,
+      c,
+      level: levelOf(c, fl, cfg),
+      explain: {
+        matches: links.map((l) => ({ en: l.en, zh: l.zh, gloss: l.gloss, weight: round(l.weight) })),
+        entities: matches,
+        enTokens: a.tokens,
+        zhTokens: b.tokens,
+      },
+    };
+  };
+  // Captions are read within maxCaptionChars; a photo credit or a dateline printed with a caption is not text to
+  // compare (src/lib/captions/credit.ts, shared with the extractor): taken off the caption's ends, and a fragment that is
+  // wholly one is not a sentence.
+  const bounds = (lang: 'en' | 'zh') => ({
+    maxChars: cfg.maxCaptionChars,
+    maxSentences: cfg.maxSentences,
+    clean: (t: string) => splitCredit(t, lang).caption,
+    skip: (fragment: string) => isCreditOrDateline(fragment, lang),
+  });
+  /** A text read within maxCaptionChars: cut at the last sentence end before the limit when longer. */
+  const bounded = (text: string, lang: 'en' | 'zh'): string => {
+    if (text.length <= cfg.maxCaptionChars) return text;
+    const b = boundedSentences(text, lang, { maxChars: cfg.maxCaptionChars, maxSentences: Infinity });
+    return b.sentences.length ? text.slice(0, b.sentences[b.sentences.length - 1]!.end) : '';
+  };
+
+  return {
+    analyzer,
+    lexicon,
+    termStats,
+    chineseWordCount,
+    get idfDocs() {
+      return termStats.docs.en + termStats.docs.zh;
+    },
+    features(en, zh) {
+      const a = analyzer.english(bounded(en, 'en'));
+      const b = analyzer.chinese(bounded(zh, 'zh'));
+      const { fc, fe, fl, fcov } = featuresOf(a, b, false);
+      return { fc, fe, fl, fcov, enLength: a.length, zhLength: b.length };
+    },
+    score(en, zh) {
+      return scoreAnalyses(analyzer.english(bounded(en, 'en')), analyzer.chinese(bounded(zh, 'zh')));
+    },
+    align(en, zh) {
+      const es = boundedSentences(en, 'en', bounds('en'));
+      const zs = boundedSentences(zh, 'zh', bounds('zh'));
+      const refused = es.refused ? 'en' : zs.refused ? 'zh' : null;
+      if (refused) return { en: es, zh: zs, pairs: [], refused };
+      // each sentence, and each merge of two adjacent ones, is analysed once
+      const text = (sents: BoundedSentences, [i, j]: Span, sep: string) =>
+        i === j ? sents.sentences[i]!.text : sents.sentences[i]!.text + sep + sents.sentences[j]!.text;
+      const memo = new Map<string, Analysis>();
+      const analysis = (lang: 'en' | 'zh', t: string): Analysis => {
+        let a = memo.get(lang + t);
+        if (!a) memo.set(lang + t, (a = lang === 'en' ? analyzer.english(t) : analyzer.chinese(t)));
+        return a;
+      };
+      const aligned = alignSentences(es.sentences.length, zs.sentences.length, (e, z) => {
+        const enText = text(es, e, ' ');
+        const zhText = text(zs, z, '');
+        return { ...scoreAnalyses(analysis('en', enText), analysis('zh', zhText)), en: enText, zh: zhText, enSpan: e, zhSpan: z };
+      });
+      return { en: es, zh: zs, pairs: aligned.map((a) => a.score), refused: null };
+    },
+  };
+}
+
+const round = (x: number): number => Math.round(x * 1e4) / 1e4;
+
+/**
+ * Brings the bank's IDF table up to date with the captions not counted yet (items with a non-empty caption in status
+ * 'ok'; one transaction per batch), or only those of the items in `idRange` (a features job counts its own, so the
+ * workers share the counting and the pairing starts with nothing left). The pairing stage calls it before scoring;
+ * it is cheap when nothing is new. Processes counting at the same time count each caption once.
+ */
+export async function updateIdf(
+  bank: Bank,
+  config: Config,
+  opts: { signal?: AbortSignal; batchSize?: number; dataDir?: string; cacheDir?: string; idRange?: IdRange } = {},
+): Promise<{ added: { source: number; target: number } }> {
+  const repo = bank.repo(TermStatsRepo);
+  if (!opts.idRange && !(await repo.anyUncounted())) return { added: { source: 0, target: 0 } };
+  const analyzer = new Analyzer(loadLexicon({ dataDir: opts.dataDir ?? bank.dataDir, cacheDir: opts.cacheDir }), { enCompounds: true });
+  return { added: await countCaptions(bank, analyzer, config.comparability.maxCaptionChars, opts) };
+}
+
+/** Counts the captions not counted yet (of `idRange` only, when given), batch by batch, one transaction each. */
+async function countCaptions(
+  bank: Bank,
+  analyzer: Analyzer,
+  maxChars: number,
+  opts: { signal?: AbortSignal; batchSize?: number; idRange?: IdRange } = {},
+): Promise<{ source: number; target: number }> {
+  const repo = bank.repo(TermStatsRepo);
+  const added = { source: 0, target: 0 };
+  for (const which of ['source', 'target'] as const) {
+    const lang = which === 'source' ? 'en' : 'zh';
+    for (let after = 0; ; ) {
+      if (opts.signal?.aborted) return added;
+      const items = await repo.uncounted(which, opts.batchSize ?? 500, after, opts.idRange);
+      if (!items.length) break;
+      after = items[items.length - 1]!.id;
+      // A caption counts by its first maxChars characters, the most that scoring ever reads of it.
+      const docs = items.map((it) => {
+        if (it.caption === null) return { itemId: it.id, tokens: null };
+        const text = it.caption.length > maxChars ? it.caption.slice(0, maxChars) : it.caption;
+        return { itemId: it.id, tokens: (lang === 'en' ? analyzer.english(text) : analyzer.chinese(text)).tokens };
+      });
+      added[which] += await bank.transaction((tx) => tx.repo(TermStatsRepo).addDocuments(lang, docs));
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+  return added;
+}
+
+/** Adds captions to a scorer's in-memory IDF table (no bank): e.g. the captions about to be scored. */
+export function addCaptionsToIdf(scorer: Scorer, captions: Array<{ en?: string; zh?: string }>): void {
+  for (const c of captions) {
+    if (c.en) scorer.termStats.addDocument('en', scorer.analyzer.english(c.en).tokens);
+    if (c.zh) scorer.termStats.addDocument('zh', scorer.analyzer.chinese(c.zh).tokens);
+  }
+}

@@ -1,0 +1,375 @@
+// Candidate generation: for each photo of the page, every text that could be its caption, with where it came from.
+// Nothing is decided here (features.ts describes each candidate, rules.ts scores them); a candidate only has to be
+// a plausible place for a caption:
+//   profile    the site profile's caption selector (config/sites/*.yaml)
+//   figcaption the <figcaption> (or caption-classed child) of the photo's <figure>
+//   class      an element whose class/id names a caption, in the photo's own container or right after it
+//   own-block  the text after the photo inside the photo's own block (<p><img><br>text</p>, <div><img><p>text</p></div>)
+//   next-block the block right after the photo's image-only block (after a stack of such blocks, and at most one
+//              empty spacer): the layout of Chinese news sites and of agency photo stories
+//   data-attr  data-caption / data-description on the photo, its slide, or a gallery slide with no <img>
+//   json-ld    the caption of the page's JSON-LD ImageObject for this photo
+//   alt        the photo's alt (or title) text
+// A caption split over sibling elements (a caption line, then its credit or dateline line) is joined here.
+import * as cheerio from 'cheerio';
+import type { Element } from 'domhandler';
+import { isCreditOrDateline } from '../captions/credit.js';
+import { cleanCaption, collapse, isCreditOnly } from './caption-text.js';
+import { ancestors, attr, classId, contains, hiddenEl, imgCount, nextElement, textOf, type $T } from './dom.js';
+import { BAD_CONTAINER, DATA_CAPTION_ATTRS, DATA_CREDIT_ATTRS, imageKey, type ImageAnchor, type JsonLdImage } from './images.js';
+
+export type SourceKind = 'profile' | 'figcaption' | 'class' | 'own-block' | 'next-block' | 'data-attr' | 'json-ld' | 'alt';
+
+export interface CaptionSelectors {
+  /** CSS selector of the element holding one photo and its caption (e.g. "figure.article-image"). */
+  container?: string;
+  /** CSS selector of the caption inside the container (or after the image when no container). */
+  caption?: string;
+  /** CSS selector of the credit inside the container; removed from the caption text. */
+  credit?: string;
+  /** Use the image's alt text when no caption element is found. */
+  altFallback?: boolean;
+}
+
+export interface CaptionCandidate {
+  source: SourceKind;
+  /** The element the text was read from (DOM sources). */
+  el?: Element;
+  /** Elements joined to el as the rest of the same caption (continuation lines). */
+  parts: Element[];
+  text: string;
+  /** A credit printed in its own element or attribute (credit child, data-credit, JSON-LD creditText). */
+  credit?: string;
+  /** Other photos stacked above the same caption block (they share it). */
+  stack: Element[];
+  /** Share of the text inside links to other pages, when measured at generation (inline text after a photo). */
+  linkShare?: number;
+}
+
+export interface AnchorCandidates {
+  anchor: ImageAnchor;
+  candidates: CaptionCandidate[];
+  /** The photo sits in a <figure> whose caption (if any) is its own. */
+  inFigure: boolean;
+  /** The photo is inside a link to another page (a teaser card). */
+  linksElsewhere: boolean;
+  /** The page prints a caption element for this photo that holds only a credit. */
+  printedCreditOnly: boolean;
+  /** The photo is not the first photo of its <figure>: the figure's caption is not its caption. */
+  secondInFigure: boolean;
+}
+
+export const CAPTION_CLASS = /caption|figcaption|pic[-_]?title|pic[-_]?txt|pictext|pic[-_]?text|pic[-_]?info|pic[-_]?desc|img[-_]?desc(r)?|img[-_]?title|img[-_]?txt|img[-_]?text|img[-_]?info|img[-_]?note|image[-_]?(text|desc|title|info)|photo[-_]?(title|text|desc|info|caption|cutline)|cutline|wp-caption-text|media[-_]?caption|tu[-_]?zhu|tuzhu|picnote|pic[-_]?note|illustration[-_]?text|legend|figure__text|credit-caption|图注|图片说明|圖說/i;
+const CREDIT_CLASS = /credit|byline|copyright|source|photographer|attribution|author|courtesy/i;
+// A class token whose last part names a credit ("credit", "caption-credit", "figure__byline") marks a credit
+// element, even inside a caption ("caption-credit"); "credit-caption" is a caption that carries its credit.
+const CREDIT_TOKEN = /(^|[-_])(credits?|byline|copyright|source|photographer|attribution|author|courtesy)$/i;
+
+export function isCreditEl(e: Element): boolean {
+  const c = classId(e);
+  return CREDIT_CLASS.test(c) && !/caption/i.test(c);
+}
+
+function isCreditToken(e: Element): boolean {
+  return classId(e).split(/\s+/).some((t) => CREDIT_TOKEN.test(t));
+}
+
+/** The element, or one of its ancestors below `top`, is a related-links / promo / share block ("c-related__caption"). */
+export function inBadBlock(e: Element, top: Element): boolean {
+  for (let x: Element | null = e; x && x !== top; x = x.parent as Element | null) {
+    if (x.type === 'tag' && BAD_CONTAINER.test(classId(x))) return true;
+  }
+  return false;
+}
+
+/** Caption text and credit of a caption element, the credit child split off. */
+export function captionFrom($: $T, el: Element, creditSel?: string): { text: string; credit?: string } {
+  let credit: string | undefined;
+  const creditEls = creditSel ? $(el).find(creditSel).toArray() : $(el).find('*').toArray().filter((e) => e.type === 'tag' && isCreditEl(e as Element));
+  if (creditEls.length) credit = collapse(creditEls.map((e) => textOf(e)).join(' ')) || undefined;
+  const creditSet = new Set(creditEls);
+  const text = textOf(el, (e) => creditSet.has(e) || (hiddenEl(e) && /caption|hide|toggle/i.test(textOf(e))) || /^\s*\d+\s*(of|\/)\s*\d+\.?\s*$/i.test(textOf(e)));
+  // A caption element holding nothing but its credit child ("caption-credit", "figcaption__credit") is a credit line.
+  if (!creditSel && text && !textOf(el, (e) => creditSet.has(e) || isCreditToken(e))) return { text: '', credit: text };
+  return { text, credit };
+}
+
+/** Tag, class and presentation attributes: siblings with the same signature are lines of one caption. */
+function signature(e: Element): string {
+  return `${e.name}|${attr(e, 'class') ?? ''}|${attr(e, 'align') ?? ''}|${(attr(e, 'style') ?? '').replace(/\s+/g, '')}`;
+}
+
+/**
+ * The sibling lines that continue a caption element: a credit or dateline line ("（消防局提供）", "中央社記者…傳真
+ * 105年3月19日"), or a short line with the same tag, class and presentation. Stops at a photo, at body text, and
+ * after two lines.
+ */
+export function continuation(capEl: Element, good: Set<Element>, lang: 'en' | 'zh'): Element[] {
+  const out: Element[] = [];
+  const sig = signature(capEl);
+  let nx = nextElement(capEl);
+  for (let k = 0; nx && k < 2; k++) {
+    if (imgCount(nx, good) || $hasImg(nx)) break;
+    const t = textOf(nx);
+    if (!t) break;
+    const n = [...t].length;
+    const creditLine = n <= 60 && isCreditOrDateline(t, lang);
+    const sameLine = signature(nx) === sig && sig !== 'p|||' && sig !== 'div|||' && n <= (lang === 'zh' ? 40 : 140);
+    if (!creditLine && !sameLine) break;
+    out.push(nx);
+    nx = nextElement(nx);
+  }
+  return out;
+}
+
+function $hasImg(e: Element): boolean {
+  for (const c of e.children) {
+    if (c.type === 'tag') {
+      if ((c as Element).name === 'img') return true;
+      if ($hasImg(c as Element)) return true;
+    }
+  }
+  return false;
+}
+
+/** A link that opens the photo itself: the image file, a photo/gallery page, a script or an anchor. */
+export function isImageLink(href: string): boolean {
+  return /\.(jpe?g|png|webp)(\?|$)/i.test(href) || href === '' || href.startsWith('#') || href.startsWith('javascript') || /\/(photos?|gallery|galleries|slideshows?|images?|pictures?)\//i.test(href);
+}
+
+export interface GenerateContext {
+  $: $T;
+  lang: 'en' | 'zh';
+  good: Set<Element>;
+  /** Every anchor of the page in document order. */
+  anchors: ImageAnchor[];
+  selectors?: CaptionSelectors;
+  jsonLd: JsonLdImage[];
+}
+
+function domCandidate(ctx: GenerateContext, source: SourceKind, el: Element, creditSel?: string, withParts = true): CaptionCandidate {
+  const { text, credit } = captionFrom(ctx.$, el, creditSel);
+  const parts = withParts ? continuation(el, ctx.good, ctx.lang) : [];
+  const more = parts.map((p) => textOf(p)).join(' ');
+  return { source, el, parts, text: collapse(`${text} ${more}`), credit, stack: [] };
+}
+
+/** The text after the image inside its own block (the image's own line). */
+function textAfter(block: Element, img: Element): string {
+  const parts: string[] = [];
+  let seen = false;
+  const walk = (n: Element, depth: number) => {
+    if (depth > 20) return;
+    for (const c of n.children) {
+      if (c === img || (c.type === 'tag' && contains(c, img))) {
+        if (c === img) seen = true;
+        else walk(c as Element, depth + 1);
+        continue;
+      }
+      if (!seen) continue;
+      if (c.type === 'text') parts.push((c as unknown as { data: string }).data);
+      else if (c.type === 'tag') parts.push(' ', textOf(c), ' ');
+    }
+  };
+  walk(block, 0);
+  return collapse(parts.join(''));
+}
+
+export function generateCandidates(ctx: GenerateContext, anchor: ImageAnchor): AnchorCandidates {
+  const { $, good, selectors: sel } = ctx;
+  const el = anchor.el;
+  const out: AnchorCandidates = { anchor, candidates: [], inFigure: false, linksElsewhere: false, printedCreditOnly: false, secondInFigure: false };
+  const push = (c: CaptionCandidate) => {
+    if (!c.text && !c.credit) return;
+    if (!cleanCaption(c.text, c.credit, ctx.lang)) out.printedCreditOnly = true;
+    out.candidates.push(c);
+  };
+  const ancs = ancestors(el, 8);
+
+  if (anchor.kind === 'data') {
+    const text = DATA_CAPTION_ATTRS.map((a) => attr(el, a)).find((v) => v && v.trim());
+    const credit = DATA_CREDIT_ATTRS.map((a) => attr(el, a)).find((v) => v && v.trim());
+    if (text || credit) push({ source: 'data-attr', parts: [], text: collapse(cheerioText(ctx, text ?? '')), credit: credit ? collapse(cheerioText(ctx, credit)) : undefined, stack: [] });
+    const inner = $(el).find('*').toArray().find((e) => e.type === 'tag' && CAPTION_CLASS.test(classId(e as Element)) && !isCreditEl(e as Element)) as Element | undefined;
+    if (inner) push(domCandidate(ctx, 'class', inner));
+    return out;
+  }
+
+  // Profile selectors.
+  if (sel?.caption) {
+    const container = sel.container ? ancs.find((a) => $(a).is(sel.container!)) : undefined;
+    let capEl: Element | undefined;
+    if (container) capEl = $(container).find(sel.caption).toArray()[0] as Element | undefined;
+    else {
+      for (const a of ancs.slice(0, 3)) {
+        if (imgCount(a, good) > 1) break;
+        capEl = $(a).find(sel.caption).toArray().find((e) => !contains(e as Element, el)) as Element | undefined;
+        if (capEl) break;
+        const nx = nextElement(a);
+        if (nx && $(nx).is(sel.caption)) {
+          capEl = nx;
+          break;
+        }
+      }
+    }
+    if (capEl) {
+      const c = domCandidate(ctx, 'profile', capEl, sel.credit, false);
+      const f = ancs.slice(0, 6).find((a) => a.name === 'figure');
+      if (!c.credit && f) c.credit = figureCredit(ctx, f, capEl);
+      push(c);
+    }
+  }
+
+  const link = ancs.find((a) => a.name === 'a');
+  if (link) {
+    const href = attr(link, 'href') ?? '';
+    out.linksElsewhere = !isImageLink(href);
+  }
+
+  // <figure> / <figcaption>.
+  const fig = ancs.slice(0, 6).find((a) => a.name === 'figure');
+  if (fig) {
+    out.inFigure = true;
+    const first = ctx.anchors.find((x) => contains(fig, x.el));
+    if (first && first.el !== el && first.url !== anchor.url) {
+      out.secondInFigure = true;
+      return out;
+    }
+    const capEl = ($(fig).find('figcaption').toArray()[0] ??
+      $(fig)
+        .find('*')
+        .toArray()
+        .find((e) => e.type === 'tag' && CAPTION_CLASS.test(classId(e as Element)) && !contains(e as Element, el))) as Element | undefined;
+    if (capEl) {
+      const c = domCandidate(ctx, 'figcaption', capEl, sel?.credit, false);
+      // A credit printed on or beside the photo inside its figure, outside the caption (BBC's "Getty Images" over
+      // the photo, a credit line above the caption).
+      if (!c.credit) c.credit = figureCredit(ctx, fig, capEl);
+      push(c);
+    }
+    else {
+      const nx = nextElement(fig);
+      if (nx && (nx.name === 'figcaption' || CAPTION_CLASS.test(classId(nx)))) push(domCandidate(ctx, 'figcaption', nx, sel?.credit));
+    }
+  }
+
+  // Caption-like classes next to the image, inside its own container or right after it.
+  for (const a of ancs.slice(0, 4)) {
+    if (imgCount(a, good) > 1) break;
+    const inside = $(a)
+      .find('*')
+      .toArray()
+      .find((e) => e.type === 'tag' && CAPTION_CLASS.test(classId(e as Element)) && !contains(e as Element, el) && !isCreditEl(e as Element) && !inBadBlock(e as Element, a)) as Element | undefined;
+    const nx = nextElement(a);
+    const capEl = inside ?? (nx && CAPTION_CLASS.test(classId(nx)) && imgCount(nx, good) === 0 ? nx : undefined);
+    if (capEl) {
+      if (!out.candidates.some((c) => c.el === capEl)) push(domCandidate(ctx, 'class', capEl, sel?.credit));
+      break;
+    }
+  }
+
+  // The text after the image in its own block.
+  const own = ancs.slice(0, 2).find((a) => (a.name === 'p' || a.name === 'div' || a.name === 'center' || a.name === 'td' || a.name === 'span') && imgCount(a, good) === 1);
+  if (own) {
+    const text = textAfter(own, el);
+    if (text) out.candidates.push({ source: 'own-block', el: own, parts: [], text, stack: [] });
+  }
+
+  // Text printed right after the photo among its siblings, up to the next block or photo (a caption line in a
+  // block that holds several photos: <p><img><br>caption one<br><img><br>caption two</p>).
+  if (!own && el.parent && el.parent.type === 'tag') {
+    const after = inlineAfter(el, good);
+    // The element is the photo itself: the parent may hold a whole page of other photos and text.
+    if (after.text) out.candidates.push({ source: 'own-block', el, parts: [], text: after.text, stack: [], linkShare: after.linkShare });
+  }
+
+  // The block after the image-only block (after a stack of image-only blocks and at most one empty spacer).
+  const block = ancs.slice(0, 4).filter((a) => imgCount(a, good) === 1 && textOf(a).length < 4).pop();
+  if (block && block.name !== 'figure') {
+    const stack: Element[] = [];
+    let nx = nextElement(block);
+    let blanks = 0;
+    for (let k = 0; nx && k < 8; k++) {
+      const imgs = imgCount(nx, good);
+      const blank = !textOf(nx);
+      if (imgs === 0 && !blank) break;
+      if (imgs === 1 && blank && nx.name !== 'figure') {
+        stack.push(nx);
+        blanks = 0;
+      } else if (imgs !== 0) break; // a block of several photos, or a photo with its own text: not this stack
+      else if (++blanks > 1) break; // one empty spacer at most between a photo and its caption
+      nx = nextElement(nx);
+    }
+    if (nx && imgCount(nx, good) === 0 && !$hasImg(nx)) {
+      const c = domCandidate(ctx, 'next-block', nx);
+      c.stack = stack;
+      if (c.text) out.candidates.push(c);
+    }
+  }
+
+  // Attributes: data-caption on the photo or its one-photo wrappers, then JSON-LD, then alt/title.
+  for (const e of [el, ...ancs.slice(0, 3).filter((a) => imgCount(a, good) === 1)]) {
+    const text = DATA_CAPTION_ATTRS.filter((a) => a !== 'data-title' || e === el).map((a) => attr(e, a)).find((v) => v && collapse(v).length > 0);
+    if (text) {
+      const credit = DATA_CREDIT_ATTRS.map((a) => attr(e, a)).find((v) => v && v.trim());
+      out.candidates.push({ source: 'data-attr', el: e === el ? undefined : e, parts: [], text: collapse(cheerioText(ctx, text)), credit: credit ? collapse(cheerioText(ctx, credit)) : undefined, stack: [] });
+      break;
+    }
+  }
+  const key = imageKey(anchor.url);
+  const ld = ctx.jsonLd.find((j) => j.url === anchor.url || (key.length >= 6 && imageKey(j.url) === key));
+  if (ld?.caption) out.candidates.push({ source: 'json-ld', parts: [], text: ld.caption, credit: ld.credit, stack: [] });
+  const alt = collapse(attr(el, 'alt') || attr(el, 'title') || '');
+  if (alt) out.candidates.push({ source: 'alt', parts: [], text: alt, stack: [] });
+  return out;
+}
+
+/** A short credit-only text inside the figure, outside its caption element and outside any image. */
+function figureCredit(ctx: GenerateContext, fig: Element, capEl: Element): string | undefined {
+  for (const node of ctx.$(fig).find('span, small, p, div, cite, em').toArray().slice(0, 30)) {
+    const e = node as Element;
+    if (contains(capEl, e) || contains(e, capEl) || $hasImg(e)) continue;
+    if (e.children.some((ch) => ch.type === 'tag' && !['span', 'em', 'i', 'b', 'strong', 'a'].includes((ch as Element).name))) continue;
+    const t = textOf(e);
+    if (t && [...t].length <= 60 && isCreditOnly(t, ctx.lang)) return t;
+  }
+  return undefined;
+}
+
+const BLOCK = /^(p|div|h[1-6]|table|ul|ol|figure|figcaption|section|article|blockquote|center|dl|hr|header|footer)$/;
+
+/** The inline text after a photo among its siblings, until a block element, another photo or a line break. */
+function inlineAfter(img: Element, good: Set<Element>): { text: string; linkShare: number } {
+  const parts: string[] = [];
+  let linked = 0;
+  let n = img.next;
+  let seenText = false;
+  for (let k = 0; n && k < 20; k++, n = n.next) {
+    if (n.type === 'text') {
+      const d = (n as unknown as { data: string }).data;
+      if (d.trim()) seenText = true;
+      parts.push(d);
+      continue;
+    }
+    if (n.type !== 'tag') continue;
+    const e = n as Element;
+    if (e.name === 'br') {
+      if (seenText) break;
+      continue;
+    }
+    if (BLOCK.test(e.name) || e.name === 'img' || imgCount(e, good) > 0 || $hasImg(e)) break;
+    const t = textOf(e);
+    if (e.name === 'a' && !isImageLink(e.attribs?.href ?? '')) linked += t.replace(/\s+/g, '').length;
+    parts.push(' ', t, ' ');
+    seenText = seenText || !!t;
+  }
+  const text = collapse(parts.join(''));
+  const all = text.replace(/\s+/g, '').length;
+  return { text, linkShare: all ? linked / all : 0 };
+}
+
+/** Attribute values may hold markup ("<p>Caption</p>"); a reader sees its text. */
+function cheerioText(_ctx: GenerateContext, v: string): string {
+  return /<[a-z]/i.test(v) ? cheerio.load(`<div>${v}</div>`)('div').first().text() : v;
+}
+

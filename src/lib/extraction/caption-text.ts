@@ -1,0 +1,77 @@
+// Caption text cleaning: whitespace, hidden screen-reader prefixes, slide counters and "hide caption" toggles, then
+// the credit and dateline split off by the shared recogniser (src/lib/captions/credit.ts). Texts that are only a credit
+// (or a copyright notice) are recognised so they are not pairs.
+import { collapseSpace, isCreditOrDateline, splitCredit, type CreditLang } from '../captions/credit.js';
+
+export interface CleanCaption {
+  caption: string;
+  credit?: string;
+  dateline?: string;
+}
+
+// Interface text around captions: screen-reader prefixes (BBC "Image caption,", NPR "toggle caption"), slide
+// counters ("3 of 12"), markers Taiwanese and mainland papers put before a caption ("▲", "图注：").
+const PREFIXES = [
+  /^(图像加注文字|圖像加註文字|图片说明|圖片說明|图片来源|圖片來源)\s*[，,:：]\s*/,
+  /^(image caption|caption|photo caption|media caption|imagecaption|enlarge this image|toggle caption|hide caption|show caption|expand)\s*[:：,]?\s*/i,
+  /^(图注|圖註|图说|圖說)\s*[:：]\s*/,
+  /^[▲▼△▽↑↓◆■●☆★]+\s*/,
+  /^(image|photo|slide|picture|图|圖)\s*\d+\s*(of|\/|／)\s*\d+\s*[:：.]?\s*/i,
+  /^\d+\s*(of|\/|／)\s*\d+\s+/i,
+  /^(previous|next)\s+(image|slide)\s*/i,
+];
+const SUFFIXES = [/\s*(hide|toggle|show) caption\s*$/i, /\s*\d+\s*(of|\/)\s*\d+\s*$/i, /\s*(expand|enlarge|close)\s*$/i, /\s*Advertisement\s*$/i, /\s*more\s*[>›»]\s*$/i, /\s*(view full size|view larger image|view larger)\s*[>›»]?\s*$/i];
+
+// Not credits in the agency sense, but not captions either: copyright notices ("东方IC 版权作品 请勿转载") and a
+// celebrity agency's code name alone ("AKM-GSI").
+const NOT_CAPTION: RegExp[] = [
+  /^(?=.{0,40}$).*(?:版权作品|版權作品|请勿转载|請勿轉載|版权所有|版權所有|未经授权|未經授權|禁止转载|禁止轉載|all rights reserved)/iu,
+  /^©.{0,60}$/u,
+  /^[A-Z]{2,6}-[A-Z]{2,6}$/,
+];
+
+export function collapse(s: string): string {
+  return collapseSpace(s);
+}
+
+function langOf(t: string): CreditLang {
+  return /\p{Script=Han}/u.test(t) ? 'zh' : 'en';
+}
+
+/** The text is only a credit, a dateline or a copyright notice. */
+export function isCreditOnly(text: string, lang?: CreditLang): boolean {
+  const t = collapse(text);
+  if (!t) return true;
+  return isCreditOrDateline(t, lang ?? langOf(t)) || NOT_CAPTION.some((r) => r.test(t));
+}
+
+function stripInterface(raw: string): string {
+  let t = collapse(raw);
+  for (let i = 0; i < 3; i++) {
+    const before = t;
+    for (const p of PREFIXES) t = t.replace(p, '');
+    for (const s of SUFFIXES) t = t.replace(s, '');
+    t = t.trim();
+    if (t === before) break;
+  }
+  return t;
+}
+
+/**
+ * The caption a reader sees, its credit and dateline; null when nothing but a credit is left. An explicit credit
+ * (from a credit element or attribute) is taken as given and removed from the end of the text when repeated there.
+ */
+export function cleanCaption(raw: string, explicitCredit?: string | null, lang?: CreditLang): CleanCaption | null {
+  let t = stripInterface(raw);
+  const l = lang ?? langOf(t);
+  let credit = explicitCredit ? collapse(explicitCredit) : undefined;
+  if (credit && t.endsWith(credit)) t = t.slice(0, -credit.length).trim();
+  const split = splitCredit(t, l);
+  t = split.caption.replace(/^[\s|•·:：,，-]+/u, '').replace(/[\s|•·,，]+$/u, '').trim();
+  if (split.credit) credit = credit ? `${split.credit} ${credit}` : split.credit;
+  if (!t || isCreditOnly(t, l)) return null;
+  const out: CleanCaption = { caption: t };
+  if (credit) out.credit = credit;
+  if (split.dateline) out.dateline = split.dateline;
+  return out;
+}
