@@ -11,8 +11,8 @@ type Register = (program: Command) => void;
 
 /**
  * Every command: its name, a one-line summary for the top-level help, and how to load its module. Modules are
- * loaded only for the command being run: the layers pull in heavy libraries (crawlee alone takes seconds to
- * import), and `capbridge stats` should not pay for the crawler. One module may register several commands.
+ * loaded only for the command being run: the layers pull in heavy libraries (sharp and the SIFT WebAssembly, the crawler's
+ * parsers, the lexicon's dictionaries), and `capbridge stats` should not pay for the crawler. One module may register several commands.
  */
 export const COMMANDS: Array<{ name: string; summary: string; load: () => Promise<Register> }> = [
   { name: 'import', summary: 'import (image, caption) items from a TSV manifest into a bank', load: async () => (await import('./commands/import.js')).registerImport },

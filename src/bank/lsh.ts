@@ -1,5 +1,5 @@
 // The persistent LSH index rows (migration 3): per indexed target item, the bucket codes and sketches of its
-// keypoints. The lsh-index layer loads them into memory and adds rows as targets get features.
+// keypoints. The image index (src/lib/image-index/store.ts) loads them into memory and adds rows as targets get features.
 import type { Sql } from './sql.js';
 import { blobColumn, blobToUint32, blobValue, toBlob } from './blob.js';
 

@@ -1,6 +1,6 @@
 // Pairing decisions (the `pairs` table, migration 6) and the export watermark (`exports`).
 // The pairing stage (src/stages/pair/pairing.ts) reads candidates through this repository: the candidates table is
-// the lsh-index layer's (migration 3: source_item_id, target_item_id, rank, image_score, inliers, matched_at);
+// the match stage's (migration 3: source_item_id, target_item_id, rank, image_score, inliers, matched_at);
 // only those documented columns are read here, and only when the table exists.
 import crypto from 'node:crypto';
 import type { Sql } from './sql.js';

@@ -1,4 +1,4 @@
-// Picture hashes and near-identical images (migration 13): the sift stage files each featured image's hash and
+// Picture hashes and near-identical images (migration 13): the features stage files each featured image's hash and
 // records an image that reuses the features of a near-identical picture of the same bank; the match stage asks
 // which target items show one picture (indexed once, every item recorded) and reuses a source picture's
 // candidates. See src/lib/sift/twins.ts.

@@ -29,7 +29,7 @@ export function registerExport(program: Command): void {
         if (opts.candidates) {
           if (opts.format !== 'jsonl') throw new UserError('export --candidates: only --format jsonl is supported');
           const exportCandidates = await loadExportCandidates();
-          if (!exportCandidates) throw new UserError('export --candidates: the lsh-index layer (exportCandidatesJsonl) is not in this build');
+          if (!exportCandidates) throw new UserError('export --candidates: the candidates exporter (exportCandidatesJsonl) is not in this build');
           const res = await exportCandidates(await ctx.bank, out);
           if (opts.json) printJson(res ?? { out });
           else process.stdout.write(`export candidates → ${out}\n`);

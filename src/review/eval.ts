@@ -1,4 +1,4 @@
-// The last `capbridge eval` run, as the export layer's eval stores it in the bank's meta table ('eval.last':
+// The last `capbridge eval` run, as the evaluation harness (src/eval/eval.ts) stores it in the bank's meta table ('eval.last':
 // { set, at, pAt: { '1': x, ... '5': x }, hitAt1, hitAt5, emittedPrecision, coverage, ... }), for the stats page.
 import type { Bank } from '../bank/index.js';
 

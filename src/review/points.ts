@@ -1,5 +1,5 @@
-// The verified keypoint matches of a pair, for the lines of the pair view: the inlier point pairs the lsh-index
-// layer stores with each candidate (CandidatesRepo, migration 3: float32 xs, ys, xt, yt in original, EXIF-oriented
+// The verified keypoint matches of a pair, for the lines of the pair view: the inlier point pairs the match
+// stage stores with each candidate (CandidatesRepo, migration 3: float32 xs, ys, xt, yt in original, EXIF-oriented
 // pixels of each image). Ratio-test matches that RANSAC rejected are not stored, so only inliers are drawn.
 import { CandidatesRepo, type Bank } from '../bank/index.js';
 import type { MatchPoints } from './svg.js';

@@ -236,7 +236,7 @@ interface SearchContext {
   closed: boolean;
 }
 
-/** Runs the lsh-index layer's search and joins each hit with its target item (caption, provenance, image). */
+/** Runs the image index's search (src/lib/image-index) and joins each hit with its target item (caption, provenance, image). */
 async function runSearch(bank: Bank, config: Config, buf: Buffer, top: number, ctx: SearchContext, logger?: Logger) {
   // Loaded on first search: the server starts without paying for SIFT and the index.
   const { searchImage, ViewPool } = await import('../stages/match/stage.js');

@@ -1,7 +1,7 @@
 // The pipeline's stages behind one contract, and their registry: crawl → features → match → pair, each a resumable
 // run over bank rows (DEVELOPERS.md, "Rules of the house") that the daemon's cycle, `capbridge worker`'s jobs,
 // `capbridge eval`, the demo and the benchmarks all run the same way. Each stage is imported on first use with a
-// literal specifier (type-checked against its real signature; a CLI start does not pay for loading crawlee, SIFT or
+// literal specifier (type-checked against its real signature; a CLI start does not pay for loading the crawler, SIFT or
 // the lexicon), and each returns one typed summary: what every caller needs (items handled, items failed, stopped
 // early, time) beside the stage's own detail.
 import type { Bank, IdRange } from '../bank/index.js';

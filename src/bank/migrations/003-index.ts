@@ -1,4 +1,4 @@
-// Migration 3 (lsh-index): the persistent keypoint index, the ranked candidates of each source item, and
+// Migration 3 (the match stage): the persistent keypoint index, the ranked candidates of each source item, and
 // when each source was last matched.
 // lsh_codes: per indexed target item, its keypoints' LSH bucket codes and 64-bit sketches (uint32 LE BLOB,
 //   count*(tables+2)); the in-memory index is loaded from these rows on open (no projection work), and grows by

@@ -1,6 +1,7 @@
 // Migration 5: the crawler's own state. Conditional-GET validators of listing pages and feeds, the robots.txt
 // cache (expires by fetched_at), and the article pages already harvested (so a later cycle does not fetch them
-// again). The request queue itself is crawlee's, in the data dir (crawl/).
+// again). The request queue itself was then crawlee's, in the data dir (crawl/); migration 9 moved the frontier into
+// the bank (crawl_urls), and the crawl stage adopts an old queue once (adoptLegacyQueues).
 import type { Migration } from './types.js';
 
 export const m005Crawler: Migration = {

@@ -1,4 +1,4 @@
-// Migration 11 (export: sentence pairs). A matched caption pair (a `pairs` row) is split into sentences and
+// Migration 11 (pair: sentence pairs). A matched caption pair (a `pairs` row) is split into sentences and
 // aligned; each aligned sentence pair is a `sentence_pairs` row with its own C, features and level (emitted only at
 // or above the export floor; an inc alignment is a sentence without a counterpart, kept for the review page), and the provenance of its caption pair (pair_id, and the two items). Exports write sentence
 // pairs; their watermark (`exported_at`/`export_id`, as on pairs) lives here. `pairs` gains the coverage feature

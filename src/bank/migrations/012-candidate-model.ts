@@ -1,4 +1,4 @@
-// Migration 12 (lsh-index): which geometric model verified a candidate. 'homography': one plane maps the source
+// Migration 12 (the match stage): which geometric model verified a candidate. 'homography': one plane maps the source
 // onto the target (a copy of one photo, a flat cover, a facade); 'fundamental': the epipolar geometry of two
 // photos of one 3D scene taken from different places (homography stays the dominant plane's, when one was
 // fitted). fundamental: JSON 9 numbers, row-major, x_targetᵀ F x_source = 0 in original pixels, or null.

@@ -1,10 +1,11 @@
 // The ordered list of schema migrations. Append only: a released migration is never edited.
 // Version numbers are reserved per layer so parallel work does not collide:
-//   1 banks (foundation) · 2 features (sift) · 3 index + candidates (lsh-index) · 4 comparability
-//   5 crawler · 6 pairs + exports (export) · 7 daemon · 8 reviews (review) · 10 items.credit (extract)
-//   11 sentence pairs (export) · 13 picture hashes and twins (sift) · 15 jobs of the workers (scale)
-//   16 crawl jobs keyed by host group (scale) · 17 BLOB columns uncompressed on PostgreSQL (scale)
-//   18 captions counted into IDF per item (comparability, scale)
+//   1 banks (foundation) · 2 features (features) · 3 LSH codes + candidates (match) · 4 IDF term counts
+//   (comparability) · 5 crawler state (crawl) · 6 pairs + exports (pair, export) · 8 reviews (review)
+//   9 crawl frontier (crawl) · 10 items.credit (extraction) · 11 sentence pairs (pair) · 12 the candidate's
+//   geometric model (match) · 13 picture hashes and twins (features) · 15 jobs of the workers (worker)
+//   16 crawl jobs keyed by host group (worker) · 17 BLOB columns uncompressed on PostgreSQL (bank)
+//   18 captions counted into IDF per item (comparability, features). No migration has number 7 or 14.
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
 import { m002Features } from './002-features.js';
@@ -24,7 +25,7 @@ import { m018IdfCounted } from './018-idf-counted.js';
 import { m012CandidateModel } from './012-candidate-model.js';
 
 // One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
-// number than one already applied is still applied (db.ts tracks each version, not just the highest).
+// number than one already applied is still applied (src/bank/db.ts tracks each version, not just the highest).
 export const migrations: Migration[] = [
   m001Banks,
   m002Features,

@@ -74,7 +74,7 @@ export class IndexHandle {
   private readonly stored: LRUCache<string, Features> | null;
   /** Targets' features with their own synthesised views (two-sided views, match.views.targetViews), keyed by image
    *  and views; within a quarter of `cacheBytes` (a target's views cost ~1 s to compute, ~1 MB to hold; archive
-   *  matching's dense views ~4 s and ~5 MB, and views.ts keeps their kd-forest beside them while they are held). */
+   *  matching's dense views ~4 s and ~5 MB, and src/stages/match/views.ts keeps their kd-forest beside them while they are held). */
   readonly viewed: LRUCache<string, Features> | null;
   /** Reads of a target's features for verification: answered from memory, and from the bank. */
   readonly reads = { memory: 0, bank: 0 };

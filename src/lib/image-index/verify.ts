@@ -47,7 +47,7 @@ export interface VerifyParams {
    *  (OpenCV's ASIFT matcher). An alternative measured by `bench:two-sided --rival anywhere`, not a product
    *  setting: on retrieval-wxbs's extreme-viewpoint pairs it verified one pair more and one unrelated image. */
   rivalAnywhere?: boolean;
-  /** Homography inliers must agree in keypoint frame too (geometry.ts frameAgrees): orientation within
+  /** Homography inliers must agree in keypoint frame too (src/lib/geometry/geometry.ts frameAgrees): orientation within
    *  angleTolerance degrees, size within a factor 2^scaleTolerance of what the homography does there; RANSAC
    *  then also draws local samples (ransacHomography's frames). For archive matching: among tens of thousands of
    *  keypoints a side, wrong models gather chance inliers by position alone, and the true plane's inliers are a

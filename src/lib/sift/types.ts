@@ -1,4 +1,4 @@
-// The shape other layers code against (lsh-index, search, storage). Keep it stable.
+// The shape other layers code against (the image index, the features stage, the bank). Keep it stable.
 
 /** Keypoints and descriptors of one image, in detection coordinates. */
 export interface Features {

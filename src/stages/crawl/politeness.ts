@@ -1,5 +1,5 @@
-// Per-host politeness done by us (crawlee's sameDomainDelaySecs keyed on the registrable domain and did nothing
-// for IP addresses or localhost): at most N requests in flight per host, a delay between request starts, and the
+// Per-host politeness done by us (the crawling library capbridge used at first, crawlee, spaced requests per
+// registrable domain and not at all for IP addresses or localhost): at most N requests in flight per host, a delay between request starts, and the
 // host's health:
 //   - Retry-After on a 429/503 pauses the whole host until then (every request to it waits, other hosts do not);
 //   - AIMD on the host's request rate: each transient error halves it (the delay between requests doubles, to at

@@ -1,4 +1,4 @@
-// The sift stage: every item still 'new' gets features, computed once per distinct image, in parallel (worker
+// The features stage: every item still 'new' gets features, computed once per distinct image, in parallel (worker
 // threads), committed per batch. Items move to 'featured', or to 'failed' with the reason (the run goes on).
 // Resumable: items are walked in id order by status, and a batch is committed in one transaction, so a killed
 // run loses at most the batch in flight.

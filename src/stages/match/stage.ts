@@ -1,4 +1,4 @@
-// The match stage and image search (stage contract): features first (sift stage), then the index is brought in
+// The match stage and image search (stage contract): features first (the features stage), then the index is brought in
 // step with the target bank, then every source item not yet matched, or matched before targets were added, is
 // ranked against the index; its verified candidates are stored (committed per batch, so a killed run resumes).
 // The plain searches come first; the synthesised views then go, within the run's budget (match.views.budget),

@@ -1,5 +1,5 @@
 // The pairing decision (stage `runPairing`): for each source item with candidates, every stored candidate target
-// (the lsh-index layer keeps the top `match.top`, verified by ratio test + RANSAC) is a caption pair. Its two captions
+// (the match stage keeps the top `match.top`, verified by ratio test + RANSAC) is a caption pair. Its two captions
 // are split into sentences (credits and datelines left out, bounded by comparability.maxCaptionChars and
 // maxSentences) and aligned (src/lib/comparability/align.ts): every aligned sentence pair gets its own C and level. A
 // sentence pair is emitted when
