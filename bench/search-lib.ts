@@ -100,6 +100,38 @@ export function holdoutScenes(set: RetrievalSet, count = 2): Set<string> {
   return new Set(names.sort((a, b) => (sha(a) < sha(b) ? -1 : 1)).slice(0, count));
 }
 
+/**
+ * The held-out queries of a set (bench:search scores them only with --split all): the queries of holdoutScenes where
+ * the set names its scenes (retrieval-scenes), otherwise of a fifth of its truth's scenes (at least one), a scene
+ * being a connected group of queries and targets in truth.tsv named by its smallest target id, chosen by the SHA-1
+ * of that name. Nothing here looks at a result.
+ */
+export function heldOut(set: RetrievalSet): Set<string> {
+  if (set.scenes.size) {
+    const held = holdoutScenes(set);
+    return new Set(set.sources.map((s) => s.id).filter((s) => held.has(set.scenes.get(s) ?? '')));
+  }
+  // union-find over the truth pairs
+  const parent = new Map<string, string>();
+  const find = (x: string): string => {
+    while (parent.get(x) !== x) x = parent.get(x) ?? (parent.set(x, x), x);
+    return x;
+  };
+  for (const [s, ts] of set.truth) for (const t of ts) {
+    const a = find(`s:${s}`), b = find(`t:${t}`);
+    if (a !== b) parent.set(a, b);
+  }
+  const name = new Map<string, string>(); // root -> smallest target id
+  for (const ts of set.truth.values()) for (const t of ts) {
+    const r = find(`t:${t}`);
+    if (!name.has(r) || t < name.get(r)!) name.set(r, t);
+  }
+  const sha = (s: string) => createHash('sha1').update(s).digest('hex');
+  const scenes = [...new Set(name.values())].sort((a, b) => (sha(a) < sha(b) ? -1 : 1));
+  const held = new Set(scenes.slice(0, Math.max(1, Math.round(scenes.length / 5))));
+  return new Set([...set.truth.keys()].filter((s) => held.has(name.get(find(`s:${s}`))!)));
+}
+
 /** Features dumped by bench/cv2_features.py. */
 export function loadCv2Features(cacheDir: string): Map<string, Features> {
   const index = JSON.parse(fs.readFileSync(path.join(cacheDir, 'index.json'), 'utf8')) as Record<

@@ -1,493 +1,235 @@
-// `npm run bench:search`: image-image search on the retrieval sets (P@1..5, hit@1/5, shortlist recall against
-// exhaustive verification, query latency without feature extraction, index build time and memory), the OpenCV
-// reference pipeline side by side (bench/opencv_search.py, same run), and a scaling run at 1k/10k/100k indexed
-// images. Prints ONE JSON line.
-// Flags: --sets a,b (none: scaling only)  --features ours|cv2  --skip-opencv  --skip-scaling  --scales 1000,10000,100000
-//        --split all|dev|holdout (sets with scene labels, retrieval-scenes: which queries run; the held-out scenes
-//        are search-lib's holdoutScenes; `all` reports both parts beside the whole)
-//        --queries N  --scale-queries N  --scale-set NAME (whose targets and queries, retrieval-smvs)  --verbose (on stderr: the misses, the views run's stored top and the scaling run's, and the views run's unrelated positives)
-//        --skip-pairs (the image-pairs section: Oxford graf/bikes pairs verified plain and with views)
-//        --views [--view-tilts 2,4 --view-rotations 4 --view-keypoints 500 --view-confidence 0.3 --target-views N --archive N] (also the progressive search with synthesised query views, src/stages/match/views.ts, side by side)
-//        (the progressive search always runs on the wide-baseline sets, retrieval-scenes and retrieval-wxbs; --no-views: never)
+// `npm run bench:search`: what a user gets. Every retrieval set of ../shared/data goes through the CLI's own path,
+// `import` (source, target) -> `match --top 5` -> `export --format jsonl --candidates`, called in this process:
+// importManifest, the features stage, the match stage (loadStage: the code and the shipped config `capbridge match`
+// runs, its budgets, windows and views included) and exportCandidatesJsonl, whose lines are scored against truth.tsv.
+// Per set: P@1..5 and hit@5 of the exported candidates, stored candidates of unrelated images, and the CPU of each
+// stage of the match (plain search, views, archive matching) per query that reached it, with the share of queries
+// that reached it; the match's CPU beside the same run with views and archive matching off (the baseline: what the
+// wide-baseline stages cost). Prints ONE JSON line.
+//
+// Held out: queries of a set's held-out part (search-lib heldOut: two scenes where the set names them, otherwise a
+// fifth of its truth's scenes, chosen by SHA-1 of their names, never by a result) are matched like every other
+// source (they share windows and budgets), but scored only with `--split all`; the default `--split dev` reports the
+// rest, so a change is decided on what it was developed on.
+//
+// Flags: --sets a,b (default: every retrieval set found: retrieval-scenes, retrieval-landmarks, retrieval-wxbs,
+//        retrieval-smvs, mining-flickr8k)  --split dev|all  --no-baseline  --fresh (rebuild the cached featured banks)
+//        --queries N (the first N sources only: quick looks, not figures)  --verbose (misses and unrelated candidates
+//        on stderr)  --opencv (bench/opencv_search.py's P@1 on the same queries, for reference)
+//        --config FILE (a config overlay, as `capbridge --config`; CAPBRIDGE_* variables apply as for the CLI)
+// The featured banks (import + features, which match would otherwise redo every run) are cached in
+// bench/.cache/banks, keyed by the source of the layers they come from and the config; each match runs on a copy.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { Bank } from '../src/bank/index.js';
+import type { Config } from '../src/config/schema.js';
 import { loadConfig } from '../src/config/load.js';
-import type { Features } from '../src/lib/image-index/features.js';
-import { CODE_BITS, LshIndex, mulberry32, project } from '../src/lib/image-index/lsh.js';
-import { MEAN_ROOTSIFT } from '../src/lib/image-index/mean-rootsift.js';
-import { prepare, scanStats, search, sketchCollisions, type SearchParams } from '../src/lib/image-index/searcher.js';
-import { verifyCandidate } from '../src/lib/image-index/verify.js';
-import { mirrorFeatures } from '../src/lib/image-index/descriptors.js';
-import { autoBits, lshParams, searchParams } from '../src/lib/image-index/store.js';
-import type { Prepared } from '../src/lib/image-index/verify.js';
-import { decodeGrey } from '../src/lib/sift/decode.js';
-import { poolViews, searchProgressive, viewParams, viewsKey, type TargetViews } from '../src/stages/match/views.js';
-import { SiftPool } from '../src/lib/sift/pool.js';
-import { toOriginal } from '../src/stages/match/stage.js';
-import { extractFeatures } from '../src/lib/sift/extract.js';
-import { benchArgs, holdoutScenes, loadCv2Features, metrics, ourFeatures as ourFeaturesOf, percentile, pooledFromFile, readSet, round, sharedDataDir, type RetrievalSet } from './search-lib.js';
+import { importManifest } from '../src/import/manifest.js';
+import { exportCandidatesJsonl } from '../src/stages/export/candidates.js';
+import type { MatchOptions } from '../src/stages/match/stage.js';
+import { loadStage } from '../src/stages/index.js';
+import { benchArgs, heldOut, metrics, percentile, readSet, round, sharedDataDir, type RetrievalSet } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = sharedDataDir(repoRoot);
-const { args, opt, flag } = benchArgs();
-const SETS = opt('sets', 'retrieval-smvs,mining-flickr8k,retrieval-wxbs,retrieval-scenes').split(',').filter((s) => s && s !== 'none');
-const SPLIT = opt('split', 'all');
-const SCALE_SET = opt('scale-set', 'retrieval-smvs');
-const WIDE = new Set(['retrieval-scenes', 'retrieval-wxbs']);
-const FEATURES = opt('features', 'ours');
-const MAXQ = Number(opt('queries', '1000000'));
-const viewsFor = (set: string) => !flag('no-views') && (flag('views') || WIDE.has(set));
-const EXHAUSTIVE = Number(opt('exhaustive', '1000000'));
-const SCALES = opt('scales', '1000,10000,100000').split(',').map(Number);
-const { config } = loadConfig({});
+const { opt, flag } = benchArgs();
+const ALL_SETS = ['retrieval-scenes', 'retrieval-landmarks', 'retrieval-wxbs', 'retrieval-smvs', 'mining-flickr8k'];
+const SETS = opt('sets', ALL_SETS.filter((s) => fs.existsSync(path.join(shared, s, 'truth.tsv'))).join(',')).split(',').filter(Boolean);
+const SPLIT = opt('split', 'dev');
+const MAXQ = Number(opt('queries', '0'));
+const CONFIG_FILE = opt('config', '');
+const { config } = loadConfig(CONFIG_FILE ? { configFile: CONFIG_FILE } : {});
 const log = (m: string) => process.stderr.write(`[bench:search] ${m}\n`);
+const cpuMs = (c: NodeJS.CpuUsage) => (c.user + c.system) / 1000;
 
-/** Our SIFT features of every image of a set, cached in bench/.cache/ours/SET (same layout as the cv2 dumps). */
-const ourFeatures = (set: RetrievalSet) => ourFeaturesOf(repoRoot, set, config, log);
-
-function cv2Features(set: RetrievalSet): Map<string, Features> {
-  const dir = path.join(repoRoot, 'bench', '.cache', 'cv2', set.name);
-  if (!fs.existsSync(path.join(dir, 'index.json'))) execFileSync('/usr/bin/python3', [path.join(repoRoot, 'bench', 'cv2_features.py'), set.dir, dir]);
-  return loadCv2Features(dir);
+/** What the featured bank depends on: the layers that import, describe and index (their source) and their config. */
+function bankKey(set: RetrievalSet): string {
+  const h = createHash('sha1');
+  h.update(JSON.stringify({ set: set.name, queries: MAXQ, sift: config.sift, lsh: { tables: config.lsh.tables, seed: config.lsh.seed }, import: config.import, bank: config.bank }));
+  const feeds = /\/(sift|bank|ingest|import|captions|config|util|features)\/|\/(lsh|store|descriptors|mean-rootsift|features|searcher)\.ts$/;
+  const walk = (d: string): string[] => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]));
+  for (const f of walk(path.join(repoRoot, 'src')).filter((f) => f.endsWith('.ts') && feeds.test(f)).sort()) h.update(f).update(fs.readFileSync(f));
+  return h.digest('hex').slice(0, 16);
 }
 
-function ensureOpenCv(): boolean {
-  if (spawnSync('/usr/bin/python3', ['-c', 'import cv2']).status === 0) return true;
-  log('installing python3-opencv for the side-by-side run');
-  spawnSync('apt-get', ['install', '-y', 'python3-opencv'], { stdio: 'ignore' });
-  return spawnSync('/usr/bin/python3', ['-c', 'import cv2']).status === 0;
+/** The set's manifests, the sources cut to the first --queries N. */
+function manifests(set: RetrievalSet, dir: string): { source: string; target: string } {
+  const source = path.join(set.dir, 'source.tsv');
+  if (!MAXQ) return { source, target: path.join(set.dir, 'target.tsv') };
+  const lines = fs.readFileSync(source, 'utf8').split('\n').filter(Boolean);
+  const head = lines[0]!.split('\t');
+  const imageCol = head.indexOf('image');
+  // absolute image paths: the cut manifest lives elsewhere
+  const rows = lines.slice(1, MAXQ + 1).map((l) => l.split('\t').map((c, i) => (i === imageCol ? path.join(set.dir, c) : c)).join('\t'));
+  const cut = path.join(dir, 'source.tsv');
+  fs.writeFileSync(cut, [lines[0], ...rows].join('\n') + '\n');
+  return { source: cut, target: path.join(set.dir, 'target.tsv') };
 }
 
-async function runSet(name: string) {
-  const set = readSet(path.join(shared, name));
-  const feats = FEATURES === 'cv2' ? cv2Features(set) : await ourFeatures(set);
-  const p: SearchParams = searchParams(config);
-  const heap0 = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
-  const t0 = performance.now();
-  const index = new LshIndex(lshParams(config, set.targets.reduce((a, t) => a + feats.get(t.id)!.count, 0)));
-  const prepared: Prepared[] = [];
-  const ids: string[] = [];
-  for (const t of set.targets) {
-    const pr = prepare(feats.get(t.id)!);
-    index.add(index.codes(pr.vecs, pr.f.count));
-    prepared.push(pr);
-    ids.push(t.id);
-  }
-  index.merge();
-  const buildMs = performance.now() - t0;
-  const heap1 = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
-  const ranked = new Map<string, string[]>();
-  const emitted = new Map<string, string[]>();
-  const lat: number[] = [];
-  const cpu: number[] = []; // CPU time of the query (the wall time is inflated on a shared machine)
-  let inShort = 0;
-  let truthPairs = 0;
-  let exhaustiveFound = 0;
-  let exhaustiveInShort = 0;
-  let exhaustiveQueries = 0;
-  let negNonZero = 0;
-  let negVerified = 0;
-  // Sets with scene labels: the held-out scenes' queries run only with --split holdout or all.
-  const held = holdoutScenes(set);
-  const part = (id: string) => (set.scenes.size ? (held.has(set.scenes.get(id) ?? '') ? 'holdout' : 'dev') : 'all');
-  const sources = set.sources.filter((s) => SPLIT === 'all' || !set.scenes.size || part(s.id) === SPLIT).slice(0, MAXQ);
-  const VIEWS = viewsFor(name);
-  // Stored: what `match` keeps (score > 0, at least match.minScore and match.minInliers), the CLI's figures.
-  const storable = (h: { score: number; inliers: number }) => h.score > 0 && h.score >= config.match.minScore && h.inliers >= config.match.minInliers;
-  const stored = new Map<string, string[]>();
-  const models = { homography: 0, fundamental: 0 };
-  const vr = { ranked: new Map<string, string[]>(), emitted: new Map<string, string[]>(), stored: new Map<string, string[]>(), lat: [] as number[], total: [] as number[],
-    synth: [] as number[], extract: [] as number[], used: 0, neg: 0, negNonZero: 0 };
-  const vp = { ...viewParams(config), enabled: true };
-  if (args.includes('--view-tilts')) vp.tilts = opt('view-tilts', '').split(',').map(Number);
-  vp.rotations = Number(opt('view-rotations', String(vp.rotations)));
-  vp.keypointsPerView = Number(opt('view-keypoints', String(vp.keypointsPerView)));
-  vp.confidence = Number(opt('view-confidence', String(vp.confidence)));
-  vp.targetViews = Number(opt('target-views', String(vp.targetViews)));
-  vp.archive = { ...vp.archive, candidates: Number(opt('archive', String(vp.archive.candidates))) };
-  // Two-sided views: a target's own views, computed from its file once per run (as the match stage's cache holds them).
-  const targetFile = new Map(set.targets.map((t) => [t.id, path.join(set.dir, t.image)]));
-  const viewedTargets = new Map<string, Features>();
-  // Archive matching's dense views (43 SIFT runs a photo) go to a SiftPool, as in the match stage.
-  const viewPool = vp.archive.candidates > 0 ? new SiftPool(config.sift, Math.max(1, Math.min(2, os.cpus().length))) : null;
-  const runViews = viewPool ? poolViews(viewPool) : undefined;
-  const targetViews: TargetViews = async (slot, specs, kpv, maxSide) => {
-    const key = `${ids[slot]}|${viewsKey(specs, kpv, maxSide)}`;
-    const held = viewedTargets.get(key);
-    if (held) return held;
-    const all = await pooledFromFile(targetFile.get(ids[slot]!)!, prepared[slot]!.f, config, specs, kpv, maxSide, runViews);
-    viewedTargets.set(key, all);
-    return all;
-  };
-  const twoSided: number[] = [];
-  const archived: number[] = [];
-  for (const s of sources) {
-    if (VIEWS) {
-      const q = feats.get(s.id)!;
-      const file = path.join(set.dir, set.sources.find((x) => x.id === s.id)!.image);
-      const r = await searchProgressive(index, (slot) => prepared[slot], q, p, vp, config.sift, () =>
-        decodeGrey(fs.readFileSync(file), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels }),
-      runViews, undefined, targetViews);
-      const searchMs = r.timings.probeMs + r.timings.voteMs + r.timings.verifyMs;
-      vr.lat.push(searchMs);
-      vr.total.push(searchMs + r.views.synthMs + r.views.extractMs + r.views.targetsMs + r.views.archive.ms);
-      if (r.views.targets || r.views.targetsMs > 1) twoSided.push(r.views.targetsMs);
-      if (r.views.archive.candidates) archived.push(r.views.archive.ms);
-      if (r.usedViews) (vr.used++, vr.synth.push(r.views.synthMs), vr.extract.push(r.views.extractMs));
-      vr.ranked.set(s.id, r.hits.map((h) => ids[h.slot]!));
-      vr.emitted.set(s.id, r.hits.filter((h) => h.score > 0).map((h) => ids[h.slot]!));
-      vr.stored.set(s.id, r.hits.filter(storable).map((h) => ids[h.slot]!));
-      const rel = set.truth.get(s.id) ?? new Set<string>();
-      for (const h of r.hits) if (!rel.has(ids[h.slot]!)) (vr.neg++, h.score > 0 && vr.negNonZero++);
-      if (flag('verbose')) for (const h of r.hits.filter((x) => x.score > 0 && !rel.has(ids[x.slot]!))) log(`unrelated positive ${name} ${s.id} -> ${ids[h.slot]}: ${h.model} s${round(h.score)} i${h.inliers}/${h.matches}`);
-      if (flag('verbose') && rel.size && !rel.has(vr.stored.get(s.id)![0] ?? '')) {
-        log(`miss ${name} ${s.id}${set.scenes.size ? ` (${part(s.id)})` : ''}: ${r.hits.slice(0, 4).map((h) => `${ids[h.slot]}${rel.has(ids[h.slot]!) ? '*' : ''} ${h.model ?? ''} s${round(h.score)} i${h.inliers} v${h.votes}`).join(' | ')}`);
-      }
+/** A bank with the set imported and featured (the features stage: SIFT, LSH codes), from the cache or made now. */
+async function featuredBank(set: RetrievalSet): Promise<{ dir: string; featuresCpuMs: number | null }> {
+  const dir = path.join(repoRoot, 'bench', '.cache', 'banks', `${set.name}-${bankKey(set)}`);
+  const meta = path.join(dir, 'bench.json');
+  if (!flag('fresh') && fs.existsSync(meta)) return { dir, featuresCpuMs: (JSON.parse(fs.readFileSync(meta, 'utf8')) as { featuresCpuMs: number }).featuresCpuMs };
+  fs.rmSync(dir, { recursive: true, force: true });
+  const tmp = `${dir}.tmp${process.pid}`;
+  fs.mkdirSync(tmp, { recursive: true });
+  const bank = await Bank.open(tmp);
+  let featuresCpuMs = 0;
+  try {
+    const m = manifests(set, tmp);
+    for (const b of ['source', 'target'] as const) {
+      const s = await importManifest(bank, { bank: b, manifest: m[b], config });
+      if (s.failed) log(`${set.name}: ${s.failed} ${b} rows failed to import`);
     }
-    const q = feats.get(s.id)!;
-    const t = performance.now();
     const c0 = process.cpuUsage();
-    const r = await search(index, (slot) => prepared[slot], q, p);
-    lat.push(performance.now() - t);
-    const c1 = process.cpuUsage(c0);
-    cpu.push((c1.user + c1.system) / 1000);
-    // Ranked = the verified shortlist in score order (then inliers, votes), as the OpenCV run ranks its
-    // shortlist by inliers; emitted = only images with a positive score (what match stores).
-    ranked.set(s.id, r.hits.map((h) => ids[h.slot]!));
-    emitted.set(s.id, r.hits.filter((h) => h.score > 0).map((h) => ids[h.slot]!));
-    stored.set(s.id, r.hits.filter(storable).map((h) => ids[h.slot]!));
-    const top = r.hits.find(storable);
-    if (top?.model) models[top.model]++;
-    const rel = set.truth.get(s.id) ?? new Set<string>();
-    for (const h of r.hits) if (!rel.has(ids[h.slot]!)) (negVerified++, h.score > 0 && negNonZero++);
-    if (!rel.size) continue;
-    const short = new Set(r.shortlist.map((sl) => ids[sl]!));
-    for (const tid of rel) {
-      truthPairs++;
-      if (short.has(tid)) inShort++;
-    }
-    // Exhaustive matching, without the index: every correct target of the query is matched keypoint against
-    // keypoint (pairs within Hamming 20 of 64 sketch bits, loose enough to hold the true nearest and second
-    // nearest neighbours, then the exact ratio test, RANSAC and score). Which correct targets does it verify,
-    // and did the shortlist hold them? (All sources with a counterpart unless --exhaustive N.)
-    if (exhaustiveQueries++ >= EXHAUSTIVE) continue;
-    const nq = Math.min(q.count, 2048);
-    const variants = [prepare(q), prepare(mirrorFeatures(q))].map((v) => ({ v, sketches: index.probe(v.vecs, nq).sketches }));
-    for (const tid of rel) {
-      const slot = ids.indexOf(tid);
-      const verified = variants.some(({ v, sketches }) => verifyCandidate(v, prepared[slot]!, sketchCollisions(sketches, nq, index.sketch(slot), 20), p).score > 0);
-      if (verified) {
-        exhaustiveFound++;
-        if (short.has(tid)) exhaustiveInShort++;
-      }
-    }
+    await (await loadStage('features'))(bank, config, {});
+    featuresCpuMs = cpuMs(process.cpuUsage(c0));
+  } finally {
+    await bank.close();
   }
-  await viewPool?.close();
-  const sub = { ...set, truth: new Map([...set.truth].filter(([k]) => sources.some((s) => s.id === k))) };
-  const m = metrics(sub, ranked);
-  const me = metrics(sub, emitted);
-  const ms = metrics(sub, stored);
-  // P@1 of each part (dev, held-out) of a set with scene labels: ranked, emitted (score > 0) and stored.
-  const parts = (lists: Record<string, Map<string, string[]>>) => {
-    if (!set.scenes.size) return undefined;
-    const out: Record<string, Record<string, number>> = {};
-    for (const pt of ['dev', 'holdout']) {
-      const truth = new Map([...sub.truth].filter(([k]) => part(k) === pt));
-      if (!truth.size) continue;
-      out[pt] = { queries: truth.size, ...Object.fromEntries(Object.entries(lists).map(([k, v]) => [k, metrics({ ...sub, truth }, v).p[0]!])) };
+  fs.writeFileSync(path.join(tmp, 'bench.json'), JSON.stringify({ featuresCpuMs }));
+  fs.renameSync(tmp, dir);
+  return { dir, featuresCpuMs };
+}
+
+type StageName = 'plain' | 'views' | 'archive';
+interface MatchRun {
+  summary: Record<string, unknown>;
+  cpuMs: number;
+  wallMs: number;
+  /** source ext id -> exported candidates, by rank */
+  cands: Map<string, { target: string; score: number; inliers: number; model: string }[]>;
+  /** per stage: CPU ms of each query that reached it */
+  stages: Record<StageName, number[]>;
+}
+
+/** `match --top 5` then `export --format jsonl --candidates` on a copy of the featured bank. */
+async function matchRun(set: RetrievalSet, base: string, cfg: Config): Promise<MatchRun> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `capbridge-bench-search-${set.name}-`));
+  fs.cpSync(base, dir, { recursive: true });
+  const bank = await Bank.open(dir);
+  const stages: Record<StageName, number[]> = { plain: [], views: [], archive: [] };
+  try {
+    const onSource: MatchOptions['onSource'] = (s) => {
+      const st = (s as { stage?: StageName }).stage ?? (s.viewed ? 'views' : 'plain');
+      stages[st].push(s.cpuMs);
+    };
+    const c0 = process.cpuUsage();
+    const w0 = performance.now();
+    const r = await (await loadStage('match'))(bank, cfg, { top: 5, onSource });
+    const cpu = cpuMs(process.cpuUsage(c0));
+    const wallMs = performance.now() - w0;
+    const out = path.join(dir, 'candidates.jsonl');
+    await exportCandidatesJsonl(bank, out);
+    const cands = new Map<string, { target: string; score: number; inliers: number; model: string; rank: number }[]>();
+    for (const line of fs.readFileSync(out, 'utf8').split('\n').filter(Boolean)) {
+      const c = JSON.parse(line) as { source_id: string; target_id: string; rank: number; image_score: number; inliers: number; model: string };
+      if (!cands.has(c.source_id)) cands.set(c.source_id, []);
+      cands.get(c.source_id)!.push({ target: c.target_id, score: c.image_score, inliers: c.inliers, model: c.model, rank: c.rank });
     }
-    return out;
-  };
-  const kp = set.targets.reduce((a, t) => a + feats.get(t.id)!.count, 0) / set.targets.length;
+    for (const l of cands.values()) l.sort((a, b) => a.rank - b.rank);
+    return { summary: r.detail as unknown as Record<string, unknown>, cpuMs: cpu, wallMs, cands, stages };
+  } finally {
+    await bank.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const stats = (xs: number[]) =>
+  xs.length ? { median: round(percentile(xs, 0.5), 0), p95: round(percentile(xs, 0.95), 0), mean: round(xs.reduce((a, b) => a + b, 0) / xs.length, 0) } : null;
+
+/** The figures of one run over the chosen queries (ext ids). */
+function score(set: RetrievalSet, run: MatchRun, queries: Set<string>) {
+  const truth = new Map([...set.truth].filter(([s]) => queries.has(s)));
+  const ranked = new Map([...run.cands].filter(([s]) => queries.has(s)).map(([s, l]) => [s, l.map((c) => c.target)]));
+  const m = metrics({ ...set, truth }, ranked);
+  let unrelated = 0;
+  const unrelatedSources = new Set<string>();
+  for (const [s, l] of run.cands) {
+    if (!queries.has(s)) continue;
+    for (const c of l) if (!set.truth.get(s)?.has(c.target)) (unrelated++, unrelatedSources.add(s));
+  }
+  return { queries: truth.size, p1: m.p[0]!, p: m.p, hit5: m.hit5, hits1: Math.round(m.p[0]! * truth.size * (truth.size ? 1 : 0)), unrelated: { candidates: unrelated, sources: unrelatedSources.size } };
+}
+
+async function runSet(name: string): Promise<Record<string, unknown>> {
+  const set = readSet(path.join(shared, name));
+  const t0 = performance.now();
+  const base = await featuredBank(set);
+  log(`${name}: featured bank ready (${round((performance.now() - t0) / 1000, 0)} s)`);
+  const run = await matchRun(set, base.dir, config);
+  const sources = MAXQ ? set.sources.slice(0, MAXQ) : set.sources;
+  const held = heldOut(set);
+  const dev = new Set(sources.map((s) => s.id).filter((s) => !held.has(s)));
+  const all = new Set(sources.map((s) => s.id));
+  const searched = run.stages.plain.length;
+  const stage = (k: StageName) => ({ share: round(run.stages[k].length / Math.max(1, searched)), queries: run.stages[k].length, cpuMs: stats(run.stages[k]) });
   const out: Record<string, unknown> = {
-    queries: sources.length,
-    p: m.p,
-    hit1: m.hit1,
-    hit5: m.hit5,
-    emitted: { p: me.p, hit1: me.hit1 },
-    stored: { p: ms.p, hit1: ms.hit1 },
-    parts: parts({ p1: ranked, emittedP1: emitted, storedP1: stored }),
-    topModels: models,
-    shortlistRecall: round(inShort / Math.max(1, truthPairs)),
-    shortlistRecallVsExhaustive: round(exhaustiveInShort / Math.max(1, exhaustiveFound)),
-    exhaustiveVerified: exhaustiveFound,
-    unrelatedNonZero: round(negNonZero / Math.max(1, negVerified), 4),
-    unrelatedPositive: { count: negNonZero, of: negVerified },
-    queryMs: { median: round(percentile(lat, 0.5), 1), p95: round(percentile(lat, 0.95), 1) },
-    queryCpuMs: { median: round(percentile(cpu, 0.5), 1), p95: round(percentile(cpu, 0.95), 1) },
-    buildMs: Math.round(buildMs),
-    indexBytes: index.memoryBytes(),
-    indexBytesPerImage: Math.round(index.memoryBytes() / set.targets.length),
-    heapDeltaBytes: heap1 - heap0,
-    targetKeypointsMean: Math.round(kp),
+    ...(SPLIT === 'all' ? { all: score(set, run, all), holdout: score(set, run, new Set([...all].filter((s) => held.has(s)))) } : {}),
+    dev: score(set, run, dev),
+    sources: sources.length,
+    match: { cpuMs: Math.round(run.cpuMs), wallMs: Math.round(run.wallMs), viewed: run.summary.viewed, archived: run.summary.archived ?? null, failed: run.summary.failed },
+    stages: { plain: stage('plain'), views: stage('views'), archive: stage('archive') },
+    featuresCpuMs: base.featuresCpuMs === null ? null : Math.round(base.featuresCpuMs),
   };
-  if (VIEWS) {
-    const vm = metrics(sub, vr.ranked);
-    const ve = metrics(sub, vr.emitted);
-    const vs = metrics(sub, vr.stored);
-    out.views = {
-      params: vp,
-      p: vm.p, hit1: vm.hit1, hit5: vm.hit5,
-      emitted: { p: ve.p, hit1: ve.hit1 },
-      stored: { p: vs.p, hit1: vs.hit1 },
-      parts: parts({ p1: vr.ranked, emittedP1: vr.emitted, storedP1: vr.stored }),
-      unrelatedNonZero: round(vr.negNonZero / Math.max(1, vr.neg), 4),
-      unrelatedPositive: { count: vr.negNonZero, of: vr.neg },
-      usedViewsShare: round(vr.used / Math.max(1, sources.length)),
-      // search only (plain + views passes), then with the views' synthesis and SIFT (the plain query's SIFT excluded, as above)
-      queryMs: { median: round(percentile(vr.lat, 0.5), 1), p95: round(percentile(vr.lat, 0.95), 1) },
-      queryWithViewsMs: { median: round(percentile(vr.total, 0.5), 1), p95: round(percentile(vr.total, 0.95), 1) },
-      perViewedQuery: vr.used
-        ? { synthMs: round(percentile(vr.synth, 0.5), 1), extractMs: round(percentile(vr.extract, 0.5), 1) }
-        : null,
-      // two-sided views: queries whose views search was not confident either (their candidates' own views,
-      // computed once per target per run, and the pooled verification), and the median time they added
-      twoSided: { targetViews: vp.targetViews, queries: twoSided.length, targetsViewed: viewedTargets.size, ms: twoSided.length ? round(percentile(twoSided, 0.5), 1) : null },
-      // archive matching (match.views.archive, --archive N): queries it ran for and its median wall time per query
-      // (the query's dense views, each candidate's, computed once per target per run, the kd-forest and verification)
-      archive: { candidates: vp.archive.candidates, queries: archived.length, ms: archived.length ? round(percentile(archived, 0.5), 0) : null },
-    };
+  if (!flag('no-baseline')) {
+    const off: Config = { ...config, match: { ...config.match, views: { ...config.match.views, enabled: false, archive: { ...config.match.views.archive, candidates: 0 } } } };
+    const b = await matchRun(set, base.dir, off);
+    out.baseline = { what: 'views and archive matching off', cpuMs: Math.round(b.cpuMs), dev: score(set, b, dev), ...(SPLIT === 'all' ? { all: score(set, b, all) } : {}) };
+    out.cpuRatio = round(run.cpuMs / Math.max(1, b.cpuMs), 2);
   }
-  if (!flag('skip-opencv') && ensureOpenCv()) {
-    log(`${name}: OpenCV reference run`);
-    const res = spawnSync('/usr/bin/python3', [path.join(repoRoot, 'bench', 'opencv_search.py'), set.dir, String(MAXQ), sources.map((s) => s.id).join(',')], {
-      maxBuffer: 256 * 1024 * 1024,
-      encoding: 'utf8',
-    });
-    if (res.status === 0) {
-      const o = JSON.parse(res.stdout) as { ranked: Record<string, string[]>; latency_ms: number[]; sift_ms: number[]; build_ms: number };
-      const om = metrics({ ...set, truth: new Map([...set.truth].filter(([k]) => k in o.ranked)) }, new Map(Object.entries(o.ranked)));
-      out.opencv = {
-        p: om.p, hit1: om.hit1, hit5: om.hit5,
-        parts: parts({ p1: new Map(Object.entries(o.ranked)) }),
-        queryMs: { median: round(percentile(o.latency_ms, 0.5), 1), p95: round(percentile(o.latency_ms, 0.95), 1) },
-        siftMs: round(percentile(o.sift_ms, 0.5), 1),
-        buildMs: Math.round(o.build_ms),
-      };
-    } else out.opencv = { error: res.stderr.slice(-300) };
+  if (flag('verbose')) {
+    for (const s of sources) {
+      if (SPLIT !== 'all' && held.has(s.id)) continue;
+      const rel = set.truth.get(s.id);
+      const l = run.cands.get(s.id) ?? [];
+      const fmt = (c: (typeof l)[number]) => `${c.target}${rel?.has(c.target) ? '*' : ''} ${c.model} s${c.score} i${c.inliers}`;
+      if (rel && !rel.has(l[0]?.target ?? '')) log(`miss ${name} ${s.id}: ${l.slice(0, 3).map(fmt).join(' | ') || 'no candidate'}`);
+      for (const c of l) if (!rel?.has(c.target)) log(`unrelated ${name} ${s.id} -> ${fmt(c)}`);
+    }
   }
+  if (flag('opencv')) out.opencv = opencv(set, sources.map((s) => s.id), dev);
   return out;
 }
 
-/**
- * Scaling: the real SMVS targets plus synthetic distractor images up to N. A synthetic keypoint is a mosaic
- * of real RootSIFT descriptors: each of its four 2x2-cell quadrants comes from a different random descriptor
- * of a pool drawn from the real targets of every set, so every quadrant has real gradient statistics but the
- * whole is no copy of a real keypoint (an earlier model flipped 3% of a real keypoint's bits: at 100k images
- * every real keypoint then had ~375 near-copies, which no bank of unrelated photos has). Projection is
- * linear, so the projections of the quadrant parts are computed once per pool descriptor and summed; the
- * codes are signs, so the mosaic needs no renormalisation. Queries are real SMVS queries; latency, memory, P@1.
- */
-async function scaling(featsBySet: Map<string, Map<string, Features>>) {
-  // --scale-set: whose real targets and queries (retrieval-scenes: the same-scene case at scale; its held-out
-  // scenes' queries only with --split holdout or all).
-  const set = readSet(path.join(shared, SCALE_SET));
-  const feats = featsBySet.get(SCALE_SET)!;
-  const held = holdoutScenes(set);
-  const realTargets = set.targets.map((t) => prepare(feats.get(t.id)!));
-  // The pool: every 4th keypoint of the real targets of all cached sets.
-  const poolVecs: Float32Array[] = [];
-  for (const [name, fs2] of featsBySet) {
-    const st = readSet(path.join(shared, name));
-    for (const t of st.targets) {
-      const pr = prepare(fs2.get(t.id)!);
-      for (let i = 0; i < pr.f.count; i += 4) poolVecs.push(pr.vecs.subarray(i * 128, i * 128 + 128));
-    }
-  }
-  const P = Math.min(poolVecs.length, 20000);
-  const rndPool = mulberry32(99);
-  // Part k holds the descriptor on quadrant k and the mean descriptor elsewhere: project() subtracts the
-  // mean from each part, so the four parts' projections sum to the projection of the mosaic.
-  const parts = new Float32Array(P * 4 * 128);
-  for (let i = 0; i < P * 4; i++) parts.set(MEAN_ROOTSIFT, i * 128);
-  for (let i = 0; i < P; i++) {
-    const v = poolVecs[Math.floor(rndPool() * poolVecs.length)]!;
-    for (let q = 0; q < 4; q++) {
-      const r0 = (q >> 1) * 2;
-      const c0 = (q & 1) * 2;
-      for (let r = r0; r < r0 + 2; r++)
-        for (let c = c0; c < c0 + 2; c++)
-          for (let o = 0; o < 8; o++) parts[(i * 4 + q) * 128 + (r * 4 + c) * 8 + o] = v[(r * 4 + c) * 8 + o]!;
-    }
-  }
-  log(`scaling: mosaic pool of ${P} descriptors from ${poolVecs.length} real target keypoints`);
-  const res: Record<string, unknown>[] = [];
-  for (const N of SCALES) {
-    // The width `lsh.bits: auto` gives a bank of this many keypoints (synthetic images hold 750 on average).
-    const realKp = realTargets.reduce((a, t) => a + t.f.count, 0);
-    const bits = autoBits(realKp + (N - realTargets.length) * 750);
-    const params = { ...lshParams(config), bits };
-    const index = new LshIndex(params);
-    const L = params.tables;
-    const nproj = index.proj.length;
-    const partProj = project(parts, P * 4, index.proj);
-    const used = L * CODE_BITS + 64;
-    const acc = new Float32Array(used);
-    const rnd = mulberry32(N);
-    const t0 = performance.now();
-    const mem0 = process.memoryUsage().rss;
-    index.addBatch(realTargets.map((pr) => index.codes(pr.vecs, pr.f.count)));
-    let chunk: Uint32Array[] = [];
-    for (let i = realTargets.length; i < N; i++) {
-      const n = 500 + Math.floor(rnd() * 500);
-      const packed = new Uint32Array(n * (L + 2));
-      for (let k = 0; k < n; k++) {
-        acc.fill(0);
-        for (let q = 0; q < 4; q++) {
-          const o = (Math.floor(rnd() * P) * 4 + q) * nproj;
-          for (let j = 0; j < used; j++) acc[j]! += partProj[o + j]!;
-        }
-        for (let t = 0; t < L; t++) {
-          let c = 0;
-          for (let b = 0; b < CODE_BITS; b++) if (acc[t * CODE_BITS + b]! > 0) c |= 1 << b;
-          packed[k * L + t] = c >>> 0;
-        }
-        let lo = 0;
-        let hi = 0;
-        for (let b = 0; b < 32; b++) {
-          if (acc[L * CODE_BITS + b]! > 0) lo |= 1 << b;
-          if (acc[L * CODE_BITS + 32 + b]! > 0) hi |= 1 << b;
-        }
-        packed[n * L + 2 * k] = lo >>> 0;
-        packed[n * L + 2 * k + 1] = hi >>> 0;
-      }
-      // Loaded as a bank is loaded on start (IndexHandle.refresh): batches of max(5,000, half the loaded) images.
-      if (chunk.push(packed) >= Math.max(5000, index.size / 2) || i === N - 1) (index.addBatch(chunk), (chunk = []));
-      if (i % 10000 === 0) log(`scaling ${N}: ${i} images`);
-    }
-    index.merge();
-    const buildMs = performance.now() - t0;
-    const mem = index.memoryBytes();
-    const lat: number[] = [];
-    const cpu: number[] = [];
-    const parts2 = { probeMs: [] as number[], voteMs: [] as number[], verifyMs: [] as number[] };
-    let p1 = 0;
-    let storedP1 = 0;
-    let mirrorPasses = 0;
-    const qs = set.sources
-      .filter((s) => set.truth.has(s.id) && (SPLIT === 'all' || !set.scenes.size || held.has(set.scenes.get(s.id) ?? '') === (SPLIT === 'holdout')))
-      .slice(0, Number(opt('scale-queries', '50')));
-    const p = searchParams(config);
-    // Synthetic slots have no keypoint positions, so they are not verified (the loader has nothing to give,
-    // as for an image removed meanwhile): they still take shortlist places from the real targets, which is
-    // what the scaling run measures; the real targets verify for real.
-    const scanSum: Record<string, number> = {};
-    for (const s of qs) {
-      const t = performance.now();
-      const c0 = process.cpuUsage();
-      const r = await search(index, (slot) => (slot < realTargets.length ? realTargets[slot] : undefined), feats.get(s.id)!, p);
-      lat.push(performance.now() - t);
-      const c1 = process.cpuUsage(c0);
-      cpu.push((c1.user + c1.system) / 1000);
-      if (r.mirrorPass) mirrorPasses++;
-      for (const [k, v] of Object.entries(scanStats)) scanSum[k] = (scanSum[k] ?? 0) + v;
-      for (const k of Object.keys(parts2) as (keyof typeof parts2)[]) parts2[k].push(r.timings[k]);
-      const top = r.hits[0];
-      const right = (h: typeof top | undefined) => !!h && h.slot < realTargets.length && !!set.truth.get(s.id)?.has(set.targets[h.slot]!.id);
-      if (right(r.hits.find((h) => h.score > 0 && h.score >= config.match.minScore && h.inliers >= config.match.minInliers))) storedP1++;
-      if (top && top.score > 0 && right(top)) p1++;
-      else if (flag('verbose')) {
-        const tIdx = set.targets.findIndex((t) => set.truth.get(s.id)?.has(t.id));
-        log(`miss ${s.id}: truth slot ${tIdx} shortlist rank ${r.shortlist.indexOf(tIdx)} hit ${JSON.stringify(r.hits.find((h) => h.slot === tIdx) ? { s: r.hits.find((h) => h.slot === tIdx)!.score, v: r.hits.find((h) => h.slot === tIdx)!.votes } : null)} top votes ${r.hits.slice(0, 3).map((h) => h.votes).join(',')}`);
-      }
-    }
-    res.push({
-      images: N, bits, buildMs: Math.round(buildMs), indexBytes: mem, bytesPerImage: Math.round(mem / N),
-      rssDeltaBytes: process.memoryUsage().rss - mem0,
-      queries: qs.length,
-      queryMs: { median: round(percentile(lat, 0.5), 1), p95: round(percentile(lat, 0.95), 1) },
-      queryCpuMs: { median: round(percentile(cpu, 0.5), 1), p95: round(percentile(cpu, 0.95), 1) },
-      medianPartsMs: Object.fromEntries(Object.entries(parts2).map(([k, v]) => [k, round(percentile(v, 0.5), 1)])),
-      mirrorPasses, scanPerQuery: Object.fromEntries(Object.entries(scanSum).map(([k, v]) => [k, Math.round(v / qs.length)])),
-      p1: round(p1 / qs.length),
-      storedP1: round(storedP1 / qs.length),
-    });
-    log(`scaling ${N}: ${JSON.stringify(res[res.length - 1])}`);
-  }
-  return res;
-}
-
-/**
- * The image-pairs set (Oxford graf 1->2..6: viewpoint 20-60 degrees; bikes: blur) through search against a
- * one-image index, plain and progressive with views (forced, confidence 2), with the inliers checked against
- * the set's true homography: median distance between H_true(query point) and the matched target point, in
- * original pixels. Says how far the viewpoint can turn before a planar scene stops verifying.
- */
-async function imagePairs() {
-  const dir = path.join(shared, 'image-pairs');
-  const rows = fs.readFileSync(path.join(dir, 'pairs.tsv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split('\t'));
-  const out: Record<string, unknown>[] = [];
-  // Image 1 of a sequence is the query of every pair: read and described once.
-  const cache = new Map<string, { buf: Buffer; f: Features }>();
-  const load = async (rel: string) => {
-    if (!cache.has(rel)) {
-      const buf = fs.readFileSync(path.join(dir, rel));
-      cache.set(rel, { buf, f: await extractFeatures(buf, config) });
-    }
-    return cache.get(rel)!;
-  };
-  for (const [id, a, b, hfile] of rows) {
-    if (!id || !a || !b || !hfile) continue;
-    const { buf: bufA, f: fa } = await load(a);
-    const { f: fb } = await load(b);
-    const Ht = fs.readFileSync(path.join(dir, hfile), 'utf8').trim().split(/\s+/).map(Number);
-    const index = new LshIndex(lshParams(config, 0));
-    const pb = prepare(fb);
-    index.add(index.codes(pb.vecs, fb.count));
-    const p = searchParams(config);
-    const grey = await decodeGrey(bufA, { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels });
-    const runs = {
-      plain: (await search(index, () => pb, fa, p)).hits[0],
-      views: (await searchProgressive(index, () => pb, fa, p, { ...viewParams(config), enabled: true, confidence: 2 }, config.sift, () => grey)).hits[0],
-    };
-    const row: Record<string, unknown> = { id };
-    for (const [k, h] of Object.entries(runs)) {
-      if (!h) {
-        row[k] = null;
-        continue;
-      }
-      const { pairs } = toOriginal(h, fa, fb);
-      const err: number[] = [];
-      for (let i = 0; i < pairs.length; i += 4) {
-        const x = pairs[i]!, y = pairs[i + 1]!;
-        const w = Ht[6]! * x + Ht[7]! * y + Ht[8]!;
-        err.push(Math.hypot((Ht[0]! * x + Ht[1]! * y + Ht[2]!) / w - pairs[i + 2]!, (Ht[3]! * x + Ht[4]! * y + Ht[5]!) / w - pairs[i + 3]!));
-      }
-      row[k] = { score: round(h.score, 3), matches: h.matches, inliers: h.inliers, inlierErrPx: err.length ? round(percentile(err, 0.5), 2) : null, ...(h.reason ? { reason: h.reason } : {}) };
-    }
-    log(`image-pairs ${JSON.stringify(row)}`);
-    out.push(row);
-  }
-  return out;
+/** The OpenCV reference pipeline's P@1 on the same queries (bench/opencv_search.py), for reference. */
+function opencv(set: RetrievalSet, ids: string[], dev: Set<string>): unknown {
+  if (spawnSync('/usr/bin/python3', ['-c', 'import cv2']).status !== 0) return { error: 'python3-opencv missing (apt-get install python3-opencv)' };
+  const res = spawnSync('/usr/bin/python3', [path.join(repoRoot, 'bench', 'opencv_search.py'), set.dir, String(ids.length), ids.join(',')], { maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' });
+  if (res.status !== 0) return { error: res.stderr.slice(-300) };
+  const o = JSON.parse(res.stdout) as { ranked: Record<string, string[]> };
+  const ranked = new Map(Object.entries(o.ranked));
+  const p1 = (q: Set<string>) => metrics({ ...set, truth: new Map([...set.truth].filter(([s]) => q.has(s))) }, ranked).p[0];
+  return { dev: p1(dev), ...(SPLIT === 'all' ? { all: p1(new Set(ids)) } : {}) };
 }
 
 async function main() {
-  const started = new Date().toISOString();
+  const commit = (() => {
+    try {
+      return execFileSync('git', ['-C', repoRoot, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    } catch {
+      return null;
+    }
+  })();
   const out: Record<string, unknown> = {
-    bench: 'search', date: started, machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model, loadavg: os.loadavg().map((x) => round(x, 1)) },
-    features: FEATURES, config: { lsh: config.lsh, match: config.match },
+    bench: 'search', path: 'import -> match --top 5 -> export --candidates', date: new Date().toISOString(), commit,
+    machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model, loadavg: os.loadavg().map((x) => round(x, 1)) },
+    split: SPLIT, ...(MAXQ ? { queries: MAXQ } : {}), config: { lsh: config.lsh, match: config.match },
   };
-  const featsBySet = new Map<string, Map<string, Features>>();
   const sets: Record<string, unknown> = {};
   for (const name of SETS) {
-    log(`${name}`);
+    log(`${name} (load ${os.loadavg().map((x) => round(x, 1)).join(' ')})`);
     sets[name] = await runSet(name);
     log(`${name}: ${JSON.stringify(sets[name])}`);
-    fs.mkdirSync(path.join(repoRoot, 'bench', 'out'), { recursive: true });
-    fs.writeFileSync(path.join(repoRoot, 'bench', 'out', 'search-partial.json'), JSON.stringify({ ...out, sets }) + '\n');
   }
   out.sets = sets;
-  if (!flag('skip-pairs') && fs.existsSync(path.join(shared, 'image-pairs', 'pairs.tsv'))) out.imagePairs = await imagePairs();
-  if (!flag('skip-scaling')) {
-    for (const name of new Set(['retrieval-smvs', 'mining-flickr8k', 'retrieval-wxbs', SCALE_SET])) {
-      const set = readSet(path.join(shared, name));
-      featsBySet.set(name, FEATURES === 'cv2' ? cv2Features(set) : await ourFeatures(set));
-    }
-    out.scaling = await scaling(featsBySet);
-  }
+  out.loadavgEnd = os.loadavg().map((x) => round(x, 1));
+  out.maxRssMB = Math.round(process.resourceUsage().maxRSS / 1024);
   process.stdout.write(JSON.stringify(out) + '\n');
 }
 
