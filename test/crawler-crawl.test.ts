@@ -122,7 +122,8 @@ describe('crawler: harvesting fixture sites on loopback', function () {
     slow = await serve(async (req, res) => {
       if (req.url === '/robots.txt') return void res.writeHead(404).end();
       if (req.url === '/list.html') return void res.end(html(`<a href="/news/2024/s1.html">s</a>`));
-      await new Promise((r) => setTimeout(r, 2500)); // longer than requestTimeoutSecs
+      // no answer at all: only the crawler's request timeout ends the request (the server waits for it to hang up)
+      if (!res.destroyed) await new Promise((r) => res.once('close', r));
       if (!res.destroyed) res.end(html(fig('/img/x.jpg', 'Too slow to matter to anyone at all.')));
     });
 

@@ -161,8 +161,7 @@ describe('crawler units: fetch with the retry policy (loopback)', function () {
     answers.set('/gone', (res) => res.writeHead(410).end());
     answers.set('/cut', (res) => {
       res.writeHead(200, { 'content-length': '1000' });
-      res.write('x'.repeat(100));
-      setTimeout(() => res.socket?.destroy(), 10);
+      res.write('x'.repeat(100), () => res.socket?.destroy()); // cut once the first 100 bytes are sent
     });
     answers.set('/loop', (res) => res.writeHead(302, { location: '/loop2' }).end());
     answers.set('/loop2', (res) => res.writeHead(302, { location: '/loop' }).end());

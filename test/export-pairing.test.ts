@@ -61,19 +61,21 @@ describe('daemon --once --export: the scheduled export of new pairs', () => {
       const t = await addItem(bank, dir, 'target', 't1', '一只鹭站在河里。', 2);
       await storeDecisions(bank, [decision(s, t, 'A heron stands in the river.', '一只鹭站在河里。', 'par', 0.7)]);
       const logger = createLogger('error');
-      const run = () => new Daemon({ bank, config, logger, once: true, exportAfter: true, handleSignals: false, stages: [] }).run(); // no stages: the decisions above are the input
+      // no stages: the decisions above are the input; the clock names the dated files (second resolution)
+      let now = new Date('2026-11-23T03:15:00Z');
+      const run = () => new Daemon({ bank, config, logger, once: true, exportAfter: true, handleSignals: false, stages: [], now: () => now }).run();
       expect((await run()).exitCode).to.equal(0);
       const folder = path.join(bank.dataDir, config.export.folder);
       const first = fs.readdirSync(folder).sort();
-      expect(first.filter((f) => f.endsWith('.tsv'))).to.have.length(1);
+      expect(first.filter((f) => f.endsWith('.tsv'))).to.deep.equal(['pairs-2026-11-23T031500Z.tsv']);
       expect(first.filter((f) => f.endsWith('.tmx'))).to.have.length(1);
       const tsv = fs.readFileSync(path.join(folder, first.find((f) => f.endsWith('.tsv'))!), 'utf8');
       expect(tsv).to.include('A heron stands in the river.\t一只鹭站在河里。\tpar');
       expect(XMLValidator.validate(fs.readFileSync(path.join(folder, first.find((f) => f.endsWith('.tmx'))!), 'utf8'))).to.equal(true);
-      await new Promise((r) => setTimeout(r, 1100)); // dated names have second resolution
+      now = new Date('2026-11-24T03:15:00Z'); // the next night
       await run();
       const second = fs.readdirSync(folder).filter((f) => !first.includes(f) && f.endsWith('.tsv'));
-      expect(second).to.have.length(1);
+      expect(second).to.deep.equal(['pairs-2026-11-24T031500Z.tsv']);
       expect(fs.readFileSync(path.join(folder, second[0]!), 'utf8').trim().split('\n')).to.have.length(1); // header only
       expect((await bank.meta.getJson<{ records: number }>('daemon.lastExport'))?.records).to.equal(0);
     } finally {

@@ -50,7 +50,10 @@ forEachBackend('bank', (be) => {
     });
     await inside;
     const outside = bank.meta.set('other', 'kept');
-    await new Promise((r) => setTimeout(r, 20));
+    // PostgreSQL: another connection, so the write completes while the transaction is open; SQLite (one connection):
+    // it waits for the transaction, and a turn of the event loop is when it would have run (statements are synchronous)
+    if (bank.dialect === 'postgres') await outside;
+    else await new Promise((r) => setImmediate(r));
     release();
     await rejects(tx, /rolled back/);
     await outside;
@@ -277,9 +280,9 @@ describe('bank on SQLite', () => {
     // issued while the transaction is open: must not be written inside it (it would be rolled back with it)
     let outsideDone = false;
     const outside = bank.meta.set('other', 'kept').then(() => (outsideDone = true));
-    await new Promise((r) => setTimeout(r, 20));
+    // SQLite statements run synchronously: after a turn of the event loop a statement that did not wait has run
+    await new Promise((r) => setImmediate(r));
     expect(outsideDone, 'the statement waits for the transaction').to.equal(false);
-    await new Promise((r) => setTimeout(r, 20));
     release();
     await rejects(tx, /rolled back/);
     await outside;

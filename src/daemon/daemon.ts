@@ -30,6 +30,8 @@ export interface DaemonOptions {
   onListening?: (port: number, host: string) => void;
   /** Signals to handle (tests pass none and call stop()). */
   handleSignals?: boolean;
+  /** The time the scheduled export names its dated files by (default: the system clock). */
+  now?: () => Date;
 }
 
 export interface DaemonResult {
@@ -91,7 +93,7 @@ export class Daemon {
   async exportNow(): Promise<void> {
     const { bank, config, logger } = this.opts;
     try {
-      await runScheduledExport(bank, config, { logger, metrics: this.metrics });
+      await runScheduledExport(bank, config, { logger, metrics: this.metrics, ...(this.opts.now ? { now: this.opts.now() } : {}) });
     } catch (err) {
       logger.error(`export: failed — ${errorMessage(err)}`);
     }
