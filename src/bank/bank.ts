@@ -15,7 +15,7 @@ import { applyMigrations } from './db.js';
 import { FolderBlobs, ImageStore, type ImageBlobs } from './image-store.js';
 import { ItemsRepo } from './items.js';
 import { MetaRepo } from './meta.js';
-import type { Sql, SqlBackend } from './sql.js';
+import type { BankHealth, Sql, SqlBackend } from './sql.js';
 import { SqliteBackend } from './sqlite.js';
 import { UserError } from '../util/errors.js';
 
@@ -113,6 +113,11 @@ export class Bank extends BankScope {
 
   schemaVersion(): Promise<number> {
     return this.backend.schemaVersion();
+  }
+
+  /** Whether the database answers now (PostgreSQL: SELECT 1 within timeoutMs), for /healthz and waiting workers. */
+  health(timeoutMs?: number): Promise<BankHealth> {
+    return this.backend.health(timeoutMs);
   }
 
   /** Bytes of the database (SQLite main file + WAL; PostgreSQL: the database's size). */

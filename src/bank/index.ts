@@ -16,3 +16,5 @@ export { LshRepo, type LshRow } from './lsh.js';
 export { TwinsRepo, type StoredHash, type Twin } from './twins.js';
 export { CandidatesRepo, type CandidateInput, type Candidate, type CandidateJoined } from './candidates.js';
 export { JobsRepo, JOB_STAGES, SCHEDULED_STAGES, type JobStage, type ScheduledStage, type Job, type JobCounts, type IdRange } from './jobs.js';
+export { BankUnavailableError, isBankUnavailable, isInfrastructureFailure, isDatabaseRefusal } from './outage.js';
+export type { BankHealth } from './sql.js';

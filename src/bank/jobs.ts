@@ -80,6 +80,14 @@ export class JobsRepo {
     return (await this.db.run(`UPDATE jobs SET lease_until = ${this.now} + ? WHERE id = ? AND worker = ? AND state = 'queued'`, [leaseMs, jobId, worker])) > 0;
   }
 
+  /** Who holds a job now and its state (what a worker that lost a lease says about it). */
+  async holder(jobId: number): Promise<{ state: 'queued' | 'done'; worker: string | null } | undefined> {
+    return this.db.get(
+      `SELECT state, CASE WHEN state = 'queued' AND lease_until >= ${this.now} THEN worker ELSE NULL END AS worker FROM jobs WHERE id = ?`,
+      [jobId],
+    );
+  }
+
   /** Marks a job done (by whoever holds it; a job done twice stays done). */
   async finish(jobId: number, now = new Date().toISOString()): Promise<void> {
     await this.db.run(`UPDATE jobs SET state = 'done', done_at = ?, lease_until = NULL WHERE id = ? AND state = 'queued'`, [now, jobId]);

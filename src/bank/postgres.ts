@@ -8,7 +8,8 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { UserError } from '../util/errors.js';
-import { TransactionOverError, type Params, type Sql, type SqlBackend } from './sql.js';
+import { asBankError, isConnectionFailure, isBankUnavailable } from './outage.js';
+import { TransactionOverError, type BankHealth, type Params, type Sql, type SqlBackend } from './sql.js';
 
 const STATEMENT_CACHE = 400;
 const ITERATE_BATCH = 500;
@@ -81,17 +82,63 @@ const toPg = (v: unknown): unknown => (v instanceof Uint8Array && !Buffer.isBuff
 
 type Client = pg.PoolClient;
 
+/** What the bank and its transactions share: the pool, the statement cache, and what the last statements said
+ *  about the server (up, or down since when and why: /healthz reads it). */
+class Shared {
+  readonly cache = new Map<string, Translated>();
+  up = true;
+  since = new Date().toISOString();
+  lastError: string | null = null;
+  constructor(readonly pool: pg.Pool, readonly location: string) {}
+
+  /** Notes a statement's outcome: an outage marks the bank down, any success marks it up. */
+  ok(): void {
+    if (this.up) return;
+    this.up = true;
+    this.since = new Date().toISOString();
+  }
+
+  /** The error to throw: an outage becomes a BankUnavailableError (and marks the bank down). */
+  fail(err: unknown): unknown {
+    const out = asBankError(err, this.location);
+    if (isBankUnavailable(out)) {
+      if (this.up) this.since = new Date().toISOString();
+      this.up = false;
+      this.lastError = out.reason;
+    }
+    return out;
+  }
+
+  /** Runs a driver call, turning an outage into a BankUnavailableError. */
+  async guard<T>(p: Promise<T>): Promise<T> {
+    try {
+      const out = await p;
+      this.ok();
+      return out;
+    } catch (err) {
+      throw this.fail(err);
+    }
+  }
+}
+
 class PgSql implements Sql {
   readonly dialect = 'postgres' as const;
   over = false;
   private savepoints = 0;
 
   constructor(
-    protected pool: pg.Pool,
-    protected cache: Map<string, Translated>,
+    protected shared: Shared,
     /** The transaction's connection; undefined outside a transaction. */
     protected client?: Client,
   ) {}
+
+  protected get pool(): pg.Pool {
+    return this.shared.pool;
+  }
+
+  protected get cache(): Map<string, Translated> {
+    return this.shared.cache;
+  }
 
   get inTransaction(): boolean {
     return this.client !== undefined;
@@ -114,7 +161,7 @@ class PgSql implements Sql {
 
   private async query<T>(sql: string, params?: Params): Promise<pg.QueryResult<T & pg.QueryResultRow>> {
     const t = this.tr(sql);
-    return this.runner().query<T & pg.QueryResultRow>(t.text, values(t, params, sql));
+    return this.shared.guard(this.runner().query<T & pg.QueryResultRow>(t.text, values(t, params, sql)));
   }
 
   async all<T>(sql: string, params?: Params): Promise<T[]> {
@@ -141,23 +188,28 @@ class PgSql implements Sql {
 
   async *iterate<T>(sql: string, params?: Params): AsyncGenerator<T> {
     const t = this.tr(sql);
-    const own = this.client ? undefined : await this.pool.connect();
+    const own = this.client ? undefined : await this.shared.guard(this.pool.connect());
     const client = this.client ?? own!;
     const cursor = client.query(new Cursor<T>(t.text, values(t, params, sql)));
+    let broken: unknown;
     try {
       for (;;) {
-        const rows = await cursor.read(ITERATE_BATCH);
+        const rows = await this.shared.guard(cursor.read(ITERATE_BATCH)).catch((err: unknown) => {
+          broken = err;
+          throw err;
+        });
         if (!rows.length) break;
         yield* rows;
       }
     } finally {
       await cursor.close().catch(() => undefined);
-      own?.release();
+      // a connection that failed is closed, not given back to the pool
+      own?.release(isBankUnavailable(broken) ? (broken as Error) : undefined);
     }
   }
 
   async exec(sql: string): Promise<void> {
-    await this.runner().query(sql);
+    await this.shared.guard(this.runner().query(sql));
   }
 
   /** Rows into a table through COPY FROM STDIN (text format): the bulk path. */
@@ -165,7 +217,7 @@ class PgSql implements Sql {
     if (!rows.length) return 0;
     const copy = async (client: Client) => {
       const stream = client.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
-      await pipeline(Readable.from(copyLines(rows)), stream);
+      await this.shared.guard(pipeline(Readable.from(copyLines(rows)), stream));
       return rows.length;
     };
     if (this.client) return copy(this.client);
@@ -173,38 +225,47 @@ class PgSql implements Sql {
   }
 
   async transaction<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
-    if (this.client) {
-      if (this.over) throw new TransactionOverError('this transaction has already ended');
-      const name = `sp${++this.savepoints}`;
-      await this.client.query(`SAVEPOINT ${name}`);
-      try {
-        const out = await fn(this);
-        await this.client.query(`RELEASE SAVEPOINT ${name}`);
-        return out;
-      } catch (err) {
-        await this.client.query(`ROLLBACK TO SAVEPOINT ${name}`);
-        await this.client.query(`RELEASE SAVEPOINT ${name}`);
-        throw err;
-      } finally {
-        this.savepoints--;
-      }
-    }
-    const client = await this.pool.connect();
-    const tx = new PgSql(this.pool, this.cache, client);
-    let broken = false;
+    if (this.client) return this.savepoint(fn);
+    const client = await this.shared.guard(this.pool.connect());
+    const tx = new PgSql(this.shared, client);
+    let broken: Error | undefined;
     try {
-      await client.query('BEGIN');
+      await this.shared.guard(client.query('BEGIN'));
       try {
         const out = await fn(tx);
-        await client.query('COMMIT');
+        await this.shared.guard(client.query('COMMIT'));
         return out;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => (broken = true));
+        if (isBankUnavailable(err)) broken = err;
+        await client.query('ROLLBACK').catch((e: Error) => (broken = e));
         throw err;
       }
+    } catch (err) {
+      // a COMMIT whose connection dropped: the outcome is unknown to us, the bank keeps it or not as a whole
+      if (isBankUnavailable(err)) broken ??= err;
+      throw err;
     } finally {
       tx.over = true;
+      // a connection that failed is closed, not given back to the pool
       client.release(broken);
+    }
+  }
+
+  private async savepoint<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+    if (this.over) throw new TransactionOverError('this transaction has already ended');
+    const client = this.client!;
+    const name = `sp${++this.savepoints}`;
+    await this.shared.guard(client.query(`SAVEPOINT ${name}`));
+    try {
+      const out = await fn(this);
+      await this.shared.guard(client.query(`RELEASE SAVEPOINT ${name}`));
+      return out;
+    } catch (err) {
+      await this.shared.guard(client.query(`ROLLBACK TO SAVEPOINT ${name}`));
+      await this.shared.guard(client.query(`RELEASE SAVEPOINT ${name}`));
+      throw err;
+    } finally {
+      this.savepoints--;
     }
   }
 }
@@ -243,24 +304,32 @@ export function redactUrl(url: string): string {
 export class PostgresBackend extends PgSql implements SqlBackend {
   readonly location: string;
 
-  private constructor(pool: pg.Pool, location: string) {
-    super(pool, new Map());
-    this.location = location;
+  private constructor(shared: Shared) {
+    super(shared);
+    this.location = shared.location;
   }
 
+  /** Connects (one connection tried at once). A server that is down or refusing is a BankUnavailableError (a worker
+   *  waits for it); a wrong password, database or URL a UserError (waiting would not help). */
   static async connect(url: string, opts: { max?: number } = {}): Promise<PostgresBackend> {
     const location = redactUrl(url);
-    const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 8, types, application_name: 'capbridge' });
-    // an idle connection that drops (server restart) is an error event on the pool, not a crash of the process
-    pool.on('error', () => undefined);
+    const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 8, types, application_name: 'capbridge', connectionTimeoutMillis: 30_000 });
+    const shared = new Shared(pool, location);
+    // An idle connection that drops (server restart, pg_terminate_backend) is an error event on the pool; a
+    // checked-out one (a transaction between statements, a cursor) is an error event on the client: both are
+    // listened to, so neither crashes the process. The next statement on that connection fails and is retried by
+    // whoever owns the work (the bank is marked down until a statement succeeds).
+    pool.on('error', (err) => shared.fail(err));
+    pool.on('connect', (client) => client.on('error', (err) => shared.fail(err)));
     try {
       const c = await pool.connect();
       c.release();
     } catch (err) {
       await pool.end().catch(() => undefined);
+      if (isConnectionFailure(err)) throw shared.fail(err);
       throw new UserError(`${location}: cannot connect to PostgreSQL: ${(err as Error).message}`);
     }
-    return new PostgresBackend(pool, location);
+    return new PostgresBackend(shared);
   }
 
   async schemaVersion(): Promise<number> {
@@ -271,6 +340,23 @@ export class PostgresBackend extends PgSql implements SqlBackend {
 
   async databaseBytes(): Promise<number> {
     return Number((await this.get<{ n: number }>('SELECT pg_database_size(current_database()) AS n'))!.n);
+  }
+
+  /** Asks the server (SELECT 1, within timeoutMs) and says whether it answers; also what the last statements saw. */
+  async health(timeoutMs = 3000): Promise<BankHealth> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })), timeoutMs);
+    });
+    try {
+      await Promise.race([this.get('SELECT 1 AS ok'), timeout]);
+    } catch (err) {
+      this.shared.fail(err);
+    } finally {
+      clearTimeout(timer);
+    }
+    const s = this.shared;
+    return { kind: 'postgres', location: s.location, up: s.up, since: s.since, lastError: s.up ? null : s.lastError };
   }
 
   async close(): Promise<void> {

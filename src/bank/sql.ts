@@ -37,8 +37,22 @@ export interface Sql {
   readonly inTransaction: boolean;
 }
 
+/** Whether the database answers, for /healthz and a worker waiting through an outage. */
+export interface BankHealth {
+  kind: 'sqlite' | 'postgres';
+  /** The file, or the URL without its password. */
+  location: string;
+  up: boolean;
+  /** Since when it is up (or down). */
+  since: string;
+  /** Why it is down (null when up). */
+  lastError: string | null;
+}
+
 /** The connection of a bank: an Sql plus what only the bank itself needs. */
 export interface SqlBackend extends Sql {
+  /** Asks the database whether it answers (PostgreSQL: SELECT 1 within timeoutMs). */
+  health(timeoutMs?: number): Promise<BankHealth>;
   /** Highest applied migration (PRAGMA user_version on SQLite, schema_migrations on PostgreSQL). */
   schemaVersion(): Promise<number>;
   /** Bytes the database takes (files on SQLite, pg_database_size on PostgreSQL). */

@@ -7,7 +7,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import { UserError } from '../util/errors.js';
-import { TransactionOverError, type Params, type Sql, type SqlBackend } from './sql.js';
+import { TransactionOverError, type BankHealth, type Params, type Sql, type SqlBackend } from './sql.js';
 
 const STATEMENT_CACHE = 400;
 /** How long a statement waits for another flow's transaction before it is called a deadlock. */
@@ -219,6 +219,18 @@ export class SqliteBackend extends SqliteSql implements SqlBackend {
   async setSchemaVersion(v: number): Promise<void> {
     this.conn.db.pragma(`user_version = ${Math.trunc(v)}`);
   }
+
+  /** An embedded file answers while the process runs; a file that cannot be read says why. */
+  async health(): Promise<BankHealth> {
+    try {
+      this.conn.db.prepare('SELECT 1').get();
+      return { kind: 'sqlite', location: this.location, up: true, since: this.openedAt, lastError: null };
+    } catch (err) {
+      return { kind: 'sqlite', location: this.location, up: false, since: new Date().toISOString(), lastError: (err as Error).message };
+    }
+  }
+
+  private readonly openedAt = new Date().toISOString();
 
   async databaseBytes(): Promise<number> {
     let total = 0;

@@ -2,7 +2,7 @@
 // first use). Commands are thin: they parse, call the layers, and print.
 import path from 'node:path';
 import type { Command } from 'commander';
-import { Bank, openImageBlobs } from '../bank/index.js';
+import { Bank, isBankUnavailable, isDatabaseRefusal, openImageBlobs } from '../bank/index.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { createLogger, type Logger } from '../util/log.js';
@@ -36,6 +36,26 @@ export class Context {
   get bank(): Promise<Bank> {
     if (!this.bankHandle) this.bankHandle = this.openBank();
     return this.bankHandle;
+  }
+
+  /**
+   * The bank, waiting for it while it is unavailable (PostgreSQL down or refusing: BankUnavailableError), with
+   * back-off from 1 s to 30 s, at most limitMs; other errors (a wrong URL or password) at once.
+   */
+  async bankWaiting(limitMs: number, backoff = { firstMs: 1000, maxMs: 30_000 }): Promise<Bank> {
+    const t0 = Date.now();
+    let waitMs = backoff.firstMs;
+    for (;;) {
+      try {
+        return await this.bank;
+      } catch (err) {
+        if (!isBankUnavailable(err) || Date.now() - t0 + waitMs > limitMs) throw err;
+        this.bankHandle = null;
+        this.logger.warn(`${errorMessage(err)}; waiting ${Math.round(waitMs / 1000)} s, then trying again (down ${Math.round((Date.now() - t0) / 1000)} s)`);
+        await new Promise((r) => setTimeout(r, waitMs));
+        waitMs = Math.min(backoff.maxMs, waitMs * 2);
+      }
+    }
   }
 
   private async openBank(): Promise<Bank> {
@@ -93,7 +113,7 @@ export function action<A extends unknown[]>(fn: (ctx: Context, ...args: A) => Pr
       const code = await fn(ctx, ...args);
       if (typeof code === 'number' && code !== 0) process.exitCode = code;
     } catch (err) {
-      const msg = errorMessage(err);
+      const msg = userMessage(err);
       process.stderr.write(`capbridge: ${msg}\n`);
       if (!(err instanceof UserError) && process.env.CAPBRIDGE_DEBUG) process.stderr.write(`${(err as Error).stack}\n`);
       process.exitCode = err instanceof UserError ? err.exitCode : 1;
@@ -101,6 +121,13 @@ export function action<A extends unknown[]>(fn: (ctx: Context, ...args: A) => Pr
       await ctx?.close();
     }
   };
+}
+
+/** What the user is told about an error: its message; a PostgreSQL error that reached this far is named as the
+ *  bank's, with its SQLSTATE (the statement's own text stays out of it). */
+export function userMessage(err: unknown): string {
+  if (isDatabaseRefusal(err)) return `the bank (PostgreSQL) refused a statement: ${err.message} (SQLSTATE ${err.code}); this is a bug of capbridge if the bank is healthy: please report it`;
+  return errorMessage(err);
 }
 
 /** Prints one JSON document (or line) on stdout. */

@@ -26,7 +26,9 @@ export function registerWorker(program: Command): void {
         for (const s of stages) if (!JOB_STAGES.includes(s)) throw new UserError(`--stages: "${s}" is not one of ${JOB_STAGES.join(', ')}`);
         const concurrency = opts.concurrency === undefined ? ctx.config.worker.concurrency : Number(opts.concurrency);
         if (!Number.isInteger(concurrency) || concurrency < 1) throw new UserError(`--concurrency: expected a whole number >= 1, got "${opts.concurrency}"`);
-        const bank = await ctx.bank;
+        // PostgreSQL down when the worker starts (a restart, a failover, the machine booting before the database):
+        // wait for it as a running worker does, instead of exiting into systemd's start limit
+        const bank = await ctx.bankWaiting(ctx.config.worker.bankWaitSeconds * 1000);
         if (bank.dialect !== 'postgres') {
           ctx.logger.warn('worker: this bank is the embedded SQLite file; workers share work only through a PostgreSQL bank (--bank postgres://…)');
         }
@@ -38,15 +40,26 @@ export function registerWorker(program: Command): void {
             const port = Number(opts.port);
             if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`--port: expected 0..65535, got "${opts.port}"`);
             server = await startServer(opts.host ?? '127.0.0.1', port, metrics, {
-              health: async () => ({ alive: true, pid: process.pid, ...worker.state, queue: await worker.queue() }),
+              health: async () => {
+                const b = await bank.health(2000);
+                const queue = b.up ? await worker.queue().catch(() => null) : null;
+                return { status: b.up ? 'ok' : 'bank-unavailable', alive: true, pid: process.pid, ...worker.state, bank: b, queue };
+              },
             });
             process.stderr.write(`worker ${worker.state.id} listening on http://${opts.host ?? '127.0.0.1'}:${server.port}\n`);
           }
           try {
             const summary = await worker.run();
             if (opts.json) printJson(summary);
-            else process.stdout.write(`worker ${summary.id}: ${summary.claims} job(s) claimed, done ${JSON.stringify(summary.done)}, ${summary.failed} failed\n`);
-            return summary.failed ? 1 : 0;
+            else {
+              process.stdout.write(
+                `worker ${summary.id}: ${summary.claims} job(s) claimed, done ${JSON.stringify(summary.done)}; ${summary.failed} failed attempt(s), ` +
+                  `${summary.gaveUp} job(s) given up after repeated failures, ${summary.interrupted} interrupted by an outage, ${summary.bankOutages} bank outage(s) waited out\n`,
+              );
+            }
+            // 0 when every job this worker took ended done (or was given back to be done elsewhere): failed attempts
+            // that a later attempt made good, and outages waited out, are not failures of the run
+            return summary.gaveUp ? 1 : 0;
           } finally {
             await server?.close();
           }

@@ -23,6 +23,7 @@ export const configSchema = z
         concurrency: pos(),
         leaseSeconds: z.number().positive(),
         pollSeconds: z.number().positive(),
+        bankWaitSeconds: z.number().positive(),
         batch: z.object({ features: pos(), match: pos(), pair: pos() }).strict(),
       })
       .strict(),

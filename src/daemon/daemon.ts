@@ -59,9 +59,13 @@ export class Daemon {
 
   async health(): Promise<Record<string, unknown>> {
     const { bank } = this.opts;
-    const lastSuccess = this.lastCycle?.ok ? this.lastCycle : ((await bank.meta.getJson<CycleReport>('daemon.lastSuccessfulCycle')) ?? null);
+    // the bank's state first: while it is down, /healthz says so (HTTP 503) instead of failing or saying "ok"
+    const b = await bank.health(2000);
+    const stored = b.up ? await bank.meta.getJson<CycleReport>('daemon.lastSuccessfulCycle').catch(() => undefined) : undefined;
+    const lastSuccess = this.lastCycle?.ok ? this.lastCycle : (stored ?? null);
     return {
-      status: this.stopped ? 'stopping' : 'ok',
+      status: this.stopped ? 'stopping' : b.up ? 'ok' : 'bank-unavailable',
+      bank: b,
       pid: process.pid,
       startedAt: this.startedAt,
       dataDir: bank.dataDir,

@@ -1,7 +1,19 @@
 // The daemon's Prometheus metrics (prom-client): bank gauges are read from the bank at scrape time; counters and
 // stage durations are recorded by the pipeline as it runs.
 import client from 'prom-client';
-import { BANKS, CrawlRepo, PairsRepo, StatsRepo, LEVELS, failureKind, type Bank, type CrawlStats } from '../bank/index.js';
+import { BANKS, CrawlRepo, PairsRepo, StatsRepo, LEVELS, failureKind, isBankUnavailable, type Bank, type CrawlStats } from '../bank/index.js';
+
+/** A gauge read from the bank at scrape time: while the bank is down it keeps its last values (capbridge_bank_up
+ *  says why they do not move), so /metrics still answers. */
+function whileBankUp<T>(fn: (this: T) => Promise<void>): (this: T) => Promise<void> {
+  return async function (this: T) {
+    try {
+      await fn.call(this);
+    } catch (err) {
+      if (!isBankUnavailable(err)) throw err;
+    }
+  };
+}
 
 export class DaemonMetrics {
   readonly registry = new client.Registry();
@@ -35,25 +47,33 @@ export class DaemonMetrics {
       registers: [registry],
     });
     new client.Gauge({
+      name: 'capbridge_bank_up',
+      help: '1 while the bank answers (PostgreSQL: SELECT 1 within 2 s), 0 while it is down',
+      registers: [registry],
+      async collect() {
+        this.set((await bank.health(2000)).up ? 1 : 0);
+      },
+    });
+    new client.Gauge({
       name: 'capbridge_items',
       help: 'Items per bank and pipeline status',
       labelNames: ['bank', 'status'],
       registers: [registry],
-      async collect() {
+      collect: whileBankUp(async function () {
         const stats = bank.repo(StatsRepo);
         const counts = await Promise.all(BANKS.map((b) => stats.bankCounts(b)));
         this.reset();
         BANKS.forEach((b, i) => {
           for (const [status, n] of Object.entries(counts[i]!.byStatus)) this.set({ bank: b, status }, n);
         });
-      },
+      }),
     });
     new client.Gauge({
       name: 'capbridge_failures',
       help: 'Failed items per bank and caption pairs whose scoring failed (scope source, target, pairs), by kind of reason (capbridge stats has the reasons)',
       labelNames: ['scope', 'kind'],
       registers: [registry],
-      async collect() {
+      collect: whileBankUp(async function () {
         const stats = bank.repo(StatsRepo);
         const counts = await Promise.all(BANKS.map((b) => stats.bankCounts(b)));
         const pairs = await stats.pairFailures();
@@ -65,7 +85,7 @@ export class DaemonMetrics {
         };
         BANKS.forEach((b, i) => add(b, counts[i]!.failures));
         add('pairs', pairs.failures);
-      },
+      }),
     });
     // The crawl frontier, read at scrape time: one query feeds the three gauges.
     let crawlAt = 0;
@@ -82,56 +102,56 @@ export class DaemonMetrics {
       help: 'Crawl frontier URLs by kind (listing, feed, sitemap, article, image) and state (pending, images, done, failed, given-up)',
       labelNames: ['kind', 'state'],
       registers: [registry],
-      async collect() {
+      collect: whileBankUp(async function () {
         const stats = await crawlStats();
         this.reset();
         for (const [kind, by] of Object.entries(stats.urls)) for (const [state, n] of Object.entries(by)) this.set({ kind, state }, n);
-      },
+      }),
     });
     new client.Gauge({
       name: 'capbridge_crawl_pending_retries',
       help: 'Crawl URLs waiting for a later cycle after a transient failure',
       registers: [registry],
-      async collect() {
+      collect: whileBankUp(async function (this: client.Gauge) {
         this.set((await crawlStats()).pendingRetries);
-      },
+      }),
     });
     new client.Gauge({
       name: 'capbridge_crawl_given_up',
       help: 'Crawl URLs given up after crawler.retry.giveUpAfter cycles of transient failures',
       registers: [registry],
-      async collect() {
+      collect: whileBankUp(async function (this: client.Gauge) {
         this.set((await crawlStats()).givenUp);
-      },
+      }),
     });
     new client.Gauge({
       name: 'capbridge_crawl_failures',
       help: 'Crawl URLs whose last attempt failed, by failure class (transient: retried or given up; permanent: failed) and reason',
       labelNames: ['class', 'reason'],
       registers: [registry],
-      async collect() {
+      collect: whileBankUp(async function () {
         const f = (await crawlStats()).failures;
         this.reset();
         for (const cls of ['transient', 'permanent'] as const) for (const [reason, n] of Object.entries(f[cls])) this.set({ class: cls, reason }, n);
-      },
+      }),
     });
     new client.Gauge({
       name: 'capbridge_candidates',
       help: 'Stored image-matching candidates',
       registers: [registry],
-      async collect() {
+      collect: whileBankUp(async function (this: client.Gauge) {
         this.set(await bank.repo(PairsRepo).countCandidates());
-      },
+      }),
     });
     new client.Gauge({
       name: 'capbridge_pairs',
       help: 'Emitted pairs by comparability level',
       labelNames: ['level'],
       registers: [registry],
-      async collect() {
+      collect: whileBankUp(async function () {
         const by = await bank.repo(PairsRepo).countByLevel();
         for (const l of LEVELS) this.set({ level: l }, by[l]);
-      },
+      }),
     });
   }
 

@@ -1,5 +1,6 @@
 // The daemon's HTTP listener: GET /healthz (JSON: alive, pid, the last cycle and the last successful one) and
-// GET /metrics (Prometheus text exposition). Loopback by default; port 0 picks a free port.
+// GET /metrics (Prometheus text exposition). /healthz answers 503 while the bank does not answer (status
+// "bank-unavailable", with the bank's address and the reason). Loopback by default; port 0 picks a free port.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DaemonMetrics } from './metrics.js';
@@ -18,7 +19,8 @@ export async function startServer(host: string, port: number, metrics: Pick<Daem
     if (url === '/healthz') {
       health
         .health()
-        .then((h) => res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(JSON.stringify(h)))
+        // 503 while the bank is down: a load balancer or a probe sees the outage from the status alone
+        .then((h) => res.writeHead(h.status === 'bank-unavailable' ? 503 : 200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(JSON.stringify(h)))
         .catch((err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`health failed: ${err.message}\n`));
       return;
     }

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Bank, BankName, ImageBounds, ImageRecord, UpsertOutcome } from '../bank/index.js';
-import { ImageReadError, isStoreUnavailable } from '../bank/index.js';
+import { ImageReadError, isInfrastructureFailure } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import { openTsv, type TsvLimits } from '../util/tsv.js';
 import { checkCaption } from '../lib/captions/language.js';
@@ -159,8 +159,8 @@ export async function importManifest(bank: Bank, opts: ImportOptions): Promise<I
         if (st.size > config.import.maxImageBytes) throw new ImageReadError(`image too large: ${st.size} bytes > ${config.import.maxImageBytes}`);
         image = await bank.images.prepare(fs.readFileSync(imagePath), bounds);
       } catch (err) {
-        // the image store failing (not this image): stop; committed batches stay, a rerun resumes
-        if (isStoreUnavailable(err)) throw err;
+        // the image store or the bank failing (not this image): stop; committed batches stay, a rerun resumes
+        if (isInfrastructureFailure(err)) throw err;
         const e = err as NodeJS.ErrnoException;
         const reason = e.code === 'ENOENT' ? `image not found: ${imageField}` : e.code ? `image unreadable: ${imageField}: ${e.code}` : `${imageField}: ${e.message}`;
         fail(row.line, reason);

@@ -1,8 +1,9 @@
 // A small harvest for the stage and worker tests: generated scenes (English sources) and transformed copies of
 // them (Chinese targets) plus unrelated targets, as two TSV manifests; and the pairs a bank ends with, by ext ids.
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Bank } from '../../src/bank/index.js';
-import { writeManifest } from '../helpers.js';
+import { REPO_ROOT, writeManifest } from '../helpers.js';
 import { TRANSFORMS, scene, write } from '../lsh-helpers.js';
 
 export const EN = ['Firefighters spray water on a burning warehouse in the harbour district.', 'Crowds gather in the square as the president speaks about the economy.',
@@ -36,4 +37,27 @@ export async function pairsByExtId(bank: Bank): Promise<string[]> {
     out.push(`${s?.extId}→${t?.extId} ${p.level} c=${p.c === null ? '-' : p.c.toFixed(4)} ${p.emitted ? 'emitted' : 'not emitted'}`);
   }
   return out.sort();
+}
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  stderr: () => string;
+  out: Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>;
+}
+
+/** Starts `capbridge worker --drain --json` on a bank (a real process: what systemd runs). */
+export function startWorker(data: string, url: string, env: Record<string, string>, extra: string[] = []): WorkerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src', 'cli.ts'), '--data', data, '--bank', url, 'worker', '--drain', '--json', ...extra], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, CI: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  const out = new Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+  return { child, out, stderr: () => stderr };
 }

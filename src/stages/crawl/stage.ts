@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Bank, BankName } from '../../bank/index.js';
-import { CrawlRepo, isStoreUnavailable, type FrontierRow, type ImageRecord, type NewUrl, type UrlKind } from '../../bank/index.js';
+import { CrawlRepo, isBankUnavailable, isStoreUnavailable, type FrontierRow, type ImageRecord, type NewUrl, type UrlKind } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { checkCaption } from '../../lib/captions/language.js';
 import type { Logger } from '../../util/log.js';
@@ -322,6 +322,9 @@ class SiteCycle {
         await this.handle(next);
       } catch (err) {
         if (this.signal?.aborted || (err instanceof FetchRefused && err.reason === 'aborted')) return; // the row stays pending: resumed next run
+        // The bank failing is nobody's URL's fault, and nothing can be recorded in it: the crawl stops, the row stays
+        // pending, the next run (or the crawl job, taken again) resumes.
+        if (isBankUnavailable(err)) throw err;
         // The image store failing (an object store unreachable after its retries) is not the URL's fault: the row
         // waits for the next cycle without counting an attempt.
         if (isStoreUnavailable(err)) {

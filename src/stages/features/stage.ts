@@ -3,7 +3,7 @@
 // Resumable: items are walked in id order by status, and a batch is committed in one transaction, so a killed
 // run loses at most the batch in flight.
 import type { Bank, BankName, IdRange } from '../../bank/index.js';
-import { FeaturesRepo, TwinsRepo, isStoreUnavailable } from '../../bank/index.js';
+import { FeaturesRepo, TwinsRepo, isInfrastructureFailure } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../util/log.js';
 import type { Progress } from '../../util/progress.js';
@@ -112,9 +112,10 @@ export async function computeMissingFeatures(bank: Bank, config: Config, opts: S
     try {
       return await bank.images.read(sha);
     } catch (err) {
-      // The store itself failing (an object store unreachable after its retries) is no fault of the image: stop
-      // here, nothing of this batch is committed, and the next run resumes with these items still new.
-      if (isStoreUnavailable(err)) throw err;
+      // The store itself failing (an object store unreachable after its retries) or the bank (the image's row is
+      // read from it) is no fault of the image: stop here, nothing of this batch is committed, and the next run
+      // resumes with these items still new.
+      if (isInfrastructureFailure(err)) throw err;
       return new Error(`image file unavailable: ${errorMessage(err)}`);
     }
   };

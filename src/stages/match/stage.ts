@@ -4,7 +4,7 @@
 // The plain searches come first; the synthesised views then go, within the run's budget (match.views.budget),
 // to the sources whose plain search found the most evidence without a confident hit.
 import type { Bank, IdRange, Item } from '../../bank/index.js';
-import { CandidatesRepo, FeaturesRepo, LshRepo, TwinsRepo, isStoreUnavailable, type CandidateInput } from '../../bank/index.js';
+import { CandidatesRepo, FeaturesRepo, LshRepo, TwinsRepo, isInfrastructureFailure, type CandidateInput } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { computeMissingFeatures, type SiftStageSummary } from '../features/stage.js';
 import { decodeGrey } from '../../lib/sift/decode.js';
@@ -251,8 +251,8 @@ function greyLoader(config: Config, bytes: () => Uint8Array | Promise<Uint8Array
     try {
       return await decodeGrey(await bytes(), { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels, minSide: config.sift.minSide });
     } catch (err) {
-      // an unreadable image gets no views; the image store failing stops the match (this batch is not committed)
-      if (isStoreUnavailable(err)) throw err;
+      // an unreadable image gets no views; the image store or the bank failing stops the match (this batch is not committed)
+      if (isInfrastructureFailure(err)) throw err;
       return undefined;
     }
   };
@@ -351,7 +351,7 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
       try {
         r = await rankAgainstIndex(handle, k < budget ? config : denseOnly, q, top, greyLoader(config, () => bank.images.read(h.sha)), views.run, () => true, h.at);
       } catch (err) {
-        if (isStoreUnavailable(err)) throw err;
+        if (isInfrastructureFailure(err)) throw err;
         // the views of one picture failed: its sources keep their plain search's candidates, and say why
         const reason = `views: ${errorMessage(err)}`;
         opts.logger?.warn(`match: source item ${h.id} failed: ${reason}`);
@@ -439,7 +439,7 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
             }
           }
         } catch (err) {
-          if (isStoreUnavailable(err)) throw err; // the store's fault, not this item's: stop, resume next run
+          if (isInfrastructureFailure(err)) throw err; // the store's or the bank's fault, not this item's: stop, resume next run
           const reason = `match: ${errorMessage(err)}`;
           opts.logger?.warn(`match: source item ${s.id} failed: ${reason}`);
           results.push({ id: s.id, sha: s.imageSha256, cand: [], failed: reason });

@@ -17,7 +17,7 @@
 // IDF table grown by export.rescoreDrift since), so it is resumable after a crash and never duplicates a pair.
 // Sources are processed in id order, one transaction per batch.
 import type { Bank, IdRange, Item, PairCandidate, PairDecision, PairLevel, SentencePairDecision } from '../../bank/index.js';
-import { LEVEL_RANK, PairsRepo, SentencePairsRepo } from '../../bank/index.js';
+import { LEVEL_RANK, PairsRepo, SentencePairsRepo, isInfrastructureFailure } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../util/log.js';
 import { errorMessage } from '../../util/errors.js';
@@ -124,6 +124,8 @@ export async function decide(src: Item, tgt: Item, cand: PairCandidate, scorer: 
  * the stage. Stored with the run's IDF size, so it is decided again only when its input changes (or pair --all).
  */
 export function failedDecision(src: Item, tgt: Item, cand: PairCandidate, t: DecisionRules, err: unknown, logger?: Logger): PairDecision {
+  // the bank or the store failing is not this pair's fault: the stage stops, the next run decides the pair
+  if (isInfrastructureFailure(err)) throw err;
   const reason = `failed: scoring: ${errorMessage(err).split('\n')[0]!.slice(0, 300)}`;
   logger?.warn(`pair: source item ${src.id} / target item ${tgt.id}: ${reason}`);
   return {

@@ -1,0 +1,170 @@
+// The fault suite with real worker processes (issue 36): two `capbridge worker` processes on a PostgreSQL cluster of
+// the test's own, which is restarted (pg_ctl restart -m fast), has its sessions terminated (pg_terminate_backend,
+// five rounds, during match and pair) and is stopped for a while. Every time: no worker crashes or exits early, no
+// item is marked failed, and the pairs are those of one SQLite process. While the bank is down a worker's /healthz
+// answers 503 naming the bank (without its password), and a worker started during the outage waits for it.
+import { expect } from 'chai';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Bank } from '../src/bank/index.js';
+import { loadConfig } from '../src/config/load.js';
+import { runPairing } from '../src/export/pairing.js';
+import { importManifest } from '../src/ingest/manifest.js';
+import { runFeatures, runMatch } from '../src/lsh-index/stage.js';
+import { tempDir } from './helpers.js';
+import { psql, startPgCluster, type PgCluster } from './helpers/pg-cluster.js';
+import { pgUnavailable } from './helpers/postgres.js';
+import { harvestManifests, pairsByExtId, startWorker, type WorkerProcess } from './helpers/scale.js';
+
+const ENV = {
+  CAPBRIDGE_WORKER__BATCH__FEATURES: '1',
+  CAPBRIDGE_WORKER__BATCH__MATCH: '1',
+  CAPBRIDGE_WORKER__BATCH__PAIR: '1',
+  CAPBRIDGE_WORKER__LEASE_SECONDS: '3',
+  CAPBRIDGE_WORKER__POLL_SECONDS: '0.2',
+  CAPBRIDGE_WORKER__BANK_WAIT_SECONDS: '120',
+  CAPBRIDGE_SIFT__THREADS: '1',
+};
+
+const dbName = (url: string) => new URL(url).pathname.slice(1);
+
+/** The stages with open jobs, read with psql (its own session; '' when the server does not answer). */
+function openStages(c: PgCluster, db: string): string {
+  try {
+    return psql(c.port, db, `SELECT COALESCE(string_agg(DISTINCT stage, ','), '') FROM jobs WHERE state = 'queued'`);
+  } catch {
+    return '';
+  }
+}
+
+async function until(what: string, ok: () => boolean, workers: WorkerProcess[], ms = 120_000): Promise<void> {
+  for (const t0 = Date.now(); Date.now() - t0 < ms; ) {
+    if (ok()) return;
+    if (workers.every((w) => w.child.exitCode !== null)) throw new Error(`the workers exited before ${what}: ${workers.map((w) => w.stderr()).join('\n---\n')}`);
+    await sleep(50);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Exit 0, no crash, no job given up, the JSON summary's claims. */
+async function expectClean(w: WorkerProcess): Promise<{ claims: number; interrupted: number; bankOutages: number; stderr: string }> {
+  const r = await w.out;
+  expect(r.code, r.stderr).to.equal(0);
+  expect(r.stderr).to.not.match(/Unhandled 'error' event|node:events|uncaught/i);
+  const s = JSON.parse(r.stdout.trim().split('\n').pop()!) as { claims: number; gaveUp: number; interrupted: number; bankOutages: number };
+  expect(s.gaveUp).to.equal(0);
+  return { ...s, stderr: r.stderr };
+}
+
+describe('fault suite: workers ride out PostgreSQL restarts, terminated sessions and an outage', function () {
+  this.timeout(300_000);
+  const why = pgUnavailable();
+  if (why) {
+    it(`skipped: ${why}`, function () {
+      this.skip();
+    });
+    return;
+  }
+  const dir = tempDir('capbridge-faultw-');
+  const { config } = loadConfig({});
+  config.sift.threads = 1;
+  let cluster: PgCluster;
+  let manifests: { source: string; target: string };
+  let reference: string[];
+
+  before(async () => {
+    cluster = await startPgCluster();
+    manifests = await harvestManifests(dir, 2, 1);
+    const bank = await Bank.open(path.join(dir, 'ref'));
+    try {
+      for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: manifests[b], config });
+      await runFeatures(bank, config, { threads: 1 });
+      await runMatch(bank, config, { threads: 1 });
+      await runPairing(bank, config);
+      reference = await pairsByExtId(bank);
+    } finally {
+      await bank.close();
+    }
+    expect(reference.some((p) => / emitted$/.test(p)), reference.join('; ')).to.equal(true);
+  });
+  after(() => cluster?.close());
+
+  /** A fresh database with the harvest imported (nothing featured yet): the workers do the rest. */
+  async function harvestBank(url: string, data: string): Promise<void> {
+    const bank = await Bank.open(data, { url });
+    try {
+      for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: manifests[b], config });
+    } finally {
+      await bank.close();
+    }
+  }
+
+  async function expectReference(url: string, data: string): Promise<void> {
+    const bank = await Bank.open(data, { url });
+    try {
+      expect(await bank.items.countByStatus(null, 'failed')).to.equal(0);
+      expect(await bank.items.countByStatus(null, 'new')).to.equal(0);
+      expect(await pairsByExtId(bank)).to.deep.equal(reference);
+    } finally {
+      await bank.close();
+    }
+  }
+
+  it('pg_ctl restart -m fast, then five rounds of pg_terminate_backend during match and pair: same pairs, no item failed, no worker crashed (findings 1-3)', async () => {
+    const url = await cluster.createDatabase();
+    const db = dbName(url);
+    const data = path.join(dir, 'restart');
+    await harvestBank(url, data);
+    const workers = [startWorker(data, url, ENV), startWorker(data, url, ENV)];
+    await until('a features job', () => openStages(cluster, db).includes('features'), workers);
+    cluster.restart('fast');
+    const rounds: string[] = [];
+    for (const stage of ['match', 'match', 'pair', 'pair', 'pair']) {
+      await until(`${stage} jobs`, () => openStages(cluster, db).includes(stage), workers);
+      // a round ends sessions of the workers (between two rounds they may have none open: try again shortly)
+      await until(`sessions to terminate in ${stage}`, () => cluster.terminate(db) > 0, workers, 5000);
+      rounds.push(stage);
+      await sleep(300);
+    }
+    expect(rounds).to.have.length(5);
+    const [a, b] = [await expectClean(workers[0]!), await expectClean(workers[1]!)];
+    expect(a.claims + b.claims).to.be.at.least(5 + 2 + 2);
+    await expectReference(url, data);
+  });
+
+  it('PostgreSQL down for a while mid-run: /healthz says 503 naming the bank, a worker started meanwhile waits, all end with the same pairs', async () => {
+    const url = (await cluster.createDatabase()).replace('capbridge@', 'capbridge:SECRET-PW@');
+    const db = dbName(url);
+    const data = path.join(dir, 'outage');
+    await harvestBank(url, data);
+    const workers = [startWorker(data, url, ENV, ['--port', '0']), startWorker(data, url, ENV)];
+    await until('match jobs', () => openStages(cluster, db).includes('match'), workers);
+    cluster.stop('fast');
+    const t0 = Date.now();
+    const late = startWorker(data, url, ENV);
+    workers.push(late);
+    const listening = /listening on (http:\/\/\S+)/.exec(workers[0]!.stderr())?.[1];
+    expect(listening, workers[0]!.stderr()).to.be.a('string');
+    let health: { status: number; body: { status: string; bank: { up: boolean; location: string; lastError: string } } } | null = null;
+    for (let i = 0; i < 40 && health?.status !== 503; i++) {
+      const res = await fetch(`${listening}/healthz`);
+      health = { status: res.status, body: (await res.json()) as never };
+      if (health.status !== 503) await sleep(250);
+    }
+    expect(health!.status, JSON.stringify(health)).to.equal(503);
+    expect(health!.body.status).to.equal('bank-unavailable');
+    expect(health!.body.bank.up).to.equal(false);
+    expect(health!.body.bank.location).to.equal(url.replace('SECRET-PW', '***'));
+    await until('the late worker waiting', () => /is unavailable/.test(late.stderr()), workers, 60_000);
+    await sleep(Math.max(0, 8000 - (Date.now() - t0)));
+    for (const w of workers) expect(w.child.exitCode, w.stderr()).to.equal(null); // nobody exited during the outage
+    cluster.start();
+    const ends = await Promise.all(workers.map(expectClean));
+    for (const e of ends) expect(e.stderr).to.not.include('SECRET-PW');
+    // the workers that were running when it went down waited for the bank and said where it is
+    expect(ends[0]!.stderr).to.match(/the bank \(PostgreSQL at postgres:\/\/capbridge:\*\*\*@127\.0\.0\.1:\d+\/\w+\) is unavailable/);
+    expect(ends[0]!.bankOutages + ends[1]!.bankOutages).to.be.at.least(1);
+    expect(late.stderr()).to.match(/waiting \d+ s, then trying again/);
+    await expectReference(url, data);
+  });
+});
