@@ -252,9 +252,13 @@ describe('images in an S3-compatible store (a local s3rver on 127.0.0.1)', funct
     const elsewhere = createContext({ data: dataDir });
     const refused = await elsewhere.bank.then(() => null, (e: unknown) => e);
     await elsewhere.close();
-    expect((refused as Error)?.message).to.equal(
-      `this bank's images are in s3://${s3.bucket}/cli/run, but this run uses folder (--images / images.store): point it at s3://${s3.bucket}/cli/run, ` +
-        'or copy them first with `capbridge images copy --to folder` (which records the new store)',
+    // both stores named in full: the bucket and prefix at the endpoint, and this machine's folder
+    expect((refused as Error)?.message).to.match(
+      new RegExp(
+        `^this bank's images are in s3://${s3.bucket}/cli/run at ${s3.endpoint.replace(/[.]/g, '\\.')}, but this run uses the folder ${path.join(dataDir, 'images')} on \\S+ ` +
+          '\\(store id [0-9a-f-]{36}\\) \\(--images / images\\.store, images\\.s3\\.\\*\\): point it at the bank\'s store, or copy them first with ' +
+          '`capbridge images copy --to folder` \\(which records the new store\\)$',
+      ),
     );
 
     // images copy --to folder brings them into the data dir and records it: the folder run is accepted now

@@ -7,7 +7,8 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import crypto from 'node:crypto';
 import sharp, { type Metadata } from 'sharp';
-import { writeFileAtomic } from '../util/atomic.js';
+import os from 'node:os';
+import { DISK_ERRORS, tempPathFor, writeFileAtomic } from '../util/atomic.js';
 import type { Sql } from './sql.js';
 import type { S3BlobsSettings } from './s3-blobs.js';
 import { parseImageStore } from '../util/store-url.js';
@@ -88,11 +89,22 @@ export function checkImageBounds(d: { width: number; height: number }, b: ImageB
   if (Math.min(d.width, d.height) < b.minSide) throw new ImageReadError(`image too small: ${d.width}x${d.height}, a side under ${b.minSideKey} ${b.minSide}`);
 }
 
+/** Which store this is, in full: what the bank records at first use and compares every later run's store with. */
+export interface StoreIdentity {
+  /** Compared: `folder:<uuid>` (the folder's own id, the same from any machine that mounts it, another for another
+   *  machine's folder), or `s3://bucket/prefix at <endpoint>` (AWS S3 when no endpoint is set). */
+  key: string;
+  /** Said to the operator: the key and where it was seen (the folder's path and host). */
+  describe: string;
+}
+
 /** Where image bytes live: a folder (default) or an S3-compatible bucket. Keys are ImageRecord.path. */
 export interface ImageBlobs {
   readonly kind: string;
-  /** Which store this is, as the bank records it: 'folder', or s3://bucket/prefix. */
+  /** Which store this is, as the command line names it: 'folder', or s3://bucket/prefix. */
   readonly id: string;
+  /** Which store this is in full (endpoint included; a folder by the id kept in it). */
+  identity(): Promise<StoreIdentity>;
   /** Where the bytes are, for messages (a folder, or s3://bucket/prefix). */
   readonly location: string;
   /** True when the object exists with this many bytes. */
@@ -106,6 +118,18 @@ export interface ImageBlobs {
   close?(): Promise<void>;
 }
 
+/** The file in a folder store that names it (a UUID). */
+const STORE_ID_FILE = '.capbridge-store';
+
+function readStoreId(file: string): string | null {
+  try {
+    const v = fs.readFileSync(file, 'utf8').trim();
+    return /^[0-9a-f-]{36}$/.test(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
 /** The content-addressed folder in the data dir (files written atomically). */
 export class FolderBlobs implements ImageBlobs {
   readonly kind = 'folder';
@@ -117,6 +141,28 @@ export class FolderBlobs implements ImageBlobs {
   private abs(key: string): string {
     return path.join(this.root, key);
   }
+  /** The folder's id, kept in images/.capbridge-store (created at first use, never replaced: two processes creating it
+   *  at once end with one id), so a data dir mounted on another machine is the same store and a fresh folder on another
+   *  machine is not. */
+  async identity(): Promise<StoreIdentity> {
+    const file = path.join(this.location, STORE_ID_FILE);
+    let id = readStoreId(file);
+    if (!id) {
+      fs.mkdirSync(this.location, { recursive: true });
+      const tmp = tempPathFor(file);
+      fs.writeFileSync(tmp, `${crypto.randomUUID()}\n`);
+      try {
+        fs.linkSync(tmp, file); // fails when another process made it first: its id stands
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      } finally {
+        fs.rmSync(tmp, { force: true });
+      }
+      id = readStoreId(file);
+      if (!id) throw new Error(`${file}: not a store id`);
+    }
+    return { key: `folder:${id}`, describe: `the folder ${this.location} on ${os.hostname()} (store id ${id})` };
+  }
   async has(key: string, bytes: number): Promise<boolean> {
     try {
       return fs.statSync(this.abs(key)).size === bytes;
@@ -125,11 +171,19 @@ export class FolderBlobs implements ImageBlobs {
     }
   }
   async put(key: string, buf: Uint8Array): Promise<void> {
-    writeFileAtomic(this.abs(key), buf);
+    try {
+      writeFileAtomic(this.abs(key), buf);
+    } catch (err) {
+      throw this.failed('put', key, err);
+    }
   }
+  /** A disk that is full (or read-only, over quota, failing) is the store's failure, not the image's: transient, so
+   *  the stage stops (the import says the disk is full, once) instead of failing every image after it. */
   private failed(op: 'get' | 'put', key: string, err: unknown): ImageStoreError {
     const e = err as NodeJS.ErrnoException;
-    const missing = e.code === 'ENOENT';
+    const missing = e.code === 'ENOENT' && op === 'get';
+    const disk = e.code ? DISK_ERRORS[e.code] : undefined;
+    if (disk) return new ImageStoreError(this.abs(key), op, `${disk} (${e.code}) under ${this.location}: free space there, then run again`, false, true);
     return new ImageStoreError(this.abs(key), op, missing ? 'no such file (ENOENT)' : e.message, missing, false);
   }
   async get(key: string): Promise<Buffer> {
@@ -169,8 +223,9 @@ export async function openImageBlobs(dataDir: string, settings: ImageStoreSettin
   return new S3Blobs({ ...settings.s3, bucket: sel.bucket ?? settings.s3.bucket, prefix: sel.prefix ?? settings.s3.prefix });
 }
 
-/** The meta key naming the store the bank's images are in. */
+/** The meta keys naming the store the bank's images are in: its identity key, and its description for messages. */
 const IMAGE_STORE_KEY = 'images.store';
+const IMAGE_STORE_TEXT = 'images.store.describe';
 
 export const imageKey = (sha256: string, format: string): string => path.posix.join('images', sha256.slice(0, 2), `${sha256}.${EXT[format] ?? format}`);
 
@@ -233,22 +288,40 @@ export class ImageStore {
   }
 
   /**
-   * Checks that this run uses the store the bank's images are in (recorded in meta `images.store` on first use),
-   * so that a worker or a command pointed at the wrong store is refused before it fails items as missing.
+   * Checks that this run uses the store the bank's images are in, so that a worker or a command pointed at another
+   * store (another endpoint, bucket, prefix, or another machine's folder) is refused, naming both, before it fails
+   * items as missing. The first run records its store, atomically: two first runs at once end with one store, and the
+   * other is refused. A bank recorded by an older capbridge ('folder', s3://bucket/prefix) is upgraded to the full
+   * identity by the first run whose store matches it.
    */
   async checkStore(): Promise<void> {
-    const recorded = await this.sql.get<{ value: string }>('SELECT value FROM meta WHERE key = ?', [IMAGE_STORE_KEY]);
-    if (!recorded) return this.recordStore(this.blobs.id);
-    if (recorded.value === this.blobs.id) return;
+    const mine = await this.blobs.identity();
+    if ((await this.sql.get<{ value: string }>('SELECT value FROM meta WHERE key = ?', [IMAGE_STORE_KEY]))?.value === mine.key) return;
+    const recorded = await this.sql.transaction(async (tx) => {
+      if ((await tx.run('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO NOTHING', [IMAGE_STORE_KEY, mine.key])) > 0) {
+        await tx.run('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value', [IMAGE_STORE_TEXT, mine.describe]);
+      } else if ((await tx.run('UPDATE meta SET value = ? WHERE key = ? AND value = ?', [mine.key, IMAGE_STORE_KEY, this.blobs.id])) > 0) {
+        await tx.run('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value', [IMAGE_STORE_TEXT, mine.describe]);
+      }
+      const key = (await tx.get<{ value: string }>('SELECT value FROM meta WHERE key = ?', [IMAGE_STORE_KEY]))!.value;
+      const text = (await tx.get<{ value: string }>('SELECT value FROM meta WHERE key = ?', [IMAGE_STORE_TEXT]))?.value ?? key;
+      return { key, text };
+    });
+    if (recorded.key === mine.key) return;
     throw new UserError(
-      `this bank's images are in ${recorded.value}, but this run uses ${this.blobs.id} (--images / images.store): ` +
-        `point it at ${recorded.value}, or copy them first with \`capbridge images copy --to ${this.blobs.id}\` (which records the new store)`,
+      `this bank's images are in ${recorded.text}, but this run uses ${mine.describe} (--images / images.store, images.s3.*): ` +
+        `point it at the bank's store, or copy them first with \`capbridge images copy --to ${this.blobs.id}\` (which records the new store)`,
     );
   }
 
   /** Records where the bank's images are (after `images copy`). */
-  async recordStore(id: string): Promise<void> {
-    await this.sql.run('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value', [IMAGE_STORE_KEY, id]);
+  async recordStore(blobs: ImageBlobs): Promise<void> {
+    const id = await blobs.identity();
+    await this.sql.transaction(async (tx) => {
+      for (const [k, v] of [[IMAGE_STORE_KEY, id.key], [IMAGE_STORE_TEXT, id.describe]]) {
+        await tx.run('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value', [k, v]);
+      }
+    });
   }
 
   async totals(): Promise<{ files: number; bytes: number }> {

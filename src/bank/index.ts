@@ -10,7 +10,7 @@ export { CrawlRepo, type Validators, type RobotsRow, type FrontierRow, type NewU
 export { PairsRepo, LEVELS, LEVEL_RANK, textKey, type PairLevel, type PairDecision, type PairRow, type PairCandidate, type SentencePairDecision } from './pairs.js';
 export { SentencePairsRepo, type SentencePairRow, type SentencePairForExport } from './sentence-pairs.js';
 export { FeaturesRepo, type StoredFeatures } from './features.js';
-export { ReviewsRepo, VERDICTS, type Verdict, type Review, type ReviewState, type PairListFilter, type PairListKind, type PairListSort, type ListCursor, type ReviewPairRow, type LabelledPair } from './reviews.js';
+export { ReviewsRepo, VERDICTS, LIST_TEXT_CHARS, type Verdict, type Review, type ReviewState, type PairListFilter, type PairListKind, type PairListSort, type ListCursor, type ReviewPairRow, type LabelledPair } from './reviews.js';
 export { TermStatsRepo } from './term-stats.js';
 export { LshRepo, type LshRow } from './lsh.js';
 export { TwinsRepo, type StoredHash, type Twin } from './twins.js';
@@ -18,3 +18,4 @@ export { CandidatesRepo, type CandidateInput, type Candidate, type CandidateJoin
 export { JobsRepo, JOB_STAGES, SCHEDULED_STAGES, type JobStage, type ScheduledStage, type Job, type JobCounts, type IdRange } from './jobs.js';
 export { BankUnavailableError, isBankUnavailable, isInfrastructureFailure, isDatabaseRefusal } from './outage.js';
 export type { BankHealth } from './sql.js';
+export { ExportClaimsRepo, type ExportClaim } from './export-claims.js';

@@ -64,7 +64,16 @@ export interface ReviewPairRow extends Omit<PairRow, 'textKey' | 'exportId'> {
   reviewedAt: string | null;
   reviewEn: string | null;
   reviewZh: string | null;
+  /** In lists (listPairs), the captions' whole lengths in characters: sourceCaption, targetCaption, en and zh are
+   *  cut to LIST_TEXT_CHARS there (a 1 MB caption must not make every list page 1 MB). Absent for one pair. */
+  sourceCaptionChars?: number;
+  targetCaptionChars?: number;
 }
+
+/** Characters of each text a list row carries (ReviewsRepo.listPairs); one pair's view has them whole. */
+export const LIST_TEXT_CHARS = 600;
+/** A list row's explanation is left out above this many characters (it grows with the captions). */
+const LIST_EXPLAIN_CHARS = 20_000;
 
 /** A judged pair with its scores, for calibration. */
 export interface LabelledPair {
@@ -95,6 +104,13 @@ const ROW_COLUMNS = `p.id, p.source_item_id AS "sourceItemId", p.target_item_id 
   s.page_url AS "sourceUrl", t.page_url AS "targetUrl", s.image_url AS "sourceImageUrl", t.image_url AS "targetImageUrl",
   COALESCE(s.fetched_at, s.imported_at) AS "sourceHarvestedAt", COALESCE(t.fetched_at, t.imported_at) AS "targetHarvestedAt",
   r.verdict, r.level AS "reviewLevel", r.reviewed_at AS "reviewedAt", r.en AS "reviewEn", r.zh AS "reviewZh"`;
+
+/** ROW_COLUMNS for lists: texts cut to LIST_TEXT_CHARS (with the captions' whole lengths), a long explanation left out. */
+const cut = (col: string, alias: string) => `substr(${col}, 1, ${LIST_TEXT_CHARS}) AS "${alias}"`;
+const LIST_COLUMNS = ROW_COLUMNS.replace('p.en, p.zh,', `${cut('p.en', 'en')}, ${cut('p.zh', 'zh')},`)
+  .replace('p.explain,', `CASE WHEN length(p.explain) <= ${LIST_EXPLAIN_CHARS} THEN p.explain END AS "explain",`)
+  .replace('s.caption AS "sourceCaption", t.caption AS "targetCaption",', `${cut('s.caption', 'sourceCaption')}, ${cut('t.caption', 'targetCaption')}, length(s.caption) AS "sourceCaptionChars", length(t.caption) AS "targetCaptionChars",`)
+  .replace('r.en AS "reviewEn", r.zh AS "reviewZh"', `${cut('r.en', 'reviewEn')}, ${cut('r.zh', 'reviewZh')}`);
 
 // CROSS JOIN keeps `pairs` the outer loop on SQLite, so the ORDER BY walks one of its indexes and LIMIT stops early.
 // PostgreSQL's planner picks that order itself (and has no CROSS JOIN … ON).
@@ -248,7 +264,7 @@ export class ReviewsRepo {
     for (const s of this.segments(f, opts.after, dir)) {
       const want = opts.limit + 1 - rows.length;
       if (want <= 0) break;
-      rows.push(...(await this.db.all<ReviewPairRow>(`SELECT ${ROW_COLUMNS} ${this.from} ${s.sql} LIMIT ?`, [...s.args, want])));
+      rows.push(...(await this.db.all<ReviewPairRow>(`SELECT ${LIST_COLUMNS} ${this.from} ${s.sql} LIMIT ?`, [...s.args, want])));
     }
     const more = rows.length > opts.limit;
     if (more) rows.length = opts.limit;
@@ -262,7 +278,7 @@ export class ReviewsRepo {
     const out: string[] = [];
     for (const s of this.segments(f, after, f.dir)) {
       const plan = await this.db.all<{ detail?: string; 'QUERY PLAN'?: string }>(
-        `${pg ? 'EXPLAIN' : 'EXPLAIN QUERY PLAN'} SELECT ${ROW_COLUMNS} ${this.from} ${s.sql} LIMIT ?`,
+        `${pg ? 'EXPLAIN' : 'EXPLAIN QUERY PLAN'} SELECT ${LIST_COLUMNS} ${this.from} ${s.sql} LIMIT ?`,
         [...s.args, 50],
       );
       out.push(plan.map((r) => r.detail ?? r['QUERY PLAN'] ?? '').join('\n'));

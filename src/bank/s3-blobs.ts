@@ -8,7 +8,7 @@
 // Loaded only when images.store selects S3, so the embedded default does not pay for importing the SDK.
 import type { Readable } from 'node:stream';
 import { S3Client, GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { ImageStoreError, type ImageBlobs } from './image-store.js';
+import { ImageStoreError, type ImageBlobs, type StoreIdentity } from './image-store.js';
 
 export type ChecksumMode = 'WHEN_REQUIRED' | 'WHEN_SUPPORTED';
 
@@ -68,6 +68,22 @@ export class S3Blobs implements ImageBlobs {
 
   get id(): string {
     return `s3://${this.settings.bucket}/${this.prefix}`.replace(/\/$/, '');
+  }
+
+  /** The bucket and prefix at the endpoint (scheme, host and port, lower-cased; "AWS S3" when none is set): the same
+   *  bucket name on another server is another store. */
+  async identity(): Promise<StoreIdentity> {
+    let at = 'AWS S3';
+    if (this.settings.endpoint) {
+      try {
+        const u = new URL(this.settings.endpoint);
+        at = `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`.toLowerCase();
+      } catch {
+        at = this.settings.endpoint;
+      }
+    }
+    const key = `${this.id} at ${at}`;
+    return { key, describe: key };
   }
 
   get location(): string {

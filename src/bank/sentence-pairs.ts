@@ -93,8 +93,9 @@ export class SentencePairsRepo {
    * first in a group, best groups first. Without `reviewed`: the emitted sentence pairs at or above minLevel, except
    * those of a caption pair a linguist rejected. With it: the sentence pairs of the caption pairs a linguist accepted
    * / rejected / judged at all, emitted or not, at the linguist's level when one was set on the caption pair.
+   * claimedBy: only the sentence pairs that export claimed (ExportClaimsRepo.claim).
    */
-  iterateForExport(opts: { minLevel: PairLevel; onlyNew: boolean; reviewed?: 'accepted' | 'rejected' | 'all' }): AsyncIterable<SentencePairForExport> {
+  iterateForExport(opts: { minLevel: PairLevel; onlyNew: boolean; reviewed?: 'accepted' | 'rejected' | 'all'; claimedBy?: number }): AsyncIterable<SentencePairForExport> {
     const r = opts.reviewed;
     const rank = r ? 'COALESCE(r.level_rank, sp.level_rank)' : 'sp.level_rank';
     return this.db.iterate<SentencePairForExport>(
@@ -112,11 +113,11 @@ export class SentencePairsRepo {
            : `sp.emitted = 1 AND sp.level_rank >= ?
               AND NOT EXISTS (SELECT 1 FROM reviews x WHERE x.source_item_id = sp.source_item_id AND x.target_item_id = sp.target_item_id
                               AND x.verdict = 'rejected')`
-       } ${opts.onlyNew ? 'AND sp.exported_at IS NULL' : ''}
+       } ${opts.onlyNew ? 'AND sp.exported_at IS NULL' : ''} ${opts.claimedBy !== undefined ? 'AND sp.export_id = ?' : ''}
        WINDOW w AS (PARTITION BY sp.text_key)
        -- best groups first (level, then the C of the group's best pair); a group's rows stay adjacent (text_key)
        ORDER BY MAX(${rank}) OVER w DESC, MAX(sp.c) OVER w DESC, sp.text_key, sp.c DESC, sp.id`,
-      [LEVEL_RANK[opts.minLevel]],
+      opts.claimedBy !== undefined ? [LEVEL_RANK[opts.minLevel], opts.claimedBy] : [LEVEL_RANK[opts.minLevel]],
     );
   }
 

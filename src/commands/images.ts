@@ -31,7 +31,7 @@ export function registerImages(program: Command): void {
         const concurrency = parseConcurrency(opts.concurrency);
         const bank = await ctx.bank;
         const to = await openImageBlobs(ctx.dataDir, ctx.config.images, opts.to);
-        if (to.id === bank.images.blobs.id) throw new UserError(`--to ${opts.to}: that is where the images are already (${to.location})`);
+        if ((await to.identity()).key === (await bank.images.blobs.identity()).key) throw new UserError(`--to ${opts.to}: that is where the images are already (${to.location})`);
         const progress = createProgress('copy images', 0, { enabled: !opts.json && Boolean(process.stderr.isTTY) && !process.env.CI });
         try {
           const s = await runStoppable('images copy', ctx.logger, (signal) =>
@@ -39,7 +39,7 @@ export function registerImages(program: Command): void {
           );
           progress.stop();
           // every image is in the target now: the bank records it as its store (runs pointed there are accepted)
-          if (!s.aborted && !s.missing) await bank.images.recordStore(to.id);
+          if (!s.aborted && !s.missing) await bank.images.recordStore(to);
           if (opts.json) printJson(s);
           else {
             process.stdout.write(

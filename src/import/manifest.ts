@@ -4,10 +4,10 @@
 // completes the rest (unchanged rows are recognised and skipped).
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Bank, BankName, ImageBounds, ImageRecord, UpsertOutcome } from '../bank/index.js';
-import { ImageReadError, isInfrastructureFailure } from '../bank/index.js';
+import type { Bank, BankName, BankTx, ImageBounds, ImageRecord, UpsertOutcome } from '../bank/index.js';
+import { ImageReadError, isDatabaseRefusal, isInfrastructureFailure } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
-import { openTsv, type TsvLimits } from '../util/tsv.js';
+import { openTsv, type TsvLimits, type TsvRow } from '../util/tsv.js';
 import { checkCaption } from '../lib/captions/language.js';
 import type { Progress } from '../util/progress.js';
 
@@ -62,6 +62,10 @@ export async function countManifestRows(file: string, maxBytes = Infinity): Prom
   return Math.max(0, n - 1);
 }
 
+/** The longest item id a manifest may give, in UTF-8 bytes: ids are a unique key of the bank, and PostgreSQL's
+ *  btree indexes refuse entries over ~2.7 KB; a longer id is refused per row, before the bank sees it. */
+export const MAX_ID_BYTES = 1024;
+
 interface Pending {
   line: number;
   extId: string;
@@ -72,106 +76,145 @@ interface Pending {
   image: ImageRecord;
 }
 
+/** The refusal of a row the bank would not store, in words (the server's own message names its internals). */
+function refusedRow(err: Error & { code: string }): string {
+  const cls = err.code.slice(0, 2);
+  const what =
+    cls === '54'
+      ? 'a value of this row is too large for the bank'
+      : cls === '22'
+        ? 'a value of this row cannot be stored (invalid text or number)'
+        : cls === '23'
+          ? 'this row conflicts with a row already stored'
+          : 'the bank refused this row';
+  return `${what} (SQLSTATE ${err.code})`;
+}
+
+/** One import: its summary, the ids seen, the batch waiting to be committed. */
+class ManifestImport {
+  readonly summary: ImportSummary;
+  private seen = new Map<string, number>(); // ext id -> first line (ids repeated inside the file are errors)
+  private batch: Pending[] = [];
+  private readonly importedAt = new Date().toISOString();
+  private readonly bounds: ImageBounds;
+
+  constructor(
+    private bank: Bank,
+    private opts: ImportOptions,
+    readonly manifest: string,
+  ) {
+    const c = opts.config;
+    this.bounds = { minSide: c.import.minImageSide, minSideKey: 'import.minImageSide', maxPixels: c.sift.maxPixels, maxPixelsKey: 'sift.maxPixels' };
+    this.summary = { manifest, bank: opts.bank, rows: 0, added: 0, unchanged: 0, updated: 0, failed: 0, languageMismatches: 0, emptyCaptions: 0, problems: [] };
+  }
+
+  fail(line: number, reason: string): void {
+    const p = { file: this.manifest, line, reason };
+    this.summary.failed++;
+    this.summary.problems.push(p);
+    this.opts.onProblem?.(p);
+  }
+
+  /** A row's fields checked (every bound before the bank sees them) and its image stored; null when it failed. */
+  async prepare(row: TsvRow, width: number, header: string[]): Promise<Pending | null> {
+    if (row.problem) return this.fail(row.line, row.problem), null;
+    if (row.fields.length !== width) return this.fail(row.line, `expected ${width} columns (${header.join(', ')}), found ${row.fields.length}`), null;
+    const extId = (row.get('id') ?? '').trim();
+    const imageField = (row.get('image') ?? '').trim();
+    const caption = (row.get('caption') ?? '').replace(/\s+/g, ' ').trim();
+    const url = (row.get('url') ?? '').trim() || null;
+    // Optional: the photo credit, kept apart from the caption (exported as source_credit/target_credit).
+    const credit = (row.get('credit') ?? '').replace(/\s+/g, ' ').trim() || null;
+    if (!extId) return this.fail(row.line, 'empty id'), null;
+    if (Buffer.byteLength(extId) > MAX_ID_BYTES) return this.fail(row.line, `id longer than ${MAX_ID_BYTES} bytes`), null;
+    const firstLine = this.seen.get(extId);
+    if (firstLine !== undefined) return this.fail(row.line, `id "${extId}" repeated (first on line ${firstLine})`), null;
+    this.seen.set(extId, row.line);
+    if (!imageField) return this.fail(row.line, 'empty image path'), null;
+    const imagePath = path.isAbsolute(imageField) ? imageField : path.join(path.dirname(this.manifest), imageField);
+    const max = this.opts.config.import.maxImageBytes;
+    try {
+      const st = fs.statSync(imagePath);
+      if (!st.isFile()) throw new ImageReadError(`not a file: ${imageField}`);
+      if (st.size > max) throw new ImageReadError(`image too large: ${st.size} bytes > ${max}`);
+      const image = await this.bank.images.prepare(fs.readFileSync(imagePath), this.bounds);
+      return { line: row.line, extId, caption, credit, url, imagePath, image };
+    } catch (err) {
+      // the image store or the bank failing (not this image: a full disk, an unreachable bucket): stop; committed
+      // batches stay, a rerun resumes
+      if (isInfrastructureFailure(err)) throw err;
+      const e = err as NodeJS.ErrnoException;
+      const reason = e.code === 'ENOENT' ? `image not found: ${imageField}` : e.code ? `image unreadable: ${imageField}: ${e.code}` : `${imageField}: ${e.message}`;
+      return this.fail(row.line, reason), null;
+    }
+  }
+
+  async add(p: Pending): Promise<void> {
+    this.batch.push(p);
+    if (this.batch.length >= this.opts.config.import.batchSize) await this.flush();
+  }
+
+  /** Commits the batch in one transaction. Should the bank refuse it (a row the checks above did not foresee), each
+   *  row is committed on its own and a refused row fails alone, in words, naming its line. */
+  async flush(): Promise<void> {
+    if (!this.batch.length) return;
+    const rows = this.batch;
+    this.batch = [];
+    let outcomes: UpsertOutcome[];
+    try {
+      outcomes = await this.bank.transaction((tx) => this.store(tx, rows));
+    } catch (err) {
+      if (!isDatabaseRefusal(err) || rows.length === 1) {
+        if (isDatabaseRefusal(err)) return this.fail(rows[0]!.line, refusedRow(err));
+        throw err;
+      }
+      for (const r of rows) {
+        this.batch = [r];
+        await this.flush();
+      }
+      return;
+    }
+    for (const o of outcomes) this.summary[o]++;
+  }
+
+  private async store(tx: BankTx, rows: Pending[]): Promise<UpsertOutcome[]> {
+    const { config } = this.opts;
+    const expected = this.opts.bank === 'source' ? config.captions.sourceLanguages : config.captions.targetLanguages;
+    const out: UpsertOutcome[] = [];
+    const counted = { mismatches: 0, empty: 0 };
+    for (const r of rows) {
+      await tx.images.record(r.image);
+      const check = checkCaption(r.caption, expected, { check: config.captions.checkLanguage, minLength: config.captions.minLengthForDetection });
+      if (check.status === 'lang-mismatch') counted.mismatches++;
+      if (check.status === 'empty') counted.empty++;
+      const { outcome } = await tx.items.upsert({
+        bank: this.opts.bank, extId: r.extId, caption: r.caption, credit: r.credit, lang: check.lang, captionStatus: check.status,
+        captionReason: check.reason, imageSha256: r.image.sha256, pageUrl: r.url, imageUrl: r.imagePath,
+        site: 'local', importedAt: this.importedAt,
+      });
+      out.push(outcome);
+    }
+    // counted once the batch is committed (a batch refused and stored row by row is not counted twice)
+    this.summary.languageMismatches += counted.mismatches;
+    this.summary.emptyCaptions += counted.empty;
+    return out;
+  }
+}
+
 export async function importManifest(bank: Bank, opts: ImportOptions): Promise<ImportSummary> {
   const manifest = path.resolve(opts.manifest);
-  const baseDir = path.dirname(manifest);
-  const { config } = opts;
-  const reader = await openTsv(manifest, REQUIRED, manifestLimits(config));
-  const bounds: ImageBounds = { minSide: config.import.minImageSide, minSideKey: 'import.minImageSide', maxPixels: config.sift.maxPixels, maxPixelsKey: 'sift.maxPixels' };
-  const width = reader.header.length;
-  const summary: ImportSummary = {
-    manifest, bank: opts.bank, rows: 0, added: 0, unchanged: 0, updated: 0, failed: 0,
-    languageMismatches: 0, emptyCaptions: 0, problems: [],
-  };
-  const fail = (line: number, reason: string) => {
-    const p = { file: manifest, line, reason };
-    summary.failed++;
-    summary.problems.push(p);
-    opts.onProblem?.(p);
-  };
-  const seen = new Map<string, number>(); // ext id -> first line (ids repeated inside the file are errors)
-  const expected = opts.bank === 'source' ? config.captions.sourceLanguages : config.captions.targetLanguages;
-  const importedAt = new Date().toISOString();
-  let batch: Pending[] = [];
-
-  const flush = async () => {
-    if (!batch.length) return;
-    const rows = batch;
-    batch = [];
-    const outcomes = await bank.transaction(async (tx) => {
-      const out: UpsertOutcome[] = [];
-      for (const r of rows) {
-        await tx.images.record(r.image);
-        const check = checkCaption(r.caption, expected, { check: config.captions.checkLanguage, minLength: config.captions.minLengthForDetection });
-        if (check.status === 'lang-mismatch') summary.languageMismatches++;
-        if (check.status === 'empty') summary.emptyCaptions++;
-        const { outcome } = await tx.items.upsert({
-          bank: opts.bank, extId: r.extId, caption: r.caption, credit: r.credit, lang: check.lang, captionStatus: check.status,
-          captionReason: check.reason, imageSha256: r.image.sha256, pageUrl: r.url, imageUrl: r.imagePath,
-          site: 'local', importedAt,
-        });
-        out.push(outcome);
-      }
-      return out;
-    });
-    rows.forEach((r, i) => {
-      summary[outcomes[i]!]++;
-    });
-  };
-
+  const reader = await openTsv(manifest, REQUIRED, manifestLimits(opts.config));
+  const run = new ManifestImport(bank, opts, manifest);
   try {
     for await (const row of reader.rows) {
-      summary.rows++;
+      run.summary.rows++;
       opts.progress?.tick(1);
-      if (row.problem) {
-        fail(row.line, row.problem);
-        continue;
-      }
-      if (row.fields.length !== width) {
-        fail(row.line, `expected ${width} columns (${reader.header.join(', ')}), found ${row.fields.length}`);
-        continue;
-      }
-      const extId = (row.get('id') ?? '').trim();
-      const imageField = (row.get('image') ?? '').trim();
-      const caption = (row.get('caption') ?? '').replace(/\s+/g, ' ').trim();
-      const url = (row.get('url') ?? '').trim() || null;
-      // Optional: the photo credit, kept apart from the caption (exported as source_credit/target_credit).
-      const credit = (row.get('credit') ?? '').replace(/\s+/g, ' ').trim() || null;
-      if (!extId) {
-        fail(row.line, 'empty id');
-        continue;
-      }
-      const firstLine = seen.get(extId);
-      if (firstLine !== undefined) {
-        fail(row.line, `id "${extId}" repeated (first on line ${firstLine})`);
-        continue;
-      }
-      seen.set(extId, row.line);
-      if (!imageField) {
-        fail(row.line, 'empty image path');
-        continue;
-      }
-      const imagePath = path.isAbsolute(imageField) ? imageField : path.join(baseDir, imageField);
-      let image: ImageRecord;
-      try {
-        const st = fs.statSync(imagePath);
-        if (!st.isFile()) throw new ImageReadError(`not a file: ${imageField}`);
-        if (st.size > config.import.maxImageBytes) throw new ImageReadError(`image too large: ${st.size} bytes > ${config.import.maxImageBytes}`);
-        image = await bank.images.prepare(fs.readFileSync(imagePath), bounds);
-      } catch (err) {
-        // the image store or the bank failing (not this image): stop; committed batches stay, a rerun resumes
-        if (isInfrastructureFailure(err)) throw err;
-        const e = err as NodeJS.ErrnoException;
-        const reason = e.code === 'ENOENT' ? `image not found: ${imageField}` : e.code ? `image unreadable: ${imageField}: ${e.code}` : `${imageField}: ${e.message}`;
-        fail(row.line, reason);
-        continue;
-      }
-      batch.push({ line: row.line, extId, caption, credit, url, imagePath, image });
-      if (batch.length >= config.import.batchSize) await flush();
+      const p = await run.prepare(row, reader.header.length, reader.header);
+      if (p) await run.add(p);
     }
-    await flush();
+    await run.flush();
   } finally {
     reader.close();
   }
-  return summary;
+  return run.summary;
 }

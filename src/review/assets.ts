@@ -85,7 +85,7 @@ export const JS = `
         .then(function(j){
           if(!j.results.length){ out.innerHTML = '<p>No matching target image.</p>'; return; }
           out.innerHTML = '<table class="pairs results"><thead><tr><th>#</th><th>image</th><th>caption</th><th>score</th><th>inliers</th></tr></thead><tbody>' +
-            j.results.map(function(r, i){ return '<tr><td>' + (i + 1) + '</td><td><img src="/thumb/' + esc(r.imageSha256) + '" alt=""></td><td>' + esc(r.caption) + '<div class="muted">' + esc(r.extId) + ' ' + (r.pageUrl ? '<a href="' + esc(r.pageUrl) + '" rel="noreferrer">page</a>' : '') + '</div></td><td>' + esc(Number(r.score).toFixed(3)) + '</td><td>' + esc(r.inliers) + '</td></tr>'; }).join('') + '</tbody></table>';
+            j.results.map(function(r, i){ return '<tr><td>' + (i + 1) + '</td><td><img src="/thumb/' + esc(r.imageSha256) + '" alt=""></td><td>' + esc(r.caption) + '<div class="muted">' + esc(r.extId) + ' ' + (/^https?:/i.test(r.pageUrl || '') ? '<a href="' + esc(r.pageUrl) + '" rel="noreferrer">page</a>' : esc(r.pageUrl || '')) + '</div></td><td>' + esc(Number(r.score).toFixed(3)) + '</td><td>' + esc(r.inliers) + '</td></tr>'; }).join('') + '</tbody></table>';
         }, function(e){ out.innerHTML = '<p class="err">' + esc(e.message) + '</p>'; });
     }
     input.addEventListener('change', function(){ send(input.files[0]); });

@@ -12,6 +12,24 @@ export const reviewApi = (r: Pick<ReviewPairRow, 'sourceItemId' | 'targetItemId'
 
 const levelBadge = (lv: string | null): Html => (lv ? html`<span class="lv lv-${lv}">${lv}</span>` : html`<span class="muted">–</span>`);
 
+/** A list cell's caption, cut by the bank to LIST_TEXT_CHARS: what is cut is said, with the way to the whole text. */
+function clipped(text: string, chars: number | undefined, href: string): Html {
+  if (chars === undefined || chars <= text.length) return html`${text}`;
+  return html`${text}… <a class="more" href="${href}">(${chars.toLocaleString('en')} characters in all: open the pair)</a>`;
+}
+
+/** Only http(s) URLs become links (a manifest may give any text as a page URL: javascript:, data:, file:). */
+const linkable = (url: string | null): url is string => url !== null && /^https?:\/\/[^\s]+$/i.test(url);
+
+/** Characters of a caption highlighted and shown at once on a pair's page; the rest is there behind "show all". */
+export const PAIR_VIEW_CHARS = 5000;
+
+/** The part of a caption beyond what the page highlights, behind a <details>: the whole text, on demand. */
+function rest(text: string, id: string): Html {
+  if (text.length <= PAIR_VIEW_CHARS) return html``;
+  return html`<details class="caption-rest" id="${id}"><summary>… show all ${text.length.toLocaleString('en')} characters</summary><div class="caption">${text}</div></details>`;
+}
+
 function reviewState(r: Pick<ReviewPairRow, 'verdict' | 'reviewLevel' | 'reviewedAt'>, withId = false): Html {
   const text = r.reviewedAt ? [r.verdict ?? '', r.reviewLevel ? `level ${r.reviewLevel}` : ''].filter(Boolean).join(', ') + ` (${r.reviewedAt})` : 'not reviewed';
   return html`<span${raw(withId ? ' id="review-state"' : '')} class="review-state${raw(r.verdict ? ` verdict-${r.verdict}` : '')}" data-verdict="${r.verdict ?? ''}" data-level="${r.reviewLevel ?? ''}">${text}</span>`;
@@ -44,7 +62,7 @@ export function listPage(f: PairListFilter, rows: ReviewPairRow[], next: string 
         return html`<tr data-href="${href}" data-review-url="${reviewApi(r)}" data-pair="${r.sourceItemId}-${r.targetItemId}">
           <td><a href="${href}"><img loading="lazy" src="/thumb/${r.sourceSha}" alt="source ${r.sourceExtId}"></a></td>
           <td><a href="${href}"><img loading="lazy" src="/thumb/${r.targetSha}" alt="target ${r.targetExtId}"></a></td>
-          <td>${r.sourceCaption}</td><td lang="zh">${r.targetCaption}</td>
+          <td>${clipped(r.sourceCaption, r.sourceCaptionChars, href)}</td><td lang="zh">${clipped(r.targetCaption, r.targetCaptionChars, href)}</td>
           <td>${levelBadge(r.level)}${r.emitted ? '' : html`<div class="muted">not emitted: ${r.reason ?? ''}</div>`}</td>
           <td class="num">${fmt(r.c)}</td><td class="num">${fmt(r.imageScore)}</td><td class="num">${r.inliers ?? '–'}</td>
           <td>${reviewState(r)}</td></tr>`;
@@ -85,7 +103,8 @@ function sentenceTable(rows: SentencePairRow[]): Html {
 export function pairPage(d: PairViewData): string {
   const r = d.row;
   const explain = parseExplain(r.explain);
-  const hl = highlight(r.en, r.zh, explain);
+  // a caption of a megabyte is highlighted in its first PAIR_VIEW_CHARS characters, and shown whole on demand
+  const hl = highlight(r.en.slice(0, PAIR_VIEW_CHARS), r.zh.slice(0, PAIR_VIEW_CHARS), explain);
   const ctx = listQueryString(d.filter);
   const svg = matchSvg({ href: `/image/${r.sourceSha}`, ...d.source }, { href: `/image/${r.targetSha}`, ...d.target }, d.points);
   const lines = d.points
@@ -102,14 +121,14 @@ export function pairPage(d: PairViewData): string {
     const s = side === 'source';
     const url = s ? r.sourceUrl : r.targetUrl;
     return html`<div><b>${side}</b> ${s ? r.sourceExtId : r.targetExtId} · site ${(s ? r.sourceSite : r.targetSite) ?? '–'}<br>
-      page: ${url ? html`<a href="${url}" rel="noreferrer noopener" target="_blank">${url}</a>` : '–'}<br>
+      page: ${linkable(url) ? html`<a href="${url}" rel="noreferrer noopener" target="_blank">${url}</a>` : (url ?? '–')}<br>
       image URL: ${(s ? r.sourceImageUrl : r.targetImageUrl) ?? '–'}<br>harvested: ${(s ? r.sourceHarvestedAt : r.targetHarvestedAt) ?? '–'}</div>`;
   };
   const body = html`<div data-pair-view data-review-url="${reviewApi(r)}" data-next="${d.next ?? ''}" data-prev="${d.prev ?? ''}">
     <p><a href="/${ctx}">← list</a> · ${d.prev ? html`<a id="prev" href="${d.prev}">← previous (k)</a>` : html`<span class="muted">first</span>`} · ${d.next ? html`<a id="next" href="${d.next}">next (j) →</a>` : html`<span class="muted">last</span>`} <span id="nav-msg" class="muted"></span></p>
     ${raw(svg)}${lines}
-    <div class="captions"><div class="caption" id="caption-en">${hl.en}</div><div class="caption" id="caption-zh" lang="zh">${hl.zh}</div></div>
-    ${changed ? html`<p class="err">A caption changed after this pair was decided; the scores are for the texts above, the items now read: ${r.sourceCaption} / ${r.targetCaption}</p>` : ''}
+    <div class="captions"><div><div class="caption" id="caption-en">${hl.en}</div>${rest(r.en, 'caption-en-all')}</div><div lang="zh"><div class="caption" id="caption-zh">${hl.zh}</div>${rest(r.zh, 'caption-zh-all')}</div></div>
+    ${changed ? html`<p class="err">A caption changed after this pair was decided; the scores are for the texts above, the items now read: ${r.sourceCaption.slice(0, PAIR_VIEW_CHARS)}${r.sourceCaption.length > PAIR_VIEW_CHARS ? '…' : ''} / ${r.targetCaption.slice(0, PAIR_VIEW_CHARS)}${r.targetCaption.length > PAIR_VIEW_CHARS ? '…' : ''}</p>` : ''}
     <div class="scores">level ${levelBadge(r.level)} <span>C <b id="score-c">${fmt(r.c)}</b></span><span>fc <b>${fmt(r.fc)}</b></span><span>fe <b>${fmt(r.fe)}</b></span><span>fl <b>${fmt(r.fl)}</b></span>
       <span>image score <b>${fmt(r.imageScore)}</b></span><span>inliers <b>${r.inliers ?? '–'}</b></span><span>rank <b>${r.candidateRank ?? '–'}</b></span>
       <span>${r.emitted ? 'emitted' : `not emitted (${r.reason ?? ''})`}</span><span class="muted">decided ${r.decidedAt}${r.exportedAt ? `, exported ${r.exportedAt}` : ''}</span></div>

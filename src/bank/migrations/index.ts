@@ -5,7 +5,8 @@
 //   9 crawl frontier (crawl) · 10 items.credit (extraction) · 11 sentence pairs (pair) · 12 the candidate's
 //   geometric model (match) · 13 picture hashes and twins (features) · 15 jobs of the workers (worker)
 //   16 crawl jobs keyed by host group (worker) · 17 BLOB columns uncompressed on PostgreSQL (bank)
-//   18 captions counted into IDF per item (comparability, features). No migration has number 7 or 14.
+//   18 captions counted into IDF per item (comparability, features) · 36 export claims (export, issue 36).
+//   No migration has number 7 or 14.
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
 import { m002Features } from './002-features.js';
@@ -23,6 +24,7 @@ import { m016CrawlJobs } from './016-crawl-jobs.js';
 import { m017BlobStorage } from './017-blob-storage.js';
 import { m018IdfCounted } from './018-idf-counted.js';
 import { m012CandidateModel } from './012-candidate-model.js';
+import { m036ExportClaims } from './036-export-claims.js';
 
 // One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
 // number than one already applied is still applied (src/bank/db.ts tracks each version, not just the highest).
@@ -43,5 +45,6 @@ export const migrations: Migration[] = [
   m017BlobStorage,
   m018IdfCounted,
   m012CandidateModel,
+  m036ExportClaims,
 ].sort((a, b) => a.version - b.version);
 export type { Migration };
