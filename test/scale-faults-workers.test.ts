@@ -8,6 +8,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Bank } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
+import { Daemon } from '../src/daemon/daemon.js';
+import { createLogger } from '../src/util/log.js';
 import { runPairing } from '../src/stages/pair/pairing.js';
 import { importManifest } from '../src/import/manifest.js';
 import { runFeatures, runMatch } from '../src/stages/match/stage.js';
@@ -139,6 +141,10 @@ describe('fault suite: workers ride out PostgreSQL restarts, terminated sessions
     await harvestBank(url, data);
     const workers = [startWorker(data, url, ENV, ['--port', '0']), startWorker(data, url, ENV)];
     await until('match jobs', () => openStages(cluster, db).includes('match'), workers);
+    // the daemon of this bank (its /healthz and /metrics), in this process
+    const daemonBank = await Bank.open(path.join(dir, 'outage-daemon'), { url });
+    const daemon = new Daemon({ bank: daemonBank, config, logger: createLogger('error'), once: true, handleSignals: false });
+    expect(await daemon.health()).to.include({ status: 'ok' });
     cluster.stop('fast');
     const t0 = Date.now();
     const late = startWorker(data, url, ENV);
@@ -155,11 +161,20 @@ describe('fault suite: workers ride out PostgreSQL restarts, terminated sessions
     expect(health!.body.status).to.equal('bank-unavailable');
     expect(health!.body.bank.up).to.equal(false);
     expect(health!.body.bank.location).to.equal(url.replace('SECRET-PW', '***'));
+    // the daemon says the same, and its /metrics still answer (capbridge_bank_up 0)
+    const dh = (await daemon.health()) as { status: string; bank: { up: boolean; location: string } };
+    expect(dh.status).to.equal('bank-unavailable');
+    expect(dh.bank.location).to.equal(url.replace('SECRET-PW', '***'));
+    expect(await daemon.metrics.registry.metrics()).to.match(/^capbridge_bank_up 0$/m);
     await until('the late worker waiting', () => /is unavailable/.test(late.stderr()), workers, 60_000);
     await sleep(Math.max(0, 8000 - (Date.now() - t0)));
     for (const w of workers) expect(w.child.exitCode, w.stderr()).to.equal(null); // nobody exited during the outage
     cluster.start();
     const ends = await Promise.all(workers.map(expectClean));
+    let back = '';
+    for (let i = 0; i < 20 && back !== 'ok'; i++) back = (await daemon.health()).status as string; // a stale pooled connection first, perhaps
+    expect(back).to.equal('ok');
+    await daemonBank.close();
     for (const e of ends) expect(e.stderr).to.not.include('SECRET-PW');
     // the workers that were running when it went down waited for the bank and said where it is
     expect(ends[0]!.stderr).to.match(/the bank \(PostgreSQL at postgres:\/\/capbridge:\*\*\*@127\.0\.0\.1:\d+\/\w+\) is unavailable/);
