@@ -87,54 +87,7 @@ export class DaemonMetrics {
         add('pairs', pairs.failures);
       }),
     });
-    // The crawl frontier, read at scrape time: one query feeds the three gauges.
-    let crawlAt = 0;
-    let crawl: Promise<CrawlStats> | undefined;
-    const crawlStats = (): Promise<CrawlStats> => {
-      if (!crawl || Date.now() - crawlAt > 1000) {
-        crawl = bank.repo(CrawlRepo).stats();
-        crawlAt = Date.now();
-      }
-      return crawl;
-    };
-    new client.Gauge({
-      name: 'capbridge_crawl_urls',
-      help: 'Crawl frontier URLs by kind (listing, feed, sitemap, article, image) and state (pending, images, done, failed, given-up)',
-      labelNames: ['kind', 'state'],
-      registers: [registry],
-      collect: whileBankUp(async function () {
-        const stats = await crawlStats();
-        this.reset();
-        for (const [kind, by] of Object.entries(stats.urls)) for (const [state, n] of Object.entries(by)) this.set({ kind, state }, n);
-      }),
-    });
-    new client.Gauge({
-      name: 'capbridge_crawl_pending_retries',
-      help: 'Crawl URLs waiting for a later cycle after a transient failure',
-      registers: [registry],
-      collect: whileBankUp(async function (this: client.Gauge) {
-        this.set((await crawlStats()).pendingRetries);
-      }),
-    });
-    new client.Gauge({
-      name: 'capbridge_crawl_given_up',
-      help: 'Crawl URLs given up after crawler.retry.giveUpAfter cycles of transient failures',
-      registers: [registry],
-      collect: whileBankUp(async function (this: client.Gauge) {
-        this.set((await crawlStats()).givenUp);
-      }),
-    });
-    new client.Gauge({
-      name: 'capbridge_crawl_failures',
-      help: 'Crawl URLs whose last attempt failed, by failure class (transient: retried or given up; permanent: failed) and reason',
-      labelNames: ['class', 'reason'],
-      registers: [registry],
-      collect: whileBankUp(async function () {
-        const f = (await crawlStats()).failures;
-        this.reset();
-        for (const cls of ['transient', 'permanent'] as const) for (const [reason, n] of Object.entries(f[cls])) this.set({ class: cls, reason }, n);
-      }),
-    });
+    crawlGauges(registry, bank);
     new client.Gauge({
       name: 'capbridge_candidates',
       help: 'Stored image-matching candidates',
@@ -167,4 +120,55 @@ export class DaemonMetrics {
       if (typeof summary.errors === 'number' && summary.errors > 0) this.errors.inc({ stage: 'crawl' }, summary.errors);
     }
   }
+}
+
+/** The crawl frontier's gauges, read at scrape time: one query (cached for a second) feeds the four. */
+function crawlGauges(registry: client.Registry, bank: Bank): void {
+  let crawlAt = 0;
+  let crawl: Promise<CrawlStats> | undefined;
+  const crawlStats = (): Promise<CrawlStats> => {
+    if (!crawl || Date.now() - crawlAt > 1000) {
+      crawl = bank.repo(CrawlRepo).stats();
+      crawlAt = Date.now();
+    }
+    return crawl;
+  };
+  new client.Gauge({
+    name: 'capbridge_crawl_urls',
+    help: 'Crawl frontier URLs by kind (listing, feed, sitemap, article, image) and state (pending, images, done, failed, given-up)',
+    labelNames: ['kind', 'state'],
+    registers: [registry],
+    collect: whileBankUp(async function () {
+      const stats = await crawlStats();
+      this.reset();
+      for (const [kind, by] of Object.entries(stats.urls)) for (const [state, n] of Object.entries(by)) this.set({ kind, state }, n);
+    }),
+  });
+  new client.Gauge({
+    name: 'capbridge_crawl_pending_retries',
+    help: 'Crawl URLs waiting for a later cycle after a transient failure',
+    registers: [registry],
+    collect: whileBankUp(async function (this: client.Gauge) {
+      this.set((await crawlStats()).pendingRetries);
+    }),
+  });
+  new client.Gauge({
+    name: 'capbridge_crawl_given_up',
+    help: 'Crawl URLs given up after crawler.retry.giveUpAfter cycles of transient failures',
+    registers: [registry],
+    collect: whileBankUp(async function (this: client.Gauge) {
+      this.set((await crawlStats()).givenUp);
+    }),
+  });
+  new client.Gauge({
+    name: 'capbridge_crawl_failures',
+    help: 'Crawl URLs whose last attempt failed, by failure class (transient: retried or given up; permanent: failed) and reason',
+    labelNames: ['class', 'reason'],
+    registers: [registry],
+    collect: whileBankUp(async function () {
+      const f = (await crawlStats()).failures;
+      this.reset();
+      for (const cls of ['transient', 'permanent'] as const) for (const [reason, n] of Object.entries(f[cls])) this.set({ class: cls, reason }, n);
+    }),
+  });
 }
