@@ -313,7 +313,12 @@ export class PostgresBackend extends PgSql implements SqlBackend {
    *  waits for it); a wrong password, database or URL a UserError (waiting would not help). */
   static async connect(url: string, opts: { max?: number } = {}): Promise<PostgresBackend> {
     const location = redactUrl(url);
-    const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 8, types, application_name: 'capbridge', connectionTimeoutMillis: 30_000 });
+    // TCP keep-alive: a server that vanished without closing its connections (a network cut, a failed-over host) is
+    // noticed by the kernel's probes instead of a statement hanging on a dead socket
+    const pool = new pg.Pool({
+      connectionString: url, max: opts.max ?? 8, types, application_name: 'capbridge', connectionTimeoutMillis: 30_000,
+      keepAlive: true, keepAliveInitialDelayMillis: 10_000,
+    });
     const shared = new Shared(pool, location);
     // An idle connection that drops (server restart, pg_terminate_backend) is an error event on the pool; a
     // checked-out one (a transaction between statements, a cursor) is an error event on the client: both are
