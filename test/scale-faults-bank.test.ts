@@ -12,7 +12,7 @@ import { runFeatures, runMatch } from '../src/stages/match/stage.js';
 import { tempDir } from './helpers.js';
 import { terminateSessions } from './helpers/pg-cluster.js';
 import { pgUnavailable, startPg } from './helpers/postgres.js';
-import { harvestManifests, pairsByExtId } from './helpers/scale.js';
+import { harvestManifests, pairsByExtId, seedLexicon } from './helpers/scale.js';
 
 const dbName = (url: string) => new URL(url).pathname.slice(1);
 /** The bank's outage error, recognised by name as the stages do. */
@@ -80,6 +80,7 @@ describe('fault suite: the bank drops connections (PostgreSQL)', function () {
   it('connections terminated during match: the stage stops, no source is marked failed, a rerun gives the uninterrupted pairs (finding 2)', async () => {
     const manifests = await harvestManifests(path.join(dir, 'h'), 2, 1);
     const load = async (data: string, url?: string) => {
+      seedLexicon(data);
       const bank = await Bank.open(data, { url });
       for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: manifests[b], config });
       await runFeatures(bank, config, { threads: 1 });

@@ -16,7 +16,7 @@ import { runFeatures, runMatch } from '../src/stages/match/stage.js';
 import { tempDir } from './helpers.js';
 import { psql, startPgCluster, type PgCluster } from './helpers/pg-cluster.js';
 import { pgUnavailable } from './helpers/postgres.js';
-import { harvestManifests, pairsByExtId, startWorker, type WorkerProcess } from './helpers/scale.js';
+import { harvestManifests, pairsByExtId, seedLexicon, startWorker, type WorkerProcess } from './helpers/scale.js';
 
 const ENV = {
   CAPBRIDGE_WORKER__BATCH__FEATURES: '1',
@@ -77,6 +77,7 @@ describe('fault suite: workers ride out PostgreSQL restarts, terminated sessions
   before(async () => {
     cluster = await startPgCluster();
     manifests = await harvestManifests(dir, 2, 1);
+    seedLexicon(path.join(dir, 'ref'));
     const bank = await Bank.open(path.join(dir, 'ref'));
     try {
       for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: manifests[b], config });
@@ -93,6 +94,7 @@ describe('fault suite: workers ride out PostgreSQL restarts, terminated sessions
 
   /** A fresh database with the harvest imported (nothing featured yet): the workers do the rest. */
   async function harvestBank(url: string, data: string): Promise<void> {
+    seedLexicon(data);
     const bank = await Bank.open(data, { url });
     try {
       for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: manifests[b], config });

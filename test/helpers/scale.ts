@@ -1,10 +1,13 @@
 // A small harvest for the stage and worker tests: generated scenes (English sources) and transformed copies of
 // them (Chinese targets) plus unrelated targets, as two TSV manifests; and the pairs a bank ends with, by ext ids.
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Bank } from '../../src/bank/index.js';
 import { REPO_ROOT, writeManifest } from '../helpers.js';
 import { TRANSFORMS, scene, write } from '../lsh-helpers.js';
+import { lexiconCacheFile } from '../../src/lib/comparability/lexicon.js';
+import { testLexicon, testLexiconDir } from './comparability.js';
 
 export const EN = ['Firefighters spray water on a burning warehouse in the harbour district.', 'Crowds gather in the square as the president speaks about the economy.',
   'A train crosses the new bridge over the river after the opening ceremony.', 'Farmers harvest rice in the fields near the village on Monday.',
@@ -60,4 +63,13 @@ export function startWorker(data: string, url: string, env: Record<string, strin
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
   return { child, out, stderr: () => stderr };
+}
+
+/** Gives a data dir the lexicon cache a deployed worker has after its first night (built once per test process), so
+ *  that each run does not build it again: the pair stage then only reads it. */
+export function seedLexicon(dataDir: string): void {
+  testLexicon();
+  const dir = path.join(dataDir, 'lexicon');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.copyFileSync(lexiconCacheFile(testLexiconDir()), lexiconCacheFile(dir));
 }
