@@ -20,21 +20,17 @@ export function sceneSvg(seed: number, w = 640, h = 480): string {
   );
   parts.push(`<rect width="${w}" height="${h}" fill="url(#sky)"/>`);
   const horizon = h * (0.45 + r() * 0.2);
-  // buildings with windows
+  // Buildings with windows. Each building draws its own window size and its own irregular column and row
+  // spacing: identical windows on one fixed grid in every scene (as this generator once drew them) are a periodic
+  // texture that any two scenes share, and a window lattice of one scene verifies against another's (66-76 RANSAC
+  // inliers between different demo photos, issue 34). Real facades differ from street to street; so do these.
   let x = -10;
   while (x < w) {
     const bw = 40 + r() * 90;
     const bh = 60 + r() * horizon * 0.8;
     const top = horizon - bh;
     parts.push(`<rect x="${x.toFixed(1)}" y="${top.toFixed(1)}" width="${bw.toFixed(1)}" height="${bh.toFixed(1)}" fill="${hsl(hue + r() * 60, 20 + r() * 30, 25 + r() * 40)}"/>`);
-    const cols = Math.max(1, Math.floor(bw / 14));
-    const rows = Math.max(1, Math.floor(bh / 18));
-    for (let i = 0; i < cols; i++) {
-      for (let j = 0; j < rows; j++) {
-        if (r() < 0.35) continue;
-        parts.push(`<rect x="${(x + 4 + i * 14).toFixed(1)}" y="${(top + 5 + j * 18).toFixed(1)}" width="7" height="10" fill="${hsl(50 + r() * 20, 60 + r() * 40, 50 + r() * 40)}"/>`);
-      }
-    }
+    parts.push(...buildingWindows(r, x, top, bw, bh));
     x += bw + 2 + r() * 12;
   }
   parts.push(`<rect x="0" y="${horizon.toFixed(1)}" width="${w}" height="${(h - horizon).toFixed(1)}" fill="url(#ground)"/>`);
@@ -51,7 +47,15 @@ export function sceneSvg(seed: number, w = 640, h = 480): string {
       const pts = Array.from({ length: 3 + Math.floor(r() * 4) }, () => `${(cx + (r() - 0.5) * s * 2).toFixed(1)},${(cy + (r() - 0.5) * s * 2).toFixed(1)}`).join(' ');
       parts.push(`<polygon points="${pts}" fill="${fill}"/>`);
     } else {
-      for (let j = 0; j < 5; j++) parts.push(`<rect x="${(cx + j * 6).toFixed(1)}" y="${cy.toFixed(1)}" width="3" height="${(s * 1.5).toFixed(1)}" fill="${j % 2 ? '#fff' : '#222'}"/>`);
+      // a striped sign: its own number of stripes, widths and colours (not one pattern repeated in every scene)
+      const n = 3 + Math.floor(r() * 5);
+      const dark = hsl(r() * 360, 30, 10 + r() * 20);
+      const light = hsl(r() * 360, 20, 75 + r() * 20);
+      for (let j = 0, sx = cx; j < n; j++) {
+        const sw = 2 + r() * 6;
+        parts.push(`<rect x="${sx.toFixed(1)}" y="${cy.toFixed(1)}" width="${sw.toFixed(1)}" height="${(s * (0.8 + r() * 1.2)).toFixed(1)}" fill="${j % 2 ? light : dark}"/>`);
+        sx += sw + 1 + r() * 5;
+      }
     }
   }
   // clouds / birds in the sky
@@ -59,6 +63,20 @@ export function sceneSvg(seed: number, w = 640, h = 480): string {
     parts.push(`<ellipse cx="${(r() * w).toFixed(1)}" cy="${(r() * horizon * 0.6).toFixed(1)}" rx="${(10 + r() * 40).toFixed(1)}" ry="${(4 + r() * 12).toFixed(1)}" fill="rgba(255,255,255,${(0.4 + r() * 0.5).toFixed(2)})"/>`);
   }
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}">${parts.join('')}</svg>`;
+}
+
+/** A building's windows: a size of its own, columns and rows at irregular gaps, a few windows dark. */
+function buildingWindows(r: () => number, x: number, top: number, bw: number, bh: number): string[] {
+  const ww = 4 + r() * 7;
+  const wh = 6 + r() * 8;
+  const out: string[] = [];
+  for (let cx = x + 3 + r() * 4; cx + ww < x + bw - 2; cx += ww + 3 + r() * 9) {
+    for (let cy = top + 4 + r() * 5; cy + wh < top + bh - 2; cy += wh + 4 + r() * 10) {
+      if (r() < 0.35) continue;
+      out.push(`<rect x="${cx.toFixed(1)}" y="${cy.toFixed(1)}" width="${ww.toFixed(1)}" height="${wh.toFixed(1)}" fill="${hsl(40 + r() * 40, 50 + r() * 50, 45 + r() * 45)}"/>`);
+    }
+  }
+  return out;
 }
 
 /** The scene as raw RGB with film-grain noise, so flat areas still carry a little texture. */
