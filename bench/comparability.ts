@@ -8,7 +8,12 @@
 // by level and corpus: the part `capbridge calibrate --holdout 0.3333333 --seed 15` kept out of the fit of the
 // shipped defaults), and cross-validated inside the fit two thirds (5 folds x 5 draws, the procedure that chose the
 // shipped par rule: src/lib/comparability/calibrate.ts chooseParRule). IDF comes from the captions of the file itself (the paper's "TF-IDF over the scored captions").
+// Issue 34: levels are decided by two scores (C for com, pse, inc; the par score, with the null model's significance,
+// for par; com also needs the significance comMinSignificance), and `levelsJudged` gives the same figures with
+// ../shared/data/comparability/judged-com.tsv applied (the 40 highest-scoring com pairs read against the level
+// definitions: those read as par count as par), beside the provenance figures.
 // Prints ONE JSON line.
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,10 +45,13 @@ async function main(): Promise<void> {
   const variant = (measure: MeasureOptions) => {
     const scorer = createScorer(config, { measure });
     addCaptionsToIdf(scorer, rows);
-    const { alpha, beta, gamma, delta } = config.comparability.weights;
+    const cfg = config.comparability;
+    const combine = (w: typeof cfg.weights, f: ReturnType<typeof scorer.features>) =>
+      w.alpha * f.fc + w.beta * f.fe + w.gamma * f.fl + w.delta * f.fcov + (w.epsilon ?? 0) * f.fs;
     const scored = rows.map((r) => {
       const f = scorer.features(r.en, r.zh);
-      return { level: r.level, corpus: r.corpus ?? 'all', c: alpha * f.fc + beta * f.fe + gamma * f.fl + delta * f.fcov, fl: f.fl, row: r, features: f };
+      const c = combine(cfg.weights, f);
+      return { level: r.level, corpus: r.corpus ?? 'all', c, cPar: combine(cfg.parWeights ?? cfg.weights, f), s: f.s, fl: f.fl, row: r, features: f };
     });
     const out: Record<string, unknown> = {};
     for (const corpus of [...new Set(scored.map((s) => s.corpus))].sort()) {
@@ -110,6 +118,17 @@ async function main(): Promise<void> {
     fitScored.map((x) => ({ level: x.level, corpus: x.corpus, ...x.features })),
     { precision: 0.9, folds: 5, seed: 15, repeats: 5 },
   );
+  // judged-com.tsv: data row numbers of pairs.tsv (header not counted) read as par or com
+  const judged = readJudged(path.join(shared, 'comparability', 'judged-com.tsv'));
+  const relabel = <T extends { level: Level; row: PairRow }>(list: T[]): T[] => list.map((x) => ({ ...x, level: judged.get(x.row.line - 1) ?? x.level }));
+  const levelsJudged = {
+    file: path.relative(repoRoot, path.join(shared, 'comparability', 'judged-com.tsv')),
+    judged: judged.size,
+    readAsPar: [...judged.values()].filter((l) => l === 'par').length,
+    open: levels(relabel(scored)),
+    fitPart: levels(relabel(fitScored)),
+    heldOut: levels(relabel(scored.filter((x) => held.has(x.row)))),
+  };
   const shipped = {
     thresholds: config.comparability.thresholds,
     parMinLengthRatio: config.comparability.parMinLengthRatio,
@@ -153,6 +172,7 @@ async function main(): Promise<void> {
       pairsPerSecFirstPass: Math.round(firstPassPairsPerSec),
       weights: config.comparability.weights,
       levels: shipped,
+      levelsJudged,
       capbridge: full,
       baseline,
       targetsMet: {
@@ -163,6 +183,21 @@ async function main(): Promise<void> {
       baselineQualityTargetsMet: ok(baseline),
     }) + '\n',
   );
+}
+
+/** judged-com.tsv: row (data row of pairs.tsv, first = 1) → the level read (par or com). */
+function readJudged(file: string): Map<number, Level> {
+  const out = new Map<number, Level>();
+  if (!fs.existsSync(file)) return out;
+  const [head, ...lines] = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  const cols = head!.split('\t');
+  const [rowCol, judgedCol] = [cols.indexOf('row'), cols.indexOf('judged')];
+  for (const l of lines) {
+    const f = l.split('\t');
+    const level = f[judgedCol] as Level;
+    if (['par', 'com', 'pse', 'inc'].includes(level)) out.set(Number(f[rowCol]), level);
+  }
+  return out;
 }
 
 main().catch((err: Error) => {

@@ -70,7 +70,7 @@ describe('comparability: the C-measure', () => {
     const c2 = { ...config, comparability: { ...config.comparability, thresholds: { par: 0.9, com: 0.8, pse: 0.7 } } };
     const s = createScorer(c2, { cacheDir: testLexiconDir() });
     const r = s.score('A man rides a horse.', '一个男人在骑马。');
-    expect(r.level).to.equal(levelOf(r.c, r.fl, c2.comparability));
+    expect(r.level).to.equal(levelOf(r.c, r.fl, c2.comparability, r.cPar, r.explain.chance.s));
   });
 
   it('keeps IDF in the bank current as captions arrive (incremental, each caption once)', async () => {

@@ -122,7 +122,7 @@ export function registerCalibrate(program: Command): void {
             const v = res.values;
             const w = v.weights;
             process.stdout.write(
-              `wrote ${out}: weights α ${w.alpha}, β ${w.beta}, γ ${w.gamma}, δ ${w.delta}; hanziPerWord ${v.hanziPerWord}; ` +
+              `wrote ${out}: weights α ${w.alpha}, β ${w.beta}, γ ${w.gamma}, δ ${w.delta}, ε ${w.epsilon}; hanziPerWord ${v.hanziPerWord}; ` +
                 `thresholds par ${v.thresholds.par} (fl >= ${v.parMinLengthRatio}), com ${v.thresholds.com}, pse ${v.thresholds.pse}\n` +
                 `use it with --config ${out}\n`,
             );

@@ -153,7 +153,9 @@ export const configSchema = z
       .strict(),
     comparability: z
       .object({
-        weights: z.object({ alpha: nonneg(), beta: nonneg(), gamma: nonneg(), delta: nonneg() }).strict(),
+        weights: z.object({ alpha: nonneg(), beta: nonneg(), gamma: nonneg(), delta: nonneg(), epsilon: nonneg().default(0) }).strict(),
+        parWeights: z.object({ alpha: nonneg(), beta: nonneg(), gamma: nonneg(), delta: nonneg(), epsilon: nonneg() }).strict().optional(),
+        comMinSignificance: nonneg().default(0),
         hanziPerWord: z.number().positive(),
         thresholds: z
           .object({ par: z.number(), com: z.number(), pse: z.number() })
@@ -168,6 +170,7 @@ export const configSchema = z
       .object({
         minLevel: z.enum(['par', 'com', 'pse']),
         minLevelMoreSentences: z.enum(['par', 'com', 'pse']),
+        sentenceMargin: z.number().min(1).default(1),
         maxSentences: int().min(0),
         maxChineseWords: int().min(0),
         rescoreDrift: z.number().positive(),

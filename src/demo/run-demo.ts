@@ -107,6 +107,7 @@ export async function runDemo(argv: string[] = process.argv.slice(2)): Promise<n
         out(`      en ${slugOf(src.pageUrl).padEnd(16)} ${src.caption}`);
         out(`      zh ${slugOf(tgt.pageUrl).padEnd(16)} ${tgt.caption}`);
       }
+      out(refusalSummary(rows, config.comparability.thresholds.com));
       out(`\nfiles:\n  ${tsv.files[0]}\n  ${tmx.files[0]}`);
       out(`  (the generated sites: ${path.join(work, 'sites')}; remove everything with: rm -rf ${work}${dataArg ? ` ${dataDir}` : ''})`);
       out(`\ndone in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -117,6 +118,35 @@ export async function runDemo(argv: string[] = process.argv.slice(2)): Promise<n
   } finally {
     await Promise.all(servers.map((s) => s.close()));
   }
+}
+
+/** Why a pair was not emitted, in words (the pairing stage's reason and the scores it stored). */
+export function refusalWhy(p: Pick<PairRow, 'reason' | 'level' | 'c' | 'explain'>, comThreshold: number): string {
+  const chance = (() => {
+    try {
+      const e = JSON.parse(p.explain ?? 'null') as { chance?: { en: number; zh: number; s: number }; matches?: Array<{ en: string; zh: string }> } | null;
+      const shared = (e?.matches ?? []).map((m) => `${m.en}~${m.zh}`).join(', ') || 'no word';
+      return e?.chance ? `shares ${shared}; chance of sharing that much at random: ${e.chance.en} (English side), ${e.chance.zh} (Chinese side)` : `shares ${shared}`;
+    } catch {
+      return '';
+    }
+  })();
+  switch (p.reason) {
+    case 'image':
+      return 'the images did not verify well enough';
+    case 'level:margin':
+      return `no sentence pair stands clear of the others and the captions whole are not comparable (${chance})`;
+    case 'level':
+      return `captions not comparable: level ${p.level ?? '-'}, C ${(p.c ?? 0).toFixed(2)} (com needs ${comThreshold.toFixed(2)} and content beyond chance); ${chance}`;
+    default:
+      return p.reason ?? 'not emitted';
+  }
+}
+
+function refusalSummary(rows: PairRow[], comThreshold: number): string {
+  const refused = rows.filter((p) => !p.emitted);
+  if (!refused.length) return '\nrefused: none';
+  return [`\nrefused: ${refused.length} image match(es) not emitted into the corpus, and why:`, ...refused.map((p) => `  pair ${p.id}: ${refusalWhy(p, comThreshold)}`)].join('\n');
 }
 
 const self = path.resolve(process.argv[1] ?? '');

@@ -120,6 +120,8 @@ const EN_LEAD_DATELINES: RegExp[] = [
   new RegExp(`^[A-Z][A-Z .,'’-]{2,50}\\s[-–—]\\s(?:${MONTH.toUpperCase()}|${MONTH})\\.?\\s\\d{1,2}(?:,\\s\\d{4})?\\s*:\\s*`),
   // wire: "BEIJING, March 19 (Xinhua) --", "NEW YORK, March 19 (Reuters) -"
   new RegExp(`^[A-Z][A-Z .'’-]{2,40}(?:,\\s[A-Z][A-Za-z .'’-]{1,30})?,\\s(?:${MONTH}\\.?\\s\\d{1,2}|\\d{1,2}\\s${MONTH})(?:,\\s\\d{4})?\\s\\((?:${EN_AGENCY})\\)\\s*(?:--|[-–—])\\s*`),
+  // wire without a date: "LONDON (Reuters) -", "WASHINGTON (AP) —" (Reuters, AP, AFP stories and their photo captions)
+  new RegExp(`^[A-Z][A-Z.'’-]+(?:\\s[A-Z][A-Z.'’-]+){0,3}(?:,\\s[A-Z][A-Za-z.'’-]+(?:\\s[A-Z][A-Za-z.'’-]+)?)?\\s\\((?:${EN_AGENCY})\\)\\s*(?:--|[-–—])\\s*`),
 ];
 const ZH_LEAD_DATELINES: RegExp[] = [
   // "新华社北京3月19日电（记者 X）", "中新网3月19日电", "（中央社記者X台北19日電）"

@@ -23,6 +23,10 @@ export interface LabelledFeatures {
   fc: number;
   fe: number;
   fcov: number;
+  /** Significance under the null model (absent: 0). */
+  fs?: number;
+  /** Significance in nats (the com gate; absent: no gate). */
+  s?: number;
   /** Length units, for hanziPerWord and fl: English words and Chinese characters. */
   enLength: number;
   zhLength: number;
@@ -48,7 +52,7 @@ export interface Figures {
 }
 
 type Weights = Config['comparability']['weights'];
-export type CalibrationValues = Pick<Config['comparability'], 'weights' | 'hanziPerWord' | 'thresholds' | 'parMinLengthRatio'>;
+export type CalibrationValues = Pick<Config['comparability'], 'weights' | 'hanziPerWord' | 'thresholds' | 'parMinLengthRatio'> & { parWeights: Weights };
 
 const RANK: Record<Level, number> = { par: 3, com: 2, pse: 1, inc: 0 };
 /** Length gates tried for par (0 = none). */
@@ -56,19 +60,30 @@ const PAR_GATES = [0, 0.3, 0.4, 0.5, 0.6, 0.7];
 
 interface Scored {
   level: Level;
+  /** The C-measure (com, pse, inc) and the par score. */
   c: number;
+  cPar: number;
   fl: number;
+  /** Significance in nats (Infinity: no gate). */
+  s: number;
 }
 
-const combine = (r: LabelledFeatures & { fl: number }, w: Weights): number => w.alpha * r.fc + w.beta * r.fe + w.gamma * r.fl + w.delta * r.fcov;
+const combine = (r: LabelledFeatures & { fl: number }, w: Weights): number =>
+  w.alpha * r.fc + w.beta * r.fe + w.gamma * r.fl + w.delta * r.fcov + (w.epsilon ?? 0) * (r.fs ?? 0);
 
 function withFl(rows: LabelledFeatures[], hanziPerWord: number): Array<LabelledFeatures & { fl: number }> {
   return rows.map((r) => ({ ...r, fl: lengthFeature(r.enLength, r.zhLength, hanziPerWord) }));
 }
 
 /** Scores of rows under a calibration (the same C and fl the scorer computes). */
-export function scoreRows(rows: LabelledFeatures[], v: Pick<CalibrationValues, 'weights' | 'hanziPerWord'>): Scored[] {
-  return withFl(rows, v.hanziPerWord).map((r) => ({ level: r.level, c: combine(r, v.weights), fl: r.fl }));
+export function scoreRows(rows: LabelledFeatures[], v: Pick<CalibrationValues, 'weights' | 'hanziPerWord'> & { parWeights?: Weights }): Scored[] {
+  return withFl(rows, v.hanziPerWord).map((r) => ({
+    level: r.level,
+    c: combine(r, v.weights),
+    cPar: combine(r, v.parWeights ?? v.weights),
+    fl: r.fl,
+    s: r.s ?? Infinity,
+  }));
 }
 
 const ratio = (a: number, b: number): number => (b ? a / b : NaN);
@@ -76,7 +91,7 @@ const ratio = (a: number, b: number): number => (b ? a / b : NaN);
 function levelCounts(rows: Scored[], lv: LevelConfig) {
   const n = { correct: 0, parPred: 0, parTrue: 0, par: 0, comPred: 0, comTrue: 0, comPlus: 0 };
   for (const r of rows) {
-    const got = levelOf(r.c, r.fl, lv);
+    const got = levelOf(r.c, r.fl, lv, r.cPar, r.s);
     if (got === r.level) n.correct++;
     if (r.level === 'pse') continue; // judged on par, com and inc
     if (r.level === 'par') n.par++;
@@ -105,9 +120,9 @@ function rates(n: ReturnType<typeof levelCounts>): { parPrecision: number; parRe
 export function figures(rows: Scored[], lv: LevelConfig): Figures {
   const ev = evaluate(rows);
   const n = levelCounts(rows, lv);
-  const by = (l: Level) => rows.filter((r) => r.level === l).map((r) => r.c);
+  const byPar = (l: Level) => rows.filter((r) => r.level === l).map((r) => r.cPar);
   return {
-    aucParCom: auc(by('par'), by('com')),
+    aucParCom: auc(byPar('par'), byPar('com')),
     aucParInc: ev.aucParInc,
     aucComInc: ev.aucComInc,
     aucPseInc: ev.aucPseInc,
@@ -164,6 +179,51 @@ function youden(pos: number[], neg: number[]): number | null {
   return best.t;
 }
 
+/**
+ * Every set of weights in steps of 1/steps that sums to 1: α fc, β fe, γ fl, δ fcov and, with `significance`, ε fs
+ * (else ε = 0: the C-measure of com, pse and inc is the seed paper's kind of measure; the null model gates com).
+ */
+function* weightGrid(steps: number, significance: boolean): Generator<Weights> {
+  for (let a = 0; a <= steps; a++) {
+    for (let b = 0; a + b <= steps; b++) {
+      for (let g = 0; a + b + g <= steps; g++) {
+        for (let d = 0; a + b + g + d <= steps; d++) {
+          const e = steps - a - b - g - d;
+          if (!significance && e) continue;
+          yield { alpha: a / steps, beta: b / steps, gamma: g / steps, delta: d / steps, epsilon: e / steps };
+        }
+      }
+    }
+  }
+}
+
+/**
+ * The par score's weights: those of the grid (steps of 0.1, with the significance fs: 1,001 sets where the 0.05 grid of
+ * five weights has 10,626, which cross-validation fits 25 times) with the highest ROC AUC par-vs-com, the
+ * boundary par decides (par-vs-inc is near 1 whatever the weights); ties broken by AUC par-vs-inc.
+ */
+function fitParWeights(rows: Array<LabelledFeatures & { fl: number }>, start: Weights): Weights {
+  const parRows = rows.filter((r) => r.level === 'par');
+  const comRows = rows.filter((r) => r.level === 'com');
+  const incRows = rows.filter((r) => r.level === 'inc');
+  if (!parRows.length || !comRows.length) return { ...start, epsilon: start.epsilon ?? 0 };
+  const objective = (w: Weights): [number, number] => {
+    const cs = (list: typeof rows) => list.map((r) => combine(r, w));
+    const par = cs(parRows);
+    return [auc(par, cs(comRows)), incRows.length ? auc(par, cs(incRows)) : 0];
+  };
+  let best: Weights = { ...start, epsilon: start.epsilon ?? 0 };
+  let bestScore = objective(best);
+  for (const w of weightGrid(10, true)) {
+    const s = objective(w);
+    if (s[0] > bestScore[0] + 1e-9 || (Math.abs(s[0] - bestScore[0]) <= 1e-9 && s[1] > bestScore[1] + 1e-9)) {
+      best = w;
+      bestScore = s;
+    }
+  }
+  return best;
+}
+
 function fitWeights(rows: Array<LabelledFeatures & { fl: number }>, start: Weights): Weights {
   const of = (l: Level) => rows.filter((r) => r.level === l);
   const [parRows, comRows, incRows] = [of('par'), of('com'), of('inc')];
@@ -178,17 +238,11 @@ function fitWeights(rows: Array<LabelledFeatures & { fl: number }>, start: Weigh
   };
   let best = start;
   let bestScore = objective(best);
-  const S = 20;
-  for (let a = 0; a <= S; a++) {
-    for (let b = 0; a + b <= S; b++) {
-      for (let g = 0; a + b + g <= S; g++) {
-        const w = { alpha: a / S, beta: b / S, gamma: g / S, delta: (S - a - b - g) / S };
-        const s = objective(w);
-        if (s[0] > bestScore[0] + 1e-9 || (Math.abs(s[0] - bestScore[0]) <= 1e-9 && s[1] > bestScore[1] + 1e-9)) {
-          best = w;
-          bestScore = s;
-        }
-      }
+  for (const w of weightGrid(20, false)) {
+    const s = objective(w);
+    if (s[0] > bestScore[0] + 1e-9 || (Math.abs(s[0] - bestScore[0]) <= 1e-9 && s[1] > bestScore[1] + 1e-9)) {
+      best = w;
+      bestScore = s;
     }
   }
   return best;
@@ -221,11 +275,12 @@ export interface CalibrateOptions {
 export const MIN_PAR_PER_FOLD = 20;
 
 /** The measure's own values: hanzi per English word (median over the par pairs) and the weights. */
-function fitMeasure(config: Config, rows: LabelledFeatures[]): Pick<CalibrationValues, 'weights' | 'hanziPerWord'> {
+function fitMeasure(config: Config, rows: LabelledFeatures[]): Pick<CalibrationValues, 'weights' | 'hanziPerWord' | 'parWeights'> {
   const cfg = config.comparability;
   const ratios = rows.filter((r) => r.level === 'par' && r.enLength > 0 && r.zhLength > 0).map((r) => r.zhLength / r.enLength).sort((a, b) => a - b);
   const hanziPerWord = ratios.length >= 5 ? round(ratios[Math.floor(ratios.length / 2)]!) : cfg.hanziPerWord;
-  return { hanziPerWord, weights: fitWeights(withFl(rows, hanziPerWord), cfg.weights) };
+  const withLength = withFl(rows, hanziPerWord);
+  return { hanziPerWord, weights: fitWeights(withLength, cfg.weights), parWeights: fitParWeights(withLength, cfg.parWeights ?? cfg.weights) };
 }
 
 /**
@@ -241,12 +296,14 @@ export type ParRule = { precision: number } | { recall: number; gate: number };
  */
 function fitThresholds(scored: Scored[], start: LevelConfig, rules: ParRule[], comTarget: number): LevelConfig[] {
   const cOf = (pred: (r: Scored) => boolean, gate = 0) => scored.filter(pred).map((r) => (r.fl >= gate ? r.c : -Infinity));
+  // par is decided on the par score
+  const pOf = (pred: (r: Scored) => boolean, gate = 0) => scored.filter(pred).map((r) => (r.fl >= gate ? r.cPar : -Infinity));
   const com = thresholdFor(cOf((x) => x.level === 'par' || x.level === 'com'), cOf((x) => x.level === 'inc'), comTarget);
   const pse = youden(cOf((x) => x.level === 'pse'), cOf((x) => x.level === 'inc'));
   const parsAt = new Map<number, number[]>();
   const parScores = (gate: number) => {
     let above = parsAt.get(gate);
-    if (!above) parsAt.set(gate, (above = cOf((x) => x.level === 'par', gate).filter((c) => c > -Infinity).sort((a, b) => b - a)));
+    if (!above) parsAt.set(gate, (above = pOf((x) => x.level === 'par', gate).filter((c) => c > -Infinity).sort((a, b) => b - a)));
     return above;
   };
   const pars = scored.filter((x) => x.level === 'par').length;
@@ -262,7 +319,7 @@ function fitThresholds(scored: Scored[], start: LevelConfig, rules: ParRule[], c
     } else {
       let parBest: { t: number; recall: number; gate: number } | null = null;
       for (const gate of PAR_GATES) {
-        const r = thresholdFor(cOf((x) => x.level === 'par', gate), cOf((x) => x.level === 'com' || x.level === 'inc', gate), rule.precision);
+        const r = thresholdFor(pOf((x) => x.level === 'par', gate), pOf((x) => x.level === 'com' || x.level === 'inc', gate), rule.precision);
         if (r && (!parBest || r.recall > parBest.recall + 1e-9)) parBest = { t: r.t, recall: r.recall, gate };
       }
       if (parBest) {
@@ -350,7 +407,7 @@ export function crossValidate(
       const test = rows.filter((_, i) => fold[i] === k);
       const measure = fitMeasure(config, train);
       const testScored = scoreRows(test, measure);
-      const by = (l: Level) => testScored.filter((r) => r.level === l).map((r) => r.c);
+      const by = (l: Level) => testScored.filter((r) => r.level === l).map((r) => r.cPar);
       const aucParCom = auc(by('par'), by('com'));
       fitThresholds(scoreRows(train, measure), cfg, opts.rules, comTarget).forEach((lv, r) => {
         perRule[r]!.push({ pairs: test.length, aucParCom, counts: levelCounts(testScored, lv) });

@@ -6,7 +6,17 @@ export type Lang = 'en' | 'zh';
 
 export interface IdfSource {
   idf(lang: Lang, term: string): number;
+  /** The share of captions of this language that hold the term (the null model's chance of meeting it). */
+  chance(lang: Lang, term: string): number;
 }
+
+/**
+ * The chance of a term before the bank says anything: a term is taken to be in CHANCE_PRIOR of the captions, and the
+ * bank's counts move it from there as if CHANCE_PRIOR_DOCS captions had been seen already (a small bank, e.g. the demo
+ * with a dozen captions a side, cannot make a word it holds once look rare).
+ */
+export const CHANCE_PRIOR = 0.05;
+export const CHANCE_PRIOR_DOCS = 20;
 
 export const MIN_DOCS_FOR_IDF = 20;
 
@@ -29,6 +39,10 @@ export class TermStats implements IdfSource {
     this.memo[lang].clear();
   }
 
+  chance(lang: Lang, term: string): number {
+    return ((this.df[lang].get(term) ?? 0) + CHANCE_PRIOR * CHANCE_PRIOR_DOCS) / (this.docs[lang] + CHANCE_PRIOR_DOCS);
+  }
+
   idf(lang: Lang, term: string): number {
     const n = this.docs[lang];
     if (n < MIN_DOCS_FOR_IDF) return 1;
@@ -41,4 +55,4 @@ export class TermStats implements IdfSource {
   }
 }
 
-export const UNIFORM_IDF: IdfSource = { idf: () => 1 };
+export const UNIFORM_IDF: IdfSource = { idf: () => 1, chance: () => CHANCE_PRIOR };

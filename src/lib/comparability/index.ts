@@ -24,10 +24,16 @@ export interface ScoreResult {
   fe: number;
   fl: number;
   fcov: number;
+  /** Significance under the null model (null-model.ts), on [0, 1). */
+  fs: number;
   c: number;
+  /** The par score (comparability.parWeights): what decides par. */
+  cPar: number;
   level: Level;
   explain: {
     matches: Array<{ en: string; zh: string; gloss: string; weight: number }>;
+    /** The null model: each side's chance of sharing this much with a random caption, and S = −ln of their product. */
+    chance: { en: number; zh: number; s: number };
     entities: Array<{ en: string; zh: string; kind: string }>;
     enTokens: string[];
     zhTokens: string[];
@@ -48,6 +54,10 @@ export interface CaptionAlignment {
   zh: BoundedSentences;
   /** Every alignment taken, best-first per sentence (levels may be inc: a sentence with no counterpart). */
   pairs: SentencePairScore[];
+  /** C of every one-to-one sentence pair, [English sentence][Chinese sentence]: the alternatives of a margin. */
+  grid: number[][];
+  /** The caption pair whole (every sentence of each side), when a side has more than one sentence; else null. */
+  whole: SentencePairScore | null;
   /** A side whose caption could not be scored within the bounds (its first sentence is longer than maxCaptionChars). */
   refused: 'en' | 'zh' | null;
 }
@@ -58,7 +68,7 @@ export interface Scorer {
   /** A caption pair split into sentences and aligned (src/lib/comparability/align.ts). */
   align(en: string, zh: string): CaptionAlignment;
   /** The features alone (no explanation objects), for calibration and benchmarks. */
-  features(en: string, zh: string): { fc: number; fe: number; fl: number; fcov: number; enLength: number; zhLength: number };
+  features(en: string, zh: string): { fc: number; fe: number; fl: number; fcov: number; fs: number; s: number; enLength: number; zhLength: number };
   /** Words of a Chinese text as jieba cuts them (the seed paper's length filter). */
   chineseWordCount(text: string): number;
   /** Documents (captions of both languages) in the IDF table in use. */
@@ -102,26 +112,33 @@ function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, anal
   const cfg = config.comparability;
   const space = new ConceptSpace(lexicon, measure);
   const idf: IdfSource = opts.uniformIdf ? UNIFORM_IDF : termStats;
-  const { alpha, beta, gamma, delta } = cfg.weights;
+  type W = Config['comparability']['weights'];
+  const combine = (w: W, f: { fc: number; fe: number; fl: number; fcov: number; fs: number }) =>
+    w.alpha * f.fc + w.beta * f.fe + w.gamma * f.fl + w.delta * f.fcov + (w.epsilon ?? 0) * f.fs;
 
   const featuresOf = (a: Analysis, b: Analysis, explain = true) => {
-    const { fc, fcov, links } = contentSimilarity(space, a, b, idf, explain);
+    const { fc, fcov, sig, links } = contentSimilarity(space, a, b, idf, explain);
     const { fe, matches } = entityCooccurrence(a.entities, b.entities);
     const fl = lengthRatio(a, b, cfg.hanziPerWord);
-    return { fc, fe, fl, fcov, links, matches };
+    return { fc, fe, fl, fcov, fs: sig.fs, sig, links, matches };
   };
   const scoreAnalyses = (a: Analysis, b: Analysis): ScoreResult => {
-    const { fc, fe, fl, fcov, links, matches } = featuresOf(a, b);
-    const c = alpha * fc + beta * fe + gamma * fl + delta * fcov;
+    const f = featuresOf(a, b);
+    const { fc, fe, fl, fcov, fs, sig, links, matches } = f;
+    const c = combine(cfg.weights, f);
+    const cPar = combine(cfg.parWeights ?? cfg.weights, f);
     return {
       fc,
       fe,
       fl,
       fcov,
+      fs,
       c,
-      level: levelOf(c, fl, cfg),
+      cPar,
+      level: levelOf(c, fl, cfg, cPar, sig.s),
       explain: {
         matches: links.map((l) => ({ en: l.en, zh: l.zh, gloss: l.gloss, weight: round(l.weight) })),
+        chance: { en: round(sig.pEn), zh: round(sig.pZh), s: round(sig.s) },
         entities: matches,
         enTokens: a.tokens,
         zhTokens: b.tokens,
@@ -136,6 +153,7 @@ function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, anal
     maxSentences: cfg.maxSentences,
     clean: (t: string) => splitCredit(t, lang).caption,
     skip: (fragment: string) => isCreditOrDateline(fragment, lang),
+    lead: (fragment: string) => leadingCredit(fragment, lang),
   });
   /** A text read within maxCaptionChars: cut at the last sentence end before the limit when longer. */
   const bounded = (text: string, lang: 'en' | 'zh'): string => {
@@ -155,8 +173,8 @@ function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, anal
     features(en, zh) {
       const a = analyzer.english(bounded(en, 'en'));
       const b = analyzer.chinese(bounded(zh, 'zh'));
-      const { fc, fe, fl, fcov } = featuresOf(a, b, false);
-      return { fc, fe, fl, fcov, enLength: a.length, zhLength: b.length };
+      const { fc, fe, fl, fcov, fs, sig } = featuresOf(a, b, false);
+      return { fc, fe, fl, fcov, fs, s: sig.s, enLength: a.length, zhLength: b.length };
     },
     score(en, zh) {
       return scoreAnalyses(analyzer.english(bounded(en, 'en')), analyzer.chinese(bounded(zh, 'zh')));
@@ -165,27 +183,55 @@ function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, anal
       const es = boundedSentences(en, 'en', bounds('en'));
       const zs = boundedSentences(zh, 'zh', bounds('zh'));
       const refused = es.refused ? 'en' : zs.refused ? 'zh' : null;
-      if (refused) return { en: es, zh: zs, pairs: [], refused };
-      // each sentence, and each merge of two adjacent ones, is analysed once
-      const text = (sents: BoundedSentences, [i, j]: Span, sep: string) =>
-        i === j ? sents.sentences[i]!.text : sents.sentences[i]!.text + sep + sents.sentences[j]!.text;
-      const memo = new Map<string, Analysis>();
-      const analysis = (lang: 'en' | 'zh', t: string): Analysis => {
-        let a = memo.get(lang + t);
-        if (!a) memo.set(lang + t, (a = lang === 'en' ? analyzer.english(t) : analyzer.chinese(t)));
-        return a;
-      };
-      const aligned = alignSentences(es.sentences.length, zs.sentences.length, (e, z) => {
-        const enText = text(es, e, ' ');
-        const zhText = text(zs, z, '');
-        return { ...scoreAnalyses(analysis('en', enText), analysis('zh', zhText)), en: enText, zh: zhText, enSpan: e, zhSpan: z };
-      });
-      return { en: es, zh: zs, pairs: aligned.map((a) => a.score), refused: null };
+      if (refused) return { en: es, zh: zs, pairs: [], grid: [], whole: null, refused };
+      return alignBounded(es, zs, scoreAnalyses, analyzer);
     },
   };
 }
 
+/** Aligns two captions' sentences: every sentence and merge of two adjacent ones analysed once, the grid, the whole. */
+function alignBounded(
+  es: BoundedSentences,
+  zs: BoundedSentences,
+  scoreAnalyses: (a: Analysis, b: Analysis) => ScoreResult,
+  analyzer: Analyzer,
+): CaptionAlignment {
+  const text = (sents: BoundedSentences, [i, j]: Span, sep: string) => sents.sentences.slice(i, j + 1).map((x) => x.text).join(sep);
+  const memo = new Map<string, Analysis>();
+  const analysis = (lang: 'en' | 'zh', t: string): Analysis => {
+    let a = memo.get(lang + t);
+    if (!a) memo.set(lang + t, (a = lang === 'en' ? analyzer.english(t) : analyzer.chinese(t)));
+    return a;
+  };
+  const m = es.sentences.length;
+  const n = zs.sentences.length;
+  const grid: number[][] = Array.from({ length: m }, () => new Array<number>(n).fill(0));
+  const scoreSpans = (e: Span, z: Span): SentencePairScore => {
+    const enText = text(es, e, ' ');
+    const zhText = text(zs, z, '');
+    const r = { ...scoreAnalyses(analysis('en', enText), analysis('zh', zhText)), en: enText, zh: zhText, enSpan: e, zhSpan: z };
+    if (e[0] === e[1] && z[0] === z[1]) grid[e[0]]![z[0]] = r.c;
+    return r;
+  };
+  const aligned = alignSentences(m, n, scoreSpans);
+  const whole = m > 1 || n > 1 ? scoreSpans([0, m - 1], [0, n - 1]) : null;
+  return { en: es, zh: zs, pairs: aligned.map((a) => a.score), grid, whole, refused: null };
+}
+
 const round = (x: number): number => Math.round(x * 1e4) / 1e4;
+
+/**
+ * Length of a credit or dateline at the start of a sentence: a bracketed credit ("(AP Photo/Name)", "（中新社记者 X 摄）")
+ * or a dateline printed before it ("LONDON (Reuters) -", "新华社北京3月19日电"), as a caption printed with a second
+ * sentence carries them between the two. 0 when the sentence starts with its own words.
+ */
+function leadingCredit(fragment: string, lang: 'en' | 'zh'): number {
+  const m = /^\s*[（(]([^（）()]{1,60})[）)]\s*/u.exec(fragment);
+  if (m && isCreditOrDateline(m[1]!, lang)) return m[0].length;
+  const rest = splitCredit(fragment, lang).caption;
+  const at = rest ? fragment.indexOf(rest) : -1;
+  return at > 0 ? at : 0;
+}
 
 /**
  * Brings the bank's IDF table up to date with the captions not counted yet (items with a non-empty caption in status

@@ -6,6 +6,9 @@
 //     counted twice. With exact links only this is the plain cosine of the aligned TF-IDF vectors.
 // fe: joint co-occurrence rate of entities (numbers, dates, times, names): 2·shared / (entities_en + entities_zh).
 // fl: length ratio in comparable units: min(r, 1/r), r = hanzi / (English words × hanziPerWord).
+// fs: significance under the null model (null-model.ts): how far the chosen links are from what two random captions
+//     of the bank with these words would share; one frequent word shared is what chance gives, a name or three
+//     content words are not.
 // fcov: coverage, the share of each side's content tokens that the chosen links reach (each weighted by its link's
 //     similarity, counted per occurrence, no IDF), the lower of the two sides. A translation covers both sides;
 //     two independent captions of one photo (com) usually each say something the other does not, which the cosine
@@ -13,6 +16,7 @@
 import type { Analysis, Entity } from './analyze.js';
 import type { IdfSource } from './idf.js';
 import type { Lexicon } from './lexicon.js';
+import { NO_SIGNIFICANCE, NULL_SCALE, significance, type Significance } from './null-model.js';
 
 export interface MeasureOptions {
   /** WordNet synonyms and near hypernyms (off = the paper's plain gloss matching). */
@@ -31,6 +35,14 @@ export interface MeasureOptions {
   /** A word ending in a locative (床上, 湖边, 海里) also stands for its stem. */
   locativeWeight: number;
   senseDecay: number;
+  /** Hypernyms with more direct hyponyms than this are too general to link two words. */
+  maxHyponyms: number;
+  /** A CC-CEDICT gloss's weight falls by this factor per gloss before it (1 = every gloss of a word weighs the same). */
+  glossDecay: number;
+  /** Glosses at the head of a word's list that keep their full weight. */
+  glossFree: number;
+  /** Nats of null-model significance at which fs reaches 1 − 1/e (null-model.ts). */
+  nullScale: number;
 }
 
 export const DEFAULT_MEASURE: MeasureOptions = {
@@ -44,9 +56,13 @@ export const DEFAULT_MEASURE: MeasureOptions = {
   partsWeight: 0.5,
   locativeWeight: 0.9,
   senseDecay: 0.85,
+  maxHyponyms: 300,
+  glossDecay: 0.8,
+  glossFree: 2,
+  nullScale: NULL_SCALE,
 };
 
-export const BASELINE_MEASURE: MeasureOptions = { ...DEFAULT_MEASURE, wordnet: false, compounds: false, multiLink: false };
+export const BASELINE_MEASURE: MeasureOptions = { ...DEFAULT_MEASURE, wordnet: false, compounds: false, multiLink: false, glossDecay: 1, glossFree: 0 };
 
 /** Concept id → weight. Synsets are ids ≥ 0, lemmas negative ids (interned). */
 type Concepts = Map<number, number>;
@@ -85,6 +101,7 @@ export interface Features {
   fe: number;
   fl: number;
   fcov: number;
+  fs: number;
   links: Link[];
   entities: Array<{ en: string; zh: string; kind: string }>;
 }
@@ -93,7 +110,6 @@ export interface Features {
 /** A single character inside a compound keeps only its first glosses (characters are very polysemous). */
 const SINGLE_CHAR_SENSES = 2;
 /** Hypernyms with more direct hyponyms than this (person, move, ...) are too general to link two words. */
-const MAX_HYPONYMS = 300;
 const LOCATIVES = new Set(['上', '里', '边', '中', '下', '内', '外', '旁', '前', '后', '面', '头', '间', '部']);
 const NOT_HEADS = new Set(['子', '儿', '们', '头', '者', '性', '化', '家', '的', '地', '上', '里', '中', '下', '边', '面', '着', '了', '过', '个', '只', '些', '士']);
 
@@ -142,8 +158,8 @@ export class ConceptSpace {
         put(own, s, this.opts.synonymWeight * decay);
         if (this.opts.derivationWeight > 0) for (const d of this.lex.derivations(s)) put(own, d, this.opts.derivationWeight * decay);
         for (const p of this.lex.hypernyms(s)) {
-          if (this.lex.hyponymCount(p) <= MAX_HYPONYMS) put(up, p, h1 * decay);
-          for (const q of this.lex.hypernyms(p)) if (this.lex.hyponymCount(q) <= MAX_HYPONYMS) put(up, q, h2 * decay);
+          if (this.lex.hyponymCount(p) <= this.opts.maxHyponyms) put(up, p, h1 * decay);
+          for (const q of this.lex.hypernyms(p)) if (this.lex.hyponymCount(q) <= this.opts.maxHyponyms) put(up, q, h2 * decay);
         }
         decay *= this.opts.senseDecay;
       }
@@ -166,10 +182,12 @@ export class ConceptSpace {
   private addSenses(out: Source[], word: string, scale: number, prefix: string, maxSenses = Infinity, slot = 0): boolean {
     const senses = this.lex.senses(word);
     if (!senses) return false;
-    for (const s of senses.slice(0, maxSenses)) {
+    const { glossDecay, glossFree } = this.opts;
+    for (const [k, s] of senses.slice(0, maxSenses).entries()) {
       const n = s.lemmas.length;
+      const rank = glossDecay === 1 ? 1 : glossDecay ** Math.max(0, k - glossFree);
       for (let i = 0; i < n; i++) {
-        out.push({ lemma: s.lemmas[i]!, weight: s.weights[i]! * scale, label: prefix + s.text, slot: slot || (i === n - 1 ? 0 : 1 + i) });
+        out.push({ lemma: s.lemmas[i]!, weight: s.weights[i]! * scale * rank, label: prefix + s.text, slot: slot || (i === n - 1 ? 0 : 1 + i) });
       }
     }
     return true;
@@ -310,12 +328,12 @@ export function contentSimilarity(
   zh: Analysis,
   idf: IdfSource,
   explain = true,
-): { fc: number; fcov: number; links: Link[] } {
+): { fc: number; fcov: number; sig: Significance; links: Link[] } {
   const Ew = weighted(en.tokens, 'en', idf);
   const Zw = weighted(zh.tokens, 'zh', idf);
   const ne = norm(Ew.weights);
   const nz = norm(Zw.weights);
-  if (!ne || !nz) return { fc: 0, fcov: 0, links: [] };
+  if (!ne || !nz) return { fc: 0, fcov: 0, sig: NO_SIGNIFICANCE, links: [] };
   const eTerms = Ew.terms;
   const zTerms = Zw.terms;
   const eW = [...Ew.weights.values()];
@@ -362,7 +380,9 @@ export function contentSimilarity(
     if (explain) links.push({ en: eTerms[i]!, zh: zTerms[j]!, gloss: cl[k]!.gloss, sim, weight: cs[k]! / (ne * nz) });
   }
   const fcov = Math.min(coverage(Ew.counts, simE), coverage(Zw.counts, simZ));
-  return { fc: Math.min(1, dot / (ne * nz)), fcov, links };
+  const linked = (terms: string[], sims: Float64Array) => new Map(terms.flatMap((t, i) => (sims[i]! > 0 ? [[t, sims[i]!] as const] : [])));
+  const sig = significance(eTerms, zTerms, linked(eTerms, simE), linked(zTerms, simZ), idf, space.opts.nullScale);
+  return { fc: Math.min(1, dot / (ne * nz)), fcov, sig, links };
 }
 
 const GENERIC_NAME_WORDS = new Set(['city', 'river', 'mountain', 'lake', 'island', 'province', 'county', 'the', 'of', 'new', 'north', 'south', 'east', 'west', 'great', 'saint', 'st', 'mount', 'university', 'street', 'park']);

@@ -86,7 +86,14 @@ export interface BoundedSentences {
 export function boundedSentences(
   text: string,
   lang: Lang,
-  opts: { maxChars: number; maxSentences: number; clean?: (text: string) => string; skip?: (fragment: string) => boolean },
+  opts: {
+    maxChars: number;
+    maxSentences: number;
+    clean?: (text: string) => string;
+    skip?: (fragment: string) => boolean;
+    /** Characters of a credit or dateline at the start of a sentence (one printed between two sentences), to leave out. */
+    lead?: (fragment: string) => number;
+  },
 ): BoundedSentences {
   const truncated = text.length > opts.maxChars;
   const read = truncated ? text.slice(0, opts.maxChars) : text;
@@ -95,6 +102,13 @@ export function boundedSentences(
   if (truncated) sentences = sentences.slice(0, -1);
   if (truncated && !sentences.length) return { sentences, truncated, refused: true, dropped: 0 };
   if (opts.skip) sentences = sentences.filter((s) => !opts.skip!(s.text));
+  if (opts.lead) {
+    sentences = sentences.flatMap((s) => {
+      const k = opts.lead!(s.text);
+      const text = s.text.slice(k).trim();
+      return !k ? [s] : text ? [{ text, start: s.end - text.length, end: s.end }] : [];
+    });
+  }
   const dropped = Math.max(0, sentences.length - opts.maxSentences);
   return { sentences: sentences.slice(0, opts.maxSentences), truncated, refused: false, dropped };
 }

@@ -23,6 +23,7 @@ import type { Logger } from '../../util/log.js';
 import { errorMessage } from '../../util/errors.js';
 import type { Progress } from '../../util/progress.js';
 import { loadCreateScorer, loadUpdateIdf, type CaptionAlignment, type Scorer, type SentencePairScore } from './layers.js';
+import { chooseSentencePairs } from './sentence-choice.js';
 
 export interface PairingOptions {
   logger?: Logger;
@@ -68,6 +69,10 @@ export interface DecisionRules {
   minLevel: PairLevel;
   /** The floor of a caption pair's sentence pairs other than its best one (default minLevel). */
   minLevelMoreSentences?: PairLevel;
+  /** The ratio margin a sentence pair needs over its alternatives (sentence-choice.ts; default 1). */
+  sentenceMargin?: number;
+  /** comparability.comMinSignificance: a sentence pair among several needs it plus ln(tests) (sentence-choice.ts). */
+  minSignificance?: number;
   /** 0 = off: a caption pair with more sentences on a side is not emitted. */
   maxSentences?: number;
   /** 0 = off: a Chinese caption of more words is not emitted. */
@@ -80,6 +85,7 @@ export function rulesOf(config: Config, minLevel?: PairLevel, idfDocs?: number):
   const e = config.export;
   return {
     minInliers: e.minInliers, minImageScore: e.minImageScore, minLevel: minLevel ?? e.minLevel, minLevelMoreSentences: e.minLevelMoreSentences,
+    sentenceMargin: e.sentenceMargin, minSignificance: config.comparability.comMinSignificance,
     maxSentences: e.maxSentences, maxChineseWords: e.maxChineseWords, idfDocs,
   };
 }
@@ -98,21 +104,23 @@ export async function decide(src: Item, tgt: Item, cand: PairCandidate, scorer: 
   const counts = { enSentences: al.en.sentences.length, zhSentences: al.zh.sentences.length };
   if (al.refused) return { ...base, ...unscored, ...counts, emitted: false, reason: 'caption-too-long' };
   if (!al.pairs.length) return { ...base, ...unscored, ...counts, emitted: false, reason: 'no-sentences' };
-  const best = bestOf(al.pairs);
   const imageOk = cand.inliers >= t.minInliers && cand.imageScore >= t.minImageScore;
   // the Chinese length filter counts the words of the caption's sentences (credits and datelines are not text)
   const filter = filterReason(al, () => scorer.chineseWordCount(al.zh.sentences.map((x) => x.text).join('')), t);
-  const sentencePairs: SentencePairDecision[] = al.pairs.map((p) => ({
-      enFirst: p.enSpan[0], enLast: p.enSpan[1], zhFirst: p.zhSpan[0], zhLast: p.zhSpan[1], en: p.en, zh: p.zh,
-    emitted: imageOk && !filter && LEVEL_RANK[p.level] >= LEVEL_RANK[t.minLevel],
+  const choice = chooseSentencePairs(al, t);
+  const sentencePairs: SentencePairDecision[] = choice.pairs.map((p, k) => ({
+    enFirst: p.enSpan[0], enLast: p.enSpan[1], zhFirst: p.zhSpan[0], zhLast: p.zhSpan[1], en: p.en, zh: p.zh,
+    emitted: imageOk && !filter && choice.emitted[k]!,
     level: p.level, c: p.c, fc: p.fc, fe: p.fe, fl: p.fl, fcov: p.fcov,
   }));
   const emitted = sentencePairs.some((p) => p.emitted);
+  // the caption pair carries its emitted pair's scores (the best one), else its best aligned pair's
+  const best = bestOf(choice.pairs.filter((_, k) => choice.emitted[k])) ?? bestOf(al.pairs)!;
   return {
     ...base,
     ...counts,
     emitted,
-    reason: emitted ? null : !imageOk ? 'image' : filter ?? 'level',
+    reason: emitted ? null : !imageOk ? 'image' : filter ?? (choice.refused === 'margin' ? 'level:margin' : 'level'),
     level: best.level, c: best.c, fc: best.fc, fe: best.fe, fl: best.fl, fcov: best.fcov, explain: best.explain,
     sentencePairs,
   };
@@ -136,20 +144,7 @@ export function failedDecision(src: Item, tgt: Item, cand: PairCandidate, t: Dec
   };
 }
 
-const bestOf = (pairs: SentencePairScore[]): SentencePairScore => pairs.reduce((a, b) => (b.c > a.c ? b : a));
-
-/**
- * Which aligned sentence pairs of a caption pair reach their level floor. The image match vouches for one sentence
- * pair, the best aligned one (what the photo shows): it needs export.minLevel. The others are context the photo
- * does not show and stand on their own C: they need export.minLevelMoreSentences too (two unrelated sentences of
- * news prose share enough common words to pass a floor fitted on captions of one photo).
- */
-export function levelsReached(pairs: SentencePairScore[], t: Pick<DecisionRules, 'minLevel' | 'minLevelMoreSentences'>): boolean[] {
-  if (!pairs.length) return [];
-  const best = bestOf(pairs);
-  const more = Math.max(LEVEL_RANK[t.minLevel], LEVEL_RANK[t.minLevelMoreSentences ?? t.minLevel]);
-  return pairs.map((p) => LEVEL_RANK[p.level] >= (p === best ? LEVEL_RANK[t.minLevel] : more));
-}
+const bestOf = (pairs: SentencePairScore[]): SentencePairScore | undefined => (pairs.length ? pairs.reduce((a, b) => (b.c > a.c ? b : a)) : undefined);
 
 /** The seed paper's caption filters, as options of the decision (src/stages/crawl stores every caption). */
 function filterReason(al: CaptionAlignment, zhWords: () => number, t: DecisionRules): string | null {

@@ -1,0 +1,98 @@
+// Issue 34: the null model of a caption pair (src/lib/comparability/null-model.ts), a minor gloss as weak evidence, and
+// the margin by which a sentence pair is chosen inside a caption pair (src/stages/pair/sentence-choice.ts).
+import { expect } from 'chai';
+import { loadConfig } from '../src/config/load.js';
+import { addCaptionsToIdf, createScorer } from '../src/lib/comparability/index.js';
+import { TermStats } from '../src/lib/comparability/idf.js';
+import { surpriseTail, significance } from '../src/lib/comparability/null-model.js';
+import { chooseSentencePairs, sentenceMarginOf } from '../src/stages/pair/sentence-choice.js';
+import { testLexiconDir } from './helpers/comparability.js';
+
+const { config } = loadConfig({ env: {} });
+
+describe('comparability: the null model', () => {
+  it('computes the tail of the surprise exactly for one and for several words', () => {
+    // one word of chance q: P(surprise >= -ln q) = q
+    expect(surpriseTail([0.2], -Math.log(0.2))).to.be.closeTo(0.2, 1e-9);
+    // three words of chance 0.1: reaching the surprise of two of them needs two hits: 3·0.01·0.9 + 0.001
+    expect(surpriseTail([0.1, 0.1, 0.1], -2 * Math.log(0.1))).to.be.closeTo(0.028, 1e-9);
+    expect(surpriseTail([0.5, 0.5], 0)).to.equal(1);
+  });
+
+  it('finds one frequent word shared by long captions to be chance, and rare words shared to be far beyond it', () => {
+    const idf = new TermStats();
+    // a bank where "man" is in half the captions and "falcon", "glove", "handler" in one each
+    for (let i = 0; i < 200; i++) {
+      idf.addDocument('en', i % 2 ? ['man', `w${i}`] : [`w${i}`]);
+      idf.addDocument('zh', i % 2 ? ['男人', `z${i}`] : [`z${i}`]);
+    }
+    idf.addDocument('en', ['falcon', 'glove', 'handler']);
+    idf.addDocument('zh', ['猎鹰', '手套', '驯兽师']);
+    const en = ['man', 'walk', 'street', 'red', 'coat', 'city', 'morning'];
+    const zh = ['男人', '走', '街道', '雨伞', '黑色', '晚上', '商店'];
+    const one = significance(en, zh, new Map([['man', 1]]), new Map([['男人', 1]]), idf);
+    expect(one.pEn).to.be.above(0.4);
+    const rare = significance(['falcon', 'glove', 'handler', 'man'], ['猎鹰', '手套', '驯兽师'], new Map([['falcon', 1], ['glove', 1], ['handler', 1]]), new Map([['猎鹰', 1], ['手套', 1], ['驯兽师', 1]]), idf);
+    expect(rare.pEn).to.be.below(1e-4);
+    expect(rare.s).to.be.above(one.s + 10);
+    // a weak link (a broader concept, a minor gloss) is no evidence against chance
+    expect(significance(en, zh, new Map([['man', 0.3]]), new Map([['男人', 0.3]]), idf).s).to.equal(0);
+  });
+
+  it('scores a pair with its chance, and gives com only to content beyond chance', () => {
+    const scorer = createScorer(config, { cacheDir: testLexiconDir() });
+    const captions = [
+      { en: 'A man walks down the street in the rain.', zh: '一个男人在雨中走在街上。' },
+      { en: 'A man reads a newspaper on a bench.', zh: '一个男人在长椅上看报纸。' },
+      { en: 'A man rides a bicycle past a shop.', zh: '一个男人骑自行车经过商店。' },
+      { en: 'A man cooks noodles in a kitchen.', zh: '一个男人在厨房里煮面条。' },
+    ];
+    for (let i = 0; i < 10; i++) addCaptionsToIdf(scorer, captions);
+    const r = scorer.score('A man walks down the street in the rain.', '一个男人在雨中走在街上。');
+    expect(r.explain.chance.s).to.be.above(config.comparability.comMinSignificance);
+    expect(r.level === 'com' || r.level === 'par').to.equal(true);
+  });
+
+  it('weighs a word linked only through a minor gloss of a common character (差 "official post" for "station") as weak evidence', () => {
+    const scorer = createScorer(config, { cacheDir: testLexiconDir() });
+    const weak = scorer.score('Vendors sell food by the station.', '他们以三分之差输了。');
+    const link = weak.explain.matches.find((m) => m.en === 'station');
+    const direct = scorer.score('Vendors sell food by the station.', '小贩在车站旁卖食物。').explain.matches.find((m) => m.en === 'station');
+    expect(direct, 'a direct gloss links station').to.not.equal(undefined);
+    expect(link?.weight ?? 0).to.be.below(direct!.weight / 5);
+  });
+});
+
+describe('sentence choice: margin, not maximum', () => {
+  const pair = (e: number, z: number, c: number, level: 'par' | 'com' | 'pse' | 'inc', s = 10) =>
+    ({ enSpan: [e, e], zhSpan: [z, z], c, level, en: `e${e}`, zh: `z${z}`, fc: c, fe: 0, fl: 1, fcov: c, fs: 0, cPar: c, explain: { matches: [], entities: [], enTokens: [], zhTokens: [], chance: { en: 0, zh: 0, s } } }) as never;
+  const rules = { minLevel: 'com' as const, minLevelMoreSentences: 'par' as const, sentenceMargin: 1.5, minSignificance: 1 };
+
+  it('emits the pair that beats its row and column by the margin', () => {
+    const grid = [[0.6, 0.1], [0.2, 0.05]];
+    const pairs = [pair(0, 0, 0.6, 'com'), pair(1, 1, 0.05, 'inc')];
+    expect(sentenceMarginOf(pairs[0]!, grid)).to.be.closeTo(3, 1e-9);
+    const choice = chooseSentencePairs({ pairs, grid, whole: null }, rules);
+    expect(choice.emitted).to.deep.equal([true, false]);
+  });
+
+  it('emits the caption pair whole when no sentence pair is clearly better and the whole passes, else nothing', () => {
+    // the stray sentences (1, 1) share a word about as well as the photo's own (0, 0): neither is clear
+    const grid = [[0.3, 0.25], [0.22, 0.32]];
+    const pairs = [pair(0, 0, 0.3, 'com'), pair(1, 1, 0.32, 'com')];
+    const whole = { ...(pair(0, 0, 0.4, 'com') as object), enSpan: [0, 1], zhSpan: [0, 1], en: 'e0 e1', zh: 'z0z1' } as never;
+    const choice = chooseSentencePairs({ pairs, grid, whole }, rules);
+    expect(choice.emitted.filter(Boolean)).to.have.length(1);
+    expect(choice.pairs[choice.emitted.indexOf(true)]).to.equal(whole);
+    const none = chooseSentencePairs({ pairs, grid, whole: { ...(whole as object), level: 'pse' } as never }, rules);
+    expect([none.emitted.some(Boolean), none.refused]).to.deep.equal([false, 'margin']);
+  });
+
+  it('asks a pair chosen among several for more significance than a pair alone (the number of tests)', () => {
+    const grid = [[0.6, 0.1], [0.2, 0.05]];
+    const weak = [pair(0, 0, 0.6, 'com', 2), pair(1, 1, 0.05, 'inc', 0)];
+    expect(chooseSentencePairs({ pairs: weak, grid, whole: null }, rules).emitted).to.deep.equal([false, false]); // 2 < 1 + ln 4
+    const alone = chooseSentencePairs({ pairs: [pair(0, 0, 0.6, 'com', 2)], grid: [[0.6]], whole: null }, rules);
+    expect(alone.emitted).to.deep.equal([true]);
+  });
+});
