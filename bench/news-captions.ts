@@ -1,8 +1,9 @@
 // A multi-sentence mining set built from ../shared/data/mining-flickr8k the way news captions are printed (issue 34):
 // each caption keeps the photo's own sentence and gets, seeded, a second sentence about something else (another
 // photo's caption of the same bank: the same domain, often the same frequent words), a photo credit in an agency's
-// style, and a dateline, in varied orders (the photo's sentence first or second; the credit at the end or between
-// the sentences; a dateline before the first sentence half the time). Images and truth are the set's own (the
+// style, and a dateline, in varied orders (the photo's sentence first three times in four, as a news caption
+// describes its photo first and gives the background after, else second; the credit at the end or between the
+// sentences; a dateline before the first sentence half the time). Images and truth are the set's own (the
 // images folder is linked, not copied). A third of the sources, drawn with the seed, is the held-out part.
 // `scoreNewsCaptions` reads the pairing stage's decisions from the bank that `capbridge eval` filled: of the emitted
 // sentence pairs of correct image matches, the share that hold the photo's own sentence on both sides ("holds": the
@@ -13,6 +14,8 @@ import path from 'node:path';
 import { PairsRepo, SentencePairsRepo, type Bank } from '../src/bank/index.js';
 import { mulberry32 } from '../src/util/random.js';
 
+/** Share of captions whose first sentence is the photo's. */
+const PHOTO_FIRST = 0.75;
 const EN_NAMES = ['Jane Doe', 'Li Wei', 'Carlos Ruiz', 'Anna Berg', 'Tom Okafor', 'Mei Chen'];
 const ZH_NAMES = ['李明', '王刚', '张华', '陈静', '刘洋', '赵雪'];
 const EN_CREDITS = [(n: string) => `REUTERS/${n}`, (n: string) => `(AP Photo/${n})`, (n: string) => `Photo: ${n}/AFP`, (n: string) => `${n}/Getty Images`, () => 'Photo: Getty Images'];
@@ -51,7 +54,7 @@ const endZh = (s: string) => (/[。！？]["”’」）)]?$/.test(s.trim()) ? s
 function newsCaption(rnd: () => number, lang: 'en' | 'zh', own: string, other: string): string {
   const pick = <T>(a: T[]): T => a[Math.floor(rnd() * a.length)]!;
   const sep = lang === 'en' ? ' ' : '';
-  const sentences = rnd() < 0.5 ? [own, other] : [other, own];
+  const sentences = rnd() < PHOTO_FIRST ? [own, other] : [other, own];
   const where = rnd();
   const name = lang === 'en' ? pick(EN_NAMES) : pick(ZH_NAMES);
   const credit = (where < 0.6 ? (lang === 'en' ? pick(EN_CREDITS) : pick(ZH_CREDITS)) : lang === 'en' ? pick(EN_MID_CREDITS) : pick(ZH_MID_CREDITS))(name);

@@ -171,6 +171,7 @@ export const configSchema = z
         minLevel: z.enum(['par', 'com', 'pse']),
         minLevelMoreSentences: z.enum(['par', 'com', 'pse']),
         sentenceMargin: z.number().min(1).default(1),
+        firstSentencePrior: z.number().min(1).default(1),
         maxSentences: int().min(0),
         maxChineseWords: int().min(0),
         rescoreDrift: z.number().positive(),

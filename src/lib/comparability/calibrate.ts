@@ -214,7 +214,8 @@ function fitParWeights(rows: Array<LabelledFeatures & { fl: number }>, start: We
   };
   let best: Weights = { ...start, epsilon: start.epsilon ?? 0 };
   let bestScore = objective(best);
-  for (const w of weightGrid(10, true)) {
+  // rows without the significance (labelled sets scored before it existed) need no ε > 0
+  for (const w of weightGrid(10, rows.some((r) => (r.fs ?? 0) > 0))) {
     const s = objective(w);
     if (s[0] > bestScore[0] + 1e-9 || (Math.abs(s[0] - bestScore[0]) <= 1e-9 && s[1] > bestScore[1] + 1e-9)) {
       best = w;

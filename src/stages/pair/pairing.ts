@@ -71,6 +71,8 @@ export interface DecisionRules {
   minLevelMoreSentences?: PairLevel;
   /** The ratio margin a sentence pair needs over its alternatives (sentence-choice.ts; default 1). */
   sentenceMargin?: number;
+  /** Weight of the two first sentences' pair in the margin (sentence-choice.ts; default 1). */
+  firstSentencePrior?: number;
   /** comparability.comMinSignificance: a sentence pair among several needs it plus ln(tests) (sentence-choice.ts). */
   minSignificance?: number;
   /** 0 = off: a caption pair with more sentences on a side is not emitted. */
@@ -85,7 +87,7 @@ export function rulesOf(config: Config, minLevel?: PairLevel, idfDocs?: number):
   const e = config.export;
   return {
     minInliers: e.minInliers, minImageScore: e.minImageScore, minLevel: minLevel ?? e.minLevel, minLevelMoreSentences: e.minLevelMoreSentences,
-    sentenceMargin: e.sentenceMargin, minSignificance: config.comparability.comMinSignificance,
+    sentenceMargin: e.sentenceMargin, firstSentencePrior: e.firstSentencePrior, minSignificance: config.comparability.comMinSignificance,
     maxSentences: e.maxSentences, maxChineseWords: e.maxChineseWords, idfDocs,
   };
 }

@@ -6,6 +6,9 @@
 // alternatives in its row and its column (the same English sentence with the other Chinese sentences, the same
 // Chinese sentence with the other English ones) by a margin: C / max(alternatives) ≥ export.sentenceMargin. With
 // one sentence on each side there is no alternative and the pair stands on its own level, as before.
+// News captions describe their photo first and give the background after: the pair of the two captions' first
+// sentences has its C multiplied by export.firstSentencePrior when it is weighed against its alternatives (as the
+// candidate and as an alternative; its level is its own C's).
 // Among the clear pairs, the best one (highest C) needs export.minLevel, the others (context the photo does not
 // show) export.minLevelMoreSentences. When no sentence pair is clearly better than its alternatives, the caption
 // pair is emitted whole (all its sentences on each side, credits and datelines already left out) when that whole
@@ -20,6 +23,8 @@ export interface SentenceChoiceRules {
   minLevelMoreSentences?: PairLevel;
   /** C / best alternative an aligned sentence pair needs (1 = being the best suffices). */
   sentenceMargin?: number;
+  /** Weight of the pair of first sentences in the margin (1 = none). */
+  firstSentencePrior?: number;
   /** The null model's significance (nats) a sentence pair needs, before the correction for the pairs tested. */
   minSignificance?: number;
 }
@@ -42,7 +47,7 @@ export interface SentenceChoice {
 }
 
 /** C of the best alternative to an aligned pair in its rows and columns (-Infinity when it has none). */
-export function bestAlternative(p: Pick<SentencePairScore, 'enSpan' | 'zhSpan'>, grid: number[][]): number {
+export function bestAlternative(p: Pick<SentencePairScore, 'enSpan' | 'zhSpan'>, grid: number[][], prior = 1): number {
   const [e0, e1] = p.enSpan;
   const [z0, z1] = p.zhSpan;
   let best = -Infinity;
@@ -51,17 +56,19 @@ export function bestAlternative(p: Pick<SentencePairScore, 'enSpan' | 'zhSpan'>,
     const row = grid[i]!;
     for (let j = 0; j < row.length; j++) {
       const inZ = j >= z0 && j <= z1;
-      if (inE !== inZ && row[j]! > best) best = row[j]!; // same row or same column, not the pair itself
+      const c = i === 0 && j === 0 ? row[j]! * prior : row[j]!;
+      if (inE !== inZ && c > best) best = c; // same row or same column, not the pair itself
     }
   }
   return best;
 }
 
 /** The ratio margin of an aligned pair: its C over its best alternative's (Infinity without alternatives). */
-export function sentenceMarginOf(p: SentencePairScore, grid: number[][]): number {
-  const alt = bestAlternative(p, grid);
+export function sentenceMarginOf(p: SentencePairScore, grid: number[][], prior = 1): number {
+  const alt = bestAlternative(p, grid, prior);
   if (alt === -Infinity) return Infinity;
-  return p.c / Math.max(alt, 1e-6);
+  const c = p.enSpan[0] === 0 && p.zhSpan[0] === 0 ? p.c * prior : p.c;
+  return c / Math.max(alt, 1e-6);
 }
 
 /** The emission decision of one caption pair's sentence pairs (pure). */
@@ -72,7 +79,7 @@ export function chooseSentencePairs(al: Pick<CaptionAlignment, 'pairs' | 'grid' 
   const needMore = Math.max(need, LEVEL_RANK[t.minLevelMoreSentences ?? t.minLevel]);
   const margin = t.sentenceMargin ?? 1;
   const tests = grid.length * (grid[0]?.length ?? 0);
-  const clear = pairs.map((p) => sentenceMarginOf(p, grid) >= margin && significantAmong(p, tests, t.minSignificance ?? 0));
+  const clear = pairs.map((p) => sentenceMarginOf(p, grid, t.firstSentencePrior ?? 1) >= margin && significantAmong(p, tests, t.minSignificance ?? 0));
   // the best clear pair (highest C) is what the photo shows; the other clear ones are context
   let best = -1;
   pairs.forEach((p, k) => {
