@@ -214,8 +214,7 @@ function fitParWeights(rows: Array<LabelledFeatures & { fl: number }>, start: We
   };
   let best: Weights = { ...start, epsilon: start.epsilon ?? 0 };
   let bestScore = objective(best);
-  // rows without the significance (labelled sets scored before it existed) need no ε > 0
-  for (const w of weightGrid(10, rows.some((r) => (r.fs ?? 0) > 0))) {
+  for (const w of weightGrid(10, true)) {
     const s = objective(w);
     if (s[0] > bestScore[0] + 1e-9 || (Math.abs(s[0] - bestScore[0]) <= 1e-9 && s[1] > bestScore[1] + 1e-9)) {
       best = w;
@@ -281,7 +280,10 @@ function fitMeasure(config: Config, rows: LabelledFeatures[]): Pick<CalibrationV
   const ratios = rows.filter((r) => r.level === 'par' && r.enLength > 0 && r.zhLength > 0).map((r) => r.zhLength / r.enLength).sort((a, b) => a - b);
   const hanziPerWord = ratios.length >= 5 ? round(ratios[Math.floor(ratios.length / 2)]!) : cfg.hanziPerWord;
   const withLength = withFl(rows, hanziPerWord);
-  return { hanziPerWord, weights: fitWeights(withLength, cfg.weights), parWeights: fitParWeights(withLength, cfg.parWeights ?? cfg.weights) };
+  const weights = fitWeights(withLength, cfg.weights);
+  // rows scored without the null model (no fs): the par score is C itself, as before issue 34
+  const significance = rows.some((r) => (r.fs ?? 0) > 0);
+  return { hanziPerWord, weights, parWeights: significance ? fitParWeights(withLength, cfg.parWeights ?? cfg.weights) : weights };
 }
 
 /**
