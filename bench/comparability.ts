@@ -118,17 +118,7 @@ async function main(): Promise<void> {
     fitScored.map((x) => ({ level: x.level, corpus: x.corpus, ...x.features })),
     { precision: 0.9, folds: 5, seed: 15, repeats: 5 },
   );
-  // judged-com.tsv: data row numbers of pairs.tsv (header not counted) read as par or com
-  const judged = readJudged(path.join(shared, 'comparability', 'judged-com.tsv'));
-  const relabel = <T extends { level: Level; row: PairRow }>(list: T[]): T[] => list.map((x) => ({ ...x, level: judged.get(x.row.line - 1) ?? x.level }));
-  const levelsJudged = {
-    file: path.relative(repoRoot, path.join(shared, 'comparability', 'judged-com.tsv')),
-    judged: judged.size,
-    readAsPar: [...judged.values()].filter((l) => l === 'par').length,
-    open: levels(relabel(scored)),
-    fitPart: levels(relabel(fitScored)),
-    heldOut: levels(relabel(scored.filter((x) => held.has(x.row)))),
-  };
+  const levelsJudged = judgedLevels(levels, { open: scored, fitPart: fitScored, heldOut: scored.filter((x) => held.has(x.row)) });
   const shipped = {
     thresholds: config.comparability.thresholds,
     parMinLengthRatio: config.comparability.parMinLengthRatio,
@@ -183,6 +173,24 @@ async function main(): Promise<void> {
       baselineQualityTargetsMet: ok(baseline),
     }) + '\n',
   );
+}
+
+/**
+ * The levels' figures with judged-com.tsv applied (data row numbers of pairs.tsv, header not counted, read as par or
+ * com): each part relabelled, then `levels` as for the provenance labels.
+ */
+function judgedLevels<T extends { level: Level; row: PairRow }, F>(levels: (list: T[]) => F, parts: { open: T[]; fitPart: T[]; heldOut: T[] }) {
+  const file = path.join(shared, 'comparability', 'judged-com.tsv');
+  const judged = readJudged(file);
+  const relabel = (list: T[]): T[] => list.map((x) => ({ ...x, level: judged.get(x.row.line - 1) ?? x.level }));
+  return {
+    file: path.relative(repoRoot, file),
+    judged: judged.size,
+    readAsPar: [...judged.values()].filter((l) => l === 'par').length,
+    open: levels(relabel(parts.open)),
+    fitPart: levels(relabel(parts.fitPart)),
+    heldOut: levels(relabel(parts.heldOut)),
+  };
 }
 
 /** judged-com.tsv: row (data row of pairs.tsv, first = 1) → the level read (par or com). */
