@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { normaliseImageUrl } from '../src/lib/extraction/urls.js';
+import { normaliseImageUrl } from '../src/lib/extraction/index.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 

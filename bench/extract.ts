@@ -8,46 +8,20 @@
 // heldOutSites: ~20 % of the sites, seeded, stratified by language), which development decisions never look at.
 // CPU ms per page (p50/p95/max, a second run of each page so that start-up does not count) and crashes. Options:
 //   --dev         leave the held-out sites out altogether (what development runs use)
-//   --errors      per-page misses on stderr (of the development sites only, unless --final)
+//   --errors      per-page misses of the leave-one-site-out run on stderr (of the development sites only, unless --final)
 //   --final       include the held-out sites in --errors
 //   --only=ID     pages whose id contains ID
 import os from 'node:os';
-import { extractPairs, RULES, type ExplainedCandidate, type ExtractedPair } from '../src/lib/extraction/index.js';
-import { normaliseImageUrl } from '../src/lib/extraction/urls.js';
-import { add, adjudicate, byLang, dice, figures, heldOutSites, loadAll, loadDisputes, match, percentile, type ByLang, type Page, type Truth } from './extract-data.js';
+import { decide, shippedModel, type ExplainedCandidate, type ExtractedPair } from '../src/lib/extraction/index.js';
+import { predict } from '../src/lib/extraction/index.js';
+import { normaliseImageUrl } from '../src/lib/extraction/index.js';
+import { add, adjudicate, byLang, dice, figures, heldOutSites, loadAll, loadDisputes, match, percentile, type ByLang, type Truth } from './extract-data.js';
+import { fitOn, losoProbabilities, prepare, type Prepared } from './extract-fit.js';
 
 const showErrors = process.argv.includes('--errors');
 const final = process.argv.includes('--final');
 const devOnly = process.argv.includes('--dev');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7);
-
-interface Run {
-  pairs: ExtractedPair[];
-  explain: ExplainedCandidate[];
-  cpuMs: number;
-  crashed: boolean;
-}
-
-function run(p: Page, disabled?: ReadonlySet<string>, explain = false): Run {
-  const c0 = process.cpuUsage();
-  const cpu = () => {
-    const c = process.cpuUsage(c0);
-    return (c.user + c.system) / 1000;
-  };
-  try {
-    const res = extractPairs(p.buf, { url: p.t.url, disabledRules: disabled, explain });
-    return { pairs: res.pairs, explain: res.explain ?? [], cpuMs: cpu(), crashed: false };
-  } catch (err) {
-    process.stderr.write(`${p.t.id}: CRASH ${(err as Error).stack}\n`);
-    return { pairs: [], explain: [], cpuMs: cpu(), crashed: true };
-  }
-}
-
-/** Leave-one-site-out for the hand rules: the rules written from the site's pages (rules.ts `from`) left out. */
-function losoRun(p: Page, whole: Run): Run {
-  const disabled = new Set(RULES.filter((r) => r.from.includes(p.t.site)).map((r) => r.id));
-  return disabled.size ? run(p, disabled) : whole;
-}
 
 function printErrors(t: Truth, pred: ExtractedPair[], explain: ExplainedCandidate[]): void {
   const { usedP, usedQ } = match(t, pred);
@@ -97,39 +71,56 @@ function report(t: Tally) {
 function main(): void {
   const everyPage = loadAll();
   const held = heldOutSites(everyPage);
-  const pages = everyPage.filter((p) => (!only || p.t.id.includes(only)) && !(devOnly && held.has(p.t.site)));
   const disputes = loadDisputes();
+  const prepared = everyPage.filter((p) => !(devOnly && held.has(p.t.site))).map(prepare);
+  const devPool = prepared.filter((p) => !held.has(p.page.t.site));
+  const shipped = shippedModel();
+  // Leave-one-site-out: each site scored by the shipped setting fitted on every other site of the pool (with
+  // --dev the development sites only); the held-out sites by the shipped setting fitted on the development sites.
+  const scored = prepared.filter((p) => !only || p.page.t.id.includes(only));
+  const loso = losoProbabilities(prepared, scored, shipped.lambda);
+  const devModel = fitOn(devPool, shipped.lambda, shipped.threshold);
   const sets = new Map<string, Tally>();
-  const all = tally(), dev = tally(), heldOut = tally();
+  const all = tally(), dev = tally(), heldOut = tally(), heldOutDevModel = byLang();
   const cpuTimes: number[] = [];
   let crashes = 0;
   let slowest = { id: '', cpuMs: 0 };
-  for (const p of pages) {
-    const isHeld = held.has(p.t.site);
-    const r = run(p, undefined, showErrors);
-    const r2 = run(p); // timing: a second run, so that module loading and JIT warm-up of the first page do not count
-    cpuTimes.push(r2.cpuMs);
-    if (r2.cpuMs > slowest.cpuMs) slowest = { id: p.t.id, cpuMs: Math.round(r2.cpuMs) };
-    if (r.crashed) crashes++;
-    const l = losoRun(p, r);
-    if (!sets.has(p.set)) sets.set(p.set, tally());
-    const targets = [all, sets.get(p.set)!, isHeld ? heldOut : dev];
-    for (const x of targets) {
-      add(x.whole[p.t.lang], p.t, r.pairs);
-      add(x.loso[p.t.lang], p.t, l.pairs);
-      add(x.adjudicated[p.t.lang], adjudicate(p.t, disputes), r.pairs);
+  for (const p of scored) {
+    const t = p.page.t;
+    const isHeld = held.has(t.site);
+    // Timing: the page again (candidates, features, decision), so that module loading and JIT warm-up do not count.
+    const c0 = process.cpuUsage();
+    const again = prepare(p.page);
+    const r = decide(again.pc, (row) => predict(shipped, row.x), shipped.threshold, showErrors);
+    const c = process.cpuUsage(c0);
+    const cpuMs = (c.user + c.system) / 1000;
+    cpuTimes.push(cpuMs);
+    if (cpuMs > slowest.cpuMs) slowest = { id: t.id, cpuMs: Math.round(cpuMs) };
+    if (p.crashed) crashes++;
+    const pr = loso.get(p)!;
+    const lp = decide(p.pc, (_row, i) => pr[i]!, shipped.threshold).pairs;
+    if (!sets.has(p.page.set)) sets.set(p.page.set, tally());
+    for (const x of [all, sets.get(p.page.set)!, isHeld ? heldOut : dev]) {
+      add(x.whole[t.lang], t, r.pairs);
+      add(x.loso[t.lang], t, lp);
+      add(x.adjudicated[t.lang], adjudicate(t, disputes), r.pairs);
     }
-    if (showErrors && (!isHeld || final)) printErrors(p.t, r.pairs, r.explain);
+    if (isHeld) add(heldOutDevModel[t.lang], t, decide(p.pc, (row) => predict(devModel, row.x), shipped.threshold).pairs);
+    if (showErrors && (!isHeld || final)) {
+      const le = decide(p.pc, (_row, i) => pr[i]!, shipped.threshold, true);
+      printErrors(t, le.pairs, le.explain ?? []);
+    }
   }
   const out: Record<string, unknown> = {
     bench: 'extract',
-    method: 'rules',
+    method: `logistic regression (lambda ${shipped.lambda}, threshold ${shipped.threshold}, ${shipped.features.length} features)`,
     sets: Object.fromEntries([...sets].map(([k, v]) => [k, report(v)])),
     all: report(all),
     dev: report(dev),
-    heldOut: { sites: [...held].sort(), ...report(heldOut) },
+    heldOut: { sites: [...held].sort(), ...report(heldOut), fittedOnDevSitesOnly: { en: figures(heldOutDevModel.en), zh: figures(heldOutDevModel.zh) } },
+    shippedFittedOn: shipped.fittedOn,
     disputes: disputes.length,
-    pages: pages.length,
+    pages: scored.length,
     crashes,
     cpuMsPerPage: { p50: percentile(cpuTimes, 0.5), p95: percentile(cpuTimes, 0.95), max: +Math.max(0, ...cpuTimes).toFixed(1) },
     slowestPage: slowest,

@@ -61,7 +61,8 @@ const EN_CREDIT: RegExp[] = [
   // "Courtesy of X", "Courtesy X"
   /^courtesy(?: of)?\s+\S.{0,80}$/iu,
   // "Oregonian file photo", "Staff photo", "Handout", "File photo", "Submitted photo"
-  /^(?:(?:[\p{Lu}][\p{L}.'’-]*\s+){0,3}(?:file|staff|handout|submitted|contributed|supplied|courtesy|pool|archive|stock)\s+(?:photos?|images?|pictures?)(?:\s+by\s+.{1,60})?|handout|supplied|file|file photo|pool photo)$/iu,
+  // (an outlet may precede its own file photo; a name before "Submitted photo" is the caption, not the credit)
+  /^(?:(?:[\p{Lu}][\p{L}.'’-]*\s+){0,3}(?:file|staff|handout|courtesy|pool|archive|stock)\s+(?:photos?|images?|pictures?)(?:\s+by\s+.{1,60})?|(?:submitted|contributed|supplied)\s+(?:photos?|images?|pictures?)(?:\s+by\s+.{1,60})?|handout|supplied|file|file photo|pool photo)$/iu,
 ];
 // Only after a sentence end or inside brackets (a bare name after a space is too often the caption's own words).
 const EN_CREDIT_STRONG: RegExp[] = [
@@ -69,6 +70,8 @@ const EN_CREDIT_STRONG: RegExp[] = [
   new RegExp(`^${EN_WORD}\\s*\\/\\s*(?:${EN_AGENCY}|${EN_NAME})(?:\\s*\\/\\s*(?:${EN_AGENCY}|${EN_NAME})){0,3}$`, 'u'),
   // an agency alone: "(Xinhua)", "Getty Images", "AP Photo", "Reuters file photo"
   new RegExp(`^${EN_AGENCY}(?:\\s+(?:Photo|PHOTO|Photos|Images|Pictures|file photo|File Photo|File|Video|TV))?$`, 'u'),
+  // an outlet and who lent it: "(People's Daily Online/courtesy of the National Forestry Administration)"
+  new RegExp(`^${EN_NAME}\\s*\\/\\s*(?:[Cc]ourtesy(?: of)?|[Pp]hoto by|[Pp]rovided by)\\s+\\S.{0,100}$`, 'u'),
   // an outlet alone: "(The Independent)", "(The White House)"
   /^The(?:\s+[\p{Lu}][\p{L}&.'’-]*){1,4}$/u,
   // "Tara Atkinson for Rest of World", "Tom Brenner for The Washington Post via Getty Images"
@@ -96,6 +99,8 @@ const ZH_CREDIT: RegExp[] = [
   /^(?:由)?[^。！？!?；;，,（）()]{1,24}?(?:供图|供圖|提供|供稿|供片|供圖片|供照片)(?:\s+[\p{Script=Han}A-Za-z]{2,10}(?:发|發)?)?$/u,
   // "图/翻攝畫面", "圖：記者XXX攝", "图片来源：网络", "照片：X提供", "图源：X", "来源：X"
   /^(?:图|圖|图片|圖片|照片|相片|图文|圖文|图源|圖源|来源|來源|出处|出處|图片来源|圖片來源|照片来源|照片來源|图片提供|圖片提供|图片作者|圖片作者|资料来源|資料來源|图片由|圖片由)\s*(?:[：:／/|｜]|由)\s*\S.{0,40}$/u,
+  // "图片来自视频截图", "图片来自网络": where the picture came from
+  /^(?:图片|圖片|图|圖|照片)(?:来自|來自)\s*\S.{0,30}$/u,
   // "圖翻攝自google map", "图取自网络"
   /^(?:图|圖|照片|图片|圖片)?\s*(?:翻[摄攝]|取|截|擷取|撷取|截取)自\s*\S.{0,40}$/u,
   // "中央社記者某某桃園傳真"

@@ -15,12 +15,15 @@ import * as cheerio from 'cheerio';
 import type { Element } from 'domhandler';
 import { isCreditOrDateline } from '../captions/credit.js';
 import { cleanCaption, collapse, isCreditOnly } from './caption-text.js';
-import { ancestors, attr, classId, contains, hiddenEl, imgCount, nextElement, textOf, type $T } from './dom.js';
+import { ancestors, attr, classId, contains, hiddenEl, imgCount, nextElement, prevElement, textOf, type $T } from './dom.js';
 import { BAD_CONTAINER, DATA_CAPTION_ATTRS, DATA_CREDIT_ATTRS, imageKey, type ImageAnchor, type JsonLdImage } from './images.js';
 
-export type SourceKind = 'profile' | 'figcaption' | 'class' | 'own-block' | 'next-block' | 'data-attr' | 'json-ld' | 'alt';
+export type SourceKind = 'figcaption' | 'class' | 'own-block' | 'next-block' | 'prev-block' | 'table-row' | 'itemprop' | 'data-attr' | 'script' | 'json-ld' | 'alt';
 
+/** A site profile's own way to its captions (config/sites/*.yaml `captions:`); it overrides the generic extractor. */
 export interface CaptionSelectors {
+  /** CSS selector of the site's article photos (an <img>, or an element holding one). Default: every photo. */
+  image?: string;
   /** CSS selector of the element holding one photo and its caption (e.g. "figure.article-image"). */
   container?: string;
   /** CSS selector of the caption inside the container (or after the image when no container). */
@@ -82,15 +85,24 @@ export function inBadBlock(e: Element, top: Element): boolean {
   return false;
 }
 
+/** A text that can be a credit line: a recognised credit, or a short name-like line without a sentence. */
+function creditLike(t: string): boolean {
+  if (!t) return true;
+  if (isCreditOnly(t)) return true;
+  const words = t.split(/\s+/).length;
+  return [...t].length <= 50 && words <= 7 && !/[.!?。！？]\s*\S/u.test(t);
+}
+
 /** Caption text and credit of a caption element, the credit child split off. */
 export function captionFrom($: $T, el: Element, creditSel?: string): { text: string; credit?: string } {
   let credit: string | undefined;
-  const creditEls = creditSel ? $(el).find(creditSel).toArray() : $(el).find('*').toArray().filter((e) => e.type === 'tag' && isCreditEl(e as Element));
+  // A credit-classed element holding a caption sentence (a wrapper whose class ends in "-credit") is not a credit.
+  const creditEls = creditSel ? $(el).find(creditSel).toArray() : $(el).find('*').toArray().filter((e) => e.type === 'tag' && isCreditEl(e as Element) && creditLike(textOf(e)));
   if (creditEls.length) credit = collapse(creditEls.map((e) => textOf(e)).join(' ')) || undefined;
   const creditSet = new Set(creditEls);
   const text = textOf(el, (e) => creditSet.has(e) || (hiddenEl(e) && /caption|hide|toggle/i.test(textOf(e))) || /^\s*\d+\s*(of|\/)\s*\d+\.?\s*$/i.test(textOf(e)));
   // A caption element holding nothing but its credit child ("caption-credit", "figcaption__credit") is a credit line.
-  if (!creditSel && text && !textOf(el, (e) => creditSet.has(e) || isCreditToken(e))) return { text: '', credit: text };
+  if (!creditSel && text && creditLike(text) && !textOf(el, (e) => creditSet.has(e) || isCreditToken(e))) return { text: '', credit: text };
   return { text, credit };
 }
 
@@ -175,140 +187,173 @@ function textAfter(block: Element, img: Element): string {
   return collapse(parts.join(''));
 }
 
-export function generateCandidates(ctx: GenerateContext, anchor: ImageAnchor): AnchorCandidates {
-  const { $, good, selectors: sel } = ctx;
-  const el = anchor.el;
-  const out: AnchorCandidates = { anchor, candidates: [], inFigure: false, linksElsewhere: false, printedCreditOnly: false, secondInFigure: false };
-  const push = (c: CaptionCandidate) => {
-    if (!c.text && !c.credit) return;
-    if (!cleanCaption(c.text, c.credit, ctx.lang)) out.printedCreditOnly = true;
-    out.candidates.push(c);
-  };
-  const ancs = ancestors(el, 8);
+/** What one photo's candidate generation builds up; each step below adds to it. */
+interface Gen {
+  ctx: GenerateContext;
+  anchor: ImageAnchor;
+  el: Element;
+  ancs: Element[];
+  out: AnchorCandidates;
+}
 
-  if (anchor.kind === 'data') {
-    const text = DATA_CAPTION_ATTRS.map((a) => attr(el, a)).find((v) => v && v.trim());
-    const credit = DATA_CREDIT_ATTRS.map((a) => attr(el, a)).find((v) => v && v.trim());
-    if (text || credit) push({ source: 'data-attr', parts: [], text: collapse(cheerioText(ctx, text ?? '')), credit: credit ? collapse(cheerioText(ctx, credit)) : undefined, stack: [] });
-    const inner = $(el).find('*').toArray().find((e) => e.type === 'tag' && CAPTION_CLASS.test(classId(e as Element)) && !isCreditEl(e as Element)) as Element | undefined;
-    if (inner) push(domCandidate(ctx, 'class', inner));
-    return out;
-  }
+function pushPrinted(g: Gen, c: CaptionCandidate): void {
+  if (!c.text && !c.credit) return;
+  if (!cleanCaption(c.text, c.credit, g.ctx.lang)) g.out.printedCreditOnly = true;
+  g.out.candidates.push(c);
+}
 
-  // Profile selectors.
-  if (sel?.caption) {
-    const container = sel.container ? ancs.find((a) => $(a).is(sel.container!)) : undefined;
-    let capEl: Element | undefined;
-    if (container) capEl = $(container).find(sel.caption).toArray()[0] as Element | undefined;
-    else {
-      for (const a of ancs.slice(0, 3)) {
-        if (imgCount(a, good) > 1) break;
-        capEl = $(a).find(sel.caption).toArray().find((e) => !contains(e as Element, el)) as Element | undefined;
-        if (capEl) break;
-        const nx = nextElement(a);
-        if (nx && $(nx).is(sel.caption)) {
-          capEl = nx;
-          break;
-        }
-      }
-    }
-    if (capEl) {
-      const c = domCandidate(ctx, 'profile', capEl, sel.credit, false);
-      const f = ancs.slice(0, 6).find((a) => a.name === 'figure');
-      if (!c.credit && f) c.credit = figureCredit(ctx, f, capEl);
-      push(c);
-    }
-  }
+function hasCandidate(g: Gen, e: Element): boolean {
+  return g.out.candidates.some((c) => c.el === e || c.parts.includes(e));
+}
 
-  const link = ancs.find((a) => a.name === 'a');
-  if (link) {
-    const href = attr(link, 'href') ?? '';
-    out.linksElsewhere = !isImageLink(href);
-  }
+/** A gallery slide named in data-* attributes (no <img>): its data-caption and a caption-classed child. */
+function slideCandidates(g: Gen): void {
+  const { ctx, el } = g;
+  const text = DATA_CAPTION_ATTRS.map((a) => attr(el, a)).find((v) => v && v.trim());
+  const credit = DATA_CREDIT_ATTRS.map((a) => attr(el, a)).find((v) => v && v.trim());
+  if (text || credit) pushPrinted(g, { source: 'data-attr', parts: [], text: collapse(cheerioText(ctx, text ?? '')), credit: credit ? collapse(cheerioText(ctx, credit)) : undefined, stack: [] });
+  const inner = ctx.$(el).find('*').toArray().find((e) => e.type === 'tag' && CAPTION_CLASS.test(classId(e as Element)) && !isCreditEl(e as Element)) as Element | undefined;
+  if (inner) pushPrinted(g, domCandidate(ctx, 'class', inner));
+}
 
-  // <figure> / <figcaption>.
+/** <figure> / <figcaption>; false when the photo is not the figure's first (the caption is not its own). */
+function figureCandidates(g: Gen): boolean {
+  const { ctx, el, ancs, anchor, out } = g;
+  const { $ } = ctx;
   const fig = ancs.slice(0, 6).find((a) => a.name === 'figure');
-  if (fig) {
-    out.inFigure = true;
-    const first = ctx.anchors.find((x) => contains(fig, x.el));
-    if (first && first.el !== el && first.url !== anchor.url) {
-      out.secondInFigure = true;
-      return out;
-    }
-    const capEl = ($(fig).find('figcaption').toArray()[0] ??
-      $(fig)
-        .find('*')
-        .toArray()
-        .find((e) => e.type === 'tag' && CAPTION_CLASS.test(classId(e as Element)) && !contains(e as Element, el))) as Element | undefined;
-    if (capEl) {
-      const c = domCandidate(ctx, 'figcaption', capEl, sel?.credit, false);
-      // A credit printed on or beside the photo inside its figure, outside the caption (BBC's "Getty Images" over
-      // the photo, a credit line above the caption).
-      if (!c.credit) c.credit = figureCredit(ctx, fig, capEl);
-      push(c);
-    }
-    else {
-      const nx = nextElement(fig);
-      if (nx && (nx.name === 'figcaption' || CAPTION_CLASS.test(classId(nx)))) push(domCandidate(ctx, 'figcaption', nx, sel?.credit));
-    }
+  if (!fig) return true;
+  out.inFigure = true;
+  const first = ctx.anchors.find((x) => contains(fig, x.el));
+  if (first && first.el !== el && first.url !== anchor.url) {
+    out.secondInFigure = true;
+    return false;
   }
-
-  // Caption-like classes next to the image, inside its own container or right after it.
-  for (const a of ancs.slice(0, 4)) {
-    if (imgCount(a, good) > 1) break;
-    const inside = $(a)
+  const capEl = ($(fig).find('figcaption').toArray()[0] ??
+    $(fig)
       .find('*')
       .toArray()
-      .find((e) => e.type === 'tag' && CAPTION_CLASS.test(classId(e as Element)) && !contains(e as Element, el) && !isCreditEl(e as Element) && !inBadBlock(e as Element, a)) as Element | undefined;
-    const nx = nextElement(a);
-    const capEl = inside ?? (nx && CAPTION_CLASS.test(classId(nx)) && imgCount(nx, good) === 0 ? nx : undefined);
-    if (capEl) {
-      if (!out.candidates.some((c) => c.el === capEl)) push(domCandidate(ctx, 'class', capEl, sel?.credit));
-      break;
-    }
+      .find((e) => e.type === 'tag' && CAPTION_CLASS.test(classId(e as Element)) && !contains(e as Element, el))) as Element | undefined;
+  if (capEl) {
+    const c = domCandidate(ctx, 'figcaption', capEl, undefined, false);
+    // A credit printed on or beside the photo inside its figure, outside the caption (a credit over the photo).
+    if (!c.credit) c.credit = figureCredit(ctx, fig, capEl);
+    pushPrinted(g, c);
+  } else {
+    const nx = nextElement(fig);
+    if (nx && (nx.name === 'figcaption' || CAPTION_CLASS.test(classId(nx)))) pushPrinted(g, domCandidate(ctx, 'figcaption', nx, undefined));
   }
+  return true;
+}
 
-  // The text after the image in its own block.
-  const own = ancs.slice(0, 2).find((a) => (a.name === 'p' || a.name === 'div' || a.name === 'center' || a.name === 'td' || a.name === 'span') && imgCount(a, good) === 1);
+/** Caption-like classes and caption microdata next to the photo, inside its own container or right after it. */
+function classCandidates(g: Gen): void {
+  const { ctx, el, ancs } = g;
+  const { $, good } = ctx;
+  let foundClass = false;
+  let foundProp = false;
+  for (const a of ancs.slice(0, 5)) {
+    if (imgCount(a, good) > 1) break;
+    const inside = $(a).find('*').toArray() as Element[];
+    if (!foundClass) {
+      const own = inside.find((e) => e.type === 'tag' && CAPTION_CLASS.test(classId(e)) && !contains(e, el) && !isCreditEl(e) && !inBadBlock(e, a));
+      const nx = nextElement(a);
+      const capEl = own ?? (nx && CAPTION_CLASS.test(classId(nx)) && imgCount(nx, good) === 0 ? nx : undefined);
+      if (capEl) {
+        foundClass = true;
+        if (!hasCandidate(g, capEl)) pushPrinted(g, domCandidate(ctx, 'class', capEl, undefined));
+      }
+    }
+    if (!foundProp) {
+      // schema.org microdata: itemprop="caption" (or "description" inside an ImageObject).
+      const prop = inside.find((e) => e.type === 'tag' && !contains(e, el) && (/\bcaption\b/i.test(attr(e, 'itemprop') ?? '') || (/\bdescription\b/i.test(attr(e, 'itemprop') ?? '') && /ImageObject/i.test(attr(a, 'itemtype') ?? ''))));
+      if (prop) {
+        foundProp = true;
+        if (!hasCandidate(g, prop)) pushPrinted(g, domCandidate(ctx, 'itemprop', prop, undefined));
+      }
+    }
+    if (foundClass && foundProp) break;
+  }
+}
+
+/** The text after the photo in its own block, or among its inline siblings. */
+function ownBlockCandidates(g: Gen): void {
+  const { ctx, el, ancs, out } = g;
+  const own = ancs.slice(0, 2).find((a) => (a.name === 'p' || a.name === 'div' || a.name === 'center' || a.name === 'td' || a.name === 'span') && imgCount(a, ctx.good) === 1);
   if (own) {
     const text = textAfter(own, el);
     if (text) out.candidates.push({ source: 'own-block', el: own, parts: [], text, stack: [] });
+    return;
   }
-
-  // Text printed right after the photo among its siblings, up to the next block or photo (a caption line in a
-  // block that holds several photos: <p><img><br>caption one<br><img><br>caption two</p>).
-  if (!own && el.parent && el.parent.type === 'tag') {
-    const after = inlineAfter(el, good);
-    // The element is the photo itself: the parent may hold a whole page of other photos and text.
+  // A caption line in a block that holds several photos: <p><img><br>caption one<br><img><br>caption two</p>.
+  if (el.parent && el.parent.type === 'tag') {
+    const after = inlineAfter(el, ctx.good);
     if (after.text) out.candidates.push({ source: 'own-block', el, parts: [], text: after.text, stack: [], linkShare: after.linkShare });
   }
+}
 
-  // The block after the image-only block (after a stack of image-only blocks and at most one empty spacer).
+/** The block after the topmost image-only block (after a stack of image-only blocks and at most one empty spacer). */
+function stackCandidate(g: Gen): void {
+  const { ctx, ancs } = g;
+  const { good } = ctx;
   const block = ancs.slice(0, 4).filter((a) => imgCount(a, good) === 1 && textOf(a).length < 4).pop();
-  if (block && block.name !== 'figure') {
-    const stack: Element[] = [];
-    let nx = nextElement(block);
-    let blanks = 0;
-    for (let k = 0; nx && k < 8; k++) {
-      const imgs = imgCount(nx, good);
-      const blank = !textOf(nx);
-      if (imgs === 0 && !blank) break;
-      if (imgs === 1 && blank && nx.name !== 'figure') {
-        stack.push(nx);
-        blanks = 0;
-      } else if (imgs !== 0) break; // a block of several photos, or a photo with its own text: not this stack
-      else if (++blanks > 1) break; // one empty spacer at most between a photo and its caption
-      nx = nextElement(nx);
-    }
-    if (nx && imgCount(nx, good) === 0 && !$hasImg(nx)) {
+  if (!block || block.name === 'figure') return;
+  const stack: Element[] = [];
+  let nx = nextElement(block);
+  let blanks = 0;
+  for (let k = 0; nx && k < 8; k++) {
+    const imgs = imgCount(nx, good);
+    const blank = !textOf(nx);
+    if (imgs === 0 && !blank) break;
+    if (imgs === 1 && blank && nx.name !== 'figure') {
+      stack.push(nx);
+      blanks = 0;
+    } else if (imgs !== 0) break; // a block of several photos, or a photo with its own text: not this stack
+    else if (++blanks > 1) break; // one empty spacer at most between a photo and its caption
+    nx = nextElement(nx);
+  }
+  if (nx && imgCount(nx, good) === 0 && !$hasImg(nx) && !hasCandidate(g, nx)) {
+    const c = domCandidate(ctx, 'next-block', nx);
+    c.stack = stack;
+    if (c.text) g.out.candidates.push(c);
+  }
+}
+
+/**
+ * Siblings up the tree: at each level whose block holds this photo only, the element right after it and the one
+ * right before it (a caption printed above the photo: ▲ lines, Chinese headings over a photo), and the next table
+ * row when the photo sits in a table cell. The model weighs how far up each was found.
+ */
+function siblingCandidates(g: Gen): void {
+  const { ctx, el, ancs } = g;
+  const { good } = ctx;
+  const levels = [el, ...ancs.slice(0, 5)];
+  for (const a of levels) {
+    if (a !== el && imgCount(a, good) !== 1) break;
+    if (a.name === 'body' || a.name === 'article' || a.name === 'main') break;
+    const nx = nextElement(a);
+    if (nx && imgCount(nx, good) === 0 && !$hasImg(nx) && !hasCandidate(g, nx)) {
       const c = domCandidate(ctx, 'next-block', nx);
-      c.stack = stack;
-      if (c.text) out.candidates.push(c);
+      if (c.text && [...c.text].length <= 600) g.out.candidates.push(c);
+    }
+    const pv = prevElement(a);
+    if (pv && imgCount(pv, good) === 0 && !$hasImg(pv) && !hasCandidate(g, pv)) {
+      const c = domCandidate(ctx, 'prev-block', pv, undefined, false);
+      if (c.text && [...c.text].length <= 300) g.out.candidates.push(c);
+    }
+    if (a.name === 'tr') {
+      const row = nextElement(a);
+      if (row && row.name === 'tr' && imgCount(row, good) === 0 && !hasCandidate(g, row)) {
+        const c = domCandidate(ctx, 'table-row', row, undefined, false);
+        if (c.text) g.out.candidates.push(c);
+      }
     }
   }
+}
 
-  // Attributes: data-caption on the photo or its one-photo wrappers, then JSON-LD, then alt/title.
-  for (const e of [el, ...ancs.slice(0, 3).filter((a) => imgCount(a, good) === 1)]) {
+/** Attributes: data-caption on the photo or its one-photo wrappers, then JSON-LD, then alt/title. */
+function attributeCandidates(g: Gen): void {
+  const { ctx, el, ancs, anchor, out } = g;
+  for (const e of [el, ...ancs.slice(0, 3).filter((a) => imgCount(a, ctx.good) === 1)]) {
     const text = DATA_CAPTION_ATTRS.filter((a) => a !== 'data-title' || e === el).map((a) => attr(e, a)).find((v) => v && collapse(v).length > 0);
     if (text) {
       const credit = DATA_CREDIT_ATTRS.map((a) => attr(e, a)).find((v) => v && v.trim());
@@ -318,9 +363,32 @@ export function generateCandidates(ctx: GenerateContext, anchor: ImageAnchor): A
   }
   const key = imageKey(anchor.url);
   const ld = ctx.jsonLd.find((j) => j.url === anchor.url || (key.length >= 6 && imageKey(j.url) === key));
-  if (ld?.caption) out.candidates.push({ source: 'json-ld', parts: [], text: ld.caption, credit: ld.credit, stack: [] });
+  if (ld?.caption) out.candidates.push({ source: ld.script ? 'script' : 'json-ld', parts: [], text: ld.caption, credit: ld.credit, stack: [] });
   const alt = collapse(attr(el, 'alt') || attr(el, 'title') || '');
   if (alt) out.candidates.push({ source: 'alt', parts: [], text: alt, stack: [] });
+}
+
+export function generateCandidates(ctx: GenerateContext, anchor: ImageAnchor): AnchorCandidates {
+  const el = anchor.el;
+  const out: AnchorCandidates = { anchor, candidates: [], inFigure: false, linksElsewhere: false, printedCreditOnly: false, secondInFigure: false };
+  const g: Gen = { ctx, anchor, el, ancs: ancestors(el, 8), out };
+  if (anchor.kind === 'data') {
+    slideCandidates(g);
+    attributeCandidates(g);
+    return out;
+  }
+  if (anchor.kind === 'script') {
+    attributeCandidates(g);
+    return out;
+  }
+  const link = g.ancs.find((a) => a.name === 'a');
+  if (link) out.linksElsewhere = !isImageLink(attr(link, 'href') ?? '');
+  if (!figureCandidates(g)) return out;
+  classCandidates(g);
+  ownBlockCandidates(g);
+  stackCandidate(g);
+  siblingCandidates(g);
+  attributeCandidates(g);
   return out;
 }
 

@@ -12,7 +12,7 @@ export interface CleanCaption {
 // Interface text around captions: screen-reader prefixes (BBC "Image caption,", NPR "toggle caption"), slide
 // counters ("3 of 12"), markers Taiwanese and mainland papers put before a caption ("▲", "图注：").
 const PREFIXES = [
-  /^(图像加注文字|圖像加註文字|图片说明|圖片說明|图片来源|圖片來源)\s*[，,:：]\s*/,
+  /^(图像加注文字|圖像加註文字|图片说明|圖片說明)\s*[，,:：]\s*/,
   /^(image caption|caption|photo caption|media caption|imagecaption|enlarge this image|toggle caption|hide caption|show caption|expand)\s*[:：,]?\s*/i,
   /^(图注|圖註|图说|圖說)\s*[:：]\s*/,
   /^[▲▼△▽↑↓◆■●☆★]+\s*/,

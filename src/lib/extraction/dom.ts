@@ -51,6 +51,17 @@ export function nextElement(el: Element): Element | null {
   return null;
 }
 
+/** The previous element sibling, skipping whitespace; null when text comes first. */
+export function prevElement(el: Element): Element | null {
+  let n = el.prev;
+  while (n) {
+    if (n.type === 'tag') return n as Element;
+    if (n.type === 'text' && (n as unknown as { data: string }).data.trim()) return null;
+    n = n.prev;
+  }
+  return null;
+}
+
 /** Element hops from a to b through their lowest common ancestor (the tree distance). */
 export function treeDistance(a: Element, b: Element): number {
   const up = new Map<AnyNode, number>();

@@ -13,10 +13,13 @@ import type { AnyNode, Element } from 'domhandler';
 import { decodeHtml } from './decode.js';
 import { resolveUrl } from './urls.js';
 import { contains, sampleText } from './dom.js';
-import { bodyRoots, galleryAnchors, imageUrlOf, isDecorative, jsonLdImages, PLACEHOLDER, type ImageAnchor } from './images.js';
+import { bodyRoots, furnitureOf, galleryAnchors, imageKey, imageUrlOf, isDecorative, jsonLdImages, PLACEHOLDER, scriptImages, type ImageAnchor, type JsonLdImage } from './images.js';
 import { generateCandidates, type AnchorCandidates, type CaptionCandidate, type CaptionSelectors } from './candidates.js';
 import { describe, normText, type CandidateFeatures, type PageContext } from './features.js';
-import { ACCEPT, scoreCandidate, type Scored } from './rules.js';
+import { featureVector, FEATURE_NAMES } from './vector.js';
+import { profilePairs } from './profile.js';
+import { predict, type LinearModel } from './model.js';
+import { SHIPPED_MODEL } from './model-weights.js';
 
 export type { CaptionSelectors } from './candidates.js';
 export { imageUrlOf, isDecorative } from './images.js';
@@ -30,8 +33,8 @@ export interface ExtractOptions {
   /** Bound on the work per page. */
   maxImages?: number;
   maxChars?: number;
-  /** Rule ids to leave out (leave-one-site-out measurement in bench:extract). */
-  disabledRules?: ReadonlySet<string>;
+  /** Another model than the shipped one (leave-one-site-out measurement in bench:extract). */
+  model?: LinearModel;
   /** Keep every scored candidate in the result (`capbridge extract --explain`, bench --errors). */
   explain?: boolean;
 }
@@ -47,9 +50,28 @@ export interface ExplainedCandidate {
   image_url: string;
   source: string;
   text: string;
+  /** The model's probability that this is the photo's caption. */
   total: number;
+  /** The features that weigh most in it (weight x value). */
   points: Record<string, number>;
 }
+
+let checked: LinearModel | null = null;
+
+/** The committed model, checked once against the features this extractor computes. */
+export function shippedModel(): LinearModel {
+  if (!checked) checked = loadShipped(SHIPPED_MODEL);
+  return checked;
+}
+
+function loadShipped(m: LinearModel): LinearModel {
+  // A model fitted for other features than the extractor computes would score nonsense: refuse it at load.
+  if (m.features.length !== FEATURE_NAMES.length || m.features.some((n, i) => n !== FEATURE_NAMES[i])) {
+    throw new Error('extract/model-weights.ts was fitted for other features: run `npx tsx bench/fit-extract.ts`');
+  }
+  return m;
+}
+
 
 export interface ExtractResult {
   url: string;
@@ -57,6 +79,8 @@ export interface ExtractResult {
   charset: string;
   pairs: ExtractedPair[];
   explain?: ExplainedCandidate[];
+  /** With a profile's selectors and explain: what each path found, and which one gave `pairs`. */
+  paths?: { used: 'profile' | 'generic'; profile: ExtractedPair[]; generic: ExtractedPair[] };
 }
 
 export function detectPageLang($: cheerio.CheerioAPI, text: string): 'en' | 'zh' {
@@ -80,7 +104,7 @@ function preparePage(input: Uint8Array | string, opts: ExtractOptions) {
   const $ = cheerio.load(html);
   const baseHref = $('base[href]').first().attr('href');
   const base = (baseHref && resolveUrl(baseHref, opts.url)) || opts.url;
-  const jsonLd = jsonLdImages($, base);
+  const jsonLd = [...jsonLdImages($, base), ...scriptImages($, base)];
   $('script, style, template, svg, iframe, select, button, textarea, input, link, meta:not([http-equiv]):not([charset]):not([property="og:title"])').remove();
 
   // <noscript> fallbacks of lazy images: give the placeholder <img> its real URL, or put the <img> in place.
@@ -182,7 +206,7 @@ function altCarriesCaptions(all: AnchorCandidates[]): boolean {
     const a = normText(alt.text);
     if (a.length < 20) continue;
     for (const c of ac.candidates) {
-      if (c.source !== 'figcaption' && c.source !== 'class' && c.source !== 'profile' && c.source !== 'next-block') continue;
+      if (c.source !== 'figcaption' && c.source !== 'class' && c.source !== 'next-block') continue;
       const p = normText(c.text);
       if (p && (p === a || (p.startsWith(a) && a.length / p.length > 0.7) || (a.startsWith(p) && p.length / a.length > 0.7))) return true;
     }
@@ -190,63 +214,110 @@ function altCarriesCaptions(all: AnchorCandidates[]): boolean {
   return false;
 }
 
-export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): ExtractResult {
-  const { $, base, jsonLd, charset } = preparePage(input, opts);
-  const lang = opts.lang ?? pageLanguage($);
-  const maxImages = opts.maxImages ?? 400;
+/** One scored row: a photo's caption candidate, its features and the model's input. */
+export interface CandidateRow {
+  /** Index of the photo in PageCandidates.anchors. */
+  anchor: number;
+  cand: CaptionCandidate;
+  f: CandidateFeatures;
+  x: number[];
+}
 
+/** Everything the decision needs about one page: its photos and every candidate caption with its features. */
+export interface PageCandidates {
+  url: string;
+  lang: 'en' | 'zh';
+  charset: string;
+  anchors: ImageAnchor[];
+  rows: CandidateRow[];
+}
+
+/** The page's photos: <img> elements that can be photos, then gallery slides named only in data-* attributes. */
+function collectAnchors($: cheerio.CheerioAPI, base: string, maxImages: number): { anchors: ImageAnchor[]; good: Set<Element> } {
   const anchors: ImageAnchor[] = [];
   const good = new Set<Element>();
   for (const el of $('img').toArray().slice(0, maxImages * 3)) {
     const e = el as Element;
     const url = imageUrlOf(e, base);
     if (!url || isDecorative(e, url)) continue;
-    anchors.push({ el: e, url, kind: 'img' });
+    anchors.push({ el: e, url, kind: 'img', furniture: furnitureOf(e, url) });
     good.add(e);
     if (anchors.length >= maxImages) break;
   }
-  for (const g of galleryAnchors($, base, Math.max(0, maxImages - anchors.length))) {
-    if (isDecorative(g.el, g.url) === 'container') continue;
-    anchors.push(g);
+  for (const g of galleryAnchors($, base, Math.max(0, maxImages - anchors.length))) anchors.push({ ...g, furniture: furnitureOf(g.el, g.url) });
+  return { anchors, good };
+}
+
+/** Photos that only a gallery script names (no <img>, no slide element): anchored on the page body. */
+function scriptAnchors($: cheerio.CheerioAPI, anchors: ImageAnchor[], data: JsonLdImage[], maxImages: number): ImageAnchor[] {
+  const body = $('body').toArray()[0] as Element | undefined;
+  if (!body) return [];
+  const known = new Set(anchors.map((a) => imageKey(a.url)));
+  const out: ImageAnchor[] = [];
+  for (const d of data) {
+    if (!d.script || known.has(imageKey(d.url))) continue;
+    known.add(imageKey(d.url));
+    out.push({ el: body, url: d.url, kind: 'script' });
+    if (anchors.length + out.length >= maxImages) break;
   }
+  return out;
+}
 
-  const ctx = { $, lang, good, anchors, selectors: opts.selectors, jsonLd };
+/** Parses the page and lists every (photo, candidate caption) with its features. */
+export function pageCandidates(input: Uint8Array | string, opts: ExtractOptions): PageCandidates {
+  return candidatesOf(preparePage(input, opts), opts);
+}
+
+type Prepared = ReturnType<typeof preparePage>;
+
+function candidatesOf(prep: Prepared, opts: ExtractOptions): PageCandidates {
+  const { $, base, jsonLd, charset } = prep;
+  const lang = opts.lang ?? pageLanguage($);
+  const { anchors, good } = collectAnchors($, base, opts.maxImages ?? 400);
+  anchors.push(...scriptAnchors($, anchors, jsonLd, opts.maxImages ?? 400));
+  const ctx = { $, lang, good, anchors, jsonLd };
   const all = anchors.map((a) => generateCandidates(ctx, a));
-  const page: PageContext = { lang, titles: pageTitles($), bodyRoots: bodyRoots($, lang === 'zh'), repeats: repeatCounts(all), altCarriesCaptions: altCarriesCaptions(all) };
-  const ruleCtx = { lang, selectors: opts.selectors };
-
-  const explain: ExplainedCandidate[] = [];
-  type Choice = { ac: AnchorCandidates; order: number; c: CaptionCandidate; f: CandidateFeatures; s: Scored };
-  const accepted: Choice[] = [];
-  all.forEach((ac, order) => {
+  const page: PageContext = { lang, titles: pageTitles($), bodyRoots: bodyRoots($, lang === 'zh'), repeats: repeatCounts(all), altCarriesCaptions: altCarriesCaptions(all), photos: anchors.length };
+  const rows: CandidateRow[] = [];
+  all.forEach((ac, i) => {
     for (const c of ac.candidates) {
       const f = describe(ac, c, page, lang, good);
-      const s = scoreCandidate(f, ruleCtx, opts.disabledRules);
-      if (opts.explain) explain.push({ image_url: ac.anchor.url, source: c.source, text: c.text.slice(0, 200), total: s.total, points: s.points });
-      if (s.total >= ACCEPT) accepted.push({ ac, order, c, f, s });
+      // Nothing left once interface text and credits are taken off: never a caption.
+      if (!f.clean || f.chars < 2) continue;
+      rows.push({ anchor: i, cand: c, f, x: featureVector(f, lang) });
     }
   });
+  return { url: opts.url, lang, charset, anchors, rows };
+}
 
-  // Best candidates first: a photo printed twice (a desktop and a mobile copy) takes its best caption, and a
-  // caption element goes to the photo it fits best. Each photo is captioned once, each element used once.
-  accepted.sort((a, b) => b.s.total - a.s.total || a.order - b.order);
+/**
+ * The decision: each candidate's probability under the model; best candidates first, each photo (by its identity:
+ * a desktop and a mobile copy are one photo) takes its best candidate at or above the threshold, and each caption
+ * element captions one photo (or the stack of image-only blocks right above it).
+ */
+export function decide(pc: PageCandidates, scoreOf: (row: CandidateRow, index: number) => number, threshold: number, explain = false): { pairs: ExtractedPair[]; explain?: ExplainedCandidate[] } {
+  const scored = pc.rows.map((row, order) => ({ row, order, p: scoreOf(row, order) }));
+  // A lightbox or modal copy of a photo captions it only when the page's own copy has no caption.
+  const copy = (x: { row: CandidateRow }) => (pc.anchors[x.row.anchor]!.furniture?.lightbox ? 1 : 0);
+  const accepted = scored.filter((x) => x.p >= threshold).sort((a, b) => copy(a) - copy(b) || b.p - a.p || a.order - b.order);
   const chosen = new Map<number, CandidateFeatures>();
   const seenPhoto = new Set<string>();
   const usedEls = new Set<Element>();
-  const take = (order: number, url: string, f: CandidateFeatures) => {
-    chosen.set(order, f);
-    seenPhoto.add(photoIdentity(url));
+  const take = (i: number, f: CandidateFeatures) => {
+    chosen.set(i, f);
+    seenPhoto.add(photoIdentity(pc.anchors[i]!.url));
   };
-  for (const x of accepted) {
-    if (seenPhoto.has(photoIdentity(x.ac.anchor.url))) continue;
-    if (x.c.el && usedEls.has(x.c.el)) continue;
-    if (x.c.el) usedEls.add(x.c.el);
-    for (const p of x.c.parts) usedEls.add(p);
-    take(x.order, x.ac.anchor.url, x.f);
+  for (const { row } of accepted) {
+    const { cand: c, anchor: i } = row;
+    if (seenPhoto.has(photoIdentity(pc.anchors[i]!.url))) continue;
+    if (c.el && usedEls.has(c.el)) continue;
+    if (c.el) usedEls.add(c.el);
+    for (const p of c.parts) usedEls.add(p);
+    take(i, row.f);
     // Photos stacked in image-only blocks right above one caption block share it.
-    for (const b of x.c.stack) {
-      const i = anchors.findIndex((a) => contains(b, a.el));
-      if (i >= 0 && !seenPhoto.has(photoIdentity(anchors[i]!.url))) take(i, anchors[i]!.url, x.f);
+    for (const b of c.stack) {
+      const j = pc.anchors.findIndex((a) => contains(b, a.el));
+      if (j >= 0 && !seenPhoto.has(photoIdentity(pc.anchors[j]!.url))) take(j, row.f);
     }
   }
   const pairs: ExtractedPair[] = [...chosen.entries()]
@@ -254,9 +325,34 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
     .map(([i, f]) => {
       const clean = f.clean!;
       const credit = [clean.credit, clean.dateline].filter(Boolean).join(' ');
-      return credit ? { image_url: anchors[i]!.url, caption: clean.caption, credit } : { image_url: anchors[i]!.url, caption: clean.caption };
+      return credit ? { image_url: pc.anchors[i]!.url, caption: clean.caption, credit } : { image_url: pc.anchors[i]!.url, caption: clean.caption };
     });
-  const out: ExtractResult = { url: opts.url, lang, charset, pairs };
-  if (opts.explain) out.explain = explain;
+  if (!explain) return { pairs };
+  return { pairs, explain: scored.map(({ row, p }) => ({ image_url: pc.anchors[row.anchor]!.url, source: row.cand.source, text: row.cand.text.slice(0, 200), total: p, points: contributions(row.x) })) };
+}
+
+/** The largest contributions of features to a candidate's score (explain output). */
+function contributions(x: number[]): Record<string, number> {
+  const out: [string, number][] = [];
+  x.forEach((v, j) => {
+    const w = shippedModel().weights[j]! * v;
+    if (Math.abs(w) >= 0.3) out.push([shippedModel().features[j]!, +w.toFixed(2)]);
+  });
+  return Object.fromEntries(out.sort((a, b) => Math.abs(b[1]) - Math.abs(a[1])).slice(0, 8));
+}
+
+export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): ExtractResult {
+  const prep = preparePage(input, opts);
+  const pc = candidatesOf(prep, opts);
+  const model = opts.model ?? shippedModel();
+  const d = decide(pc, (row) => predict(model, row.x), model.threshold, opts.explain);
+  const out: ExtractResult = { url: pc.url, lang: pc.lang, charset: pc.charset, pairs: d.pairs };
+  if (opts.selectors) {
+    // The site profile's selectors override the generic extractor wherever they find anything.
+    const viaProfile = profilePairs(prep.$, prep.base, opts.selectors, pc.lang, opts.maxImages);
+    if (viaProfile.length) out.pairs = viaProfile;
+    if (opts.explain) out.paths = { used: viaProfile.length ? 'profile' : 'generic', profile: viaProfile, generic: d.pairs };
+  }
+  if (opts.explain) out.explain = d.explain;
   return out;
 }

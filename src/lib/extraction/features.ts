@@ -5,7 +5,8 @@
 import type { AnyNode, Element } from 'domhandler';
 import { cleanCaption, type CleanCaption } from './caption-text.js';
 import { CAPTION_CLASS, isImageLink, type AnchorCandidates, type CaptionCandidate, type SourceKind } from './candidates.js';
-import { ancestors, classId, contains, imgCount, presentation, textOf, treeDistance, type Presentation } from './dom.js';
+import { ancestors, attr, classId, contains, imgCount, presentation, textOf, treeDistance, type Presentation } from './dom.js';
+import { aspectRatioDims, type Furniture } from './images.js';
 
 export interface PageContext {
   lang: 'en' | 'zh';
@@ -16,6 +17,8 @@ export interface PageContext {
   repeats: Map<string, number>;
   /** On this page, some photo's alt text is the caption it prints: the site writes captions into alt. */
   altCarriesCaptions: boolean;
+  /** Photos on the page. */
+  photos: number;
 }
 
 export interface CandidateFeatures {
@@ -58,8 +61,24 @@ export interface CandidateFeatures {
   altPage: boolean;
   /** A gallery slide named only in data-* attributes (no <img>). */
   slide: boolean;
+  /** A photo named only in a gallery script's data (no element at all). */
+  scriptOnly: boolean;
   /** The text is the photo's JSON-LD caption as well. */
   ldConfirmed: boolean;
+  /** The candidate block holds a heading (a teaser card or a section). */
+  hasHeading: boolean;
+  /** Where the photo sits: class words and containers around it (images.ts furnitureOf). */
+  furniture: Furniture;
+  /** The text is also the photo's alt (a site that writes captions into alt, or repeats them). */
+  altEqual: boolean;
+  /** The photo has a printed candidate (profile, figcaption, caption class) other than this one. */
+  otherPrinted: boolean;
+  /** Some text printed on the page for this photo (an element, not an attribute) says the same as this one. */
+  printedSame: boolean;
+  /** Photos on the page (anchors). */
+  pagePhotos: number;
+  /** Declared width of the photo in pixels, when given (0 when not). */
+  declaredWidth: number;
 }
 
 const RELATED_TEXT = /^(video|watch|listen|audio|gallery|inside|related|read more|see also|more|recommended|sponsored|advertisement)\s*[:：]|\bEMBED\s*<>|\bMore Videos\b|^(相关新闻|相關新聞|相关阅读|相關閱讀|延伸阅读|延伸閱讀|热点推荐|related( stories| articles| coverage)?|more|watch|video)$|\b\d+\s+(hours?|minutes?|mins?|days?)\s+ago\b|阅读\s*\d|人参与|\d+\s*评论|跟帖|点击|\bread more\b|^(click|tap) (here|to)\b|\b\d+\s*min(ute)?s?\s+read\b|\b(buy|shop|order) (now|here)\b|^[（(]?(责任编辑|責任編輯|编辑|編輯|关键字|關鍵字|关键词|關鍵詞|标签|標籤)\s*[：:]/i;
@@ -68,6 +87,16 @@ const VIDEO_BLOCK = /(^|[\s_-])(video|player|vjs|jwplayer|media-video|video-?wra
 const ZH_MARKER = /(?<!拍)摄(?![影像制])|(?<!拍)攝(?![影像製])|供图|供圖|图片来源|圖片來源|新华社记者|新華社記者|◎|图为|圖為|图注|圖註|资料图|資料圖|截图|截圖|图／|圖／|图\/|圖\//u;
 const CAPTION_LEAD = /^(图为|圖為|图：|圖：|上图|下图|左图|右图|上圖|下圖|左圖|右圖|▲|pictured|above|below|left|right|top|bottom|file)\s*[:：,，-]?|^FILE\s*[-–—]/iu;
 const FILE_NAME = /^[\w.-]+\.(jpe?g|png|gif|webp)$|^(img|dsc|image|photo|pic|p)[-_]?\d+|^[\w-]+[-_][\w-]+$|^\d+$|^(image|photo|picture|图片|圖片|照片|img|thumbnail|pic|untitled)$/i;
+
+const NO_FURNITURE: Furniture = { decorName: false, teaser: false, sidebar: false, ad: false, nav: false, aside: false, lightbox: false, hidden: false, markedBody: false, card: false };
+const PRINTED_SOURCES = new Set<SourceKind>(['figcaption', 'class', 'itemprop']);
+
+function declaredWidth(img: Element): number {
+  const w = parseInt(attr(img, 'width') ?? '', 10);
+  const h = parseInt(attr(img, 'height') ?? '', 10);
+  if (!Number.isFinite(w) || w <= 0 || aspectRatioDims(w, Number.isFinite(h) ? h : null)) return 0;
+  return w;
+}
 
 export function normText(s: string): string {
   return s.normalize('NFKC').toLowerCase().replace(/\p{P}|\p{S}/gu, '').replace(/\s+/g, ' ').trim();
@@ -162,6 +191,7 @@ export function describe(ac: AnchorCandidates, c: CaptionCandidate, page: PageCo
   const el = c.el;
   let captionClass = false;
   let linkText = false;
+  let heading = false;
   let video = false;
   if (el) {
     // Class words on the caption element and its ancestors up to the common ancestor with the photo.
@@ -173,7 +203,8 @@ export function describe(ac: AnchorCandidates, c: CaptionCandidate, page: PageCo
       if (a.name === 'a' && !isImageLink(a.attribs?.href ?? '') && !contains(a, img)) linkText = true;
     }
     // Most of the text is the text of links to other pages: a teaser headline, a product or portal link title.
-    if (!linkText && c.text) linkText = (c.linkShare ?? linkedShare(el, img)) >= 0.8 || ((c.source === 'next-block' || c.source === 'own-block') && el !== img && hasHeading(el));
+    if (!linkText && c.text) linkText = (c.linkShare ?? linkedShare(el, img)) >= 0.8;
+    heading = (c.source === 'next-block' || c.source === 'own-block' || c.source === 'prev-block') && el !== img && hasHeading(el);
   }
   for (const a of ancestors(img, 6)) {
     if (a.name === 'video' || VIDEO_BLOCK.test(`${classId(a)} ${a.attribs?.['data-testid'] ?? ''} ${a.attribs?.['data-type'] ?? ''}`)) video = true;
@@ -181,7 +212,10 @@ export function describe(ac: AnchorCandidates, c: CaptionCandidate, page: PageCo
   if (/video player|play video|播放/i.test(img.attribs?.alt ?? '')) video = true;
   const pres = el && (c.source === 'next-block' || c.source === 'own-block' || c.source === 'class') ? distinctPresentation(el, c, good) : { centred: false, small: false, coloured: false, emphasised: false };
   const rawTail = c.text.slice(-40);
-  const creditMarked = !!clean?.credit || (zh ? ZH_MARKER.test(c.text.slice(0, 4)) || ZH_MARKER.test(rawTail) : false);
+  // A credit from metadata (JSON-LD creditText) is not printed: only the text's own credit marks it.
+  const metaCredit = c.source === 'json-ld' || c.source === 'script';
+  const ownCredit = metaCredit ? !!cleanCaption(c.text, undefined, lang)?.credit : !!clean?.credit;
+  const creditMarked = ownCredit || (zh ? ZH_MARKER.test(c.text.slice(0, 4)) || ZH_MARKER.test(rawTail) : false);
   const sentences = sentenceCount(text, zh);
   const n = zh ? chars : words;
   const marked = creditMarked || captionClass || CAPTION_LEAD.test(c.text);
@@ -214,6 +248,14 @@ export function describe(ac: AnchorCandidates, c: CaptionCandidate, page: PageCo
     printedCreditOnly: ac.printedCreditOnly,
     altPage: page.altCarriesCaptions,
     slide: ac.anchor.kind === 'data',
+    scriptOnly: ac.anchor.kind === 'script',
     ldConfirmed: c.source !== 'json-ld' && ac.candidates.some((x) => x.source === 'json-ld' && similar(normText(x.text), normText(c.text))),
+    hasHeading: heading,
+    furniture: ac.anchor.furniture ?? NO_FURNITURE,
+    altEqual: c.source !== 'alt' && !!norm && ac.candidates.some((x) => x.source === 'alt' && similar(normText(x.text), norm)),
+    otherPrinted: ac.candidates.some((x) => x !== c && PRINTED_SOURCES.has(x.source) && !!cleanCaption(x.text, x.credit, lang)),
+    printedSame: !!norm && ac.candidates.some((x) => x !== c && !!x.el && x.source !== 'data-attr' && similar(normText(x.text), normText(c.text))),
+    pagePhotos: page.photos,
+    declaredWidth: declaredWidth(img),
   };
 }

@@ -20,7 +20,9 @@ export interface ImageAnchor {
   /** The <img>, or the element whose data-* attributes name the photo. */
   el: Element;
   url: string;
-  kind: 'img' | 'data';
+  kind: 'img' | 'data' | 'script';
+  /** Where the photo sits (class words, containers): features, not drops. */
+  furniture?: Furniture;
 }
 
 function firstSrcsetUrl(v: string | undefined): string | undefined {
@@ -29,19 +31,43 @@ function firstSrcsetUrl(v: string | undefined): string | undefined {
   return first || undefined;
 }
 
+// A src that only holds the place of the real photo while it loads: a placeholder file, a site logo or a .gif.
+const STANDIN = /\.(gif|svg)(\?|$)|(^|[\/_-])(logo|spacer|dot|pixel|lazy|loader|default)[\w-]*\.(png|jpe?g|webp)(\?|$)/i;
+const PHOTO_URL = /\.(jpe?g|png|webp|avif)(\?|$|#)|\/(images?|photos?|uploads?|media|dims\d?|img)\/|[?&](url|src|image)=/i;
+
+/** Other attributes of a lazy <img> that may hold its real URL: any data-* naming a source or a lazy load. */
+function lazyAttrs(el: Element): [string, string][] {
+  const out: [string, string][] = [];
+  for (const [k, v] of Object.entries(el.attribs ?? {})) {
+    if (!k.startsWith('data-') || !v || LAZY_ATTRS.includes(k)) continue;
+    if (/src|lazy|original|full|large|hi-?res|retina|img|image|url/i.test(k) && !/caption|title|alt|desc|credit|id$/i.test(k)) out.push([k, v]);
+  }
+  return out;
+}
+
 /** The URL a reader sees for an <img>: src unless it is a placeholder, else the first lazy attribute, else srcset. */
 export function imageUrlOf(el: Element, base: string): string | null {
   const src = attr(el, 'src')?.trim();
   const candidates: (string | undefined)[] = [];
-  if (src && !PLACEHOLDER.test(src)) candidates.push(src);
+  const lazy: (string | undefined)[] = [];
   for (const a of LAZY_ATTRS) {
     const v = attr(el, a);
-    if (v) candidates.push(a.endsWith('srcset') ? firstSrcsetUrl(v) : v.trim());
+    if (v) lazy.push(a.endsWith('srcset') ? firstSrcsetUrl(v) : v.trim());
   }
+  for (const [k, v] of lazyAttrs(el)) {
+    const u = /srcset/i.test(k) ? firstSrcsetUrl(v) : v.trim();
+    if (u && PHOTO_URL.test(u)) lazy.push(u);
+  }
+  // A src standing in for the photo (a logo, a spacer .gif) gives way to a lazy attribute's photo URL.
+  const standin = !!src && STANDIN.test(src) && lazy.some((u) => u && !u.startsWith('data:') && PHOTO_URL.test(u));
+  if (src && !PLACEHOLDER.test(src) && !standin) candidates.push(src);
+  candidates.push(...lazy);
   candidates.push(firstSrcsetUrl(attr(el, 'srcset')));
   if (el.parent && (el.parent as Element).name === 'picture') {
     for (const s of (el.parent as Element).children) {
-      if ((s as Element).name === 'source') candidates.push(firstSrcsetUrl(attr(s as Element, 'srcset') ?? attr(s as Element, 'data-srcset')));
+      if ((s as Element).name !== 'source') continue;
+      const se = s as Element;
+      candidates.push(firstSrcsetUrl(attr(se, 'srcset') ?? attr(se, 'data-srcset') ?? lazyAttrs(se).find(([k]) => /srcset/i.test(k))?.[1]));
     }
   }
   if (src && !src.startsWith('data:')) candidates.push(src);
@@ -77,34 +103,116 @@ export function isArticleBody(a: Element): boolean {
   return verdict;
 }
 
-/** Why an image is not a news photo ('format', 'tiny', 'decorative', 'hidden', 'container'), or null. */
+/** The declared width and height are an aspect ratio (16x9, 4x3, 3x2...), not pixels: lazy-loading templates. */
+export function aspectRatioDims(w: number | null, h: number | null): boolean {
+  if (w === null || h === null || w > 32 || h > 32 || w === h) return false;
+  const r = w / h;
+  return [16 / 9, 9 / 16, 4 / 3, 3 / 4, 3 / 2, 2 / 3, 21 / 9, 5 / 4, 4 / 5, 2, 0.5].some((x) => Math.abs(r - x) < 0.02);
+}
+
+/**
+ * Why an image can never be a news photo: its format ('format': svg, gif, ico) or its declared size ('tiny': under
+ * 100x60 pixels, unless the two numbers are an aspect ratio). Everything else (class words, containers, file names)
+ * is described by furnitureOf and weighed with the other features, never dropped here.
+ */
 export function isDecorative(el: Element, url: string): string | null {
   const path = url.toLowerCase().split('?')[0]!;
   if (/\.(svg|gif|ico)$/.test(path)) return 'format';
+  // Nothing but the placeholder is known for this <img>: the page never names the photo.
+  if (PLACEHOLDER.test(path.split('/').pop() ?? '')) return 'placeholder';
   const w = numAttr(el, 'width') ?? styleDim(el, 'width');
   const h = numAttr(el, 'height') ?? styleDim(el, 'height');
-  if ((w !== null && w < 100) || (h !== null && h < 60)) return 'tiny';
-  // The file name and the element's class say what an image is; directories are often news sections ("/social/").
+  if (!aspectRatioDims(w, h) && ((w !== null && w < 100) || (h !== null && h < 60))) return 'tiny';
+  // The image's own file name or class says it is a logo, an icon, a sprite or a spacer (not a word of its
+  // containers: those are features).
+  const pathPart = url.replace(/^https?:\/\/[^/]+/, '').split('?')[0]!;
+  const own = `${pathPart.split('/').pop() ?? ''} ${classId(el).replace(/lazy-?load(ed|ing)?/gi, '')}`;
+  if (NOT_A_PHOTO.test(own) || /\/(icons?|logos?|emoji|emoticons?|sprites?|qrcodes?|erweima)\//i.test(pathPart)) return 'decorative';
+  return null;
+}
+
+const NOT_A_PHOTO = /(^|[\W_])(logos?|icons?|favicon|sprite|spacer|emoji|emoticon|smiley|qrcode|qr[-_]code|erweima|ewm|二维码|gravatar|avatar)([\W_]|$)/i;
+
+/** What the page says about a photo's place: words of its own name and class, and of the blocks around it. */
+export interface Furniture {
+  /** The file name or the image's class names a logo, icon, avatar, button, ad... */
+  decorName: boolean;
+  /** An ancestor's class: related/recommended/trending/teaser/more-stories lists. */
+  teaser: boolean;
+  /** An ancestor's class: sidebar, rail, widget. */
+  sidebar: boolean;
+  /** An ancestor's class: ad, sponsor, banner, promo, partner, outbrain/taboola. */
+  ad: boolean;
+  /** <nav>, <header>/<footer>, menus, breadcrumbs, share bars, comments, author boxes. */
+  nav: boolean;
+  /** An <aside> (inline media blocks use it too). */
+  aside: boolean;
+  /** A lightbox or modal copy of the page's photos. */
+  lightbox: boolean;
+  /** aria-hidden without alt. */
+  hidden: boolean;
+  /** The photo is inside a block marked as the article body (articleBody, entry-content...). */
+  markedBody: boolean;
+  /** The photo's own small block also holds a heading or a link to another page: a teaser card. */
+  card: boolean;
+}
+
+const TEASER = /(^|[\s_-])(related|relate|recommend\w*|more[-_]?(stories|news|from)|most[-_]?(read|popular|viewed)|popular|trending|teaser\w*|hot[-_]?news|list[-_]?news|news[-_]?list|tuijian|xgxw|xiangguan|rec[-_]?list|card\w*)([\s_-]|$)/i;
+const SIDEBAR = /(^|[\s_-])(sidebar|side[-_]?bar|rail|widget\w*|aside)([\s_-]|$)/i;
+const AD = /(^|[\s_-])(ad|ads|advert\w*|sponsor\w*|banner|promo\w*|partner|outbrain|taboola|ob-widget|newsletter|subscribe)([\s_-]|$)/i;
+const NAV = /(^|[\s_-])(footer|header[-_]?nav|nav(bar|igation)?|menu|breadcrumb|share\w*|social|comment\w*|author\w*|byline|avatar|logo)([\s_-]|$)/i;
+const LIGHTBOX = /(^|[\s_-])(modal|lightbox\w*|overlay|fullscreen)([\s_-]|$)/i;
+
+/** Up to three levels of the photo's own block (short text, no other <img>) hold a heading or a story link. */
+function isCard(el: Element): boolean {
+  for (const a of ancestors(el, 3)) {
+    if (sampleText(a, 400).replace(/\s+/g, '').length > 300) return false;
+    let imgs = 0;
+    let card = false;
+    const stack: AnyNode[] = [...a.children];
+    for (let steps = 0; stack.length && steps < 200; steps++) {
+      const n = stack.pop()!;
+      if (n.type !== 'tag') continue;
+      const e = n as Element;
+      if (e.name === 'img') imgs++;
+      if (/^h[1-4]$/.test(e.name)) card = true;
+      if (e.name === 'a' && !e.children.some((c) => (c as Element).name === 'img') && /\/[\w-]{12,}/.test(attr(e, 'href') ?? '')) card = true;
+      stack.push(...e.children);
+    }
+    if (imgs > 1) return false;
+    if (card) return true;
+  }
+  return false;
+}
+
+export function furnitureOf(el: Element, url: string): Furniture {
+  const out: Furniture = { decorName: false, teaser: false, sidebar: false, ad: false, nav: false, aside: false, lightbox: false, hidden: false, markedBody: false, card: isCard(el) };
   const pathPart = url.replace(/^https?:\/\/[^/]+/, '').split('?')[0]!;
   const file = pathPart.split('/').pop() ?? '';
   const own = `${file} ${classId(el).replace(/lazy-?load(ed|ing)?/gi, '')}`;
-  if (BAD_IMG.test(own) || BAD_DIR.test(pathPart)) return 'decorative';
-  if (/^(logo|icon|avatar|author|headshot|qr ?code|二维码|广告|advertisement)\b/i.test(attr(el, 'alt') ?? '')) return 'decorative';
-  if (attr(el, 'aria-hidden') === 'true' && !attr(el, 'alt')) return 'hidden';
+  out.decorName = BAD_IMG.test(own) || BAD_DIR.test(pathPart) || /^(logo|icon|avatar|author|headshot|qr ?code|二维码|广告|advertisement)\b/i.test(attr(el, 'alt') ?? '');
+  out.hidden = attr(el, 'aria-hidden') === 'true' && !attr(el, 'alt');
   const ancs = ancestors(el);
   for (let depth = 0; depth < ancs.length; depth++) {
     const a = ancs[depth]!;
-    // The article body: whatever wraps it (a layout column named "sidebar_content", a "more-from" block on the
-    // body tag) is page layout, not the image's neighbourhood.
-    if (isArticleBody(a)) break;
+    // The article body: whatever wraps it (a layout column named "sidebar_content") is page layout.
+    if (isArticleBody(a)) {
+      out.markedBody = true;
+      break;
+    }
     if (a.name === 'body' || a.name === 'html') break;
-    if (a.name === 'nav' || a.name === 'footer' || a.name === 'video') return 'container';
-    // An <aside> is a sidebar, unless it holds the photo's own captioned figure (inline media blocks).
-    if (a.name === 'aside' && !ancs.slice(0, depth).some((f) => f.name === 'figure' && f.children.some((c) => (c as Element).name === 'figcaption'))) return 'container';
+    if (a.name === 'nav' || a.name === 'footer' || a.name === 'header') out.nav = true;
+    if (a.name === 'aside') out.aside = true;
     // Page-level wrappers carry site-wide class names ("blq-int-nav"); only the image's own neighbourhood counts.
-    if (depth < 6 && a.name !== 'article' && a.name !== 'main' && BAD_CONTAINER.test(classId(a))) return 'container';
+    if (depth >= 6 || a.name === 'article' || a.name === 'main') continue;
+    const c = classId(a);
+    if (TEASER.test(c)) out.teaser = true;
+    if (SIDEBAR.test(c)) out.sidebar = true;
+    if (AD.test(c)) out.ad = true;
+    if (NAV.test(c)) out.nav = true;
+    if (LIGHTBOX.test(c)) out.lightbox = true;
   }
-  return null;
+  return out;
 }
 
 // Gallery slides with no <img>: the photo's URL in a data attribute of the slide, the caption and credit beside it
@@ -144,6 +252,8 @@ export function galleryAnchors($: $T, base: string, limit: number): ImageAnchor[
 
 export interface JsonLdImage {
   url: string;
+  /** Read from a page script's gallery data rather than a JSON-LD block. */
+  script?: boolean;
   caption?: string;
   credit?: string;
 }
@@ -183,6 +293,57 @@ export function jsonLdImages($: $T, base: string): JsonLdImage[] {
     }
   }
   return out;
+}
+
+const SCRIPT_URL_KEYS = /^(url|src|image|imageurl|image_url|img|imgurl|contenturl|original|originalurl|large|full|fullsize|hires|photo|photourl|path)$/i;
+const SCRIPT_CAPTION_KEYS = /^(caption|description|desc|imagecaption|image_caption|captiontext|caption_text|cutline)$/i;
+const SCRIPT_CREDIT_KEYS = /^(credit|credits|photographer|byline|copyright|source|creditline|credit_line)$/i;
+
+/**
+ * Photos with captions in a gallery's script data (`<script type="application/json">`, `window.__DATA__ = {...}`):
+ * the innermost objects of each script that name an image URL and a caption, read before scripts are dropped.
+ * Bounded: 1 MB of script text and 3,000 objects per page.
+ */
+export function scriptImages($: $T, base: string): JsonLdImage[] {
+  const out: JsonLdImage[] = [];
+  let budget = 1_000_000;
+  let objects = 0;
+  for (const s of $('script').toArray().slice(0, 200)) {
+    const type = (attr(s as Element, 'type') ?? '').toLowerCase();
+    if (type.includes('ld+json') || (type && !/json|javascript|ecmascript|^module$/.test(type))) continue;
+    const raw = $(s).text();
+    if (!/caption|description|cutline/i.test(raw)) continue;
+    budget -= raw.length;
+    if (budget < 0) break;
+    for (const m of raw.matchAll(/\{[^{}]{10,3000}\}/g)) {
+      if (++objects > 3000) return out;
+      const img = objectImage(m[0], base);
+      if (img) out.push(img);
+    }
+  }
+  return out;
+}
+
+function objectImage(text: string, base: string): JsonLdImage | null {
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+  if (!o || typeof o !== 'object' || Array.isArray(o)) return null;
+  let url: string | undefined, caption: string | undefined, credit: string | undefined;
+  for (const [k, v] of Object.entries(o)) {
+    if (typeof v !== 'string' || !v.trim()) continue;
+    if (!url && SCRIPT_URL_KEYS.test(k) && IMAGE_URL.test(v) && !v.startsWith('data:')) url = v;
+    else if (!caption && SCRIPT_CAPTION_KEYS.test(k)) caption = v;
+    else if (!credit && SCRIPT_CREDIT_KEYS.test(k)) credit = v;
+  }
+  if (!url || !caption) return null;
+  const abs = resolveUrl(url, base);
+  if (!abs || /\.(svg|gif|ico)(\?|$)/i.test(abs)) return null;
+  const text2 = /<[a-z]/i.test(caption) ? caption.replace(/<[^>]+>/g, ' ') : caption;
+  return { url: abs, caption: collapse(text2), credit: credit ? collapse(credit.replace(/<[^>]+>/g, ' ')) : undefined, script: true };
 }
 
 /** A URL's identity for matching a JSON-LD image to a DOM image: the file name without size variants. */

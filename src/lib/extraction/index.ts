@@ -1,7 +1,8 @@
-export { extractPairs, detectPageLang, type ExtractOptions, type ExtractResult, type ExtractedPair, type ExplainedCandidate } from './extract.js';
+export { extractPairs, detectPageLang, pageCandidates, decide, shippedModel, photoIdentity, type ExtractOptions, type ExtractResult, type ExtractedPair, type ExplainedCandidate, type PageCandidates, type CandidateRow } from './extract.js';
+export { fitLogistic, predict, type LinearModel } from './model.js';
+export { FEATURE_NAMES } from './vector.js';
 export { imageUrlOf, isDecorative } from './images.js';
 export { type CaptionSelectors } from './candidates.js';
-export { RULES, ACCEPT, type Rule } from './rules.js';
 export { decodeHtml, declaredCharset, type Decoded } from './decode.js';
 export { cleanCaption, isCreditOnly, collapse } from './caption-text.js';
 export { resolveUrl, normaliseImageUrl, normalisePageUrl } from './urls.js';

@@ -21,7 +21,7 @@ export const siteSchema = z
     allowedHosts: z.array(z.string().min(1)).min(1),
     articlePatterns: z.array(z.string().min(1)).min(1),
     captions: z
-      .object({ container: z.string().optional(), caption: z.string().optional(), credit: z.string().optional(), altFallback: z.boolean().optional() })
+      .object({ image: z.string().optional(), container: z.string().optional(), caption: z.string().optional(), credit: z.string().optional(), altFallback: z.boolean().optional() })
       .strict()
       .optional(),
     limits: z

@@ -1,0 +1,104 @@
+// The candidate features of features.ts as one numeric vector for the model (model.ts). Every feature is measured
+// the same way on any site; none names a site. Each feature appears twice: once for every page, once more only on
+// Chinese pages (x * zh), so the model can learn where Chinese layouts differ (centred short lines, credit-marked
+// lines) while the L2 penalty keeps the Chinese copies small unless the data asks for them.
+import type { CandidateFeatures } from './features.js';
+import type { SourceKind } from './candidates.js';
+
+const SOURCES: SourceKind[] = ['figcaption', 'class', 'own-block', 'next-block', 'prev-block', 'table-row', 'itemprop', 'data-attr', 'script', 'json-ld', 'alt'];
+const LAYOUT = new Set<SourceKind>(['own-block', 'next-block', 'prev-block', 'table-row']);
+const ATTRIBUTE = new Set<SourceKind>(['data-attr', 'script', 'json-ld', 'alt']);
+
+type Feature = [name: string, value: (f: CandidateFeatures, zh: boolean) => number];
+
+const b = (v: boolean) => (v ? 1 : 0);
+const furniture = (f: CandidateFeatures) => f.furniture.teaser || f.furniture.sidebar || f.furniture.ad || f.furniture.nav || f.furniture.aside || f.furniture.card;
+/** Length in reading units: hanzi on Chinese pages, words on English ones. */
+const units = (f: CandidateFeatures, zh: boolean) => (zh ? f.chars : f.words);
+
+const BASE: Feature[] = [
+  ...SOURCES.map((s): Feature => [`source:${s}`, (f) => b(f.source === s)]),
+  ['len:log', (f, zh) => Math.log1p(units(f, zh)) / 4],
+  ['len:tiny', (f, zh) => b(units(f, zh) <= (zh ? 4 : 2))],
+  ['len:short', (f, zh) => b(units(f, zh) <= (zh ? 12 : 6))],
+  ['len:long', (f, zh) => b(units(f, zh) > (zh ? 120 : 60))],
+  ['len:huge', (f, zh) => b(units(f, zh) > (zh ? 250 : 120))],
+  ['sentences', (f) => Math.min(f.sentences, 6) / 6],
+  ['ends-with-stop', (f) => b(f.endsWithStop)],
+  ['lang-mismatch', (f) => b(!f.langMatch)],
+  ['distance', (f) => Math.min(f.distance, 12) / 12],
+  ['caption-class', (f) => b(f.captionClass)],
+  ['credit-marked', (f) => b(f.creditMarked)],
+  ['credit-split', (f) => b(!!f.clean?.credit && f.source !== 'json-ld' && f.source !== 'script')],
+  ['dateline', (f) => b(!!f.clean?.dateline)],
+  ['caption-lead', (f) => b(f.captionLead)],
+  ['centred', (f) => b(f.centred)],
+  ['small', (f) => b(f.small)],
+  ['coloured', (f) => b(f.coloured)],
+  ['emphasised', (f) => b(f.emphasised)],
+  ['in-body', (f) => b(f.inBody)],
+  ['links-elsewhere', (f) => b(f.linksElsewhere)],
+  ['text-is-link', (f) => b(f.textIsLink)],
+  ['has-heading', (f) => b(f.hasHeading)],
+  ['headline', (f) => b(f.headline)],
+  ['repeated', (f) => b(f.repeated >= 1)],
+  ['repeated-2', (f) => b(f.repeated >= 2)],
+  ['body-like', (f) => b(f.bodyLike)],
+  ['file-name', (f) => b(f.fileName)],
+  ['interface-text', (f) => b(f.uiText)],
+  ['video', (f) => b(f.video)],
+  ['in-figure', (f) => b(f.inFigure)],
+  ['printed-credit-only', (f) => b(f.printedCreditOnly)],
+  ['alt-page', (f) => b(f.altPage)],
+  ['slide', (f) => b(f.slide)],
+  ['script-only-photo', (f) => b(f.scriptOnly)],
+  ['ld-confirmed', (f) => b(f.ldConfirmed)],
+  ['alt-equal', (f) => b(f.altEqual)],
+  ['other-printed', (f) => b(f.otherPrinted)],
+  ['photos:log', (f) => Math.log1p(f.pagePhotos) / 5],
+  ['width:known-small', (f) => b(f.declaredWidth > 0 && f.declaredWidth < 300)],
+  ['width:known-large', (f) => b(f.declaredWidth >= 500)],
+  ['img:decor-name', (f) => b(f.furniture.decorName)],
+  ['img:teaser', (f) => b(f.furniture.teaser)],
+  ['img:sidebar', (f) => b(f.furniture.sidebar)],
+  ['img:ad', (f) => b(f.furniture.ad)],
+  ['img:nav', (f) => b(f.furniture.nav)],
+  ['img:aside', (f) => b(f.furniture.aside)],
+  ['img:lightbox', (f) => b(f.furniture.lightbox)],
+  ['img:hidden', (f) => b(f.furniture.hidden)],
+  ['img:marked-body', (f) => b(f.furniture.markedBody)],
+  ['img:card', (f) => b(f.furniture.card)],
+  // Any furniture word at all, and furniture outside the article body: one feature gathers the evidence that the
+  // single words have too little of on their own.
+  ['img:furniture', (f) => b(furniture(f))],
+  ['img:furniture*outside-body', (f) => b(furniture(f) && !f.inBody)],
+  // Interactions the data shows to matter on several sites: a layout block is a caption by its marks, an
+  // attribute text by its evidence.
+  ['layout*credit-marked', (f) => b(LAYOUT.has(f.source) && f.creditMarked)],
+  ['layout*styled', (f) => b(LAYOUT.has(f.source) && (f.centred || f.small || f.coloured || f.emphasised))],
+  ['layout*caption-class', (f) => b(LAYOUT.has(f.source) && f.captionClass)],
+  ['layout*lead', (f) => b(LAYOUT.has(f.source) && f.captionLead)],
+  ['layout*body-like', (f) => b(LAYOUT.has(f.source) && f.bodyLike)],
+  ['layout*ld-confirmed', (f) => b(LAYOUT.has(f.source) && f.ldConfirmed)],
+  ['layout*alt-equal', (f) => b(LAYOUT.has(f.source) && f.altEqual)],
+  ['attribute*printed-same', (f) => b(ATTRIBUTE.has(f.source) && f.printedSame)],
+  ['attribute*unprinted', (f) => b(ATTRIBUTE.has(f.source) && !f.printedSame && !f.slide && !f.scriptOnly)],
+  ['attribute*outside', (f) => b(ATTRIBUTE.has(f.source) && !f.inBody && !f.inFigure && !f.slide)],
+  ['attribute*printed-credit-only', (f) => b(ATTRIBUTE.has(f.source) && f.printedCreditOnly)],
+  ['attribute*other-printed', (f) => b(ATTRIBUTE.has(f.source) && f.otherPrinted)],
+  ['alt*credit-marked', (f) => b(f.source === 'alt' && f.creditMarked)],
+  ['alt*alt-page', (f) => b(f.source === 'alt' && f.altPage)],
+  ['alt*repeated', (f) => b(f.source === 'alt' && f.repeated >= 1)],
+  ['alt*sentence', (f, zh) => b(f.source === 'alt' && units(f, zh) >= (zh ? 10 : 8))],
+  ['alt*headline', (f) => b(f.source === 'alt' && f.headline)],
+  ['printed*headline', (f) => b((f.source === 'figcaption' || f.source === 'class') && f.headline)],
+];
+
+export const FEATURE_NAMES: string[] = [...BASE.map(([n]) => n), ...BASE.map(([n]) => `zh:${n}`), 'zh'];
+
+/** The model's input for one candidate. */
+export function featureVector(f: CandidateFeatures, lang: 'en' | 'zh'): number[] {
+  const zh = lang === 'zh';
+  const base = BASE.map(([, v]) => v(f, zh));
+  return [...base, ...base.map((x) => (zh ? x : 0)), zh ? 1 : 0];
+}
