@@ -53,8 +53,10 @@ export interface CandidateFeatures {
   fileName: boolean;
   /** Interface text: "Watch:", "Related", "3 hours ago", "阅读 12"... */
   uiText: boolean;
-  /** A video teaser: the photo or its caption sits in a video block, or the text announces a video. */
+  /** A video teaser: the photo sits in a video block (a poster). */
   video: boolean;
+  /** The text announces a video ("Watch:", "(2:31)", 视频：). */
+  videoText: boolean;
   inFigure: boolean;
   printedCreditOnly: boolean;
   /** The page's alt texts are its captions (see PageContext.altCarriesCaptions). */
@@ -243,7 +245,8 @@ export function describe(ac: AnchorCandidates, c: CaptionCandidate, page: PageCo
     bodyLike: bodyLike && n > 0,
     fileName: c.source === 'alt' && FILE_NAME.test(c.text.trim()),
     uiText: RELATED_TEXT.test(text),
-    video: video || VIDEO_TEXT.test(text),
+    video,
+    videoText: VIDEO_TEXT.test(text) || /^(watch|video|视频|影片)\s*[:：|｜]/i.test(c.text),
     inFigure: ac.inFigure,
     printedCreditOnly: ac.printedCreditOnly,
     altPage: page.altCarriesCaptions,

@@ -128,8 +128,12 @@ export function isDecorative(el: Element, url: string): string | null {
   const pathPart = url.replace(/^https?:\/\/[^/]+/, '').split('?')[0]!;
   const own = `${pathPart.split('/').pop() ?? ''} ${classId(el).replace(/lazy-?load(ed|ing)?/gi, '')}`;
   if (NOT_A_PHOTO.test(own) || /\/(icons?|logos?|emoji|emoticons?|sprites?|qrcodes?|erweima)\//i.test(pathPart)) return 'decorative';
+  // A poster inside a video player is the video, not a photo (the labelling rule: video captions are not pairs).
+  for (const a of ancestors(el, 6)) if (a.name === 'video' || PLAYER.test(classId(a))) return 'video';
   return null;
 }
+
+const PLAYER = /(^|[\s_-])(video-?player|jw-?player|vjs|video-js|player-?container|media-?player)([\s_-]|$)/i;
 
 const NOT_A_PHOTO = /(^|[\W_])(logos?|icons?|favicon|sprite|spacer|emoji|emoticon|smiley|qrcode|qr[-_]code|erweima|ewm|二维码|gravatar|avatar)([\W_]|$)/i;
 
