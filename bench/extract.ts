@@ -51,8 +51,9 @@ interface Tally {
   whole: ByLang;
   loso: ByLang;
   adjudicated: ByLang;
+  losoAdjudicated: ByLang;
 }
-const tally = (): Tally => ({ whole: byLang(), loso: byLang(), adjudicated: byLang() });
+const tally = (): Tally => ({ whole: byLang(), loso: byLang(), adjudicated: byLang(), losoAdjudicated: byLang() });
 
 function report(t: Tally) {
   const out: Record<string, unknown> = {};
@@ -63,6 +64,7 @@ function report(t: Tally) {
       loso: figures(t.loso[lang]),
       credits: { labelled: t.whole[lang].credits, separated: t.whole[lang].creditsSeparated },
       adjudicated: figures(t.adjudicated[lang]),
+      losoAdjudicated: figures(t.losoAdjudicated[lang]),
     };
   }
   return out;
@@ -104,6 +106,7 @@ function main(): void {
       add(x.whole[t.lang], t, r.pairs);
       add(x.loso[t.lang], t, lp);
       add(x.adjudicated[t.lang], adjudicate(t, disputes), r.pairs);
+      add(x.losoAdjudicated[t.lang], adjudicate(t, disputes), lp);
     }
     if (isHeld) add(heldOutDevModel[t.lang], t, decide(p.pc, (row) => predict(devModel, row.x), shipped.threshold).pairs);
     if (showErrors && (!isHeld || final)) {

@@ -13,7 +13,7 @@ import type { AnyNode, Element } from 'domhandler';
 import { decodeHtml } from './decode.js';
 import { resolveUrl } from './urls.js';
 import { contains, sampleText } from './dom.js';
-import { bodyRoots, furnitureOf, galleryAnchors, imageKey, imageUrlOf, isDecorative, jsonLdImages, PLACEHOLDER, scriptImages, type ImageAnchor, type JsonLdImage } from './images.js';
+import { bodyRoots, clearSharedPlaceholders, furnitureOf, galleryAnchors, imageKey, imageUrlOf, isDecorative, jsonLdImages, PLACEHOLDER, scriptImages, type ImageAnchor, type JsonLdImage } from './images.js';
 import { generateCandidates, type AnchorCandidates, type CaptionCandidate, type CaptionSelectors } from './candidates.js';
 import { describe, normText, type CandidateFeatures, type PageContext } from './features.js';
 import { featureVector, FEATURE_NAMES } from './vector.js';
@@ -236,8 +236,9 @@ export interface PageCandidates {
 function collectAnchors($: cheerio.CheerioAPI, base: string, maxImages: number): { anchors: ImageAnchor[]; good: Set<Element> } {
   const anchors: ImageAnchor[] = [];
   const good = new Set<Element>();
-  for (const el of $('img').toArray().slice(0, maxImages * 3)) {
-    const e = el as Element;
+  const imgs = $('img').toArray().slice(0, maxImages * 3) as Element[];
+  clearSharedPlaceholders(imgs);
+  for (const e of imgs) {
     const url = imageUrlOf(e, base);
     if (!url || isDecorative(e, url)) continue;
     anchors.push({ el: e, url, kind: 'img', furniture: furnitureOf(e, url) });

@@ -45,6 +45,26 @@ function lazyAttrs(el: Element): [string, string][] {
   return out;
 }
 
+/**
+ * A src that several <img> share while each names another photo in a lazy attribute is the page's loading
+ * placeholder (a branded fallback.png, a grey tile), whatever its file is called: it is removed so that each image
+ * reads its own URL.
+ */
+export function clearSharedPlaceholders(imgs: Element[]): void {
+  const bySrc = new Map<string, { els: Element[]; lazy: Set<string> }>();
+  for (const e of imgs) {
+    const src = attr(e, 'src')?.trim();
+    if (!src || src.startsWith('data:')) continue;
+    const lazy = [...LAZY_ATTRS.map((a) => attr(e, a)), ...lazyAttrs(e).map(([, v]) => v)].find((v) => v && !v.startsWith('data:') && v.trim() !== src);
+    if (!lazy) continue;
+    const g = bySrc.get(src) ?? { els: [], lazy: new Set<string>() };
+    g.els.push(e);
+    g.lazy.add(lazy.trim());
+    bySrc.set(src, g);
+  }
+  for (const g of bySrc.values()) if (g.els.length >= 2 && g.lazy.size >= 2) for (const e of g.els) delete e.attribs.src;
+}
+
 /** The URL a reader sees for an <img>: src unless it is a placeholder, else the first lazy attribute, else srcset. */
 export function imageUrlOf(el: Element, base: string): string | null {
   const src = attr(el, 'src')?.trim();
