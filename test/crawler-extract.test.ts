@@ -169,4 +169,24 @@ describe('crawler: caption extraction', () => {
     expect(bad.status).to.not.equal(0);
     expect(bad.stderr).to.match(/missing\.html/);
   });
+
+  it('`capbridge extract --profile NAME --explain`: the profile\'s selectors override the generic extractor, and each path\'s finds are shown', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-'));
+    fs.mkdirSync(path.join(dir, 'sites'));
+    fs.writeFileSync(path.join(dir, 'sites', 'mysite.yaml'), `name: mysite\nlanguage: en\nstartUrls: [https://news.example.com/]\nallowedHosts: [news.example.com]\narticlePatterns: ['/story/']\ncaptions:\n  image: 'div.pic img'\n  caption: '.zoom-note'\n  credit: '.who'\n`);
+    const file = path.join(dir, 'p.html');
+    // A layout the generic extractor does not read as a caption (a plain line far from the photo), named by the profile.
+    fs.writeFileSync(file, page(`<article><div class="pic"><img src="/p/a.jpg"></div><p>${'The river rose overnight and the town woke to flooded streets and closed roads. '.repeat(3)}</p><div class="zoom-note">Residents walk along the flooded river bank on Sunday. <span class="who">Jane Roe</span></div></article>`));
+    const run = (...extra: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'extract', file, '--url', 'https://news.example.com/story/1', '--sites', path.join(dir, 'sites'), ...extra], { encoding: 'utf8' });
+    const out = run('--profile', 'mysite', '--explain', '--json');
+    expect(out.status, out.stderr).to.equal(0);
+    const r = JSON.parse(out.stdout);
+    expect(r.pairs).to.deep.equal([{ image_url: 'https://news.example.com/p/a.jpg', caption: 'Residents walk along the flooded river bank on Sunday.', credit: 'Jane Roe' }]);
+    expect(r.paths.used).to.equal('profile');
+    expect(r.paths.generic).to.deep.equal([]);
+    expect(r.candidates.length).to.be.above(0);
+    const unknown = run('--profile', 'nosuch');
+    expect(unknown.status).to.not.equal(0);
+    expect(unknown.stderr).to.match(/no site profile named "nosuch"/);
+  });
 });
