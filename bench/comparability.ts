@@ -19,11 +19,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
 import { addCaptionsToIdf, createScorer, BASELINE_MEASURE, DEFAULT_MEASURE, type MeasureOptions } from '../src/lib/comparability/index.js';
-import { clearLoadedLexicons, loadLexicon } from '../src/lib/comparability/lexicon.js';
-import { readPairsFile, type PairRow } from '../src/lib/comparability/pairs-file.js';
-import { evaluate } from '../src/lib/comparability/metrics.js';
-import { chooseParRule, figures, splitHoldout } from '../src/lib/comparability/calibrate.js';
-import type { Level } from '../src/lib/comparability/levels.js';
+import { clearLoadedLexicons, loadLexicon } from '../src/lib/comparability/index.js';
+import { readPairsFile, type PairRow } from '../src/lib/comparability/index.js';
+import { evaluate } from '../src/lib/comparability/index.js';
+import { chooseParRule, figures, splitHoldout } from '../src/lib/comparability/index.js';
+import type { Level } from '../src/lib/comparability/index.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = process.env.CAPBRIDGE_SHARED_DATA ?? path.resolve(repoRoot, '..', 'shared', 'data');

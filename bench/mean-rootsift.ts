@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { prepare } from '../src/lib/image-index/searcher.js';
+import { prepare } from '../src/lib/image-index/index.js';
 import { loadCv2Features, readSet } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

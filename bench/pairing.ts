@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { Bank, CandidatesRepo, DB_FILE, PairsRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { readPairsFile } from '../src/lib/comparability/pairs-file.js';
-import { runPairing } from '../src/stages/pair/pairing.js';
+import { readPairsFile } from '../src/lib/comparability/index.js';
+import { runPairing } from '../src/stages/pair/index.js';
 import { mulberry32 } from '../src/util/random.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

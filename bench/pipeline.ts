@@ -22,11 +22,11 @@ import { fileURLToPath } from 'node:url';
 import { Bank, CandidatesRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { loadStage } from '../src/stages/index.js';
-import { runPairing } from '../src/stages/pair/pairing.js';
+import { runPairing } from '../src/stages/pair/index.js';
 import { importManifest } from '../src/import/manifest.js';
-import { syncIndex } from '../src/lib/image-index/store.js';
+import { syncIndex } from '../src/lib/image-index/index.js';
 import { readTsvObjects } from '../src/util/tsv.js';
-import { resolveThreads } from '../src/lib/sift/pool.js';
+import { resolveThreads } from '../src/lib/sift/index.js';
 import { ensurePhotos } from './gen-photos.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -25,9 +25,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 import { Bank, JobsRepo, LshRepo } from '../src/bank/index.js';
-import { lexiconCacheFile, loadLexicon } from '../src/lib/comparability/lexicon.js';
+import { lexiconCacheFile, loadLexicon } from '../src/lib/comparability/index.js';
 import { pgUnavailable, startPg } from '../test/helpers/postgres.js';
 import { EN, ZH, pairsByExtId } from '../test/helpers/scale.js';
 import { ensurePhotos } from './gen-photos.js';
@@ -58,7 +58,7 @@ const dir = path.join(repoRoot, 'bench', 'out', 'scale', String(N));
 fs.mkdirSync(dir, { recursive: true });
 log(`harvest of ${N} images: ${nTargets} targets, ${copies} sources with a counterpart, ${lone} without (in ${dir})`);
 const photos = await ensurePhotos(path.join(repoRoot, 'bench', 'out', 'pipeline', 'photos'), 1, nTargets + lone, (d) => log(`  ${d} photos generated`));
-const small = async (src: string, dst: string, f: (s: sharp.Sharp) => sharp.Sharp = (s) => s) => {
+const small = async (src: string, dst: string, f: (s: Sharp) => Sharp = (s) => s) => {
   if (fs.existsSync(dst)) return dst;
   const buf = await f(sharp(src).resize(360, 360, { fit: 'inside' })).jpeg({ quality: 85 }).toBuffer();
   fs.writeFileSync(dst + '.tmp', buf);
@@ -66,11 +66,11 @@ const small = async (src: string, dst: string, f: (s: sharp.Sharp) => sharp.Shar
   return dst;
 };
 // Transforms of a wire photo republished by another newsroom (each a kind seen in mining-flickr8k's copies).
-const crop = async (s: sharp.Sharp) => {
+const crop = async (s: Sharp) => {
   const { width = 360, height = 270 } = await s.clone().metadata();
   return s.extract({ left: Math.round(width * 0.08), top: Math.round(height * 0.06), width: Math.round(width * 0.8), height: Math.round(height * 0.8) });
 };
-const TRANSFORMS: Array<(s: sharp.Sharp) => sharp.Sharp | Promise<sharp.Sharp>> = [
+const TRANSFORMS: Array<(s: Sharp) => Sharp | Promise<Sharp>> = [
   crop,
   (s) => s.resize(240, 240, { fit: 'inside' }),
   (s) => s.rotate(12, { background: '#808080' }),

@@ -4,13 +4,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import type { Features } from '../src/lib/image-index/features.js';
+import type { Features } from '../src/lib/image-index/index.js';
 import type { Config } from '../src/config/schema.js';
-import { SiftPool } from '../src/lib/sift/pool.js';
-import { decodeGrey } from '../src/lib/sift/decode.js';
-import { siftParams } from '../src/lib/sift/extract.js';
-import type { ViewSpec } from '../src/lib/sift/views.js';
-import { withOwnViews, type ViewRunner } from '../src/stages/match/views.js';
+import { SiftPool } from '../src/lib/sift/index.js';
+import { decodeGrey } from '../src/lib/sift/index.js';
+import { siftParams } from '../src/lib/sift/index.js';
+import type { ViewSpec } from '../src/lib/sift/index.js';
+import { withOwnViews, type ViewRunner } from '../src/stages/match/index.js';
 
 /**
  * ../shared/data beside the clone, or beside the folder of worktrees (a worktree at /work/wt/NAME).

@@ -8,10 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
-import { LshIndex } from '../src/lib/image-index/lsh.js';
-import { prepare, sketchCollisions } from '../src/lib/image-index/searcher.js';
-import { verifyCandidate, type Prepared, type VerifyParams } from '../src/lib/image-index/verify.js';
-import { lshParams, searchParams } from '../src/lib/image-index/store.js';
+import { LshIndex } from '../src/lib/image-index/index.js';
+import { prepare, sketchCollisions } from '../src/lib/image-index/index.js';
+import { verifyCandidate, type Prepared, type VerifyParams } from '../src/lib/image-index/index.js';
+import { lshParams, searchParams } from '../src/lib/image-index/index.js';
 import { benchArgs, holdoutScenes, ourFeatures, readSet, round, sharedDataDir } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

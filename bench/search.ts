@@ -29,8 +29,8 @@ import { Bank } from '../src/bank/index.js';
 import type { Config } from '../src/config/schema.js';
 import { loadConfig } from '../src/config/load.js';
 import { importManifest } from '../src/import/manifest.js';
-import { exportCandidatesJsonl } from '../src/stages/export/candidates.js';
-import type { MatchOptions } from '../src/stages/match/stage.js';
+import { exportCandidatesJsonl } from '../src/stages/export/index.js';
+import type { MatchOptions } from '../src/stages/match/index.js';
 import { loadStage } from '../src/stages/index.js';
 import { benchArgs, heldOut, metrics, percentile, readSet, round, sharedDataDir, type RetrievalSet } from './search-lib.js';
 

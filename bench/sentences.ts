@@ -16,8 +16,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
 import { boundedSentences, chineseWordCount, splitSentences } from '../src/lib/comparability/index.js';
-import { isCreditOrDateline, splitCredit } from '../src/lib/captions/credit.js';
-import { checkCaption } from '../src/lib/captions/language.js';
+import { isCreditOrDateline, splitCredit } from '../src/lib/captions/index.js';
+import { checkCaption } from '../src/lib/captions/index.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = process.env.CAPBRIDGE_SHARED_DATA ?? path.resolve(repoRoot, '..', 'shared', 'data');

@@ -11,9 +11,9 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
-import { decodeGrey } from '../src/lib/sift/decode.js';
-import { detectAndDescribe } from '../src/lib/sift/sift.js';
-import { siftParams } from '../src/lib/sift/extract.js';
+import { decodeGrey } from '../src/lib/sift/index.js';
+import { detectAndDescribe } from '../src/lib/sift/index.js';
+import { siftParams } from '../src/lib/sift/index.js';
 import { readTsvObjects } from '../src/util/tsv.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -14,9 +14,9 @@ import sharp from 'sharp';
 import { Bank, FeaturesRepo, TwinsRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { importManifest } from '../src/import/manifest.js';
-import { extractFeatures } from '../src/lib/sift/extract.js';
-import { computeMissingFeatures } from '../src/stages/features/stage.js';
-import type { Features } from '../src/lib/sift/types.js';
+import { extractFeatures } from '../src/lib/sift/index.js';
+import { computeMissingFeatures } from '../src/stages/features/index.js';
+import type { Features } from '../src/lib/sift/index.js';
 import { mulberry32 } from '../src/util/random.js';
 import { readSet } from './search-lib.js';
 

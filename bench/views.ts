@@ -11,11 +11,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
-import { decodeGrey } from '../src/lib/sift/decode.js';
-import { siftParams } from '../src/lib/sift/extract.js';
-import { SiftPool } from '../src/lib/sift/pool.js';
-import type { Features } from '../src/lib/sift/types.js';
-import { viewFeatures, viewSpecs } from '../src/lib/sift/views.js';
+import { decodeGrey } from '../src/lib/sift/index.js';
+import { siftParams } from '../src/lib/sift/index.js';
+import { SiftPool } from '../src/lib/sift/index.js';
+import type { Features } from '../src/lib/sift/index.js';
+import { viewFeatures, viewSpecs } from '../src/lib/sift/index.js';
 import { readTsvObjects } from '../src/util/tsv.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -7,11 +7,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
 import { addCaptionsToIdf, createScorer } from '../src/lib/comparability/index.js';
-import { readPairsFile, type PairRow } from '../src/lib/comparability/pairs-file.js';
-import { splitHoldout, stratifiedFolds } from '../src/lib/comparability/calibrate.js';
-import { ConceptSpace, DEFAULT_MEASURE, contentSimilarity } from '../src/lib/comparability/measure.js';
-import { auc } from '../src/lib/comparability/metrics.js';
-import type { Level } from '../src/lib/comparability/levels.js';
+import { readPairsFile, type PairRow } from '../src/lib/comparability/index.js';
+import { splitHoldout, stratifiedFolds } from '../src/lib/comparability/index.js';
+import { ConceptSpace, DEFAULT_MEASURE, contentSimilarity } from '../src/lib/comparability/index.js';
+import { auc } from '../src/lib/comparability/index.js';
+import type { Level } from '../src/lib/comparability/index.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const file = path.join(process.env.CAPBRIDGE_SHARED_DATA ?? path.resolve(repoRoot, '..', 'shared', 'data'), 'comparability', 'pairs.tsv');

@@ -4,7 +4,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { Bank, PairsRepo, SentencePairsRepo, type PairDecision, type PairLevel } from '../src/bank/index.js';
 import { makeImage } from './helpers.js';
-import type { Scorer, ScoreResult } from '../src/stages/pair/layers.js';
+import type { CaptionScorer as Scorer, ScoreResult } from '../src/lib/comparability/index.js';
 
 export async function addItem(
   bank: Bank,
@@ -59,12 +59,12 @@ export function taggedScorer(): Scorer {
   const score = (_en: string, zh: string): ScoreResult => {
     const level = (/\[(par|com|pse|inc)\]/.exec(zh)?.[1] ?? 'inc') as PairLevel;
     const c = { par: 0.8, com: 0.55, pse: 0.42, inc: 0.1 }[level];
-    return { fc: c, fe: 0, fl: 1, fcov: c, c, level, explain: { rule: 'test' } as never };
+    return { fc: c, fe: 0, fl: 1, fcov: c, fs: 0, c, cPar: c, level, explain: { rule: 'test' } as never };
   };
   const one = (text: string) => ({ sentences: [{ text, start: 0, end: text.length }], truncated: false, refused: false, dropped: 0 });
   return {
     score,
-    align: (en, zh) => ({ en: one(en), zh: one(zh), pairs: [{ ...score(en, zh), en, zh, enSpan: [0, 0], zhSpan: [0, 0] }], refused: null }),
+    align: (en, zh) => ({ en: one(en), zh: one(zh), pairs: [{ ...score(en, zh), en, zh, enSpan: [0, 0], zhSpan: [0, 0] }], grid: [], whole: null, refused: null }),
     chineseWordCount: (text) => text.length,
   };
 }

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { Bank, CandidatesRepo, PairsRepo, type CandidateInput } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { runPairing } from '../src/stages/pair/pairing.js';
-import type { Scorer } from '../src/stages/pair/layers.js';
+import type { CaptionScorer as Scorer } from '../src/lib/comparability/index.js';
 import { tempDir } from './helpers.js';
 import { addItem, taggedScorer } from './export-helpers.js';
 

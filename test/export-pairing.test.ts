@@ -6,7 +6,7 @@ import { Bank, type Item } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { Daemon } from '../src/daemon/daemon.js';
 import { decide } from '../src/stages/pair/pairing.js';
-import type { Scorer } from '../src/stages/pair/layers.js';
+import type { CaptionScorer as Scorer } from '../src/lib/comparability/index.js';
 import { createLogger } from '../src/util/log.js';
 import { tempDir } from './helpers.js';
 import { addItem, decision, storeDecisions, taggedScorer } from './export-helpers.js';

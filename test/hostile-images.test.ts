@@ -9,12 +9,12 @@ import { expect } from 'chai';
 import { Bank, CandidatesRepo, StatsRepo, type BankName } from '../src/bank/index.js';
 import { computeMissingFeatures } from '../src/stages/features/stage.js';
 import { loadConfig } from '../src/config/load.js';
-import { runMatch } from '../src/stages/match/stage.js';
 import { createReviewServer } from '../src/review/index.js';
 import { retakeJpeg, sceneJpeg } from '../src/demo/scenes.js';
 import { tempDir } from './helpers.js';
 import { runInProcess } from './review-helpers.js';
 import { FORMATS, bombs, degenerate, gifWithTinyFrame, storeItem } from './helpers/hostile-images.js';
+import { featuresThenMatch } from './helpers/stages.js';
 
 const DEGENERATE: Array<[number, number]> = [[1, 1], [1000, 1], [2000, 3]];
 
@@ -55,7 +55,7 @@ describe('hostile input: images in the bank (match, search, review search)', fun
 
   it('match goes on: every hostile item fails with its reason, every good source is matched', async () => {
     expect(hostile.length).to.equal(FORMATS.length * 3 + 1 + FORMATS.length);
-    const summary = await runMatch(bank, config, { threads: 1 });
+    const summary = await featuresThenMatch(bank, config, { threads: 1 });
     expect(summary.aborted).to.equal(false);
     for (const h of hostile) {
       const item = (await bank.items.get('source', h.id))!;
@@ -72,7 +72,7 @@ describe('hostile input: images in the bank (match, search, review search)', fun
       expect(top!.targetItemId, `good-${i} matched its retake`).to.equal((await bank.items.get('target', `zh-${i}`))!.id);
     }
     // a second run (and every daemon cycle) goes through too, and asks nothing of the failed items again
-    const again = await runMatch(bank, config, { threads: 1 });
+    const again = await featuresThenMatch(bank, config, { threads: 1 });
     expect(again.featureFailures).to.equal(0);
   });
 
@@ -82,7 +82,7 @@ describe('hostile input: images in the bank (match, search, review search)', fun
     await computeMissingFeatures(bank, config, { threads: 1 });
     const sha = (await bank.items.get('source', 'damaged'))!.imageSha256;
     await bank.sql.run('UPDATE features SET descriptors = zeroblob(10) WHERE sha256 = ?', [sha]);
-    const s1 = await runMatch(bank, config, { threads: 1 });
+    const s1 = await featuresThenMatch(bank, config, { threads: 1 });
     expect(s1.aborted).to.equal(false);
     expect(s1.failed).to.equal(1);
     const damaged = (await bank.items.get('source', 'damaged'))!;
@@ -94,11 +94,11 @@ describe('hostile input: images in the bank (match, search, review search)', fun
     const stats = await bank.repo(StatsRepo).all();
     expect(stats.banks.source.failures[damaged.statusReason!]).to.equal(1);
     // a rerun does not try it again
-    const s2 = await runMatch(bank, config, { threads: 1 });
+    const s2 = await featuresThenMatch(bank, config, { threads: 1 });
     expect(s2.failed + s2.sources).to.equal(0);
     // the input repaired (features recomputed from the image) and --retry-failed: it is matched
     await bank.sql.run('DELETE FROM features WHERE sha256 = ?', [sha]);
-    const s3 = await runMatch(bank, config, { threads: 1, retryFailed: true });
+    const s3 = await featuresThenMatch(bank, config, { threads: 1, retryFailed: true });
     expect(s3.failed).to.equal(0);
     expect((await bank.items.get('source', 'damaged'))!.status).to.equal('featured');
     expect((await bank.items.get('source', 'good-0'))!.status).to.equal('featured');

@@ -12,7 +12,6 @@ import { Bank, CandidatesRepo, checkImages, copyImages, FeaturesRepo, FolderBlob
 import { loadConfig } from '../src/config/load.js';
 import { importManifest } from '../src/import/manifest.js';
 import { computeMissingFeatures } from '../src/stages/features/stage.js';
-import { runMatch } from '../src/stages/match/stage.js';
 import { runPairing } from '../src/stages/pair/pairing.js';
 import { createScorer } from '../src/lib/comparability/index.js';
 import { createReviewServer } from '../src/review/index.js';
@@ -21,6 +20,7 @@ import { testLexicon, testLexiconDir } from './helpers/comparability.js';
 import { runCli, tempDir, writeManifest } from './helpers.js';
 import { createContext } from '../src/commands/context.js';
 import { startLocalS3, s3ImageSettings, type LocalS3 } from './helpers/s3.js';
+import { featuresThenMatch } from './helpers/stages.js';
 
 const { config } = loadConfig();
 const SCENES = [
@@ -55,7 +55,7 @@ async function runPipeline(dataDir: string, blobs: ImageBlobs, set: string): Pro
   const bank = await Bank.open(dataDir, { blobs });
   await importSet(bank, set);
   await computeMissingFeatures(bank, config, { threads: 1 });
-  await runMatch(bank, config, { threads: 1 });
+  await featuresThenMatch(bank, config, { threads: 1 });
   fs.cpSync(testLexiconDir(), path.join(dataDir, 'lexicon'), { recursive: true });
   await runPairing(bank, config, { scorer: await createScorer(config, { bank, cacheDir: testLexiconDir() }) });
   return bank;

@@ -24,7 +24,6 @@ import { rotationConsistent, verifyCandidate } from '../src/lib/image-index/veri
 import sharp from 'sharp';
 import type { Config } from '../src/config/schema.js';
 import { importManifest } from '../src/import/manifest.js';
-import { runMatch } from '../src/stages/match/stage.js';
 import { lshParams } from '../src/lib/image-index/store.js';
 import { searchProgressive, viewParams } from '../src/stages/match/views.js';
 import { decodeGrey } from '../src/lib/sift/decode.js';
@@ -32,6 +31,7 @@ import { extractFeatures } from '../src/lib/sift/extract.js';
 import { runCli, tempDir, writeManifest } from './helpers.js';
 import { render3d, scene, solveHomography, write } from './lsh-helpers.js';
 import { sceneSvg } from './sift-helpers.js';
+import { featuresThenMatch } from './helpers/stages.js';
 
 const { config } = loadConfig({});
 const P = searchParams(config);
@@ -307,7 +307,7 @@ describe('lsh-index: the dense query', function () {
     const bank = await Bank.open(path.join(dir, 'data'));
     try {
       for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });
-      const s = await runMatch(bank, c, { threads: 1 });
+      const s = await featuresThenMatch(bank, c, { threads: 1 });
       expect(s.viewed, 'one source with views, the three others with the dense search').to.equal(4);
       const list = await bank.repo(CandidatesRepo).listFor((await bank.items.get('source', 's1'))!.id);
       expect(await Promise.all(list.map(async (x) => (await bank.items.byId(x.targetItemId))!.extId))).to.deep.equal(['t1']);

@@ -6,10 +6,10 @@ import { expect } from 'chai';
 import path from 'node:path';
 import { Bank, FeaturesRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { runMatch } from '../src/stages/match/stage.js';
 import { IndexHandle, lshParams, openIndex } from '../src/lib/image-index/store.js';
 import { tempDir } from './helpers.js';
 import { scene } from './lsh-helpers.js';
+import { featuresThenMatch } from './helpers/stages.js';
 
 describe('lsh-index: target features held for verification', function () {
   this.timeout(120_000);
@@ -24,7 +24,7 @@ describe('lsh-index: target features held for verification', function () {
           await tx.items.upsert({ bank: 'target', extId: `t${i}`, caption: '广场上的人群。', lang: 'cmn', captionStatus: 'ok', captionReason: null, imageSha256: rec.sha256 });
         });
       }
-      await runMatch(bank, config, { threads: 1 }); // features and LSH codes of the three targets (no source yet)
+      await featuresThenMatch(bank, config, { threads: 1 }); // features and LSH codes of the three targets (no source yet)
       const params = (await openIndex(bank, config)).index.params;
       expect(lshParams(config, 0).tables).to.equal(params.tables);
       const bytes: number[] = [];

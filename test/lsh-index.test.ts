@@ -210,7 +210,7 @@ describe('lsh-index: descriptors and index', () => {
 
   it('finds a warped copy among distractors, and forgets removed images (before and after merge)', async () => {
     const idx = new LshIndex(PARAMS);
-    const prepared = [];
+    const prepared: ReturnType<typeof prepare>[] = [];
     const base = randomFeatures(10);
     const imgs = [randomFeatures(11), warped(base, H0, 12), randomFeatures(13), randomFeatures(14)];
     for (const f of imgs) {

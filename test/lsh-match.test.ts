@@ -7,10 +7,10 @@ import path from 'node:path';
 import { Bank, CandidatesRepo, LshRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
-import { runMatch } from '../src/stages/match/stage.js';
 import { lshParams, paramsKey, syncIndex } from '../src/lib/image-index/store.js';
 import { runCli, tempDir, writeManifest } from './helpers.js';
 import { TRANSFORMS, scene, write } from './lsh-helpers.js';
+import { featuresThenMatch } from './helpers/stages.js';
 
 describe('lsh-index: match and search end to end', function () {
   this.timeout(120_000);
@@ -127,7 +127,7 @@ describe('lsh-index: match and search end to end', function () {
     expect((await runCli(['--data', data, 'import', '--bank', 'target', '--manifest', path.join(dir, 'target2.tsv')])).code).to.equal(0);
     bank = await Bank.open(data);
     try {
-      const s = await runMatch(bank, config, { batchSize: 2 });
+      const s = await featuresThenMatch(bank, config, { batchSize: 2 });
       expect(s.indexed).to.equal(1);
       expect(s.sources).to.equal(7);
       const list = (await bank.repo(CandidatesRepo).listFor((await bank.items.get('source', 's7'))!.id));
@@ -177,7 +177,7 @@ describe('lsh-index: match and search end to end', function () {
       const c: Config = { ...config, worker: { ...config.worker, batch: { ...config.worker.batch, match: 2 } } };
       const ac = new AbortController();
       let ticks = 0;
-      const first = await runMatch(b2, c, {
+      const first = await featuresThenMatch(b2, c, {
         batchSize: 1,
         signal: ac.signal,
         progress: { tick: () => ++ticks === 3 && ac.abort(), setTotal() {}, stop() {} },
@@ -187,7 +187,7 @@ describe('lsh-index: match and search end to end', function () {
       // the first window is done; the second was stopped before its views: its searched source is pending again
       const seq = await b2.repo(LshRepo).sequence();
       expect(await b2.repo(CandidatesRepo).countPending(seq)).to.equal(5);
-      const second = await runMatch(b2, c, { batchSize: 1 });
+      const second = await featuresThenMatch(b2, c, { batchSize: 1 });
       expect(second.aborted).to.equal(false);
       expect(second.sources).to.equal(5);
       expect(await b2.repo(CandidatesRepo).countPending(seq)).to.equal(0);

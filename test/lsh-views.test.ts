@@ -13,7 +13,7 @@ import { extractFeatures } from '../src/lib/sift/extract.js';
 import { fitHomography } from '../src/lib/geometry/geometry.js';
 import { LshIndex } from '../src/lib/image-index/lsh.js';
 import { prepare, search } from '../src/lib/image-index/searcher.js';
-import { ViewPool, runMatch } from '../src/stages/match/stage.js';
+import { ViewPool } from '../src/stages/match/stage.js';
 import { createReviewServer } from '../src/review/server.js';
 import { lshParams, searchParams } from '../src/lib/image-index/store.js';
 import { archiveCompare, archiveVerifyParams, inThreadViews, poolViews, searchProgressive, viewParams, withOwnViews, type TargetViews } from '../src/stages/match/views.js';
@@ -26,6 +26,7 @@ import type { Prepared } from '../src/lib/image-index/verify.js';
 import { importManifest } from '../src/import/manifest.js';
 import { tempDir, writeManifest } from './helpers.js';
 import { H, W, perspective, scene, write } from './lsh-helpers.js';
+import { featuresThenMatch } from './helpers/stages.js';
 
 // The scene's rectangle [0,360]x[0,270] lands on this quadrilateral: squashed about 3.6x across, with perspective.
 const CORNERS: [number, number][] = [[130, 20], [230, 45], [230, H - 45], [130, H - 20]];
@@ -166,7 +167,7 @@ describe('lsh-index: search with synthesised query views', function () {
     const asked: number[] = [];
     const targetViews: TargetViews = async (slot, specs, kpv, maxSide) => {
       asked.push(slot);
-      const views = inThreadViews(await grey(targets[slot]!)(), specs, siftParams(config.sift), kpv, maxSide).views;
+      const { views } = await inThreadViews(await grey(targets[slot]!)(), specs, siftParams(config.sift), kpv, maxSide);
       return concatFeatures(tp[slot]!.f, [tp[slot]!.f, ...views]);
     };
     const one = await searchProgressive(idx, (s) => tp[s], q, searchParams(config), { ...viewParams(config), targetViews: 0 }, config.sift, grey(qb), undefined, undefined, targetViews);
@@ -259,7 +260,7 @@ describe('lsh-index: search with synthesised query views', function () {
       const bank = await Bank.open(path.join(dir, `data${n}`));
       try {
         for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });
-        const s = await runMatch(bank, c, { threads: 1 });
+        const s = await featuresThenMatch(bank, c, { threads: 1 });
         expect(s.viewed).to.equal(1);
         const list = await bank.repo(CandidatesRepo).listFor((await bank.items.get('source', 's1'))!.id);
         if (!n) expect(list, 'query views only').to.deep.equal([]);
@@ -292,7 +293,7 @@ describe('lsh-index: search with synthesised query views', function () {
           const r = await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });
           expect(r.added, b).to.equal(b === "source" ? 1 : 2);
         }
-        const s = await runMatch(bank, c);
+        const s = await featuresThenMatch(bank, c);
         expect(s.sources).to.equal(1);
         expect(s.viewed, name).to.equal(cfg ? 1 : 0);
         const list = (await bank.repo(CandidatesRepo).listFor((await bank.items.get('source', 's1'))!.id));
@@ -358,7 +359,7 @@ describe('lsh-index: search with synthesised query views', function () {
     try {
       for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });
       const seen: { itemId: number; viewed: boolean }[] = [];
-      const s = await runMatch(bank, c, { threads: 1, onSource: (x) => seen.push(x) });
+      const s = await featuresThenMatch(bank, c, { threads: 1, onSource: (x) => seen.push(x) });
       expect(s.sources).to.equal(4);
       expect(s.viewed).to.equal(1);
       expect(seen.filter((x) => x.viewed)).to.have.length(1);
@@ -386,14 +387,14 @@ describe('lsh-index: search with synthesised query views', function () {
       try {
         for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });
         let viewed = 0;
-        if (!jobs) viewed = (await runMatch(bank, c, { threads: 1 })).viewed;
+        if (!jobs) viewed = (await featuresThenMatch(bank, c, { threads: 1 })).viewed;
         else {
           // as the scheduler queues match jobs for workers: consecutive pending source ids, worker.batch.match each
           await computeMissingFeatures(bank, c, { threads: 1 }); // the features jobs, all done before any match job
           const seq = await bank.repo(LshRepo).sequence();
           const ids = (await bank.repo(CandidatesRepo).pendingSources(seq, 0, 100)).map((x) => x.id);
           expect(ids).to.have.length(5);
-          for (let i = 0; i < ids.length; i += 2) viewed += (await runMatch(bank, c, { threads: 1, idRange: { first: ids[i]!, last: ids[Math.min(ids.length, i + 2) - 1]! } })).viewed;
+          for (let i = 0; i < ids.length; i += 2) viewed += (await featuresThenMatch(bank, c, { threads: 1, idRange: { first: ids[i]!, last: ids[Math.min(ids.length, i + 2) - 1]! } })).viewed;
         }
         const cands: string[] = [];
         for (const ext of ['s1', 'u31', 'u32', 'u33', 's2']) {

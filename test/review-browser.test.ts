@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 // End to end in real headless Chromium (Debian `chromium`, driven by playwright-core): `capbridge serve` on a bank
 // built by import → SIFT features → LSH match → pairing with the real C-measure; the list, a pair with one match
 // line per stored inlier, a judgement by keyboard that survives a reload, j/k navigation, an image search by

@@ -9,10 +9,10 @@ import { importManifest } from '../src/import/manifest.js';
 import { createScorer } from '../src/lib/comparability/index.js';
 import { runPairing } from '../src/stages/pair/pairing.js';
 import { computeMissingFeatures } from '../src/stages/features/stage.js';
-import { runMatch } from '../src/stages/match/stage.js';
 import { retakeJpeg, sceneJpeg, type Retake } from '../src/demo/scenes.js';
 import { testLexicon, testLexiconDir } from './helpers/comparability.js';
 import { makeImage, REPO_ROOT, tempDir, writeManifest } from './helpers.js';
+import { featuresThenMatch } from './helpers/stages.js';
 
 export const SCENES: Array<{ en: string; zh: string; explain: PairDecision['explain']; level: 'par' | 'com' | 'pse' | 'inc'; c: number; emitted: boolean; imageScore: number; inliers: number }> = [
   {
@@ -88,7 +88,7 @@ export async function buildPipelineReviewBank(): Promise<ReviewFixture & { summa
   testLexicon();
   fs.cpSync(testLexiconDir(), path.join(dataDir, 'lexicon'), { recursive: true });
   const features = await computeMissingFeatures(bank, config, { threads: 1 });
-  const match = await runMatch(bank, config, {});
+  const match = await featuresThenMatch(bank, config, {});
   const scorer = await createScorer(config, { bank, cacheDir: testLexiconDir() });
   const pairing = await runPairing(bank, config, { scorer });
   const pairs: { sourceItemId: number; targetItemId: number }[] = [];

@@ -5,10 +5,10 @@ import { expect } from 'chai';
 import path from 'node:path';
 import { Bank, CandidatesRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { runMatch } from '../src/stages/match/stage.js';
 import { openIndex } from '../src/lib/image-index/store.js';
 import { tempDir } from './helpers.js';
 import { TRANSFORMS, scene } from './lsh-helpers.js';
+import { featuresThenMatch } from './helpers/stages.js';
 
 const DAY = 86_400_000;
 
@@ -39,7 +39,7 @@ describe('lsh.window', function () {
         names[await add(bank, 'target', 'old', png, new Date(now - 40 * DAY).toISOString())] = 'old';
         const { config } = loadConfig({});
         config.lsh.window = window;
-        await runMatch(bank, config, { threads: 1 });
+        await featuresThenMatch(bank, config, { threads: 1 });
         return (await bank.repo(CandidatesRepo).listFor(s)).map((c) => names[c.targetItemId]).sort();
       } finally {
         await bank.close();
@@ -61,19 +61,19 @@ describe('lsh.window', function () {
       const near = await add(bank, 'target', 'near', await TRANSFORMS.crop!(png), new Date(now - 2 * DAY).toISOString());
       await add(bank, 'target', 'old', png, new Date(now - 40 * DAY).toISOString());
       await add(bank, 'target', 'older', await TRANSFORMS.rotation!(png), new Date(now - 90 * DAY).toISOString());
-      const m = await runMatch(bank, config, { threads: 1 });
+      const m = await featuresThenMatch(bank, config, { threads: 1 });
       expect((await bank.repo(CandidatesRepo).listFor(s)).map((c) => c.targetItemId)).to.deep.equal([near]);
       expect(m.indexedImages, 'the targets older than the window are not held').to.equal(1);
       // a source harvested 45 days ago needs the old targets back: its run holds them again
       await add(bank, 'source', 's2', png, new Date(now - 45 * DAY).toISOString());
-      const m2 = await runMatch(bank, config, { threads: 1 });
+      const m2 = await featuresThenMatch(bank, config, { threads: 1 });
       expect(m2.indexedImages).to.equal(2); // old (5 days from s2) and near (43 days: outside, but newer than the floor)
       expect(m2.sources).to.equal(1);
       // a source 60 days old: its window holds only a mirrored copy (62 days), while the identical photo of 40 days ago,
       // out of its window, is held in memory (newer than the floor) and has the most votes: it must not take the place
       const weak = await add(bank, 'target', 'weak', await TRANSFORMS.mirror!(png), new Date(now - 62 * DAY).toISOString());
       const s3 = await add(bank, 'source', 's3', png, new Date(now - 60 * DAY).toISOString());
-      await runMatch(bank, config, { threads: 1 });
+      await featuresThenMatch(bank, config, { threads: 1 });
       expect((await bank.repo(CandidatesRepo).listFor(s3)).map((c) => c.targetItemId)).to.deep.equal([weak]);
       expect((await bank.repo(CandidatesRepo).listFor(s)).map((c) => c.targetItemId)).to.deep.equal([near]);
       // without the window, the whole index is held again

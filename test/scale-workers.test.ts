@@ -10,10 +10,10 @@ import { loadConfig } from '../src/config/load.js';
 import { runCycle } from '../src/daemon/cycle.js';
 import { runPairing } from '../src/stages/pair/pairing.js';
 import { createLogger } from '../src/util/log.js';
-import { runMatch } from '../src/stages/match/stage.js';
 import { REPO_ROOT, runCli, tempDir } from './helpers.js';
 import { pgUnavailable, startPg } from './helpers/postgres.js';
 import { harvestManifests, pairsByExtId } from './helpers/scale.js';
+import { featuresThenMatch } from './helpers/stages.js';
 
 // Small jobs (one item each), short leases and polls: the test sees several claims per worker and a quick retake.
 const ENV = {
@@ -65,7 +65,7 @@ describe('workers on a PostgreSQL bank', function () {
     const bank = await Bank.open(data);
     try {
       const { config } = loadConfig({});
-      await runMatch(bank, config, { threads: 1 });
+      await featuresThenMatch(bank, config, { threads: 1 });
       await runPairing(bank, config);
       reference = await pairsByExtId(bank);
     } finally {

@@ -1,7 +1,7 @@
 // Our descriptors match a synthetic scene to transformed copies of itself, and the matches agree with the
 // known transform.
 import { expect } from 'chai';
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 import { detectAndDescribe } from '../src/lib/sift/sift.js';
 import type { Features } from '../src/lib/sift/types.js';
 import { agreeing, ratioMatches, rotationAbout, sceneGrey, warp, type Affine } from './sift-helpers.js';
@@ -63,7 +63,7 @@ describe('sift: matching under known transforms', function () {
   }
 
   it('matches under blur and brightness changes', async () => {
-    for (const op of [(s: sharp.Sharp) => s.blur(1.2), (s: sharp.Sharp) => s.linear(1.3, 20), (s: sharp.Sharp) => s.linear(0.6, 0)]) {
+    for (const op of [(s: Sharp) => s.blur(1.2), (s: Sharp) => s.linear(1.3, 20), (s: Sharp) => s.linear(0.6, 0)]) {
       const { data } = await op(sharp(Buffer.from(grey), { raw: { width: W, height: H, channels: 1 } })).toColourspace('b-w').raw().toBuffer({ resolveWithObject: true });
       const f = detectAndDescribe(new Uint8Array(data), W, H, P);
       const matches = ratioMatches(base, f);

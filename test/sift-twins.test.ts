@@ -6,12 +6,12 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { Bank, CandidatesRepo, FeaturesRepo, LshRepo, TwinsRepo, type Item } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { runMatch } from '../src/stages/match/stage.js';
 import { computeMissingFeatures } from '../src/stages/features/stage.js';
 import { importManifest } from '../src/import/manifest.js';
 import { ALIGN_SIDE, alignmentGrey, hashDistance, misalignment, nearIdentical, pictureHash, TwinIndex } from '../src/lib/sift/twins.js';
 import { runCli, tempDir, writeManifest } from './helpers.js';
 import { TRANSFORMS, scene, write } from './lsh-helpers.js';
+import { featuresThenMatch } from './helpers/stages.js';
 
 describe('sift: near-identical pictures (work once per picture)', function () {
   this.timeout(180_000);
@@ -117,7 +117,7 @@ describe('sift: near-identical pictures (work once per picture)', function () {
     }
     const bank = await Bank.open(data);
     try {
-      const summary = await runMatch(bank, config, { threads: 1 });
+      const summary = await featuresThenMatch(bank, config, { threads: 1 });
       // SIFT ran for t1, d1, d2, s1, s3: t2 reused t1's features, s2 reused s1's (t3 is t1's very file).
       expect(summary.twins).to.equal(2);
       const twins = bank.repo(TwinsRepo);
@@ -156,7 +156,7 @@ describe('sift: near-identical pictures (work once per picture)', function () {
       expect(y2).to.be.closeTo(y1 * 0.75, 1.5);
       for (const c of c2) expect(c.pairs!.length).to.equal(c.inliers * 4);
       // A second run has nothing to do and changes nothing.
-      const again = await runMatch(bank, config, { threads: 1 });
+      const again = await featuresThenMatch(bank, config, { threads: 1 });
       expect(again.twins).to.equal(0);
       expect(again.sources).to.equal(0);
     } finally {

@@ -1,7 +1,20 @@
 // SIFT features per image (migration 2). Stored as compact BLOBs; see migrations/002-features.ts for the layout.
 import type { Sql } from './sql.js';
-import type { Features } from '../lib/sift/types.js';
 import { blobColumn, blobToFloat32, blobValue, toBlob } from './blob.js';
+
+/** Keypoints and descriptors of one image, in detection coordinates. */
+export interface Features {
+  /** Detection image size (after the maxSide downscale, before any internal x2 upsampling). */
+  width: number;
+  height: number;
+  /** Detection pixels per original pixel (1 when the image was not downscaled; < 1 otherwise). */
+  scale: number;
+  count: number;
+  /** count*6 floats: x, y, size, angle (degrees, OpenCV convention), response, octave (signed, -1 = upsampled). */
+  keypoints: Float32Array;
+  /** count*128 bytes, row-major, OpenCV's uint8 SIFT layout. */
+  descriptors: Uint8Array;
+}
 
 export interface StoredFeatures extends Features {
   ms: number;

@@ -1,20 +1,28 @@
 // Document frequencies of caption terms (comparability's IDF), per language, updated incrementally.
 import type { Sql } from './sql.js';
-import { TermStats, type Lang } from '../lib/comparability/idf.js';
 import type { BankName } from './items.js';
+
+/** A caption's language as the IDF table counts it (the source bank's captions are English, the target's Chinese). */
+export type Lang = 'en' | 'zh';
+
+/** The table as counts: documents per language and each term's document frequency (comparability's TermStats reads it). */
+export interface TermCounts {
+  docs: Record<Lang, number>;
+  df: Record<Lang, Map<string, number>>;
+}
 
 export class TermStatsRepo {
   constructor(private db: Sql) {}
 
   /** The whole table in memory (a few tens of thousands of rows at most). */
-  async load(): Promise<TermStats> {
-    const stats = new TermStats();
+  async load(): Promise<TermCounts> {
+    const counts: TermCounts = { docs: { en: 0, zh: 0 }, df: { en: new Map(), zh: new Map() } };
     for (const lang of ['en', 'zh'] as const) {
-      const docs = Number((await this.db.get<{ docs: number }>('SELECT docs FROM term_docs WHERE lang = ?', [lang]))?.docs ?? 0);
+      counts.docs[lang] = Number((await this.db.get<{ docs: number }>('SELECT docs FROM term_docs WHERE lang = ?', [lang]))?.docs ?? 0);
       const rows = await this.db.all<{ term: string; df: number }>('SELECT term, df FROM term_df WHERE lang = ?', [lang]);
-      stats.set(lang, docs, rows.map((r) => [r.term, Number(r.df)] as [string, number]));
+      counts.df[lang] = new Map(rows.map((r) => [r.term, Number(r.df)] as [string, number]));
     }
-    return stats;
+    return counts;
   }
 
   /** Items of a bank whose caption the table has not counted yet (idf_counted, migration 18), in id order; only

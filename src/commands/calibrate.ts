@@ -6,8 +6,8 @@
 // scored only after it, with the fitted values.
 import path from 'node:path';
 import type { Command } from 'commander';
-import { calibrate, figures, scoreRows, splitHoldout, type Figures } from '../lib/comparability/calibrate.js';
-import { readPairsFile, type PairRow } from '../lib/comparability/pairs-file.js';
+import { calibrate, figures, scoreRows, splitHoldout, type Figures } from '../lib/comparability/index.js';
+import { readPairsFile, type PairRow } from '../lib/comparability/index.js';
 import { labelledPairsFromReviews } from '../review/labelled.js';
 import { writeConfigFile } from '../config/load.js';
 import { UserError } from '../util/errors.js';

@@ -3,7 +3,7 @@
 // Exit codes: 0 every site ran its cycle (URLs that failed are re-queued or given up, see --list); 1 one or more
 // sites could not run (bad profile, unexpected error: each named with its reason; the other sites ran);
 // 130 stopped by a signal (the next run resumes the cycle).
-import type { CrawlSummary } from '../stages/crawl/stage.js';
+import { loadStage } from '../stages/index.js';
 import type { Command } from 'commander';
 import { CrawlRepo, type UrlState } from '../bank/index.js';
 import { UserError } from '../util/errors.js';
@@ -44,9 +44,8 @@ export function registerCrawl(program: Command): void {
         const progress = createProgress('crawl', 0, { enabled: !opts.json && Boolean(process.stderr.isTTY) });
         return runStoppable('crawl', ctx.logger, async (signal) => {
           // The crawler pulls in cheerio, sharp and the extractor: only the crawl command pays for loading them.
-          const { runCrawl } = await import('../stages/crawl/stage.js');
-          const s: CrawlSummary = await runCrawl(await ctx.bank, ctx.config, {
-            once: opts.once ?? true,
+          const crawl = await loadStage('crawl');
+          const { detail: s } = await crawl(await ctx.bank, ctx.config, {
             site: opts.site,
             sitesDir: opts.sites,
             retryGivenUp: opts.retryGivenUp,

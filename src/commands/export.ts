@@ -4,10 +4,8 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { PairLevel } from '../bank/index.js';
-import { exportPairs } from '../stages/export/export.js';
-import { loadExportCandidates } from '../stages/pair/layers.js';
-import { runPairing } from '../stages/pair/pairing.js';
-import { EXPORT_FORMATS, type ExportFormat } from '../stages/export/writers/index.js';
+import { loadStage } from '../stages/index.js';
+import { EXPORT_FORMATS, exportCandidatesJsonl, type ExportFormat } from '../stages/export/index.js';
 import { UserError } from '../util/errors.js';
 import { createProgress } from '../util/progress.js';
 import { action, printJson } from './context.js';
@@ -28,14 +26,12 @@ export function registerExport(program: Command): void {
         const out = path.resolve(opts.out);
         if (opts.candidates) {
           if (opts.format !== 'jsonl') throw new UserError('export --candidates: only --format jsonl is supported');
-          const exportCandidates = await loadExportCandidates();
-          if (!exportCandidates) throw new UserError('export --candidates: the candidates exporter (exportCandidatesJsonl) is not in this build');
-          const res = await exportCandidates(await ctx.bank, out);
-          if (opts.json) printJson(res ?? { out });
+          const res = await exportCandidatesJsonl(await ctx.bank, out);
+          if (opts.json) printJson(res);
           else process.stdout.write(`export candidates → ${out}\n`);
           return 0;
         }
-        const summary = await exportPairs(await ctx.bank, ctx.config, {
+        const { detail: summary } = await (await loadStage('export'))(await ctx.bank, ctx.config, {
           format: opts.format, out, minLevel: opts.minLevel, onlyNew: Boolean(opts.new), reviewed: opts.reviewed, logger: ctx.logger,
         });
         if (opts.json) printJson(summary);
@@ -66,7 +62,8 @@ export function registerExport(program: Command): void {
     .action(
       action(async (ctx, opts: { all?: boolean; json?: boolean }) => {
         const progress = createProgress('pair', 0, { enabled: !opts.json && Boolean(process.stderr.isTTY) });
-        const summary = await runPairing(await ctx.bank, ctx.config, { logger: ctx.logger, all: opts.all, progress }).finally(() => progress.stop());
+        const pair = await loadStage('pair');
+        const { detail: summary } = await pair(await ctx.bank, ctx.config, { logger: ctx.logger, all: opts.all, progress }).finally(() => progress.stop());
         if (opts.json) printJson(summary);
         else {
           const n = summary.notEmitted;

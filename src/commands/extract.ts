@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import type { ExtractResult, ExplainedCandidate } from '../lib/extraction/index.js';
-import type { SiteProfile } from '../stages/crawl/sites.js';
+import type { SiteProfile } from '../stages/crawl/index.js';
 import { UserError } from '../util/errors.js';
 import { action, printJson, type Context } from './context.js';
 
@@ -30,7 +30,7 @@ async function readPage(ctx: Context, file: string | undefined, url: string): Pr
     if (st.size > cc.maxPageBytes) throw new UserError(`${file}: ${st.size} bytes, more than crawler.maxPageBytes (${cc.maxPageBytes}): not parsed`);
     return { body: fs.readFileSync(file), contentType: null };
   }
-  const { fetchLimited } = await import('../stages/crawl/fetch.js');
+  const { fetchLimited } = await import('../stages/crawl/index.js');
   try {
     const res = await fetchLimited(url, { userAgent: cc.userAgent, timeoutMs: cc.requestTimeoutSecs * 1000, maxBytes: cc.maxPageBytes, maxRedirects: cc.maxRedirects, allowPrivate: cc.allowPrivateAddresses });
     if (res.status >= 400) throw new UserError(`${url}: HTTP ${res.status}`);
@@ -79,12 +79,12 @@ export function registerExtract(program: Command): void {
       action(async (ctx, file: string | undefined, opts: ExtractOpts) => {
         // Loaded on use: cheerio and the profiles are not needed by other commands' start-up.
         const { extractPairs, resolveUrl } = await import('../lib/extraction/index.js');
-        const { loadSites, profileFor } = await import('../stages/crawl/sites.js');
+        const { loadSites, profileFor } = await import('../stages/crawl/index.js');
         if (!resolveUrl(opts.url, opts.url)) throw new UserError(`--url: not an http(s) URL: "${opts.url}"`);
         if (opts.lang && opts.lang !== 'en' && opts.lang !== 'zh') throw new UserError(`--lang: expected en or zh, got "${opts.lang}"`);
         const site = chooseProfile(loadSites(opts.sites), opts, profileFor);
         const page = await readPage(ctx, file, opts.url);
-        const { scanPage } = await import('../stages/crawl/page-scan.js');
+        const { scanPage } = await import('../stages/crawl/index.js');
         const cc = ctx.config.crawler;
         const scan = scanPage(page.body.toString('latin1'), opts.url, { maxElements: cc.maxPageElements, maxDepth: cc.maxPageDepth });
         if (scan.refused) throw new UserError(`${file ?? opts.url}: ${scan.refused.message}`);

@@ -1,86 +1,65 @@
-// `capbridge features FILE... [--json] [--descriptors] [--threads N]`: SIFT features of image files, one JSON line
-// per file in input order. A file that fails prints a line with `error`; the exit code is then 1.
-import fs from 'node:fs';
+// `capbridge features [--threads N] [--retry-failed] [--json]`: the features stage (src/stages/features) through the
+// stage registry: SIFT for every bank item still 'new', the LSH codes of the target items, their captions into the
+// IDF table. Resumable: Ctrl-C stops after the current batch. `capbridge index` is its old name (kept for one release,
+// with a warning); `capbridge features FILE…` was the keypoint dump, now `capbridge keypoints FILE…` (forwarded, with a
+// warning).
 import type { Command } from 'commander';
-import { SiftPool, resolveThreads } from '../lib/sift/pool.js';
-import { KP_STRIDE, type Features } from '../lib/sift/types.js';
-import { errorMessage, UserError } from '../util/errors.js';
-import { action, printJson } from './context.js';
+import { loadStage } from '../stages/index.js';
+import { createProgress } from '../util/progress.js';
+import { action, printJson, runStoppable, type Context } from './context.js';
+import { dumpKeypoints, parseThreads, type KeypointsOptions } from './keypoints.js';
 
-interface Opts {
-  json?: boolean;
-  descriptors?: boolean;
-  threads?: string;
+interface Opts extends KeypointsOptions {
+  retryFailed?: boolean;
 }
 
-export function featuresLine(file: string, f: Features, ms: number, withDescriptors: boolean): Record<string, unknown> {
-  const line: Record<string, unknown> = { file, width: f.width, height: f.height };
-  if (withDescriptors) {
-    const kps: number[][] = [];
-    const round = (v: number) => Math.round(v * 1000) / 1000;
-    for (let i = 0; i < f.count; i++) {
-      const o = i * KP_STRIDE;
-      kps.push([round(f.keypoints[o]!), round(f.keypoints[o + 1]!), round(f.keypoints[o + 2]!), round(f.keypoints[o + 3]!)]);
-    }
-    line.keypoints = kps;
-    line.descriptors = Buffer.from(f.descriptors.buffer, f.descriptors.byteOffset, f.descriptors.byteLength).toString('base64');
-  } else {
-    line.keypoints = f.count;
-  }
-  line.ms = Math.round(ms * 10) / 10;
-  return line;
+/** Runs the features stage over the whole bank; the exit code. */
+export async function runFeaturesCommand(ctx: Context, name: string, opts: Opts): Promise<number> {
+  const threads = parseThreads(opts.threads);
+  const progress = createProgress('features', 0, { enabled: !opts.json && Boolean(process.stderr.isTTY) });
+  const bank = await ctx.bank;
+  if (opts.retryFailed) ctx.logger.info(`${name}: ${await bank.items.retryFailed()} failed item(s) sent back to be tried again`);
+  const features = await loadStage('features');
+  const { detail: s } = await runStoppable(name, ctx.logger, (signal) =>
+    features(bank, ctx.config, { threads, progress, signal, logger: ctx.logger }),
+  ).finally(() => progress.stop());
+  if (opts.json) printJson(s);
+  else
+    process.stdout.write(
+      `${name}: featured ${s.featured} items (${s.images} images computed), already had features ${s.skipped}, ` +
+        `failed ${s.failed}, indexed ${s.indexed} targets, counted ${s.captionsCounted} captions` +
+        `${s.aborted ? ' — stopped early, run again to resume' : ''} in ${(s.ms / 1000).toFixed(1)} s\n`,
+    );
+  return s.aborted ? 130 : 0;
 }
 
-export function parseThreads(v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new UserError(`--threads: expected a whole number >= 0 (0 = one per core), got "${v}"`);
-  return n;
+function define(program: Command, name: string, description: string): Command {
+  return program
+    .command(name)
+    .description(description)
+    .option('--threads <n>', 'worker threads (default: config sift.threads; 0 = one per core)')
+    .option('--retry-failed', 'try the items that failed before again (by default a failed item waits for a new image)')
+    .option('--json', 'print the summary as JSON');
 }
 
 export function registerFeatures(program: Command): void {
-  program
-    .command('features')
-    .description('compute SIFT features of image files; one JSON line per file, in input order')
-    .argument('<files...>', 'image files (JPEG, PNG, WebP, GIF, TIFF, AVIF...)')
-    .option('--json', 'JSON lines (the default and only output format; accepted for symmetry)')
-    .option('--descriptors', 'include the keypoint list [[x, y, size, angle], ...] and base64 descriptors (n x 128 uint8)')
-    .option('--threads <n>', 'worker threads (default: config sift.threads; 0 = one per core; 1 = in this thread, one file after another)')
+  define(program, 'features', "the features stage: SIFT for every bank item still 'new', LSH codes of the targets, captions into the IDF table (resumable)")
+    .argument('[files...]', 'deprecated: image files to dump keypoints of (now `capbridge keypoints FILE…`)')
+    .option('--descriptors', 'deprecated, with FILE…: see `capbridge keypoints`')
     .action(
       action(async (ctx, files: string[], opts: Opts) => {
-        const threads = Math.min(resolveThreads(parseThreads(opts.threads), ctx.config.sift.threads), Math.max(1, files.length));
-        const pool = new SiftPool(ctx.config.sift, threads);
-        let failed = 0;
-        try {
-          // Start every file (the pool bounds the parallelism) and print in input order as results arrive.
-          const pending = files.map(async (file) => {
-            let buf: Buffer;
-            try {
-              const st = fs.statSync(file);
-              if (!st.isFile()) throw new Error('not a regular file');
-              if (st.size > ctx.config.import.maxImageBytes) throw new Error(`file too large: ${st.size} bytes > import.maxImageBytes ${ctx.config.import.maxImageBytes}`);
-              buf = fs.readFileSync(file);
-            } catch (err) {
-              throw new Error(`cannot read file: ${errorMessage(err).replace(/^[A-Z]+: /, '')}`);
-            }
-            return pool.extract(buf);
-          });
-          // Avoid unhandled rejections while earlier files are still being awaited.
-          for (const p of pending) p.catch(() => undefined);
-          for (let i = 0; i < files.length; i++) {
-            try {
-              const r = await pending[i]!;
-              printJson(featuresLine(files[i]!, r.features, r.ms, Boolean(opts.descriptors)));
-            } catch (err) {
-              failed++;
-              printJson({ file: files[i], error: errorMessage(err) });
-            }
-          }
-        } finally {
-          await pool.close();
-        }
-        if (failed) process.stderr.write(`capbridge features: ${failed} of ${files.length} file(s) failed\n`);
-        return failed ? 1 : 0;
+        if (!files.length) return runFeaturesCommand(ctx, 'features', opts);
+        ctx.logger.warn('`capbridge features FILE…` is now `capbridge keypoints FILE…` (this form goes away in the next release)');
+        return dumpKeypoints(ctx, files, opts);
       }),
     );
+}
+
+export function registerIndex(program: Command): void {
+  define(program, 'index', 'old name of `capbridge features` (goes away in the next release)').action(
+    action(async (ctx, opts: Opts) => {
+      ctx.logger.warn('`capbridge index` is now `capbridge features` (this name goes away in the next release)');
+      return runFeaturesCommand(ctx, 'index', opts);
+    }),
+  );
 }

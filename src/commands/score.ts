@@ -5,8 +5,8 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { DB_FILE } from '../bank/index.js';
 import { addCaptionsToIdf, createScorer, type Scorer, type ScoreResult } from '../lib/comparability/index.js';
-import { MIN_DOCS_FOR_IDF } from '../lib/comparability/idf.js';
-import { readPairsFile } from '../lib/comparability/pairs-file.js';
+import { MIN_DOCS_FOR_IDF } from '../lib/comparability/index.js';
+import { readPairsFile } from '../lib/comparability/index.js';
 import { UserError } from '../util/errors.js';
 import { action, printJson, type Context } from './context.js';
 

@@ -1,8 +1,8 @@
 // `capbridge search --image FILE [--top N] [--json]`: the target items showing the same scene, best first.
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { searchImage } from '../stages/match/stage.js';
-import { computeMissingFeatures } from '../stages/features/stage.js';
+import { loadStage } from '../stages/index.js';
+import { searchImage } from '../stages/match/index.js';
 import { UserError } from '../util/errors.js';
 import { action, printJson } from './context.js';
 
@@ -29,7 +29,7 @@ export function registerSearch(program: Command): void {
         } catch (err) {
           throw new UserError(`${opts.image}: cannot read: ${(err as Error).message}`);
         }
-        await computeMissingFeatures(await ctx.bank, ctx.config, { logger: ctx.logger });
+        await (await loadStage('features'))(await ctx.bank, ctx.config, { logger: ctx.logger });
         let hits;
         try {
           hits = await searchImage(await ctx.bank, ctx.config, buf, { top, logger: ctx.logger });

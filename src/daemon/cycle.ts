@@ -6,9 +6,8 @@ import type { Bank } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import { errorMessage } from '../util/errors.js';
-import { exportPairs, type ExportSummary } from '../stages/export/export.js';
 import { STAGES, loadStage, type StageExtras, type StageName } from '../stages/index.js';
-import type { ExportFormat } from '../stages/export/writers/index.js';
+import type { ExportFormat, ExportSummary } from '../stages/export/index.js';
 import type { DaemonMetrics } from './metrics.js';
 
 export type { StageName };
@@ -123,7 +122,7 @@ export async function runScheduledExport(bank: Bank, config: Config, opts: { log
   const outputs = config.export.nightlyFormats.map((format) => ({ format, out: path.join(folder, `pairs-${stamp}.${EXT[format]}`) }));
   const t0 = performance.now();
   try {
-    const summary = await exportPairs(bank, config, { outputs, onlyNew: true, logger: opts.logger });
+    const { detail: summary } = await (await loadStage('export'))(bank, config, { outputs, onlyNew: true, logger: opts.logger });
     opts.metrics?.stageRuns.inc({ stage: 'export', result: 'ok' });
     await bank.meta.setJson('daemon.lastExport', { at: now.toISOString(), files: summary.files, records: summary.records });
     return summary;

@@ -13,8 +13,7 @@ import YAML from 'yaml';
 import { Bank, PairsRepo, type PairRow } from '../bank/index.js';
 import { loadConfig } from '../config/load.js';
 import { Daemon } from '../daemon/daemon.js';
-import { exportPairs } from '../stages/export/export.js';
-import { hasStage, type StageName } from '../stages/index.js';
+import { hasStage, loadStage, type StageName } from '../stages/index.js';
 import { importManifest } from '../import/manifest.js';
 import { createLogger } from '../util/log.js';
 import { CHINESE, ENGLISH } from './content.js';
@@ -86,8 +85,9 @@ export async function runDemo(argv: string[] = process.argv.slice(2)): Promise<n
       out(`   banks: ${await bank.items.count('source')} English items, ${await bank.items.count('target')} Chinese items`);
       out('3. export');
       const folder = path.join(dataDir, config.export.folder);
-      const tsv = await exportPairs(bank, config, { format: 'tsv', out: path.join(folder, 'demo-pairs.tsv') });
-      const tmx = await exportPairs(bank, config, { format: 'tmx', out: path.join(folder, 'demo-pairs.tmx') });
+      const exportStage = await loadStage('export');
+      const { detail: tsv } = await exportStage(bank, config, { format: 'tsv', out: path.join(folder, 'demo-pairs.tsv') });
+      const { detail: tmx } = await exportStage(bank, config, { format: 'tmx', out: path.join(folder, 'demo-pairs.tmx') });
       out(`   ${tsv.records} caption pairs (${tsv.pairs} item pairs) at level ${config.export.minLevel} or better`);
 
       out('\n4. what was found (image match → caption level; * = emitted into the corpus)\n');

@@ -17,7 +17,7 @@ import { importManifest, type ImportSummary } from '../import/manifest.js';
 import { UserError } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { readTsvObjects } from '../util/tsv.js';
-import type { PairingSummary } from '../stages/pair/pairing.js';
+import type { PairingSummary } from '../stages/pair/index.js';
 import { loadStage } from '../stages/index.js';
 
 export interface EvalResult {

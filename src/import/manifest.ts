@@ -8,7 +8,7 @@ import type { Bank, BankName, BankTx, ImageBounds, ImageRecord, UpsertOutcome } 
 import { ImageReadError, isDatabaseRefusal, isInfrastructureFailure } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import { openTsv, type TsvLimits, type TsvRow } from '../util/tsv.js';
-import { checkCaption } from '../lib/captions/language.js';
+import { checkCaption } from '../lib/captions/index.js';
 import type { Progress } from '../util/progress.js';
 
 export interface ImportProblem {

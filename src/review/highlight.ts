@@ -5,7 +5,7 @@
 // (workers → worker, children → child, flooded → flood); a Chinese word or an entity is found as a substring.
 // Words already marked for an entity (Sunday ↔ 周日) count as found for a link on the same words. A link whose words cannot be found in the text (irregular forms, traditional script)
 // is still listed in the table under the captions, in the same colour.
-import { lemmaCandidates } from '../lib/comparability/lemma.js';
+import { lemmaCandidates } from '../lib/comparability/index.js';
 import { html, raw, type Html } from './html.js';
 
 export interface Explain {

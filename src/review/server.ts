@@ -19,9 +19,9 @@ import { listPage, pairPage, pairPath, searchPage, statsPage } from './pages.js'
 import { encodeCursor, itemId, listQueryString, parseListQuery, sha256Param, type Query } from './query.js';
 import { readEval, EVAL_META_KEY } from './eval.js';
 import { ImageServer } from './thumbs.js';
-import { DecodeError } from '../lib/sift/decode.js';
+import { DecodeError } from '../lib/sift/index.js';
 import { UserError } from '../util/errors.js';
-import type { SearchHit, ViewPool } from '../stages/match/stage.js';
+import type { SearchHit, ViewPool } from '../stages/match/index.js';
 
 export interface ReviewServerOptions {
   /** The host the server will listen on (decides whether the Host header is checked). */
@@ -239,7 +239,7 @@ interface SearchContext {
 /** Runs the image index's search (src/lib/image-index) and joins each hit with its target item (caption, provenance, image). */
 async function runSearch(bank: Bank, config: Config, buf: Buffer, top: number, ctx: SearchContext, logger?: Logger) {
   // Loaded on first search: the server starts without paying for SIFT and the index.
-  const { searchImage, ViewPool } = await import('../stages/match/stage.js');
+  const { searchImage, ViewPool } = await import('../stages/match/index.js');
   if (!ctx.closed) ctx.views ??= new ViewPool(config, undefined, logger);
   let hits: SearchHit[];
   try {

@@ -1,20 +1,24 @@
-// The pipeline's stages behind one contract, and their registry: crawl → features → match → pair, each a resumable
-// run over bank rows (DEVELOPERS.md, "Rules of the house") that the daemon's cycle, `capbridge worker`'s jobs,
-// `capbridge eval`, the demo and the benchmarks all run the same way. Each stage is imported on first use with a
-// literal specifier (type-checked against its real signature; a CLI start does not pay for loading the crawler, SIFT or
-// the lexicon), and each returns one typed summary: what every caller needs (items handled, items failed, stopped
-// early, time) beside the stage's own detail.
+// The stages behind one contract, and their registry: crawl → features → match → pair, each a resumable run over bank
+// rows (DEVELOPERS.md, "Rules of the house"), then export (sentence pairs → corpus files). The daemon's cycle,
+// `capbridge worker`'s jobs, the CLI's commands, `capbridge eval`, the demo and the benchmarks all run a stage the
+// same way: `loadStage(name)`. Each stage is imported on first use with a literal specifier (type-checked against its
+// real signature; a CLI start does not pay for loading the crawler, SIFT or the lexicon), and each returns one typed
+// summary: what every caller needs (items handled, items failed, stopped early, time) beside the stage's own detail.
 import type { Bank, IdRange } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
-import type { CrawlOptions, CrawlSummary } from './crawl/stage.js';
-import type { PairingOptions, PairingSummary } from './pair/pairing.js';
-import type { MatchOptions, MatchSummary } from './match/stage.js';
-import type { SiftStageSummary } from './features/stage.js';
+import type { CrawlOptions, CrawlSummary } from './crawl/index.js';
+import type { PairingOptions, PairingSummary } from './pair/index.js';
+import type { MatchOptions, MatchSummary } from './match/index.js';
+import type { FeaturesSummary } from './features/index.js';
+import type { ExportOptions, ExportSummary } from './export/index.js';
 import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
 
+/** The pipeline's stages, in order (what a daemon cycle runs and workers take as jobs). */
 export const STAGES = ['crawl', 'features', 'match', 'pair'] as const;
 export type StageName = (typeof STAGES)[number];
+/** Every stage the registry holds: the pipeline's, and export (run on demand and on the export schedule). */
+export type AnyStageName = StageName | 'export';
 
 /** What every stage takes. */
 export interface StageOptions {
@@ -32,36 +36,41 @@ export interface StageOptions {
 export interface StageExtras {
   crawl: Pick<CrawlOptions, 'site' | 'sites' | 'sitesDir' | 'retryGivenUp' | 'resolve' | 'clock' | 'random'>;
   features: Record<never, never>;
-  match: Pick<MatchOptions, 'top' | 'batchSize' | 'onSource' | 'retryFailed'>;
+  match: Pick<MatchOptions, 'top' | 'batchSize' | 'onSource'>;
   pair: Pick<PairingOptions, 'batchSize' | 'all' | 'scorer' | 'minLevel'>;
+  export: Omit<ExportOptions, 'logger'>;
 }
 
 /** Each stage's own summary. */
 export interface StageDetails {
   crawl: CrawlSummary;
-  features: SiftStageSummary & { indexed: number; captionsCounted: number };
+  features: FeaturesSummary;
   match: MatchSummary;
   pair: PairingSummary;
+  export: ExportSummary;
 }
 
 /** One stage run, as every caller sees it. */
-export interface StageSummary<N extends StageName = StageName> {
+export interface StageSummary<N extends AnyStageName = StageName> {
   stage: N;
   /** Items the run handled (crawl: pages fetched; features: items featured, skipped or failed; match and pair:
-   *  source items). */
+   *  source items; export: records written). */
   items: number;
-  /** Items marked failed by this run (sites that could not run, for the crawl). */
+  /** Items marked failed by this run (sites that could not run, for the crawl; records left out, for export). */
   failed: number;
   aborted: boolean;
   ms: number;
   detail: StageDetails[N];
 }
 
-export type Stage<N extends StageName> = (bank: Bank, config: Config, opts?: StageOptions & StageExtras[N]) => Promise<StageSummary<N>>;
-type Registry = { [N in StageName]: () => Promise<Stage<N>> };
+/** A stage: export needs its options (a format and a file), the pipeline's stages run with none. */
+export type Stage<N extends AnyStageName> = N extends 'export'
+  ? (bank: Bank, config: Config, opts: StageOptions & StageExtras['export']) => Promise<StageSummary<'export'>>
+  : (bank: Bank, config: Config, opts?: StageOptions & StageExtras[N]) => Promise<StageSummary<N>>;
+type Registry = { [N in AnyStageName]: () => Promise<Stage<N>> };
 
 /** Runs `fn` and times it into a StageSummary. */
-const timed = <N extends StageName>(stage: N, run: () => Promise<StageDetails[N]>, count: (d: StageDetails[N]) => { items: number; failed: number; aborted: boolean }) =>
+const timed = <N extends AnyStageName>(stage: N, run: () => Promise<StageDetails[N]>, count: (d: StageDetails[N]) => { items: number; failed: number; aborted: boolean }) =>
   async (): Promise<StageSummary<N>> => {
     const t0 = performance.now();
     const detail = await run();
@@ -70,36 +79,31 @@ const timed = <N extends StageName>(stage: N, run: () => Promise<StageDetails[N]
 
 const REGISTRY: Registry = {
   crawl: async () => {
-    const { runCrawl } = await import('./crawl/stage.js');
+    const { runCrawl } = await import('./crawl/index.js');
     return (bank, config, o = {}) =>
       timed('crawl', () => runCrawl(bank, config, { ...o, once: true }), (d) => ({ items: d.pagesFetched, failed: d.sitesFailed, aborted: o.signal?.aborted === true }))();
   },
   features: async () => {
-    const { runFeatures } = await import('./match/stage.js');
-    const { updateIdf } = await import('../lib/comparability/index.js');
-    // The features of a range's items, then their captions into the IDF table: the counting (about 2 ms a caption)
-    // is spread over the features jobs, which run in parallel, instead of waiting for the pairing's start.
-    const run = async (bank: Bank, config: Config, o: StageOptions): Promise<StageDetails['features']> => {
-      const d = await runFeatures(bank, config, o);
-      if (d.aborted) return { ...d, captionsCounted: 0 };
-      const { added } = await updateIdf(bank, config, { idRange: o.idRange, signal: o.signal });
-      return { ...d, captionsCounted: added.source + added.target, aborted: o.signal?.aborted === true };
-    };
+    const { runFeatures } = await import('./features/index.js');
     return (bank, config, o = {}) =>
-      timed('features', () => run(bank, config, o), (d) => ({ items: d.featured + d.skipped + d.failed, failed: d.failed, aborted: d.aborted }))();
+      timed('features', () => runFeatures(bank, config, o), (d) => ({ items: d.featured + d.skipped + d.failed, failed: d.failed, aborted: d.aborted }))();
   },
   match: async () => {
-    const { runMatch } = await import('./match/stage.js');
+    const { runMatch } = await import('./match/index.js');
     return (bank, config, o = {}) => timed('match', () => runMatch(bank, config, o), (d) => ({ items: d.sources, failed: d.failed, aborted: d.aborted }))();
   },
   pair: async () => {
-    const { runPairing } = await import('./pair/pairing.js');
+    const { runPairing } = await import('./pair/index.js');
     return (bank, config, o = {}) => timed('pair', () => runPairing(bank, config, o), (d) => ({ items: d.sources, failed: d.failed, aborted: d.aborted }))();
+  },
+  export: async () => {
+    const { exportPairs } = await import('./export/index.js');
+    return (bank, config, o) => timed('export', () => exportPairs(bank, config, o), (d) => ({ items: d.records, failed: d.skipped, aborted: false }))();
   },
 };
 
 /** The stage of this name, loaded on first use. */
-export function loadStage<N extends StageName>(name: N): Promise<Stage<N>> {
+export function loadStage<N extends AnyStageName>(name: N): Promise<Stage<N>> {
   return (REGISTRY[name] as () => Promise<Stage<N>>)();
 }
 
@@ -111,12 +115,12 @@ export function loadStage<N extends StageName>(name: N): Promise<Stage<N>> {
  */
 export async function warmStage(name: StageName, bank: Bank, config: Config, opts: { signal?: AbortSignal } = {}): Promise<void> {
   if (name === 'match') {
-    const { openIndex } = await import('../lib/image-index/store.js');
+    const { openIndex } = await import('../lib/image-index/index.js');
     await openIndex(bank, config);
   } else if (name === 'pair') {
     const { updateIdf } = await import('../lib/comparability/index.js');
     await updateIdf(bank, config, { signal: opts.signal });
-    const { loadLexicon } = await import('../lib/comparability/lexicon.js');
+    const { loadLexicon } = await import('../lib/comparability/index.js');
     loadLexicon({ dataDir: bank.dataDir });
   }
 }

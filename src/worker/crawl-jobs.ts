@@ -5,7 +5,7 @@
 // them (src/worker/worker.ts); the crawl frontier in the bank makes a retaken job resume, not restart.
 import { JobsRepo, type Bank } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
-import { defaultSitesDir, loadSitesReport, type SiteProfile } from '../stages/crawl/sites.js';
+import { defaultSitesDir, loadSitesReport, type SiteProfile } from '../stages/crawl/index.js';
 
 /** A host pattern of a profile (`host[:port]`, or `.domain` for the domain and its subdomains) as a domain. */
 const domainOf = (pattern: string) => pattern.toLowerCase().replace(/^\./, '');

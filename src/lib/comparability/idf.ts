@@ -2,7 +2,9 @@
 // TermStatsRepo (migration 4) and updated incrementally as captions arrive. With too few documents, every
 // term weighs the same (uniform IDF): stopwords already remove the most frequent words.
 
-export type Lang = 'en' | 'zh';
+import type { Lang, TermCounts } from '../../bank/index.js';
+
+export type { Lang };
 
 export interface IdfSource {
   idf(lang: Lang, term: string): number;
@@ -31,6 +33,13 @@ export class TermStats implements IdfSource {
     this.memo[lang].clear();
     const m = this.df[lang];
     for (const t of new Set(tokens)) m.set(t, (m.get(t) ?? 0) + 1);
+  }
+
+  /** The table as the bank stores it (TermStatsRepo.load). */
+  static from(counts: TermCounts): TermStats {
+    const stats = new TermStats();
+    for (const lang of ['en', 'zh'] as const) stats.set(lang, counts.docs[lang], counts.df[lang]);
+    return stats;
   }
 
   set(lang: Lang, docs: number, df: Iterable<[string, number]>): void {

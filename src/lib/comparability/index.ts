@@ -1,6 +1,6 @@
 // The comparability layer's public interface: createScorer(config, { bank?, dataDir? }) → { score(en, zh) }.
 import type { Bank, IdRange } from '../../bank/index.js';
-import { TermStatsRepo } from '../../bank/term-stats.js';
+import { TermStatsRepo } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { Analyzer, type Analysis } from './analyze.js';
 import { TermStats, UNIFORM_IDF, type IdfSource } from './idf.js';
@@ -9,7 +9,7 @@ import { levelOf, type Level } from './levels.js';
 import { ConceptSpace, DEFAULT_MEASURE, contentSimilarity, entityCooccurrence, lengthRatio, type MeasureOptions } from './measure.js';
 import { alignSentences, type Span } from './align.js';
 import { boundedSentences, chineseWordCount, type BoundedSentences } from './sentences.js';
-import { isCreditOrDateline, splitCredit } from '../captions/credit.js';
+import { isCreditOrDateline, splitCredit } from '../captions/index.js';
 
 export type { Level } from './levels.js';
 export { LEVELS, LEVEL_RATING, levelOf } from './levels.js';
@@ -62,7 +62,19 @@ export interface CaptionAlignment {
   refused: 'en' | 'zh' | null;
 }
 
-export interface Scorer {
+/** What deciding a caption pair needs of a scorer (the pairing stage takes any such; tests of other layers pass their
+ *  own, which may answer asynchronously). */
+export interface CaptionScorer {
+  score(en: string, zh: string): ScoreResult | Promise<ScoreResult>;
+  /** The caption pair split into sentences and aligned. */
+  align(en: string, zh: string): CaptionAlignment | Promise<CaptionAlignment>;
+  /** Words of a Chinese text (jieba), for export.maxChineseWords. */
+  chineseWordCount(text: string): number;
+  /** Documents in the IDF table the scorer uses (pairs scored with a much smaller one are re-decided). */
+  idfDocs?: number;
+}
+
+export interface Scorer extends CaptionScorer {
   /** The C-measure of two texts as they are (read up to maxCaptionChars, cut at a sentence end). */
   score(en: string, zh: string): ScoreResult;
   /** A caption pair split into sentences and aligned (src/lib/comparability/align.ts). */
@@ -104,7 +116,7 @@ export function createScorer(config: Config, opts: ScorerOptions = {}): Scorer |
   if (!bank) return buildScorer(config, opts, lexicon, analyzer, measure, new TermStats());
   return (async () => {
     if (opts.refreshIdf !== false) await countCaptions(bank, analyzer, config.comparability.maxCaptionChars);
-    return buildScorer(config, opts, lexicon, analyzer, measure, await bank.repo(TermStatsRepo).load());
+    return buildScorer(config, opts, lexicon, analyzer, measure, TermStats.from(await bank.repo(TermStatsRepo).load()));
   })();
 }
 
@@ -286,3 +298,10 @@ export function addCaptionsToIdf(scorer: Scorer, captions: Array<{ en?: string; 
     if (c.zh) scorer.termStats.addDocument('zh', scorer.analyzer.chinese(c.zh).tokens);
   }
 }
+export { type Figures, calibrate, chooseParRule, figures, scoreRows, splitHoldout, stratifiedFolds } from './calibrate.js';
+export { MIN_DOCS_FOR_IDF } from './idf.js';
+export { lemmaCandidates } from './lemma.js';
+export { clearLoadedLexicons, lexiconCacheFile } from './lexicon.js';
+export { ConceptSpace, contentSimilarity } from './measure.js';
+export { auc, evaluate } from './metrics.js';
+export { type PairRow, readPairsFile } from './pairs-file.js';

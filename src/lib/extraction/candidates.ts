@@ -13,7 +13,7 @@
 // A caption split over sibling elements (a caption line, then its credit or dateline line) is joined here.
 import * as cheerio from 'cheerio';
 import type { Element } from 'domhandler';
-import { isCreditOrDateline } from '../captions/credit.js';
+import { isCreditOrDateline } from '../captions/index.js';
 import { cleanCaption, collapse, isCreditOnly } from './caption-text.js';
 import { ancestors, attr, classId, contains, hiddenEl, imgCount, nextElement, prevElement, textOf, type $T } from './dom.js';
 import { BAD_CONTAINER, DATA_CAPTION_ATTRS, DATA_CREDIT_ATTRS, imageKey, type ImageAnchor, type JsonLdImage } from './images.js';

@@ -1,7 +1,7 @@
 // Caption text cleaning: whitespace, hidden screen-reader prefixes, slide counters and "hide caption" toggles, then
 // the credit and dateline split off by the shared recogniser (src/lib/captions/credit.ts). Texts that are only a credit
 // (or a copyright notice) are recognised so they are not pairs.
-import { collapseSpace, isCreditOrDateline, splitCredit, type CreditLang } from '../captions/credit.js';
+import { collapseSpace, isCreditOrDateline, splitCredit, type CreditLang } from '../captions/index.js';
 
 export interface CleanCaption {
   caption: string;

@@ -1,7 +1,7 @@
 // Geometric verification: RANSAC over homographies from the normalised DLT (Hartley & Zisserman, alg. 4.2),
 // with a local optimisation step (LO-RANSAC: re-fit on all inliers, re-count) and degeneracy checks.
 // Hand-written: opencv-wasm is a 10 MB dependency for one function, and we need the checks inside the loop.
-import { mulberry32 } from '../image-index/lsh.js';
+import { mulberry32 } from '../../util/random.js';
 
 export type Mat3 = Float64Array; // row-major 3x3
 

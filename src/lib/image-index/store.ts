@@ -8,7 +8,7 @@ import type { Progress } from '../../util/progress.js';
 import { CODE_BITS, LshIndex, type LshParams } from './lsh.js';
 import { prepare, type SearchParams } from './searcher.js';
 import type { Prepared } from './verify.js';
-import type { Features } from '../sift/types.js';
+import type { Features } from '../sift/index.js';
 import { LRUCache } from 'lru-cache';
 
 /** Prepared (RootSIFT, 4x the stored bytes) features held for verification: the last images verified. */

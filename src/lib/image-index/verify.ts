@@ -4,8 +4,8 @@
 // photos of one scene from different places). The image score in [0, 1] is 0 for unrelated images and says
 // which model verified.
 import { DESC_SIZE, KP_STRIDE, type Features } from './features.js';
-import { hullArea, ransacHomography, transferError2, type Mat3 } from '../geometry/geometry.js';
-import { localPlanes, ransacFundamental, sampson2 } from '../geometry/epipolar.js';
+import { hullArea, ransacHomography, transferError2, type Mat3 } from '../geometry/index.js';
+import { localPlanes, ransacFundamental, sampson2 } from '../geometry/index.js';
 import { mulberry32 } from '../../util/random.js';
 
 /** The epipolar (fundamental-matrix) verification (config match.epipolar). */

@@ -1,18 +1,7 @@
 // The shape other layers code against (the image index, the features stage, the bank). Keep it stable.
 
-/** Keypoints and descriptors of one image, in detection coordinates. */
-export interface Features {
-  /** Detection image size (after the maxSide downscale, before any internal x2 upsampling). */
-  width: number;
-  height: number;
-  /** Detection pixels per original pixel (1 when the image was not downscaled; < 1 otherwise). */
-  scale: number;
-  count: number;
-  /** count*6 floats: x, y, size, angle (degrees, OpenCV convention), response, octave (signed, -1 = upsampled). */
-  keypoints: Float32Array;
-  /** count*128 bytes, row-major, OpenCV's uint8 SIFT layout. */
-  descriptors: Uint8Array;
-}
+/** Keypoints and descriptors of one image: declared by the bank, which stores them (src/bank/features.ts). */
+export type { Features } from '../../bank/index.js';
 
 /** Floats per keypoint in Features.keypoints. */
 export const KP_STRIDE = 6;

@@ -3,9 +3,9 @@
 import crypto from 'node:crypto';
 import { probeImage } from '../../bank/index.js';
 import { urlKey } from '../../util/url-key.js';
-import { decodeHtml } from '../../lib/extraction/decode.js';
+import { decodeHtml } from '../../lib/extraction/index.js';
 import { extractPairs, type ExtractedPair } from '../../lib/extraction/index.js';
-import { normalisePageUrl, resolveUrl } from '../../lib/extraction/urls.js';
+import { normalisePageUrl, resolveUrl } from '../../lib/extraction/index.js';
 import { permanent, type Failure } from './failures.js';
 import type { FetchResult } from './fetch.js';
 import { scanPage } from './page-scan.js';

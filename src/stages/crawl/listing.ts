@@ -6,10 +6,10 @@
 // now refused after a few milliseconds with its reason.
 import zlib from 'node:zlib';
 import { XMLParser } from 'fast-xml-parser';
-import type { NewUrl, UrlKind } from '../../bank/crawl.js';
+import type { NewUrl, UrlKind } from '../../bank/index.js';
 import { urlKey } from '../../util/url-key.js';
-import { decodeHtml } from '../../lib/extraction/decode.js';
-import { normalisePageUrl, resolveUrl } from '../../lib/extraction/urls.js';
+import { decodeHtml } from '../../lib/extraction/index.js';
+import { normalisePageUrl, resolveUrl } from '../../lib/extraction/index.js';
 import { permanent, type Failure } from './failures.js';
 import type { FetchResult } from './fetch.js';
 import { scanPage, type ScanLimits } from './page-scan.js';

@@ -10,7 +10,7 @@
 //     should wait) open it: the host gets no request for the rest of the cycle, its URLs wait for the next one.
 // robots.txt through our own cache: in memory, then the bank (crawl_robots), refetched after the TTL.
 import { createRequire } from 'node:module';
-import type { CrawlRepo } from '../../bank/crawl.js';
+import type { CrawlRepo } from '../../bank/index.js';
 import { FetchRefused } from './fetch.js';
 
 // robots-parser is CommonJS with a default-export typing that NodeNext cannot call; load it with require.

@@ -9,9 +9,9 @@ import type { Logger } from '../../util/log.js';
 import type { Progress } from '../../util/progress.js';
 import { errorMessage } from '../../util/errors.js';
 import { LRUCache } from 'lru-cache';
-import { SiftPool, resolveThreads } from '../../lib/sift/pool.js';
-import { ALIGN_SIDE, alignmentGrey, misalignment, pictureHash, TwinIndex, type PictureHash } from '../../lib/sift/twins.js';
-import type { Features } from '../../lib/sift/types.js';
+import { SiftPool, resolveThreads } from '../../lib/sift/index.js';
+import { ALIGN_SIDE, alignmentGrey, misalignment, pictureHash, TwinIndex, type PictureHash } from '../../lib/sift/index.js';
+import type { Features } from '../../lib/sift/index.js';
 
 export interface SiftStageOptions {
   threads?: number;
@@ -239,4 +239,31 @@ export async function computeMissingFeatures(bank: Bank, config: Config, opts: S
   }
   summary.ms = Math.round(performance.now() - t0);
   return summary;
+}
+
+/** What the features stage did: SIFT (computeMissingFeatures), the LSH codes it wrote, the captions it counted. */
+export interface FeaturesSummary extends SiftStageSummary {
+  /** Target items whose LSH codes this run wrote. */
+  indexed: number;
+  /** Captions counted into the IDF table. */
+  captionsCounted: number;
+}
+
+/**
+ * The features stage: SIFT for every new item (in `idRange` when given, a worker's job), then the LSH codes of the
+ * target items it featured (indexTargets), then its items' captions into the IDF table. Indexing and counting here,
+ * where the work is split into small jobs, leave the match stage only loading the index rows and the pairing stage
+ * nothing to count: their jobs start together on every worker, and each would otherwise find the same rows pending.
+ */
+export async function runFeatures(bank: Bank, config: Config, opts: SiftStageOptions = {}): Promise<FeaturesSummary> {
+  const s = await computeMissingFeatures(bank, config, opts);
+  if (s.aborted) return { ...s, indexed: 0, captionsCounted: 0 };
+  const t0 = performance.now();
+  const { indexTargets } = await import('../../lib/image-index/index.js');
+  const { indexed } = await indexTargets(bank, config, { signal: opts.signal, logger: opts.logger, idRange: opts.idRange });
+  if (opts.signal?.aborted) return { ...s, indexed, captionsCounted: 0, aborted: true, ms: Math.round(s.ms + performance.now() - t0) };
+  // about 2 ms a caption, spread over the features jobs, which run in parallel, instead of waiting for the pairing
+  const { updateIdf } = await import('../../lib/comparability/index.js');
+  const { added } = await updateIdf(bank, config, { idRange: opts.idRange, signal: opts.signal });
+  return { ...s, indexed, captionsCounted: added.source + added.target, aborted: opts.signal?.aborted === true, ms: Math.round(s.ms + performance.now() - t0) };
 }

@@ -6,15 +6,14 @@
 import type { Bank, IdRange, Item } from '../../bank/index.js';
 import { CandidatesRepo, FeaturesRepo, LshRepo, TwinsRepo, isInfrastructureFailure, type CandidateInput } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
-import { computeMissingFeatures, type SiftStageSummary } from '../features/stage.js';
-import { decodeGrey } from '../../lib/sift/decode.js';
-import { extractFeatures, siftParams } from '../../lib/sift/extract.js';
-import { SiftPool, resolveThreads } from '../../lib/sift/pool.js';
+import { decodeGrey } from '../../lib/sift/index.js';
+import { extractFeatures, siftParams } from '../../lib/sift/index.js';
+import { SiftPool, resolveThreads } from '../../lib/sift/index.js';
 import type { Logger } from '../../util/log.js';
 import type { Progress } from '../../util/progress.js';
-import type { Features } from '../../lib/image-index/features.js';
-import { search, type Hit } from '../../lib/image-index/searcher.js';
-import { indexTargets, openIndex, searchParams, syncIndex, type IndexHandle } from '../../lib/image-index/store.js';
+import type { Features } from '../../lib/image-index/index.js';
+import { search, type Hit } from '../../lib/image-index/index.js';
+import { indexTargets, openIndex, searchParams, syncIndex, type IndexHandle } from '../../lib/image-index/index.js';
 import { errorMessage } from '../../util/errors.js';
 import { inThreadViews, poolViews, searchProgressive, viewParams, viewsKey, withOwnViews, type GreyImage, type TargetViews, type ViewRunner } from './views.js';
 
@@ -25,17 +24,14 @@ export interface MatchOptions {
   logger?: Logger;
   /** Sources per committed batch. */
   batchSize?: number;
-  /** Only items with ids in this range (a worker's job): its features, and its sources to match; default all. */
+  /** Only items with ids in this range (a worker's job): its sources to match; default all. */
   idRange?: IdRange;
-  /** Worker threads for the features and the synthesised views (default: config sift.threads; 1 = this thread). */
+  /** Worker threads for the synthesised views (default: config sift.threads; 1 = this thread). */
   threads?: number;
   /** Called after each source's search (not for sources that took another's candidates), with its cost: CPU of
    *  the whole process (the views' worker threads included) and wall time; a second time for a source that gets
    *  views (its views search: viewed true). For benchmarks. */
   onSource?: (s: { itemId: number; cpuMs: number; wallMs: number; viewed: boolean; candidates: number }) => void;
-  /** Give the items that failed before (features, search, views) another run first (default: a failed item waits
-   *  for a new image). */
-  retryFailed?: boolean;
 }
 
 /**
@@ -78,8 +74,6 @@ export class ViewPool {
 }
 
 export interface MatchSummary {
-  featured: number;
-  featureFailures: number;
   indexed: number;
   indexedImages: number;
   indexMemoryBytes: number;
@@ -92,8 +86,6 @@ export interface MatchSummary {
   reused: number;
   /** Sources whose search, verification or views threw: marked failed with the reason (the run went on). */
   failed: number;
-  /** Distinct images of the features stage that reused a near-identical picture's features (SIFT runs saved). */
-  twins: number;
   aborted: boolean;
   ms: number;
 }
@@ -258,34 +250,13 @@ function greyLoader(config: Config, bytes: () => Uint8Array | Promise<Uint8Array
   };
 }
 
-/**
- * The features stage of the pipeline: SIFT for every new item (in `idRange` when given, a worker's job), then the
- * LSH codes of the target items it featured (indexTargets). Indexing here, where the work is split into small jobs,
- * leaves the match stage only loading the rows: its jobs start together on every worker, and each would otherwise
- * find the same targets pending.
- */
-export async function runFeatures(
-  bank: Bank,
-  config: Config,
-  opts: { signal?: AbortSignal; logger?: Logger; progress?: Progress; threads?: number; idRange?: IdRange } = {},
-): Promise<SiftStageSummary & { indexed: number }> {
-  const s = await computeMissingFeatures(bank, config, opts);
-  if (s.aborted) return { ...s, indexed: 0 };
-  const t0 = performance.now();
-  const { indexed } = await indexTargets(bank, config, { signal: opts.signal, logger: opts.logger, idRange: opts.idRange });
-  return { ...s, indexed, aborted: opts.signal?.aborted === true, ms: Math.round(s.ms + performance.now() - t0) };
-}
-
 export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = {}): Promise<MatchSummary> {
   const t0 = performance.now();
   const top = opts.top ?? config.match.top;
-  const retried = opts.retryFailed ? await bank.items.retryFailed() : 0;
-  if (retried) opts.logger?.info(`match: ${retried} failed item(s) sent back to be tried again (--retry-failed)`);
   const range = opts.idRange;
-  const fs = await computeMissingFeatures(bank, config, { signal: opts.signal, logger: opts.logger, threads: opts.threads, idRange: range });
   const summary: MatchSummary = {
-    featured: fs.featured + fs.skipped, featureFailures: fs.failed, indexed: 0, indexedImages: 0, indexMemoryBytes: 0,
-    sources: 0, withCandidates: 0, candidates: 0, viewed: 0, reused: 0, failed: 0, twins: fs.twins, aborted: fs.aborted, ms: 0,
+    indexed: 0, indexedImages: 0, indexMemoryBytes: 0,
+    sources: 0, withCandidates: 0, candidates: 0, viewed: 0, reused: 0, failed: 0, aborted: false, ms: 0,
   };
   if (opts.signal?.aborted) return { ...summary, aborted: true, ms: performance.now() - t0 };
   summary.indexed = (await indexTargets(bank, config, { signal: opts.signal, logger: opts.logger })).indexed;

@@ -5,15 +5,15 @@
 // with the plain keypoints and the views' together (one ratio test + RANSAC per image, in the query's frame).
 // The plain pass's hits are kept where they score higher, so views can only add.
 import type { Config } from '../../config/schema.js';
-import { siftParams } from '../../lib/sift/extract.js';
-import type { SiftParams } from '../../lib/sift/types.js';
-import { asiftSpecs, viewFeatures, viewSpecs, type ViewFeaturesResult, type ViewSpec } from '../../lib/sift/views.js';
-import { DEFAULT_KD, KdForest } from '../../lib/image-index/kdforest.js';
-import { DESC_SIZE, type Features } from '../../lib/image-index/features.js';
-import { concatFeatures } from '../../lib/image-index/descriptors.js';
-import type { LshIndex } from '../../lib/image-index/lsh.js';
-import { mergeHits, prepare, search, sketchCollisions, type Hit, type SearchParams, type SearchResult, type SlotLoader } from '../../lib/image-index/searcher.js';
-import { verifyCandidate, type Prepared, type Verification } from '../../lib/image-index/verify.js';
+import { siftParams } from '../../lib/sift/index.js';
+import type { SiftParams } from '../../lib/sift/index.js';
+import { asiftSpecs, viewFeatures, viewSpecs, type ViewFeaturesResult, type ViewSpec } from '../../lib/sift/index.js';
+import { DEFAULT_KD, KdForest } from '../../lib/image-index/index.js';
+import { DESC_SIZE, type Features } from '../../lib/image-index/index.js';
+import { concatFeatures } from '../../lib/image-index/index.js';
+import type { LshIndex } from '../../lib/image-index/index.js';
+import { mergeHits, prepare, search, sketchCollisions, type Hit, type SearchParams, type SearchResult, type SlotLoader } from '../../lib/image-index/index.js';
+import { verifyCandidate, type Prepared, type Verification } from '../../lib/image-index/index.js';
 
 
 export interface ViewParams {

@@ -22,7 +22,8 @@ import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../util/log.js';
 import { errorMessage } from '../../util/errors.js';
 import type { Progress } from '../../util/progress.js';
-import { loadCreateScorer, loadUpdateIdf, type CaptionAlignment, type Scorer, type SentencePairScore } from './layers.js';
+// type-only: the comparability library (the lexicon, jieba) is loaded by the run that scores, not by importing this
+import type { CaptionAlignment, CaptionScorer as Scorer, SentencePairScore } from '../../lib/comparability/index.js';
 import { chooseSentencePairs } from './sentence-choice.js';
 
 export interface PairingOptions {
@@ -161,9 +162,9 @@ export async function runPairing(bank: Bank, config: Config, opts: PairingOption
   const pairs = bank.repo(PairsRepo);
   let scorer = opts.scorer;
   if (!scorer) {
-    const createScorer = await loadCreateScorer();
     // the IDF weights learn from every caption that arrived since the last run, before scoring
-    await (await loadUpdateIdf())(bank, config, { signal: opts.signal });
+    const { createScorer, updateIdf } = await import('../../lib/comparability/index.js');
+    await updateIdf(bank, config, { signal: opts.signal });
     scorer = await createScorer(config, { bank, dataDir: bank.dataDir });
   }
   const idfDocs = scorer.idfDocs ?? 0;

@@ -15,7 +15,7 @@
 // pair reaches minLevel on its own, else nothing: the photo's sentence is in it, whichever it is.
 import type { PairLevel } from '../../bank/index.js';
 import { LEVEL_RANK } from '../../bank/index.js';
-import type { CaptionAlignment, SentencePairScore } from './layers.js';
+import type { CaptionAlignment, SentencePairScore } from '../../lib/comparability/index.js';
 
 export interface SentenceChoiceRules {
   minLevel: PairLevel;
