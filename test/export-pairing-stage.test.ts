@@ -29,7 +29,7 @@ describe('pairing stage over candidates', () => {
       });
       const at = new Date().toISOString();
       const cands = bank.repo(CandidatesRepo);
-      const s1cands = [cand(t1, 0, 0.9, 120, 80), cand(t2, 1, 0.8, 100, 60), cand(t3, 2, 0.05, 30, 13)]; // t3: image score below export.minImageScore
+      const s1cands = [cand(t1, 0, 0.9, 120, 80), cand(t2, 1, 0.8, 100, 60), cand(t3, 2, 0.05, 30, 13)]; // t3: image score below match.minScore
       await cands.replaceFor(s1, s1cands, at);
       await cands.replaceFor(s2, [cand(t1, 0, 0.9, 120, 80)], at);
       const first = await runPairing(bank, config, { scorer });

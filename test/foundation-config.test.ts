@@ -35,6 +35,23 @@ describe('config', () => {
     expect(files).to.deep.equal([DEFAULT_CONFIG_FILE, path.resolve(file)]);
   });
 
+  it('takes a renamed key (file or variable) under its new name for one release, with a warning naming both', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'old.yaml');
+    fs.writeFileSync(file, 'bank:\n  url: postgres://u@h/db\nexport:\n  minImageScore: 0.35\n  minInliers: 15\n');
+    const { config, warnings } = loadConfig({ configFile: file, env: {} });
+    expect(config.database.url).to.equal('postgres://u@h/db');
+    expect([config.match.minScore, config.match.minInliers]).to.deep.equal([0.35, 15]);
+    expect(warnings.join('\n')).to.contain('"bank.url" is now "database.url"').and.to.contain('"export.minImageScore" is now "match.minScore"').and.to.contain(file);
+    const fromEnv = loadConfig({ env: { CAPBRIDGE_BANK__URL: 'postgres://v@h/db' } });
+    expect(fromEnv.config.database.url).to.equal('postgres://v@h/db');
+    expect(fromEnv.warnings.join('\n')).to.contain('CAPBRIDGE_BANK__URL is now CAPBRIDGE_DATABASE__URL');
+    // the new name wins where both are set, and the old one is named as ignored
+    const both = loadConfig({ env: { CAPBRIDGE_BANK__URL: 'postgres://old@h/db', CAPBRIDGE_DATABASE__URL: 'postgres://new@h/db' } });
+    expect(both.config.database.url).to.equal('postgres://new@h/db');
+    expect(both.warnings.join('\n')).to.contain('CAPBRIDGE_BANK__URL is ignored');
+  });
+
   it('refuses an unknown key, naming the key and the file', () => {
     const file = path.join(tempDir(), 'bad.yaml');
     fs.writeFileSync(file, 'sift:\n  maxSyde: 800\n');

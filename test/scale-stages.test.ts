@@ -26,7 +26,7 @@ describe('stages on both bank backends', function () {
       const data = path.join(dir, `data-${b.name}`);
       const url = await b.url();
       const cli = async (...args: string[]) => {
-        const r = await runCli(['--data', data, ...(url ? ['--bank', url] : []), ...args, '--json']);
+        const r = await runCli(['--data', data, ...(url ? ['--db', url] : []), ...args, '--json']);
         expect(r.code, r.stderr).to.equal(0);
         return JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
       };

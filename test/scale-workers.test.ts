@@ -26,7 +26,7 @@ const ENV = {
 };
 
 function startWorker(data: string, url: string, extra: string[] = []): { child: ChildProcess; stderr: () => string; out: Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src', 'cli.ts'), '--data', data, '--bank', url, 'worker', '--drain', '--json', ...extra], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src', 'cli.ts'), '--data', data, '--db', url, 'worker', '--drain', '--json', ...extra], {
     cwd: REPO_ROOT,
     env: { ...process.env, CI: '1', ...ENV },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -78,7 +78,7 @@ describe('workers on a PostgreSQL bank', function () {
     const url = await (await startPg()).createDatabase();
     const data = path.join(dir, 'pg');
     for (const b of ['source', 'target'] as const) {
-      const r = await runCli(['--data', data, '--bank', url, 'import', '--bank', b, '--manifest', manifests[b]]);
+      const r = await runCli(['--data', data, '--db', url, 'import', '--bank', b, '--manifest', manifests[b]]);
       expect(r.code, r.stderr).to.equal(0);
     }
     const bank = await Bank.open(data, { url });

@@ -99,16 +99,16 @@ describe('sift: the stage (computeMissingFeatures)', function () {
     expect([again.featured, again.failed, again.images]).to.deep.equal([0, 0, 0]);
   });
 
-  it('`capbridge index --json` prints the summary', async () => {
+  it('`capbridge features --json` prints the summary', async () => {
     await addItem(bank, 'late', await scenePng(200, 160, 77));
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--data', dir, 'index', '--json', '--threads', '1'], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--data', dir, 'features', '--json', '--threads', '1'], { cwd: ROOT, encoding: 'utf8' });
     expect(r.status, r.stderr).to.equal(0);
     const s = JSON.parse(r.stdout.trim());
     expect(s).to.include({ featured: 1, failed: 0, images: 1 });
   });
 });
 
-describe('sift: `capbridge features`', function () {
+describe('sift: `capbridge keypoints`', function () {
   this.timeout(60000);
   let dir: string;
   before(() => {
@@ -124,7 +124,7 @@ describe('sift: `capbridge features`', function () {
     fs.writeFileSync(b, 'hello, not an image');
     fs.writeFileSync(c, await sharp(await scenePng(900, 600, 6)).jpeg().toBuffer());
     for (const threads of ['1', '2']) {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'features', a, b, c, '--threads', threads], { cwd: ROOT, encoding: 'utf8' });
+      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'keypoints', a, b, c, '--threads', threads], { cwd: ROOT, encoding: 'utf8' });
       expect(r.status).to.equal(1);
       const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
       expect(lines.map((l) => l.file)).to.deep.equal([a, b, c]);

@@ -7,7 +7,7 @@
 // When the files are in place, finish() turns the claim into the watermark (exported_at); what the export left out
 // is given back.
 import type { Sql } from './sql.js';
-import { LEVEL_RANK, type PairLevel } from './pairs.js';
+import { LEVEL_RANK, type Level } from './pairs.js';
 
 const EXPORT_LOCK = 7216036;
 
@@ -31,7 +31,7 @@ export class ExportClaimsRepo {
    * linguist, never exported, and not claimed by another export that is still running. Call it outside a
    * transaction: it is its own.
    */
-  async claim(e: { formats: string[]; paths: string[]; minLevel: PairLevel; leaseMs: number }, now = new Date().toISOString()): Promise<ExportClaim> {
+  async claim(e: { formats: string[]; paths: string[]; minLevel: Level; leaseMs: number }, now = new Date().toISOString()): Promise<ExportClaim> {
     return this.db.transaction(async (tx) => {
       if (tx.dialect === 'postgres') await tx.run(`SELECT pg_advisory_xact_lock(${EXPORT_LOCK})`);
       const row = await tx.get<{ id: number }>(

@@ -7,7 +7,7 @@ export { MetaRepo } from './meta.js';
 export { StatsRepo, failureKind, type BankStats, type BankCounts } from './stats.js';
 export { LATEST_SCHEMA_VERSION } from './db.js';
 export { CrawlRepo, type Validators, type RobotsRow, type FrontierRow, type NewUrl, type UrlKind, type UrlState, type RowOutcome, type CrawlStats } from './crawl.js';
-export { PairsRepo, LEVELS, LEVEL_RANK, textKey, type PairLevel, type PairDecision, type PairRow, type PairCandidate, type SentencePairDecision } from './pairs.js';
+export { PairsRepo, LEVELS, LEVEL_RANK, textKey, type Level, type PairDecision, type PairRow, type PairCandidate, type SentencePairDecision } from './pairs.js';
 export { SentencePairsRepo, type SentencePairRow, type SentencePairForExport } from './sentence-pairs.js';
 export { FeaturesRepo, type Features, type StoredFeatures } from './features.js';
 export { ReviewsRepo, VERDICTS, LIST_TEXT_CHARS, type Verdict, type Review, type ReviewState, type PairListFilter, type PairListKind, type PairListSort, type ListCursor, type ReviewPairRow, type LabelledPair } from './reviews.js';

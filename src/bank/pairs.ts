@@ -5,9 +5,9 @@
 import crypto from 'node:crypto';
 import type { Sql } from './sql.js';
 
-export type PairLevel = 'par' | 'com' | 'pse' | 'inc';
-export const LEVEL_RANK: Record<PairLevel, number> = { par: 3, com: 2, pse: 1, inc: 0 };
-export const LEVELS: PairLevel[] = ['par', 'com', 'pse', 'inc'];
+export type Level = 'par' | 'com' | 'pse' | 'inc';
+export const LEVEL_RANK: Record<Level, number> = { par: 3, com: 2, pse: 1, inc: 0 };
+export const LEVELS: Level[] = ['par', 'com', 'pse', 'inc'];
 
 /** A candidate as the pairing stage sees it. */
 export interface PairCandidate {
@@ -27,7 +27,7 @@ export interface SentencePairFields {
   zhLast: number;
   en: string;
   zh: string;
-  level: PairLevel;
+  level: Level;
   c: number;
   fc: number;
   fe: number;
@@ -48,7 +48,7 @@ export interface PairDecision {
   en: string;
   zh: string;
   /** Scores of the caption pair: those of its best sentence pair (of the captions themselves when one sentence each). */
-  level: PairLevel | null;
+  level: Level | null;
   c: number | null;
   fc: number | null;
   fe: number | null;
@@ -77,7 +77,7 @@ export interface PairRow {
   en: string;
   zh: string;
   textKey: string;
-  level: PairLevel | null;
+  level: Level | null;
   c: number | null;
   fc: number | null;
   fe: number | null;
@@ -229,8 +229,8 @@ export class PairsRepo {
    * pairs_decided.
    */
   list(opts: {
-    level?: PairLevel;
-    minLevel?: PairLevel;
+    level?: Level;
+    minLevel?: Level;
     emitted?: boolean;
     limit: number;
     order?: PairOrder;
@@ -271,7 +271,7 @@ export class PairsRepo {
   }
 
   /** Every emitted (source, target) pair at or above a level, with its level (evaluation). */
-  emittedPairs(minLevel: PairLevel = 'inc'): Promise<{ sourceItemId: number; targetItemId: number; level: PairLevel }[]> {
+  emittedPairs(minLevel: Level = 'inc'): Promise<{ sourceItemId: number; targetItemId: number; level: Level }[]> {
     return this.db.all(
       `SELECT source_item_id AS "sourceItemId", target_item_id AS "targetItemId", level FROM pairs
        WHERE emitted = 1 AND level_rank >= ? ORDER BY source_item_id, target_item_id`,
@@ -280,9 +280,9 @@ export class PairsRepo {
   }
 
   /** Emitted pairs per level (the metrics endpoint and stats). */
-  async countByLevel(): Promise<Record<PairLevel, number>> {
-    const out: Record<PairLevel, number> = { par: 0, com: 0, pse: 0, inc: 0 };
-    for (const r of await this.db.all<{ level: PairLevel; n: number }>('SELECT level, COUNT(*) AS n FROM pairs WHERE emitted = 1 GROUP BY level')) {
+  async countByLevel(): Promise<Record<Level, number>> {
+    const out: Record<Level, number> = { par: 0, com: 0, pse: 0, inc: 0 };
+    for (const r of await this.db.all<{ level: Level; n: number }>('SELECT level, COUNT(*) AS n FROM pairs WHERE emitted = 1 GROUP BY level')) {
       if (r.level) out[r.level] = Number(r.n);
     }
     return out;
@@ -296,7 +296,7 @@ export class PairsRepo {
     return count(await this.db.get('SELECT COUNT(*) AS n FROM candidates'));
   }
 
-  async beginExport(e: { formats: string[]; paths: string[]; onlyNew: boolean; minLevel: PairLevel }, now = new Date().toISOString()): Promise<number> {
+  async beginExport(e: { formats: string[]; paths: string[]; onlyNew: boolean; minLevel: Level }, now = new Date().toISOString()): Promise<number> {
     const r = await this.db.get<{ id: number }>(
       'INSERT INTO exports (started_at, formats, paths, only_new, min_level) VALUES (?, ?, ?, ?, ?) RETURNING id',
       [now, JSON.stringify(e.formats), JSON.stringify(e.paths), e.onlyNew ? 1 : 0, e.minLevel],

@@ -2,7 +2,7 @@
 // (filters + keyset pagination over an index, in both directions), one pair with both items, per-day counts.
 // Judgements are keyed by (source item, target item) so they outlive re-matching and re-export.
 import type { Sql } from './sql.js';
-import { LEVEL_RANK, type PairLevel, type PairRow } from './pairs.js';
+import { LEVEL_RANK, type Level, type PairRow } from './pairs.js';
 
 export type Verdict = 'accepted' | 'rejected';
 export const VERDICTS: Verdict[] = ['accepted', 'rejected'];
@@ -14,7 +14,7 @@ export interface Review {
   sourceItemId: number;
   targetItemId: number;
   verdict: Verdict | null;
-  level: PairLevel | null;
+  level: Level | null;
   en: string;
   zh: string;
   reviewedAt: string;
@@ -22,7 +22,7 @@ export interface Review {
 
 export interface PairListFilter {
   kind: PairListKind;
-  level?: PairLevel;
+  level?: Level;
   cMin?: number;
   cMax?: number;
   imageMin?: number;
@@ -60,7 +60,7 @@ export interface ReviewPairRow extends Omit<PairRow, 'textKey' | 'exportId'> {
   sourceHarvestedAt: string | null;
   targetHarvestedAt: string | null;
   verdict: Verdict | null;
-  reviewLevel: PairLevel | null;
+  reviewLevel: Level | null;
   reviewedAt: string | null;
   reviewEn: string | null;
   reviewZh: string | null;
@@ -83,9 +83,9 @@ export interface LabelledPair {
   zh: string;
   verdict: Verdict | null;
   /** The linguist's level when set, else null. */
-  level: PairLevel | null;
+  level: Level | null;
   /** The machine's decision at review time, when the pair is decided. */
-  machineLevel: PairLevel | null;
+  machineLevel: Level | null;
   c: number | null;
   fc: number | null;
   fe: number | null;
@@ -143,7 +143,7 @@ export class ReviewsRepo {
    * with neither a verdict nor a level is removed. Returns the stored judgement (undefined when removed).
    */
   async set(
-    j: { sourceItemId: number; targetItemId: number; verdict?: Verdict | null; level?: PairLevel | null; en: string; zh: string },
+    j: { sourceItemId: number; targetItemId: number; verdict?: Verdict | null; level?: Level | null; en: string; zh: string },
     now = new Date().toISOString(),
   ): Promise<Review | undefined> {
     const old = await this.get(j.sourceItemId, j.targetItemId);
@@ -292,8 +292,8 @@ export class ReviewsRepo {
   }
 
   /** Emitted pairs per decision day and level (the stats page). */
-  async pairsPerDay(): Promise<Array<{ day: string; level: PairLevel | null; n: number }>> {
-    const rows = await this.db.all<{ day: string; level: PairLevel | null; n: number }>(
+  async pairsPerDay(): Promise<Array<{ day: string; level: Level | null; n: number }>> {
+    const rows = await this.db.all<{ day: string; level: Level | null; n: number }>(
       `SELECT substr(decided_at, 1, 10) AS day, level, COUNT(*) AS n FROM pairs WHERE emitted = 1
        GROUP BY day, level ORDER BY day, level`,
     );

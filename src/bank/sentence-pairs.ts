@@ -2,7 +2,7 @@
 // The pairing stage replaces a caption pair's sentence pairs whenever it re-decides that pair; a sentence pair whose
 // texts were exported before keeps its export watermark, so `export --new` never writes it again.
 import type { Sql } from './sql.js';
-import { LEVEL_RANK, textKey, type PairLevel, type SentencePairDecision, type SentencePairFields } from './pairs.js';
+import { LEVEL_RANK, textKey, type Level, type SentencePairDecision, type SentencePairFields } from './pairs.js';
 
 export interface SentencePairRow extends SentencePairFields {
   id: number;
@@ -80,9 +80,9 @@ export class SentencePairsRepo {
   }
 
   /** Emitted sentence pairs per level. */
-  async countByLevel(): Promise<Record<PairLevel, number>> {
-    const out: Record<PairLevel, number> = { par: 0, com: 0, pse: 0, inc: 0 };
-    for (const r of await this.db.all<{ level: PairLevel; n: number }>('SELECT level, COUNT(*) AS n FROM sentence_pairs WHERE emitted = 1 GROUP BY level')) {
+  async countByLevel(): Promise<Record<Level, number>> {
+    const out: Record<Level, number> = { par: 0, com: 0, pse: 0, inc: 0 };
+    for (const r of await this.db.all<{ level: Level; n: number }>('SELECT level, COUNT(*) AS n FROM sentence_pairs WHERE emitted = 1 GROUP BY level')) {
       out[r.level] = Number(r.n);
     }
     return out;
@@ -95,7 +95,7 @@ export class SentencePairsRepo {
    * / rejected / judged at all, emitted or not, at the linguist's level when one was set on the caption pair.
    * claimedBy: only the sentence pairs that export claimed (ExportClaimsRepo.claim).
    */
-  iterateForExport(opts: { minLevel: PairLevel; onlyNew: boolean; reviewed?: 'accepted' | 'rejected' | 'all'; claimedBy?: number }): AsyncIterable<SentencePairForExport> {
+  iterateForExport(opts: { minLevel: Level; onlyNew: boolean; reviewed?: 'accepted' | 'rejected' | 'all'; claimedBy?: number }): AsyncIterable<SentencePairForExport> {
     const r = opts.reviewed;
     const rank = r ? 'COALESCE(r.level_rank, sp.level_rank)' : 'sp.level_rank';
     return this.db.iterate<SentencePairForExport>(

@@ -15,8 +15,8 @@ export interface GlobalOptions {
   logLevel?: string;
   /** Where image bytes live: folder or s3://bucket/prefix (overrides config images.store). */
   images?: string;
-  /** A PostgreSQL URL (the program's --bank-url, written --bank postgres://…; overrides config bank.url). */
-  bankUrl?: string;
+  /** A PostgreSQL URL (the program's --db; overrides config database.url). */
+  db?: string;
 }
 
 export class Context {
@@ -28,8 +28,8 @@ export class Context {
     readonly configFiles: string[],
     /** images.store, or the command line's --images. */
     readonly imageStore: string = config.images.store,
-    /** The PostgreSQL URL of the bank, or undefined for the SQLite file in the data dir. */
-    readonly bankUrl?: string,
+    /** The PostgreSQL URL of the database, or undefined for the SQLite file in the data dir. */
+    readonly dbUrl?: string,
   ) {}
 
   /** The bank, opened (and migrated) on first use: `const bank = await ctx.bank`. */
@@ -62,7 +62,7 @@ export class Context {
     const blobs = await openImageBlobs(this.dataDir, this.config.images, this.imageStore);
     let bank: Bank;
     try {
-      bank = await Bank.open(this.dataDir, { blobs, url: this.bankUrl });
+      bank = await Bank.open(this.dataDir, { blobs, url: this.dbUrl });
     } catch (err) {
       await blobs.close?.();
       throw err;
@@ -98,8 +98,8 @@ export function createContext(opts: GlobalOptions): Context {
     if ('error' in sel) throw new UserError(`--images: ${sel.error}`);
     if (sel.kind === 's3' && !sel.bucket && !config.images.s3.bucket) throw new UserError('--images s3: images.s3.bucket is empty (or give --images s3://bucket/prefix)');
   }
-  const url = opts.bankUrl || config.bank.url || undefined;
-  if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) throw new UserError(`--bank: expected a postgres:// URL, got "${url}"`);
+  const url = opts.db || config.database.url || undefined;
+  if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) throw new UserError(`--db: expected a postgres:// URL, got "${url}"`);
   return new Context(resolveDataDir(opts.data), config, logger, files, opts.images ?? config.images.store, url);
 }
 

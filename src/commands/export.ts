@@ -3,7 +3,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import type { PairLevel } from '../bank/index.js';
+import type { Level } from '../bank/index.js';
 import { loadStage } from '../stages/index.js';
 import { EXPORT_FORMATS, exportCandidatesJsonl, type ExportFormat } from '../stages/export/index.js';
 import { UserError } from '../util/errors.js';
@@ -22,7 +22,7 @@ export function registerExport(program: Command): void {
     .option('--candidates', 'with --format jsonl: export the image-matching candidates instead of pairs')
     .option('--json', 'print the summary as JSON')
     .action(
-      action(async (ctx, opts: { format: ExportFormat; out: string; minLevel?: PairLevel; new?: boolean; reviewed?: 'accepted' | 'rejected' | 'all'; candidates?: boolean; json?: boolean }) => {
+      action(async (ctx, opts: { format: ExportFormat; out: string; minLevel?: Level; new?: boolean; reviewed?: 'accepted' | 'rejected' | 'all'; candidates?: boolean; json?: boolean }) => {
         const out = path.resolve(opts.out);
         if (opts.candidates) {
           if (opts.format !== 'jsonl') throw new UserError('export --candidates: only --format jsonl is supported');

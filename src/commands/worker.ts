@@ -12,7 +12,7 @@ export function registerWorker(program: Command): void {
     .command('worker')
     .description(
       'claim jobs (features, match, pair over ranges of items) from the bank\'s queue and run them; run any number on any ' +
-        'machines against one PostgreSQL bank (--bank postgres://…); SIGTERM/SIGINT give the current jobs back and exit',
+        'machines against one PostgreSQL database (--db postgres://…); SIGTERM/SIGINT give the current jobs back and exit',
     )
     .option('--stages <list>', 'stages to claim, comma-separated (default: config worker.stages)')
     .option('--concurrency <n>', 'jobs run at once in this process (default: config worker.concurrency)')
@@ -30,7 +30,7 @@ export function registerWorker(program: Command): void {
         // wait for it as a running worker does, instead of exiting into systemd's start limit
         const bank = await ctx.bankWaiting(ctx.config.worker.bankWaitSeconds * 1000);
         if (bank.dialect !== 'postgres') {
-          ctx.logger.warn('worker: this bank is the embedded SQLite file; workers share work only through a PostgreSQL bank (--bank postgres://…)');
+          ctx.logger.warn('worker: this database is the embedded SQLite file; workers share work only through a PostgreSQL database (--db postgres://…)');
         }
         const metrics = new WorkerMetrics();
         return runStoppable('worker', ctx.logger, async (signal) => {

@@ -81,12 +81,22 @@ export function envNameFor(keyPath: string[]): string {
   return 'CAPBRIDGE_' + keyPath.map(snake).join('__');
 }
 
-function envOverrides(defaults: Tree, env: NodeJS.ProcessEnv): { tree: Tree; names: string[] } {
+function envOverrides(defaults: Tree, env: NodeJS.ProcessEnv, warnings: string[] = []): { tree: Tree; names: string[] } {
   const byName = new Map(leafPaths(defaults).map((p) => [envNameFor(p), p]));
+  for (const [from, to] of RENAMED) {
+    const oldName = envNameFor(from);
+    if (env[oldName] === undefined) continue;
+    if (env[envNameFor(to)] !== undefined) warnings.push(`environment: ${oldName} is now ${envNameFor(to)}, which is set too: ${oldName} is ignored`);
+    else {
+      byName.set(oldName, to);
+      warnings.push(`environment: ${oldName} is now ${envNameFor(to)} (the old name works until the next release)`);
+    }
+  }
   const tree: Tree = {};
   const names: string[] = [];
   for (const [name, raw] of Object.entries(env)) {
     if (!name.startsWith('CAPBRIDGE_') || RESERVED_ENV.has(name) || raw === undefined) continue;
+    if (!byName.has(name) && RENAMED.some(([from]) => envNameFor(from) === name)) continue; // ignored, warned above
     const keyPath = byName.get(name);
     if (!keyPath) {
       throw new UserError(`environment: unknown key ${name} (config variables look like ${envNameFor(['sift', 'maxSide'])})`);
@@ -120,6 +130,39 @@ export interface LoadedConfig {
   warnings: string[];
 }
 
+/** Keys renamed in this release, kept working for one release with a warning: [old path, new path]. A file or a
+ *  variable (CAPBRIDGE_BANK__URL…) that sets an old key sets the new one, unless the new one is set there too. */
+export const RENAMED: [string[], string[]][] = [
+  [['bank', 'url'], ['database', 'url']],
+  [['export', 'minImageScore'], ['match', 'minScore']],
+  [['export', 'minInliers'], ['match', 'minInliers']],
+];
+
+function getPath(tree: Tree, keyPath: string[]): { node: Tree; last: string } | undefined {
+  let node: unknown = tree;
+  for (const k of keyPath.slice(0, -1)) node = isTree(node) ? node[k] : undefined;
+  return isTree(node) ? { node, last: keyPath[keyPath.length - 1]! } : undefined;
+}
+
+function moveRenamed(tree: Tree, origin: string, warnings: string[]): Tree {
+  for (const [from, to] of RENAMED) {
+    const old = getPath(tree, from);
+    if (!old || !(old.last in old.node)) continue;
+    const value = old.node[old.last];
+    delete old.node[old.last];
+    if (Object.keys(old.node).length === 0 && from.length > 1) delete getPath(tree, from.slice(0, -1))?.node[from[from.length - 2]!];
+    let node = tree;
+    for (const k of to.slice(0, -1)) node = (node[k] = isTree(node[k]) ? node[k] : {}) as Tree;
+    const last = to[to.length - 1]!;
+    if (last in node) warnings.push(`${origin}: "${from.join('.')}" is now "${to.join('.')}", which is set too: the old key is ignored`);
+    else {
+      node[last] = value;
+      warnings.push(`${origin}: "${from.join('.')}" is now "${to.join('.')}" (the old name works until the next release)`);
+    }
+  }
+  return tree;
+}
+
 /** Keys of older releases that are ignored with a warning instead of stopping start-up: [path, what replaced them]. */
 const DEPRECATED: [string[], string][] = [
   [['crawler', 'filters'], 'the crawler stores every caption (with its language check); the one-sentence and word-count filters are pairing options now (export.maxSentences, export.maxChineseWords)'],
@@ -148,11 +191,11 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
   const configFile = opts.configFile ?? env.CAPBRIDGE_CONFIG;
   if (configFile) {
     const file = path.resolve(configFile);
-    tree = deepMerge(tree, dropDeprecated(readYaml(file), file, warnings));
+    tree = deepMerge(tree, moveRenamed(dropDeprecated(readYaml(file), file, warnings), file, warnings));
     validate(tree, file);
     files.push(file);
   }
-  const fromEnv = envOverrides(defaults, env);
+  const fromEnv = envOverrides(defaults, env, warnings);
   if (fromEnv.names.length) {
     tree = deepMerge(tree, fromEnv.tree);
     validate(tree, `environment (${fromEnv.names.join(', ')})`);
@@ -163,7 +206,7 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
 
 /** Writes a config override file atomically (used by `calibrate`). Keeps other keys of an existing file. */
 export function writeConfigFile(file: string, patch: Tree): void {
-  const existing = fs.existsSync(file) ? dropDeprecated(readYaml(file), file, []) : {};
+  const existing = fs.existsSync(file) ? moveRenamed(dropDeprecated(readYaml(file), file, []), file, []) : {};
   const merged = deepMerge(existing, patch);
   validate(deepMerge(readYaml(DEFAULT_CONFIG_FILE), merged), file);
   const tmp = `${file}.tmp-${process.pid}`;

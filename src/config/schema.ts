@@ -12,7 +12,7 @@ const level = z.enum(['error', 'warn', 'info', 'debug']);
 export const configSchema = z
   .object({
     log: z.object({ level }).strict(),
-    bank: z
+    database: z
       .object({
         url: z.string().refine((u) => u === '' || /^postgres(ql)?:\/\//.test(u), 'expected empty (SQLite) or a postgres:// URL'),
       })
@@ -175,8 +175,6 @@ export const configSchema = z
         maxSentences: int().min(0),
         maxChineseWords: int().min(0),
         rescoreDrift: z.number().positive(),
-        minInliers: int().min(0),
-        minImageScore: nonneg(),
         folder: z.string().min(1),
         nightlyFormats: z.array(z.enum(['tsv', 'jsonl', 'tmx', 'moses'])).min(1),
       })

@@ -10,7 +10,7 @@
 // The result is stored in bank.meta ('eval.last', and appended to 'eval.history') for the review page.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Bank, PairLevel } from '../bank/index.js';
+import type { Bank, Level } from '../bank/index.js';
 import { PairsRepo } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import { importManifest, type ImportSummary } from '../import/manifest.js';
@@ -35,8 +35,8 @@ export interface EvalResult {
   emittedPrecision: number | null;
   coverage: number;
   falseEmissionRate: number | null;
-  emittedByLevel: Record<PairLevel, number>;
-  thresholds: { minLevel: PairLevel; minInliers: number; minImageScore: number };
+  emittedByLevel: Record<Level, number>;
+  thresholds: { minLevel: Level; minInliers: number; minImageScore: number };
   import: { source: Pick<ImportSummary, 'added' | 'unchanged' | 'updated' | 'failed'>; target: Pick<ImportSummary, 'added' | 'unchanged' | 'updated' | 'failed'> };
   stages: Record<string, unknown>;
   seconds: number;
@@ -54,7 +54,7 @@ export function evalMetrics(input: {
   sourceIds: string[];
   truth: Map<string, Set<string>>;
   ranked: Map<string, string[]>;
-  emitted: { source: string; target: string; level: PairLevel }[];
+  emitted: { source: string; target: string; level: Level }[];
 }): EvalMetrics {
   const { sourceIds, truth, ranked, emitted } = input;
   const withCp = sourceIds.filter((s) => truth.has(s));
@@ -74,7 +74,7 @@ export function evalMetrics(input: {
   let correct = 0;
   const covered = new Set<string>();
   const falseSources = new Set<string>();
-  const byLevel: Record<PairLevel, number> = { par: 0, com: 0, pse: 0, inc: 0 };
+  const byLevel: Record<Level, number> = { par: 0, com: 0, pse: 0, inc: 0 };
   for (const p of emitted) {
     byLevel[p.level]++;
     if (truth.get(p.source)?.has(p.target)) {
@@ -160,7 +160,7 @@ export async function runEval(bank: Bank, config: Config, opts: { set: string; l
     if (ext) rankedByExt.set(ext, await Promise.all(list.map(async (t) => (await tgtExt(t)) ?? '')));
   }
   const minLevel = config.export.minLevel;
-  const emitted: { source: string; target: string; level: PairLevel }[] = [];
+  const emitted: { source: string; target: string; level: Level }[] = [];
   for (const p of await repo.emittedPairs(minLevel)) {
     if (srcItem.has(p.sourceItemId)) emitted.push({ source: srcItem.get(p.sourceItemId)!, target: (await tgtExt(p.targetItemId)) ?? '', level: p.level });
   }
@@ -170,7 +170,7 @@ export async function runEval(bank: Bank, config: Config, opts: { set: string; l
     at: new Date().toISOString(),
     targets: targetCount,
     ...m,
-    thresholds: { minLevel, minInliers: config.export.minInliers, minImageScore: config.export.minImageScore },
+    thresholds: { minLevel, minInliers: config.match.minInliers, minImageScore: config.match.minScore },
     import: importRes,
     stages,
     seconds: Math.round((performance.now() - t0) / 100) / 10,

@@ -2,14 +2,14 @@
 // set is a label. A verdict alone is not evidence of the level: an accept says "keep this pair", not "this is com
 // rather than par", and a reject may mean a bad image match or a bad caption as well as an unrelated text; learning
 // thresholds from them would feed the machine's own levels back into its fit.
-import { ReviewsRepo, type Bank, type LabelledPair, type PairLevel } from '../bank/index.js';
+import { ReviewsRepo, type Bank, type LabelledPair, type Level } from '../bank/index.js';
 
 export interface ReviewLabel extends LabelledPair {
   /** The level calibration should learn for this pair. */
-  label: PairLevel;
+  label: Level;
 }
 
-export function labelOf(p: LabelledPair): PairLevel | null {
+export function labelOf(p: LabelledPair): Level | null {
   return p.level ?? null;
 }
 

@@ -68,7 +68,7 @@ export function listPage(f: PairListFilter, rows: ReviewPairRow[], next: string 
           <td>${reviewState(r)}</td></tr>`;
       })}</tbody></table>`
     : noPairs
-      ? html`<p class="muted" id="no-pairs">This bank has no pairs yet: they appear once the pipeline has run (<code>capbridge index</code>, <code>match</code>, <code>pair</code>, or the daemon).</p>`
+      ? html`<p class="muted" id="no-pairs">This bank has no pairs yet: they appear once the pipeline has run (<code>capbridge match</code>, <code>pair</code>, or the daemon).</p>`
       : html`<p class="muted">No pair matches these filters.</p>`;
   const size: Record<string, string> = limit !== 50 ? { limit: String(limit) } : {};
   const nav = html`<p>${first ? '' : html`<a href="/${listQueryString(f, size)}">first page</a> · `}${prev && !first ? html`<a id="prev-page" href="/${listQueryString(f, { before: prev, ...size })}">← previous page</a> · ` : ''}${next ? html`<a id="next-page" href="/${listQueryString(f, { after: next, ...size })}">next page →</a>` : html`<span class="muted">end of list</span>`}</p>

@@ -1,7 +1,7 @@
 // Strict parsing of the review API's inputs. Everything arrives as text from the query string or the path; anything
 // that is not exactly the expected shape (a second value for a key, a number with trailing junk, a site name with
 // quotes, a cursor that does not decode) is refused with a 400 naming the parameter, before any query runs.
-import { LEVELS, type ListCursor, type PairLevel, type PairListFilter, type PairListKind, type PairListSort, type ReviewState } from '../bank/index.js';
+import { LEVELS, type ListCursor, type Level, type PairListFilter, type PairListKind, type PairListSort, type ReviewState } from '../bank/index.js';
 import { badRequest } from './errors.js';
 
 export const MAX_PAGE = 200;
@@ -85,7 +85,7 @@ export function parseListQuery(q: Query): ListQuery {
   const sort = choice(q, 'sort', SORTS) ?? 'c';
   const filter: PairListFilter = {
     kind: choice(q, 'kind', KINDS) ?? 'emitted',
-    level: choice(q, 'level', LEVELS) as PairLevel | undefined,
+    level: choice(q, 'level', LEVELS) as Level | undefined,
     cMin: num(q, 'cmin', -10, 10),
     cMax: num(q, 'cmax', -10, 10),
     imageMin: num(q, 'imin', 0, 1e6),

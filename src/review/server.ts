@@ -6,7 +6,7 @@
 //   GET  /search, POST /api/search?top=N (body: the image bytes)   GET /stats
 import { STATUS_CODES } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { LEVELS, PairsRepo, ReviewsRepo, SentencePairsRepo, StatsRepo, VERDICTS, type Bank, type PairLevel, type PairListFilter, type ReviewPairRow, type Verdict } from '../bank/index.js';
+import { LEVELS, PairsRepo, ReviewsRepo, SentencePairsRepo, StatsRepo, VERDICTS, type Bank, type Level, type PairListFilter, type ReviewPairRow, type Verdict } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
 import { CSS, JS } from './assets.js';
@@ -164,12 +164,12 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
     for (const k of Object.keys(body)) if (k !== 'verdict' && k !== 'level') throw badRequest(`unknown field "${k.slice(0, 40)}"`);
     const { verdict, level } = body as { verdict?: unknown; level?: unknown };
     if (verdict !== undefined && verdict !== null && !VERDICTS.includes(verdict as Verdict)) throw badRequest(`verdict: expected ${VERDICTS.join(' or ')} or null`);
-    if (level !== undefined && level !== null && !LEVELS.includes(level as PairLevel)) throw badRequest(`level: expected ${LEVELS.join(', ')} or null`);
+    if (level !== undefined && level !== null && !LEVELS.includes(level as Level)) throw badRequest(`level: expected ${LEVELS.join(', ')} or null`);
     if (verdict === undefined && level === undefined) throw badRequest('give a verdict, a level, or both');
     const review = await bank.transaction((tx) =>
       tx.repo(ReviewsRepo).set({
         sourceItemId: row.sourceItemId, targetItemId: row.targetItemId, verdict: verdict as Verdict | null | undefined,
-        level: level as PairLevel | null | undefined, en: row.sourceCaption, zh: row.targetCaption,
+        level: level as Level | null | undefined, en: row.sourceCaption, zh: row.targetCaption,
       }),
     );
     reply.header('Cache-Control', 'no-store');

@@ -16,7 +16,7 @@ import type { Config } from '../../config/schema.js';
 import { mulberry32 } from '../../util/random.js';
 import { auc, evaluate, pearson } from './metrics.js';
 import { lengthFeature } from './measure.js';
-import { LEVEL_RATING, levelOf, type Level, type LevelConfig, type Thresholds } from './levels.js';
+import { LEVEL_RANK, levelOf, type Level, type LevelConfig, type Thresholds } from './levels.js';
 
 export interface LabelledFeatures {
   level: Level;
@@ -228,7 +228,7 @@ function fitWeights(rows: Array<LabelledFeatures & { fl: number }>, start: Weigh
   const of = (l: Level) => rows.filter((r) => r.level === l);
   const [parRows, comRows, incRows] = [of('par'), of('com'), of('inc')];
   const rated = rows.filter((r) => r.level !== 'pse');
-  const ratings = rated.map((r) => LEVEL_RATING[r.level]);
+  const ratings = rated.map((r) => LEVEL_RANK[r.level]);
   const objective = (w: Weights): [number, number] => {
     const cs = (list: typeof rows) => list.map((r) => combine(r, w));
     const [par, com, inc] = [cs(parRows), cs(comRows), cs(incRows)];

@@ -12,7 +12,7 @@ import { boundedSentences, chineseWordCount, type BoundedSentences } from './sen
 import { isCreditOrDateline, splitCredit } from '../captions/index.js';
 
 export type { Level } from './levels.js';
-export { LEVELS, LEVEL_RATING, levelOf } from './levels.js';
+export { LEVELS, LEVEL_RANK, levelOf } from './levels.js';
 export type { Span } from './align.js';
 export { splitSentences, boundedSentences, chineseWordCount, type Sentence, type BoundedSentences } from './sentences.js';
 export { loadLexicon, type Lexicon } from './lexicon.js';

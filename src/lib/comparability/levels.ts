@@ -8,11 +8,11 @@
 // parMinLengthRatio (a translation keeps the length of what it translates; two captions written independently
 // need not), else Com when C ≥ ϑ_com, else Pse when C ≥ ϑ_pse, else Inc.
 import type { Config } from '../../config/schema.js';
+import { LEVELS, type Level } from '../../bank/index.js';
 
-export type Level = 'par' | 'com' | 'pse' | 'inc';
-export const LEVELS: Level[] = ['par', 'com', 'pse', 'inc'];
-/** Ratings used for correlations: par 3, com 2, pse 1, inc 0. */
-export const LEVEL_RATING: Record<Level, number> = { par: 3, com: 2, pse: 1, inc: 0 };
+// One type for the levels, declared where they are stored (src/bank/pairs.ts); LEVEL_RANK (par 3 … inc 0) is also the
+// rating the correlations use.
+export { LEVELS, LEVEL_RANK, type Level } from '../../bank/index.js';
 
 export type Thresholds = Record<'par' | 'com' | 'pse', number>;
 export type LevelConfig = Pick<Config['comparability'], 'thresholds' | 'parMinLengthRatio'> & { comMinSignificance?: number };

@@ -1,6 +1,6 @@
 // Evaluation figures shared by `calibrate` and the benchmark: ROC AUC (Mann–Whitney, ties counted half),
 // Pearson correlation, level means.
-import { LEVEL_RATING, type Level } from './levels.js';
+import { LEVEL_RANK, type Level } from './levels.js';
 
 export function auc(pos: ArrayLike<number>, neg: ArrayLike<number>): number {
   if (!pos.length || !neg.length) return NaN;
@@ -68,7 +68,7 @@ export function evaluate(rows: LabelledScore[]): {
     aucParInc: auc(by('par'), by('inc')),
     aucComInc: auc(by('com'), by('inc')),
     aucPseInc: auc(by('pse'), by('inc')),
-    pearsonPairs: pearson(rated.map((r) => LEVEL_RATING[r.level]), rated.map((r) => r.c)),
-    pearsonLevelMeans: pearson(levelsPresent.map((l) => LEVEL_RATING[l]), levelsPresent.map((l) => meanC[l]!)),
+    pearsonPairs: pearson(rated.map((r) => LEVEL_RANK[r.level]), rated.map((r) => r.c)),
+    pearsonLevelMeans: pearson(levelsPresent.map((l) => LEVEL_RANK[l]), levelsPresent.map((l) => meanC[l]!)),
   };
 }

@@ -5,7 +5,7 @@
 // a format cannot encode, a row that makes a writer throw) does not sink the export: every writer renders it before any
 // file takes a byte of it, and if one fails the record is left out of every file, logged with its sentence pairs,
 // caption pairs and items, counted in the summary and not marked exported (a later `--new` export tries it again).
-import type { Bank, PairLevel, SentencePairForExport } from '../../bank/index.js';
+import type { Bank, Level, SentencePairForExport } from '../../bank/index.js';
 import { ExportClaimsRepo, PairsRepo, SentencePairsRepo } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../util/log.js';
@@ -24,7 +24,7 @@ export interface ExportOptions {
   out?: string;
   /** ...or several, written from one walk (the nightly export writes several formats of the same pairs). */
   outputs?: ExportOutput[];
-  minLevel?: PairLevel;
+  minLevel?: Level;
   /** Only pairs never exported before (and whose caption texts were never exported). */
   onlyNew?: boolean;
   /** The pairs linguists judged on the review page (accepted / rejected / all judged) instead of the emitted pairs. */
@@ -37,7 +37,7 @@ export interface ExportSummary {
   exportId: number;
   formats: ExportFormat[];
   files: string[];
-  minLevel: PairLevel;
+  minLevel: Level;
   onlyNew: boolean;
   /** Records written (collapsed sentence pairs). */
   records: number;
@@ -45,7 +45,7 @@ export interface ExportSummary {
   pairs: number;
   /** With onlyNew: new sentence pairs whose texts had been exported already (marked, not written again). */
   skippedKnownTexts: number;
-  byLevel: Record<PairLevel, number>;
+  byLevel: Record<Level, number>;
   /** Records left out because they could not be written (every file leaves them out), and the first of them. */
   skipped: number;
   skippedRecords: SkippedRecord[];

@@ -1,12 +1,12 @@
 // One row of an exported corpus: a sentence pair with its scores and every provenance it was harvested from
 // (sentence pairs with identical texts are collapsed into one record; provenance lists keep one entry per item pair:
 // the caption pair's id in the bank, the sentences' indices in each caption, the items' ids, pages and images).
-import type { PairLevel } from '../../bank/index.js';
+import type { Level } from '../../bank/index.js';
 
 export interface ExportRecord {
   en: string;
   zh: string;
-  level: PairLevel;
+  level: Level;
   c: number;
   fc: number;
   fe: number;

@@ -7,7 +7,7 @@
 //     bounds (a caption whose first sentence is longer than maxCaptionChars is refused: 'caption-too-long'),
 //   - the caption pair passes the optional filters export.maxSentences / export.maxChineseWords (off by default;
 //     the seed paper dropped multi-sentence captions and Chinese captions of more than 20 words at harvest time),
-//   - image verification passes: inliers >= export.minInliers and image_score >= export.minImageScore,
+//   - image verification passes: inliers >= match.minInliers and image_score >= match.minScore,
 //   - its level is at least export.minLevel (par > com > pse > inc).
 // The caption pair is emitted when one of its sentence pairs is, and carries the scores of its best sentence pair
 // (with one sentence on each side, the captions' own: the decision is then exactly the caption-level one).
@@ -16,7 +16,7 @@
 // in `sentence_pairs`: a re-run decides only what changed (new candidates, re-matched sources, edited captions, an
 // IDF table grown by export.rescoreDrift since), so it is resumable after a crash and never duplicates a pair.
 // Sources are processed in id order, one transaction per batch.
-import type { Bank, IdRange, Item, PairCandidate, PairDecision, PairLevel, SentencePairDecision } from '../../bank/index.js';
+import type { Bank, IdRange, Item, PairCandidate, PairDecision, Level, SentencePairDecision } from '../../bank/index.js';
 import { LEVEL_RANK, PairsRepo, SentencePairsRepo, isInfrastructureFailure } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../util/log.js';
@@ -37,7 +37,7 @@ export interface PairingOptions {
   /** A scorer to use instead of the comparability layer's (tests of other layers may pass one). */
   scorer?: Scorer;
   /** Override of config.export thresholds. */
-  minLevel?: PairLevel;
+  minLevel?: Level;
   /** Only source items with ids in this range (a worker's job); default all. */
   idRange?: IdRange;
 }
@@ -53,7 +53,7 @@ export interface PairingSummary {
    *  again when a caption or the match changes, or with pair --all. */
   failed: number;
   removed: number;
-  byLevel: Record<PairLevel, number>;
+  byLevel: Record<Level, number>;
   aborted: boolean;
 }
 
@@ -67,9 +67,9 @@ export function emptyPairingSummary(): PairingSummary {
 export interface DecisionRules {
   minInliers: number;
   minImageScore: number;
-  minLevel: PairLevel;
+  minLevel: Level;
   /** The floor of a caption pair's sentence pairs other than its best one (default minLevel). */
-  minLevelMoreSentences?: PairLevel;
+  minLevelMoreSentences?: Level;
   /** The ratio margin a sentence pair needs over its alternatives (sentence-choice.ts; default 1). */
   sentenceMargin?: number;
   /** Weight of the two first sentences' pair in the margin (sentence-choice.ts; default 1). */
@@ -84,10 +84,10 @@ export interface DecisionRules {
   idfDocs?: number;
 }
 
-export function rulesOf(config: Config, minLevel?: PairLevel, idfDocs?: number): DecisionRules {
+export function rulesOf(config: Config, minLevel?: Level, idfDocs?: number): DecisionRules {
   const e = config.export;
   return {
-    minInliers: e.minInliers, minImageScore: e.minImageScore, minLevel: minLevel ?? e.minLevel, minLevelMoreSentences: e.minLevelMoreSentences,
+    minInliers: config.match.minInliers, minImageScore: config.match.minScore, minLevel: minLevel ?? e.minLevel, minLevelMoreSentences: e.minLevelMoreSentences,
     sentenceMargin: e.sentenceMargin, firstSentencePrior: e.firstSentencePrior, minSignificance: config.comparability.comMinSignificance,
     maxSentences: e.maxSentences, maxChineseWords: e.maxChineseWords, idfDocs,
   };

@@ -13,14 +13,14 @@
 // show) export.minLevelMoreSentences. When no sentence pair is clearly better than its alternatives, the caption
 // pair is emitted whole (all its sentences on each side, credits and datelines already left out) when that whole
 // pair reaches minLevel on its own, else nothing: the photo's sentence is in it, whichever it is.
-import type { PairLevel } from '../../bank/index.js';
+import type { Level } from '../../bank/index.js';
 import { LEVEL_RANK } from '../../bank/index.js';
 import type { CaptionAlignment, SentencePairScore } from '../../lib/comparability/index.js';
 
 export interface SentenceChoiceRules {
-  minLevel: PairLevel;
+  minLevel: Level;
   /** The floor of a caption pair's clear sentence pairs other than its best one (default minLevel). */
-  minLevelMoreSentences?: PairLevel;
+  minLevelMoreSentences?: Level;
   /** C / best alternative an aligned sentence pair needs (1 = being the best suffices). */
   sentenceMargin?: number;
   /** Weight of the pair of first sentences in the margin (1 = none). */
