@@ -19,3 +19,4 @@ export { JobsRepo, JOB_STAGES, SCHEDULED_STAGES, type JobStage, type ScheduledSt
 export { BankUnavailableError, isBankUnavailable, isInfrastructureFailure, isDatabaseRefusal } from './outage.js';
 export type { BankHealth } from './sql.js';
 export { ExportClaimsRepo, type ExportClaim } from './export-claims.js';
+export { walkIds, type WalkOptions } from './walk.js';

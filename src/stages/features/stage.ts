@@ -2,8 +2,8 @@
 // threads), committed per batch. Items move to 'featured', or to 'failed' with the reason (the run goes on).
 // Resumable: items are walked in id order by status, and a batch is committed in one transaction, so a killed
 // run loses at most the batch in flight.
-import type { Bank, BankName, IdRange } from '../../bank/index.js';
-import { FeaturesRepo, TwinsRepo, isInfrastructureFailure } from '../../bank/index.js';
+import type { Bank, BankName, BankTx, IdRange, Item } from '../../bank/index.js';
+import { FeaturesRepo, TwinsRepo, isInfrastructureFailure, walkIds } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../util/log.js';
 import type { Progress } from '../../util/progress.js';
@@ -91,26 +91,44 @@ function detectionWidth(h: { width: number; height: number }, config: Config): n
   return Math.round(h.width * Math.min(1, config.sift.maxSide / Math.max(h.width, h.height)));
 }
 
-export async function computeMissingFeatures(bank: Bank, config: Config, opts: SiftStageOptions = {}): Promise<SiftStageSummary> {
-  const t0 = performance.now();
-  const threads = resolveThreads(opts.threads, config.sift.threads);
-  const batchSize = opts.batchSize ?? Math.max(16, threads * 8);
-  const repo = bank.repo(FeaturesRepo);
-  const twinsRepo = bank.repo(TwinsRepo);
-  const summary: SiftStageSummary = { featured: 0, failed: 0, skipped: 0, twins: 0, misaligned: 0, images: 0, aborted: false, ms: 0 };
-  const total = await bank.items.countByStatus(null, 'new');
-  opts.progress?.setTotal(total);
-  opts.logger?.info(`sift: ${total} items to feature with ${threads} thread(s)`);
-  const pool = new SiftPool(config.sift, threads);
-  const twins = config.sift.twins.enabled ? new Twins(twinsRepo, config) : null;
-  // Bytes read for the picture hash are kept for SIFT until the batch ends: one read per image (an object store
-  // GET costs a round trip).
-  const batchBytes = new Map<string, Buffer | Error>();
-  const read = async (sha: string): Promise<Buffer | Error> => {
-    const had = batchBytes.get(sha);
+/** A batch's images, planned: those with stored features, the pictures they reuse, the SIFT runs started. */
+interface BatchPlan {
+  banksOf: Map<string, BankName[]>;
+  known: Set<string>;
+  hashes: Map<string, PictureHash>;
+  twinOf: Map<string, { of: string; bank: BankName; distance: number }>;
+  jobs: Promise<Outcome>[];
+}
+
+/**
+ * One run of the features stage: reads each image once per batch (an object store GET costs a round trip), reuses a
+ * near-identical picture's features where its picture sits in the same place, sends the rest to SIFT, and commits a
+ * batch in one transaction.
+ */
+class FeaturesRun {
+  readonly summary: SiftStageSummary = { featured: 0, failed: 0, skipped: 0, twins: 0, misaligned: 0, images: 0, aborted: false, ms: 0 };
+  private readonly pool: SiftPool;
+  private readonly twins: Twins | null;
+  /** Bytes read for the picture hash, kept for SIFT until the batch ends. */
+  private readonly batchBytes = new Map<string, Buffer | Error>();
+  /** The pictures copies were checked against, as the place check's greys: a wire photo has many copies, and its
+   *  bytes would otherwise be read (an object store GET) and decoded again for each. */
+  private readonly placed = new LRUCache<string, Uint8Array>({ max: 1024 });
+
+  constructor(private bank: Bank, private config: Config, threads: number, private logger?: Logger) {
+    this.pool = new SiftPool(config.sift, threads);
+    this.twins = config.sift.twins.enabled ? new Twins(bank.repo(TwinsRepo), config) : null;
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  private async read(sha: string): Promise<Buffer | Error> {
+    const had = this.batchBytes.get(sha);
     if (had) return had;
     try {
-      return await bank.images.read(sha);
+      return await this.bank.images.read(sha);
     } catch (err) {
       // The store itself failing (an object store unreachable after its retries) or the bank (the image's row is
       // read from it) is no fault of the image: stop here, nothing of this batch is committed, and the next run
@@ -118,127 +136,146 @@ export async function computeMissingFeatures(bank: Bank, config: Config, opts: S
       if (isInfrastructureFailure(err)) throw err;
       return new Error(`image file unavailable: ${errorMessage(err)}`);
     }
-  };
-  // The pictures copies were checked against, as the place check's greys: a wire photo has many copies, and its
-  // bytes would otherwise be read (an object store GET) and decoded again for each.
-  const placed = new LRUCache<string, Uint8Array>({ max: 1024 });
+  }
+
   /** Whether a copy's picture sits where the picture it would reuse does (sift.twins.maxShift); false when unsure. */
-  const inPlace = async (copy: Buffer, ofSha: string): Promise<boolean> => {
-    let a = placed.get(ofSha);
-    const of = a ? null : await read(ofSha); // the store failing stops the stage (read throws), as elsewhere
+  private async inPlace(copy: Buffer, ofSha: string): Promise<boolean> {
+    let a = this.placed.get(ofSha);
+    const of = a ? null : await this.read(ofSha); // the store failing stops the stage (read throws), as elsewhere
     if (of instanceof Error) return false;
     try {
-      if (!a) placed.set(ofSha, (a = await alignmentGrey(of!, config.sift)));
-      return misalignment(a, await alignmentGrey(copy, config.sift)) / ALIGN_SIDE <= config.sift.twins.maxShift;
+      if (!a) this.placed.set(ofSha, (a = await alignmentGrey(of!, this.config.sift)));
+      return misalignment(a, await alignmentGrey(copy, this.config.sift)) / ALIGN_SIDE <= this.config.sift.twins.maxShift;
     } catch {
       return false;
     }
-  };
-  const extract = async (sha: string): Promise<Outcome> => {
-    const buf = await read(sha);
+  }
+
+  private async extract(sha: string): Promise<Outcome> {
+    const buf = await this.read(sha);
     if (buf instanceof Error) return { sha, ok: false, reason: buf.message };
     try {
-      const r = await pool.extract(buf);
+      const r = await this.pool.extract(buf);
       return { sha, ok: true, features: r.features, ms: r.ms };
     } catch (err) {
       return { sha, ok: false, reason: errorMessage(err) };
     }
-  };
+  }
+
+  /** Pictures first: an image near-identical to a picture of its bank (or to an image of this batch sent to SIFT
+   *  before it) reuses that picture's features; the others start their SIFT run. */
+  private async plan(items: Item[]): Promise<BatchPlan> {
+    const banksOf = new Map<string, BankName[]>();
+    for (const i of items) {
+      const b = banksOf.get(i.imageSha256) ?? [];
+      if (!b.includes(i.bank)) b.push(i.bank);
+      banksOf.set(i.imageSha256, b);
+    }
+    const shas = [...banksOf.keys()];
+    const known = await this.bank.repo(FeaturesRepo).which(shas);
+    const plan: BatchPlan = { banksOf, known, hashes: new Map(), twinOf: new Map(), jobs: [] };
+    const inBatch = this.twins ? new Twins(null, this.config) : null; // images of this batch sent to SIFT
+    for (const sha of shas.filter((s) => !known.has(s))) {
+      const h = this.twins ? await this.hashOf(sha) : undefined;
+      if (h) {
+        plan.hashes.set(sha, h);
+        const banks = banksOf.get(sha)!;
+        if (await this.reuse(sha, h, banks, inBatch!, plan)) continue;
+        await inBatch!.add(sha, h, detectionWidth(h, this.config), banks);
+      }
+      plan.jobs.push(this.extract(sha));
+    }
+    return plan;
+  }
+
+  private async hashOf(sha: string): Promise<PictureHash | undefined> {
+    const buf = await this.read(sha);
+    this.batchBytes.set(sha, buf);
+    return buf instanceof Error ? undefined : await pictureHash(buf, this.config.sift).catch(() => undefined);
+  }
+
+  /** Whether the image reuses a picture (recorded in the plan): a near-identical one that sits in the same place. */
+  private async reuse(sha: string, h: PictureHash, banks: BankName[], inBatch: Twins, plan: BatchPlan): Promise<boolean> {
+    const hit = (await this.twins!.find(h, banks)) ?? (await inBatch.find(h, banks));
+    if (!hit) return false;
+    // a near-identical picture lends its features only if it sits in the same place (not a slight crop)
+    if (!(await this.inPlace(this.batchBytes.get(sha) as Buffer, hit.of.sha))) {
+      this.summary.misaligned++;
+      return false;
+    }
+    plan.twinOf.set(sha, { of: hit.of.sha, bank: hit.bank, distance: hit.distance });
+    return true;
+  }
+
+  /** The SIFT outcomes of a plan; a twin of an image whose SIFT failed gets its own run. */
+  private async outcomes(plan: BatchPlan): Promise<Outcome[]> {
+    const outcomes = await Promise.all(plan.jobs);
+    const ok = new Set(outcomes.filter((o) => o.ok).map((o) => o.sha));
+    const orphans: string[] = [];
+    for (const [sha, t] of plan.twinOf) if (!ok.has(t.of) && !(await this.bank.repo(FeaturesRepo).has(t.of))) orphans.push(sha);
+    for (const sha of orphans) plan.twinOf.delete(sha);
+    outcomes.push(...(await Promise.all(orphans.map((sha) => this.extract(sha)))));
+    this.batchBytes.clear();
+    return outcomes;
+  }
+
+  /** Features, reuses and failures of one batch in one transaction; the pictures computed go to the twins index. */
+  async runBatch(items: Item[]): Promise<void> {
+    const plan = await this.plan(items);
+    const outcomes = await this.outcomes(plan);
+    const added: { sha: string; h: PictureHash; width: number }[] = [];
+    await this.bank.transaction(async (tx) => {
+      for (const sha of plan.known) this.summary.skipped += await tx.items.setStatusByImage(sha, 'new', 'featured');
+      for (const o of outcomes) {
+        const h = await this.commitOutcome(tx, o, plan);
+        if (h && o.ok) added.push({ sha: o.sha, h, width: o.features.width });
+      }
+      for (const [sha, t] of plan.twinOf) {
+        await tx.repo(TwinsRepo).putHash(sha, plan.hashes.get(sha)!);
+        await tx.repo(TwinsRepo).putTwin({ sha256: sha, ofSha256: t.of, bank: t.bank, distance: t.distance });
+        this.summary.twins++;
+        this.summary.featured += await tx.items.setStatusByImage(sha, 'new', 'featured');
+      }
+    });
+    // committed: later batches may reuse these pictures (the index loads through the bank, not the transaction)
+    for (const a of added) await this.twins!.add(a.sha, a.h, a.width, plan.banksOf.get(a.sha)!);
+  }
+
+  /** Stores one SIFT outcome (features, or the items failed with the reason); the picture hash stored with it. */
+  private async commitOutcome(tx: BankTx, o: Outcome, plan: BatchPlan): Promise<PictureHash | undefined> {
+    if (!o.ok) {
+      const n = await tx.items.setStatusByImage(o.sha, 'new', 'failed', o.reason);
+      this.summary.failed += n;
+      this.logger?.warn(`sift: image ${o.sha.slice(0, 12)} failed (${n} item(s)): ${o.reason}`);
+      return undefined;
+    }
+    await tx.repo(FeaturesRepo).put(o.sha, o.features, o.ms);
+    const h = plan.hashes.get(o.sha);
+    if (h) await tx.repo(TwinsRepo).putHash(o.sha, h);
+    this.summary.images++;
+    this.summary.featured += await tx.items.setStatusByImage(o.sha, 'new', 'featured');
+    return h;
+  }
+}
+
+/** SIFT for every item still 'new' (in `idRange` when given), batch by batch: see FeaturesRun. */
+export async function computeMissingFeatures(bank: Bank, config: Config, opts: SiftStageOptions = {}): Promise<SiftStageSummary> {
+  const t0 = performance.now();
+  const threads = resolveThreads(opts.threads, config.sift.threads);
+  const batchSize = opts.batchSize ?? Math.max(16, threads * 8);
+  const total = await bank.items.countByStatus(null, 'new');
+  opts.progress?.setTotal(total);
+  opts.logger?.info(`sift: ${total} items to feature with ${threads} thread(s)`);
+  const run = new FeaturesRun(bank, config, threads, opts.logger);
   try {
-    const range = opts.idRange;
-    let afterId = range ? range.first - 1 : 0;
-    for (;;) {
-      if (opts.signal?.aborted) {
-        summary.aborted = true;
-        break;
-      }
-      const items = (await bank.items.listByStatus(null, 'new', batchSize, afterId)).filter((i) => !range || i.id <= range.last);
-      if (!items.length) break;
-      afterId = items[items.length - 1]!.id;
-      const banksOf = new Map<string, BankName[]>();
-      for (const i of items) {
-        const b = banksOf.get(i.imageSha256) ?? [];
-        if (!b.includes(i.bank)) b.push(i.bank);
-        banksOf.set(i.imageSha256, b);
-      }
-      const shas = [...banksOf.keys()];
-      const known = await repo.which(shas);
-      const todo = shas.filter((s) => !known.has(s));
-      // Pictures first: an image near-identical to a picture of its bank (or to an image of this batch sent to
-      // SIFT before it) reuses that picture's features.
-      const hashes = new Map<string, PictureHash>();
-      const twinOf = new Map<string, { of: string; bank: BankName; distance: number }>();
-      const inBatch = twins ? new Twins(null, config) : null; // images of this batch sent to SIFT
-      const jobs: Promise<Outcome>[] = [];
-      for (const sha of todo) {
-        let h: PictureHash | undefined;
-        if (twins) {
-          const buf = await read(sha);
-          batchBytes.set(sha, buf);
-          h = buf instanceof Error ? undefined : await pictureHash(buf, config.sift).catch(() => undefined);
-        }
-        if (h) {
-          hashes.set(sha, h);
-          const banks = banksOf.get(sha)!;
-          let hit = (await twins!.find(h, banks)) ?? (await inBatch!.find(h, banks));
-          // a near-identical picture lends its features only if it sits in the same place (not a slight crop)
-          if (hit && !(await inPlace(batchBytes.get(sha) as Buffer, hit.of.sha))) {
-            hit = null;
-            summary.misaligned++;
-          }
-          if (hit) {
-            twinOf.set(sha, { of: hit.of.sha, bank: hit.bank, distance: hit.distance });
-            continue;
-          }
-          await inBatch!.add(sha, h, detectionWidth(h, config), banks);
-        }
-        jobs.push(extract(sha));
-      }
-      const outcomes = await Promise.all(jobs);
-      const ok = new Set(outcomes.filter((o) => o.ok).map((o) => o.sha));
-      // A twin of an image of this batch whose SIFT failed gets its own run.
-      const orphans: string[] = [];
-      for (const [sha, t] of twinOf) if (!ok.has(t.of) && !(await repo.has(t.of))) orphans.push(sha);
-      for (const sha of orphans) twinOf.delete(sha);
-      outcomes.push(...(await Promise.all(orphans.map(extract))));
-      batchBytes.clear();
-      const added: { sha: string; h: PictureHash; width: number }[] = [];
-      await bank.transaction(async (tx) => {
-        const feats = tx.repo(FeaturesRepo);
-        const twinRows = tx.repo(TwinsRepo);
-        for (const sha of known) summary.skipped += await tx.items.setStatusByImage(sha, 'new', 'featured');
-        for (const o of outcomes) {
-          if (o.ok) {
-            await feats.put(o.sha, o.features, o.ms);
-            const h = hashes.get(o.sha);
-            if (h) {
-              await twinRows.putHash(o.sha, h);
-              added.push({ sha: o.sha, h, width: o.features.width });
-            }
-            summary.images++;
-            summary.featured += await tx.items.setStatusByImage(o.sha, 'new', 'featured');
-          } else {
-            const n = await tx.items.setStatusByImage(o.sha, 'new', 'failed', o.reason);
-            summary.failed += n;
-            opts.logger?.warn(`sift: image ${o.sha.slice(0, 12)} failed (${n} item(s)): ${o.reason}`);
-          }
-        }
-        for (const [sha, t] of twinOf) {
-          await twinRows.putHash(sha, hashes.get(sha)!);
-          await twinRows.putTwin({ sha256: sha, ofSha256: t.of, bank: t.bank, distance: t.distance });
-          summary.twins++;
-          summary.featured += await tx.items.setStatusByImage(sha, 'new', 'featured');
-        }
-      });
-      // committed: later batches may reuse these pictures (the index loads through the bank, not the transaction)
-      for (const a of added) await twins!.add(a.sha, a.h, a.width, banksOf.get(a.sha)!);
+    for await (const items of walkIds((after) => bank.items.listByStatus(null, 'new', batchSize, after), opts, (i) => i.id)) {
+      await run.runBatch(items);
       opts.progress?.tick(items.length);
     }
   } finally {
-    await pool.close();
+    await run.close();
   }
-  summary.ms = Math.round(performance.now() - t0);
-  return summary;
+  return { ...run.summary, aborted: opts.signal?.aborted === true, ms: Math.round(performance.now() - t0) };
 }
 
 /** What the features stage did: SIFT (computeMissingFeatures), the LSH codes it wrote, the captions it counted. */

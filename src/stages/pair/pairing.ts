@@ -17,7 +17,7 @@
 // IDF table grown by export.rescoreDrift since), so it is resumable after a crash and never duplicates a pair.
 // Sources are processed in id order, one transaction per batch.
 import type { Bank, IdRange, Item, PairCandidate, PairDecision, Level, SentencePairDecision } from '../../bank/index.js';
-import { LEVEL_RANK, PairsRepo, SentencePairsRepo, isInfrastructureFailure } from '../../bank/index.js';
+import { LEVEL_RANK, PairsRepo, SentencePairsRepo, isInfrastructureFailure, walkIds } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../util/log.js';
 import { errorMessage } from '../../util/errors.js';
@@ -157,6 +157,61 @@ function filterReason(al: CaptionAlignment, zhWords: () => number, t: DecisionRu
   return null;
 }
 
+/** One source's caption pairs, decided: the targets it still has candidates for, and each decision. */
+interface SourceDecisions {
+  sourceId: number;
+  keep: number[];
+  decisions: PairDecision[];
+}
+
+/** Decides every candidate of one source (null when the source is gone); a decision that throws is a failed pair. */
+async function decideSource(bank: Bank, sid: number, scorer: Scorer, t: DecisionRules, logger?: Logger): Promise<SourceDecisions | null> {
+  const src = await bank.items.byId(sid);
+  if (!src) return null;
+  const pairs = bank.repo(PairsRepo);
+  const decisions: PairDecision[] = [];
+  const keep: number[] = [];
+  for (const cand of await pairs.candidatesOf(sid)) {
+    const tgt = await bank.items.byId(cand.targetItemId);
+    if (!tgt) continue;
+    keep.push(tgt.id);
+    decisions.push(await decide(src, tgt, cand, scorer, t).catch((err: unknown) => failedDecision(src, tgt, cand, t, err, logger)));
+  }
+  return { sourceId: sid, keep, decisions };
+}
+
+/** Stores a batch of decisions in one transaction (a source's other pairs removed); returns the pairs removed. */
+async function commitDecisions(bank: Bank, batch: SourceDecisions[]): Promise<number> {
+  const now = new Date().toISOString();
+  let removed = 0;
+  await bank.transaction(async (tx) => {
+    const p = tx.repo(PairsRepo);
+    const sp = tx.repo(SentencePairsRepo);
+    for (const b of batch) {
+      removed += await p.removeOthers(b.sourceId, b.keep);
+      for (const d of b.decisions) await sp.replace(await p.upsert(d, now), d.sourceItemId, d.targetItemId, d.sentencePairs ?? []);
+    }
+  });
+  return removed;
+}
+
+/** Counts one source's decisions into the summary. */
+function tally(summary: PairingSummary, b: SourceDecisions): void {
+  summary.sources++;
+  for (const d of b.decisions) {
+    summary.decided++;
+    if (d.emitted) {
+      summary.emitted++;
+      summary.byLevel[d.level!]++;
+      summary.sentencePairs += (d.sentencePairs ?? []).filter((x) => x.emitted).length;
+    } else if (d.reason?.startsWith('failed:')) summary.failed++;
+    else if (d.reason === 'caption-status' || d.reason === 'caption-too-long' || d.reason === 'no-sentences') summary.notEmitted.caption++;
+    else if (d.reason === 'image') summary.notEmitted.image++;
+    else if (d.reason?.startsWith('filter:')) summary.notEmitted.filter++;
+    else summary.notEmitted.level++;
+  }
+}
+
 export async function runPairing(bank: Bank, config: Config, opts: PairingOptions = {}): Promise<PairingSummary> {
   const summary = emptyPairingSummary();
   const pairs = bank.repo(PairsRepo);
@@ -172,58 +227,19 @@ export async function runPairing(bank: Bank, config: Config, opts: PairingOption
   // pairs scored with an IDF table this much smaller are re-decided (their C may have moved across a threshold)
   const staleBelow = idfDocs / (1 + config.export.rescoreDrift);
   const batchSize = opts.batchSize ?? 200;
-  const range = opts.idRange;
-  let afterId = range ? range.first - 1 : 0;
-  for (;;) {
-    if (opts.signal?.aborted) {
-      summary.aborted = true;
-      break;
-    }
-    const ids = (await pairs.pendingSources(afterId, batchSize, opts.all, staleBelow)).filter((id) => !range || id <= range.last);
-    if (!ids.length) break;
-    afterId = ids[ids.length - 1]!;
+  for await (const ids of walkIds((after) => pairs.pendingSources(after, batchSize, opts.all, staleBelow), opts)) {
     // score outside the write transaction, then commit the batch at once
-    const batch: { sourceId: number; keep: number[]; decisions: PairDecision[] }[] = [];
+    const batch: SourceDecisions[] = [];
     for (const sid of ids) {
-      const src = await bank.items.byId(sid);
-      if (!src) continue;
-      const decisions: PairDecision[] = [];
-      const keep: number[] = [];
-      for (const cand of await pairs.candidatesOf(sid)) {
-        const tgt = await bank.items.byId(cand.targetItemId);
-        if (!tgt) continue;
-        keep.push(tgt.id);
-        decisions.push(await decide(src, tgt, cand, scorer, t).catch((err: unknown) => failedDecision(src, tgt, cand, t, err, opts.logger)));
-      }
-      batch.push({ sourceId: sid, keep, decisions });
+      const decided = await decideSource(bank, sid, scorer, t, opts.logger);
+      if (decided) batch.push(decided);
     }
-    const now = new Date().toISOString();
-    await bank.transaction(async (tx) => {
-      const p = tx.repo(PairsRepo);
-      const sp = tx.repo(SentencePairsRepo);
-      for (const b of batch) {
-        summary.removed += await p.removeOthers(b.sourceId, b.keep);
-        for (const d of b.decisions) await sp.replace(await p.upsert(d, now), d.sourceItemId, d.targetItemId, d.sentencePairs ?? []);
-      }
-    });
-    for (const b of batch) {
-      summary.sources++;
-      opts.progress?.tick(1);
-      for (const d of b.decisions) {
-        summary.decided++;
-        if (d.emitted) {
-          summary.emitted++;
-          summary.byLevel[d.level!]++;
-          summary.sentencePairs += (d.sentencePairs ?? []).filter((x) => x.emitted).length;
-        } else if (d.reason?.startsWith('failed:')) summary.failed++;
-        else if (d.reason === 'caption-status' || d.reason === 'caption-too-long' || d.reason === 'no-sentences') summary.notEmitted.caption++;
-        else if (d.reason === 'image') summary.notEmitted.image++;
-        else if (d.reason?.startsWith('filter:')) summary.notEmitted.filter++;
-        else summary.notEmitted.level++;
-      }
-    }
+    summary.removed += await commitDecisions(bank, batch);
+    for (const b of batch) tally(summary, b);
+    opts.progress?.tick(batch.length);
   }
-  if (!summary.aborted && !range) summary.removed += await bank.transaction((tx) => tx.repo(PairsRepo).sweepOrphans());
+  summary.aborted = opts.signal?.aborted === true;
+  if (!summary.aborted && !opts.idRange) summary.removed += await bank.transaction((tx) => tx.repo(PairsRepo).sweepOrphans());
   opts.logger?.info(
     `pair: ${summary.sources} sources, ${summary.decided} candidates decided, ${summary.emitted} caption pairs emitted ` +
       `(par ${summary.byLevel.par}, com ${summary.byLevel.com}, pse ${summary.byLevel.pse}) holding ${summary.sentencePairs} sentence pairs`,
