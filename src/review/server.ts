@@ -38,21 +38,45 @@ const SECURITY_HEADERS = {
 };
 const PAGE_CSP = "default-src 'none'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
+/** What the routes share: the bank's repositories, the image server, the search's views pool, the options. */
+interface Routes {
+  app: FastifyInstance;
+  bank: Bank;
+  config: Config;
+  opts: ReviewServerOptions;
+  reviews: ReviewsRepo;
+  sentencePairs: SentencePairsRepo;
+  images: ImageServer;
+  search: SearchContext;
+}
+
 export function createReviewServer(bank: Bank, config: Config, opts: ReviewServerOptions): FastifyInstance {
   const app = Fastify({ logger: false, bodyLimit: 64 * 1024, routerOptions: { maxParamLength: 200 }, trustProxy: false });
-  const reviews = bank.repo(ReviewsRepo);
-  const sentencePairs = bank.repo(SentencePairsRepo);
-  const pairs = bank.repo(PairsRepo);
-  const images = new ImageServer(bank, config.sift.maxPixels);
   // One views pool for the server's life (its SIFT threads start with the first search that needs views), not one
   // started and stopped per search; closed with the server.
   const search: SearchContext = { views: undefined, closed: false };
+  const r: Routes = {
+    app, bank, config, opts, search,
+    reviews: bank.repo(ReviewsRepo), sentencePairs: bank.repo(SentencePairsRepo), images: new ImageServer(bank, config.sift.maxPixels),
+  };
+  installHooks(r);
+  assetRoutes(app);
+  listRoutes(r);
+  pairRoutes(r);
+  reviewRoute(r);
+  imageRoutes(r);
+  searchRoutes(r);
+  statsRoute(r);
+  return app;
+}
+
+/** The views pool's life, authentication, security headers, image bodies, errors as JSON or a page. */
+function installHooks({ app, config, opts, search }: Routes): void {
   app.addHook('onClose', async () => {
     search.closed = true;
     await search.views?.close();
   });
   app.decorate('searchViews', { getter: () => search.views });
-
   app.addHook('onRequest', authHook({ token: opts.token, loopbackBound: isLoopbackHost(opts.host) }));
   app.addHook('onSend', async (_req, reply, payload) => {
     reply.headers(SECURITY_HEADERS);
@@ -61,7 +85,6 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
   for (const type of ['application/octet-stream', /^image\/[a-z0-9.+-]+$/] as const) {
     app.addContentTypeParser(type, { parseAs: 'buffer', bodyLimit: config.import.maxImageBytes }, (_req, body, done) => done(null, body));
   }
-
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
     const status = err instanceof HttpError ? err.statusCode : err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (status >= 500) opts.logger?.error(`review: ${req.method} ${req.url}: ${err.stack ?? err.message}`);
@@ -77,106 +100,116 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
   app.setNotFoundHandler((req, reply) => {
     reply.code(404).type('application/json; charset=utf-8').send({ statusCode: 404, error: 'Not Found', message: `no route ${req.method} ${req.url.split('?')[0]!.slice(0, 200)}` });
   });
+}
 
-  const sendPage = (reply: FastifyReply, htmlText: string) => reply.type('text/html; charset=utf-8').header('Content-Security-Policy', PAGE_CSP).header('Cache-Control', 'no-store').send(htmlText);
+const sendPage = (reply: FastifyReply, htmlText: string) => reply.type('text/html; charset=utf-8').header('Content-Security-Policy', PAGE_CSP).header('Cache-Control', 'no-store').send(htmlText);
 
-  const pairOr404 = async (params: unknown): Promise<ReviewPairRow> => {
-    const p = params as { source?: unknown; target?: unknown };
-    const s = itemId(p.source, 'source item');
-    const t = itemId(p.target, 'target item');
-    const row = await reviews.pair(s, t);
-    if (!row) throw notFound(`no pair of source item ${s} and target item ${t}`);
-    return row;
-  };
+async function pairOr404(reviews: ReviewsRepo, params: unknown): Promise<ReviewPairRow> {
+  const p = params as { source?: unknown; target?: unknown };
+  const s = itemId(p.source, 'source item');
+  const t = itemId(p.target, 'target item');
+  const row = await reviews.pair(s, t);
+  if (!row) throw notFound(`no pair of source item ${s} and target item ${t}`);
+  return row;
+}
 
-  const neighbours = async (row: ReviewPairRow, f: PairListFilter) => {
-    const at = ReviewsRepo.cursorOf(row, f.sort);
-    const ctx = listQueryString(f);
-    const next = (await reviews.listPairs(f, { after: at, limit: 1 })).rows[0];
-    const prev = (await reviews.listPairs(f, { after: at, limit: 1, reverse: true })).rows[0];
-    return { next: next ? pairPath(next) + ctx : null, prev: prev ? pairPath(prev) + ctx : null };
-  };
+/** The pairs before and after one in the list it was opened from. */
+async function neighbours(reviews: ReviewsRepo, row: ReviewPairRow, f: PairListFilter) {
+  const at = ReviewsRepo.cursorOf(row, f.sort);
+  const ctx = listQueryString(f);
+  const next = (await reviews.listPairs(f, { after: at, limit: 1 })).rows[0];
+  const prev = (await reviews.listPairs(f, { after: at, limit: 1, reverse: true })).rows[0];
+  return { next: next ? pairPath(next) + ctx : null, prev: prev ? pairPath(prev) + ctx : null };
+}
 
-  const pairJson = (r: ReviewPairRow) => {
-    const { explain, ...rest } = r;
-    return { ...rest, explain: parseExplain(explain), links: { view: pairPath(r), sourceImage: `/image/${r.sourceSha}`, targetImage: `/image/${r.targetSha}` } };
-  };
+function pairJson(r: ReviewPairRow) {
+  const { explain, ...rest } = r;
+  return { ...rest, explain: parseExplain(explain), links: { view: pairPath(r), sourceImage: `/image/${r.sourceSha}`, targetImage: `/image/${r.targetSha}` } };
+}
 
-  // --- assets ---
+function assetRoutes(app: FastifyInstance): void {
   app.get('/assets/review.css', async (_req, reply) => reply.type('text/css; charset=utf-8').header('Cache-Control', 'max-age=300').send(CSS));
   app.get('/assets/review.js', async (_req, reply) => reply.type('text/javascript; charset=utf-8').header('Cache-Control', 'max-age=300').send(JS));
   app.get('/favicon.ico', async (_req, reply) => reply.code(204).send());
+}
 
-  // --- the pair list ---
-  /** A page of the list, with the cursors of the next and the previous page (keyset both ways). */
-  const listPage_ = async (q: ReturnType<typeof parseListQuery>) => {
-    if (q.before) {
-      const back = await reviews.listPairs(q.filter, { after: q.before, limit: q.limit, reverse: true });
-      const rows = back.rows.reverse();
-      const prev = back.next && rows.length ? encodeCursor(ReviewsRepo.cursorOf(rows[0]!, q.filter.sort)) : null;
-      const next = rows.length ? encodeCursor(ReviewsRepo.cursorOf(rows[rows.length - 1]!, q.filter.sort)) : null;
-      return { rows, next, prev, first: !back.next };
-    }
-    const { rows, next } = await reviews.listPairs(q.filter, { after: q.after, limit: q.limit });
-    const prev = q.after && rows.length ? encodeCursor(ReviewsRepo.cursorOf(rows[0]!, q.filter.sort)) : null;
-    return { rows, next: next ? encodeCursor(next) : null, prev, first: !q.after };
-  };
+/** A page of the list, with the cursors of the next and the previous page (keyset both ways). */
+async function listSlice(reviews: ReviewsRepo, q: ReturnType<typeof parseListQuery>) {
+  if (q.before) {
+    const back = await reviews.listPairs(q.filter, { after: q.before, limit: q.limit, reverse: true });
+    const rows = back.rows.reverse();
+    const prev = back.next && rows.length ? encodeCursor(ReviewsRepo.cursorOf(rows[0]!, q.filter.sort)) : null;
+    const next = rows.length ? encodeCursor(ReviewsRepo.cursorOf(rows[rows.length - 1]!, q.filter.sort)) : null;
+    return { rows, next, prev, first: !back.next };
+  }
+  const { rows, next } = await reviews.listPairs(q.filter, { after: q.after, limit: q.limit });
+  const prev = q.after && rows.length ? encodeCursor(ReviewsRepo.cursorOf(rows[0]!, q.filter.sort)) : null;
+  return { rows, next: next ? encodeCursor(next) : null, prev, first: !q.after };
+}
+
+function listRoutes({ app, reviews }: Routes): void {
   app.get('/', async (req, reply) => {
     const q = parseListQuery(req.query as Query);
-    const p = await listPage_(q);
+    const p = await listSlice(reviews, q);
     const noPairs = !p.rows.length && p.first && (await (async () => { const c = await reviews.pairCounts(); return c.emitted + c.candidate === 0; })());
     return sendPage(reply, listPage(q.filter, p.rows, p.next, p.prev, await reviews.sites(), q.limit, p.first, noPairs));
   });
   app.get('/api/pairs', async (req) => {
     const q = parseListQuery(req.query as Query);
-    const p = await listPage_(q);
+    const p = await listSlice(reviews, q);
     return { filter: q.filter, rows: p.rows.map(pairJson), next: p.next, prev: p.prev };
   });
+}
 
-  // --- one pair ---
+function pairRoutes({ app, bank, reviews, sentencePairs, images }: Routes): void {
   app.get('/pair/:source/:target', async (req, reply) => {
     const { filter } = parseListQuery(req.query as Query);
-    const row = await pairOr404(req.params);
+    const row = await pairOr404(reviews, req.params);
     const { points, note } = await matchPointsOf(bank, row.sourceItemId, row.targetItemId);
     return sendPage(
       reply,
       pairPage({
-        row, filter, ...(await neighbours(row, filter)), source: await images.size(row.sourceSha), target: await images.size(row.targetSha), points, pointsNote: note,
+        row, filter, ...(await neighbours(reviews, row, filter)), source: await images.size(row.sourceSha), target: await images.size(row.targetSha), points, pointsNote: note,
         sentences: await sentencePairs.ofPair(row.id),
       }),
     );
   });
   app.get('/api/pairs/:source/:target', async (req) => {
     const { filter } = parseListQuery(req.query as Query);
-    const row = await pairOr404(req.params);
+    const row = await pairOr404(reviews, req.params);
     const { points, note } = await matchPointsOf(bank, row.sourceItemId, row.targetItemId);
-    return { pair: pairJson(row), sentencePairs: await sentencePairs.ofPair(row.id), matches: points, matchesNote: points ? null : note, ...(await neighbours(row, filter)) };
+    return { pair: pairJson(row), sentencePairs: await sentencePairs.ofPair(row.id), matches: points, matchesNote: points ? null : note, ...(await neighbours(reviews, row, filter)) };
   });
+}
 
-  // --- judgements ---
+/** A judgement: JSON only (a cross-site form cannot send it without a CORS preflight, which this server never grants). */
+function reviewRoute({ app, bank, reviews }: Routes): void {
   app.post('/api/pairs/:source/:target/review', async (req: FastifyRequest, reply) => {
-    // JSON only (a cross-site form cannot send it without a CORS preflight, which this server never grants)
     if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) throw new HttpError(415, 'send the judgement as application/json');
     if (!sameOrigin(req.headers.origin, req.headers.host)) throw new HttpError(403, 'cross-origin judgement refused');
-    const row = await pairOr404(req.params);
-    const body = req.body as Record<string, unknown> | null;
-    if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('expected a JSON object {verdict?, level?}');
-    for (const k of Object.keys(body)) if (k !== 'verdict' && k !== 'level') throw badRequest(`unknown field "${k.slice(0, 40)}"`);
-    const { verdict, level } = body as { verdict?: unknown; level?: unknown };
-    if (verdict !== undefined && verdict !== null && !VERDICTS.includes(verdict as Verdict)) throw badRequest(`verdict: expected ${VERDICTS.join(' or ')} or null`);
-    if (level !== undefined && level !== null && !LEVELS.includes(level as Level)) throw badRequest(`level: expected ${LEVELS.join(', ')} or null`);
-    if (verdict === undefined && level === undefined) throw badRequest('give a verdict, a level, or both');
+    const row = await pairOr404(reviews, req.params);
+    const { verdict, level } = judgementOf(req.body);
     const review = await bank.transaction((tx) =>
-      tx.repo(ReviewsRepo).set({
-        sourceItemId: row.sourceItemId, targetItemId: row.targetItemId, verdict: verdict as Verdict | null | undefined,
-        level: level as Level | null | undefined, en: row.sourceCaption, zh: row.targetCaption,
-      }),
+      tx.repo(ReviewsRepo).set({ sourceItemId: row.sourceItemId, targetItemId: row.targetItemId, verdict, level, en: row.sourceCaption, zh: row.targetCaption }),
     );
     reply.header('Cache-Control', 'no-store');
     return { review: review ?? null };
   });
+}
 
-  // --- images, by sha256 only ---
+/** A judgement's body, checked: {verdict?: accepted|rejected|null, level?: par|com|pse|inc|null}, at least one. */
+function judgementOf(body: unknown): { verdict: Verdict | null | undefined; level: Level | null | undefined } {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('expected a JSON object {verdict?, level?}');
+  for (const k of Object.keys(body)) if (k !== 'verdict' && k !== 'level') throw badRequest(`unknown field "${k.slice(0, 40)}"`);
+  const { verdict, level } = body as { verdict?: unknown; level?: unknown };
+  if (verdict !== undefined && verdict !== null && !VERDICTS.includes(verdict as Verdict)) throw badRequest(`verdict: expected ${VERDICTS.join(' or ')} or null`);
+  if (level !== undefined && level !== null && !LEVELS.includes(level as Level)) throw badRequest(`level: expected ${LEVELS.join(', ')} or null`);
+  if (verdict === undefined && level === undefined) throw badRequest('give a verdict, a level, or both');
+  return { verdict: verdict as Verdict | null | undefined, level: level as Level | null | undefined };
+}
+
+/** Images of the store, by sha256 only. */
+function imageRoutes({ app, images }: Routes): void {
   app.get('/image/:sha', async (req, reply) => {
     const img = await images.full(sha256Param((req.params as { sha: unknown }).sha));
     if (img.bytes !== undefined) reply.header('Content-Length', img.bytes);
@@ -186,8 +219,9 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
     const img = await images.thumbnail(sha256Param((req.params as { sha: unknown }).sha));
     return reply.type(img.type).header('Cache-Control', 'private, max-age=86400, immutable').header('Content-Security-Policy', "default-src 'none'").send(img.body);
   });
+}
 
-  // --- search ---
+function searchRoutes({ app, bank, config, opts, search }: Routes): void {
   app.get('/search', async (_req, reply) => sendPage(reply, searchPage()));
   app.post('/api/search', async (req) => {
     const q = req.query as Query;
@@ -198,8 +232,9 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
     if (!Buffer.isBuffer(buf) || !buf.length) throw badRequest('send the image bytes as the request body (Content-Type image/* or application/octet-stream)');
     return { results: await runSearch(bank, config, buf, Number(topText), search, opts.logger) };
   });
+}
 
-  // --- stats ---
+function statsRoute({ app, bank, reviews }: Routes): void {
   app.get('/stats', async (_req, reply) => {
     const evalRun = await readEval(bank);
     return sendPage(
@@ -207,7 +242,7 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
       statsPage({
         stats: await bank.repo(StatsRepo).all(),
         pairs: await reviews.pairCounts(),
-        byLevel: await pairs.countByLevel(),
+        byLevel: await bank.repo(PairsRepo).countByLevel(),
         reviews: await reviews.counts(),
         perDay: await reviews.pairsPerDay(),
         evalRun,
@@ -215,8 +250,6 @@ export function createReviewServer(bank: Bank, config: Config, opts: ReviewServe
       }),
     );
   });
-
-  return app;
 }
 
 /**
