@@ -11,7 +11,7 @@ import type { Logger } from '../src/util/log.js';
 import { Worker } from '../src/worker/worker.js';
 import { tempDir } from './helpers.js';
 import { startLocalS3, s3ImageSettings, type LocalS3 } from './helpers/s3.js';
-import { harvestManifests } from './helpers/scale.js';
+import { harvestManifests, seedLexicon } from './helpers/scale.js';
 
 /** A logger that keeps what it is told. */
 function listener(): { logger: Logger; lines: string[] } {
@@ -40,8 +40,9 @@ describe('worker: exit codes and lease messages that say what happened', functio
   it('features jobs stopped by an image store outage are given back and done later: no failure, nothing given up', async () => {
     const dir = tempDir('capbridge-wexit-');
     const manifests = await harvestManifests(dir, 1, 0);
-    const settings = s3ImageSettings(s3, 'flaky-jobs', { maxAttempts: 1 });
+    const settings = s3ImageSettings(s3, 'flaky-jobs', { maxAttempts: 1, timeoutMs: 2000 });
     const config = configWith({});
+    seedLexicon(path.join(dir, 'data')); // the features stage counts captions into the IDF table
     const bank = await Bank.open(path.join(dir, 'data'), { blobs: await openImageBlobs(dir, settings) });
     try {
       for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: manifests[b], config });
