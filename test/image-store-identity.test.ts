@@ -42,6 +42,28 @@ forEachBackend('the image store a bank records', (b) => {
     );
   });
 
+  it('a bank recorded by an older capbridge (folder, s3://bucket/prefix) is upgraded to the full identity by the first run on that store', async () => {
+    const dir = tempDir('capbridge-storeold-');
+    const url = await b.url();
+    const bank = await open(dir, await openImageBlobs(dir, { store: 'folder', s3: s3ImageSettings(s3a, '').s3 }), url);
+    try {
+      await bank.meta.set('images.store', 'folder'); // what banks recorded before issue 36
+      await bank.images.checkStore();
+      expect(await bank.meta.get('images.store')).to.match(/^folder:[0-9a-f-]{36}$/);
+      expect(await bank.meta.get('images.store.describe')).to.include(path.join(dir, 'images'));
+    } finally {
+      await bank.close();
+    }
+    const s3bank = await open(dir, await openImageBlobs(dir, s3ImageSettings(s3a, 'old')), url);
+    try {
+      await s3bank.meta.set('images.store', 's3://same-bucket/old');
+      await s3bank.images.checkStore();
+      expect(await s3bank.meta.get('images.store')).to.equal(`s3://same-bucket/old at ${s3a.endpoint}`);
+    } finally {
+      await s3bank.close();
+    }
+  });
+
   if (b.name === 'postgres') {
     it('another machine\'s folder is another store: refused naming both folders', async () => {
       const url = await b.url();
