@@ -4,6 +4,7 @@
 // item is marked failed, and the pairs are those of one SQLite process. While the bank is down a worker's /healthz
 // answers 503 naming the bank (without its password), and a worker started during the outage waits for it.
 import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Bank } from '../src/bank/index.js';
@@ -77,7 +78,7 @@ describe('fault suite: workers ride out PostgreSQL restarts, terminated sessions
 
   before(async () => {
     cluster = await startPgCluster();
-    manifests = await harvestManifests(dir, 2, 1);
+    manifests = await harvestManifests(dir, 3, 1); // three match and three pair jobs: rounds in both
     seedLexicon(path.join(dir, 'ref'));
     const bank = await Bank.open(path.join(dir, 'ref'));
     try {
@@ -123,17 +124,27 @@ describe('fault suite: workers ride out PostgreSQL restarts, terminated sessions
     const workers = [startWorker(data, url, ENV), startWorker(data, url, ENV)];
     await until('a features job', () => openStages(cluster, db).includes('features'), workers);
     cluster.restart('fast');
+    // five rounds, each as a match or pair job starts (read from the workers' logs, so a quick stage is not missed):
+    // two in match, three in pair; a round retries until it has ended at least one session
     const rounds: string[] = [];
-    for (const stage of ['match', 'match', 'pair', 'pair', 'pair']) {
-      await until(`${stage} jobs`, () => openStages(cluster, db).includes(stage), workers);
-      // a round ends sessions of the workers (between two rounds they may have none open: try again shortly)
-      await until(`sessions to terminate in ${stage}`, () => cluster.terminate(db) > 0, workers, 5000);
-      rounds.push(stage);
-      await sleep(300);
-    }
-    expect(rounds).to.have.length(5);
+    const want: Record<string, number> = { match: 2, pair: 3 };
+    const seen = workers.map(() => 0);
+    await until('five rounds', () => {
+      workers.forEach((w, k) => {
+        const starts = [...w.stderr().matchAll(/worker: (match|pair) \d+\.\.\d+ \(job \d+, attempt \d+\)/g)].map((m) => m[1]!);
+        for (; seen[k]! < starts.length && rounds.length < 5; seen[k]!++) {
+          const stage = starts[seen[k]!]!;
+          if (!want[stage]) continue;
+          for (let i = 0; i < 100 && cluster.terminate(db) === 0; i++) spawnSync('sleep', ['0.02']);
+          want[stage]--;
+          rounds.push(stage);
+        }
+      });
+      return rounds.length === 5;
+    }, workers);
+    expect(rounds).to.deep.equal(['match', 'match', 'pair', 'pair', 'pair']);
     const [a, b] = [await expectClean(workers[0]!), await expectClean(workers[1]!)];
-    expect(a.claims + b.claims).to.be.at.least(5 + 2 + 2);
+    expect(a.claims + b.claims).to.be.at.least(7 + 3 + 3);
     await expectReference(url, data);
   });
 
@@ -143,7 +154,8 @@ describe('fault suite: workers ride out PostgreSQL restarts, terminated sessions
     const data = path.join(dir, 'outage');
     await harvestBank(url, data);
     const workers = [startWorker(data, url, ENV, ['--port', '0']), startWorker(data, url, ENV)];
-    await until('match jobs', () => openStages(cluster, db).includes('match'), workers);
+    // stopped as a match job starts (read from the logs: a quick stage is not missed)
+    await until('a match job', () => workers.some((w) => /worker: match \d+\.\.\d+ \(job/.test(w.stderr())), workers);
     // the daemon of this bank (its /healthz and /metrics), in this process
     const daemonBank = await Bank.open(path.join(dir, 'outage-daemon'), { url });
     const daemon = new Daemon({ bank: daemonBank, config, logger: createLogger('error'), once: true, handleSignals: false });
