@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Bank } from '../../src/bank/index.js';
 import { REPO_ROOT, writeManifest } from '../helpers.js';
 import { TRANSFORMS, scene, write } from '../lsh-helpers.js';
-import { lexiconCacheFile } from '../../src/lib/comparability/lexicon.js';
+import { lexiconCacheFile } from '../../src/lib/comparability/index.js';
 import { testLexicon, testLexiconDir } from './comparability.js';
 
 export const EN = ['Firefighters spray water on a burning warehouse in the harbour district.', 'Crowds gather in the square as the president speaks about the economy.',
