@@ -123,10 +123,14 @@ export function action<A extends unknown[]>(fn: (ctx: Context, ...args: A) => Pr
   };
 }
 
-/** What the user is told about an error: its message; a PostgreSQL error that reached this far is named as the
- *  bank's, with its SQLSTATE (the statement's own text stays out of it). */
+/** What the user is told about an error: its message. A PostgreSQL error that reached this far (a statement the
+ *  server refused: capbridge's bug, or a bank changed by hand) is named as the bank's with its SQLSTATE; the server's
+ *  own words (about its indexes, types, constraints) only with CAPBRIDGE_DEBUG=1, with the stack. */
 export function userMessage(err: unknown): string {
-  if (isDatabaseRefusal(err)) return `the bank (PostgreSQL) refused a statement: ${err.message} (SQLSTATE ${err.code}); this is a bug of capbridge if the bank is healthy: please report it`;
+  if (isDatabaseRefusal(err)) {
+    return `the bank (PostgreSQL) refused a statement (SQLSTATE ${err.code}); if the bank is healthy this is a bug of capbridge: ` +
+      'run again with CAPBRIDGE_DEBUG=1 for the server\'s message and please report it';
+  }
   return errorMessage(err);
 }
 
