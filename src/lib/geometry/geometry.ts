@@ -246,109 +246,117 @@ export interface RansacResult {
   meanError: number;
 }
 
+/** The options of ransacHomography. */
+export interface RansacOptions {
+  threshold: number;
+  maxIterations: number;
+  confidence?: number;
+  seed?: number;
+  sim?: Float64Array | null;
+  simThreshold?: number;
+  /** Also sample orientation-reversing homographies (a mirror image): to find a plane, not to verify one. */
+  allowFlips?: boolean;
+  /** Inliers must also agree in keypoint frame (frameAgrees): a chance match lands within the threshold of a
+   *  wrong model now and then, its orientation and size rarely agree as well. Adds local samples (localSamples). */
+  frames?: FrameCheck;
+}
+
 /**
  * RANSAC homography with LO re-fits. Seeded first by one-correspondence hypotheses (each SIFT match carries
  * scale and orientation, so one match gives a similarity; Philbin et al. 2007): the best few similarity
  * consensus sets are refined into homographies, which makes low inlier ratios cheap; then classic 4-point
  * sampling, adaptive, runs for at most maxIterations. sim: per match (scale ratio, rotation in radians) or null.
  */
-export function ransacHomography(
-  pts: Float64Array,
-  n: number,
-  opts: {
-    threshold: number;
-    maxIterations: number;
-    confidence?: number;
-    seed?: number;
-    sim?: Float64Array | null;
-    simThreshold?: number;
-    /** Also sample orientation-reversing homographies (a mirror image): to find a plane, not to verify one. */
-    allowFlips?: boolean;
-    /** Inliers must also agree in keypoint frame (frameAgrees): a chance match lands within the threshold of a
-     *  wrong model now and then, its orientation and size rarely agree as well. Adds local samples (localSamples). */
-    frames?: FrameCheck;
-  },
-): RansacResult | null {
+export function ransacHomography(pts: Float64Array, n: number, opts: RansacOptions): RansacResult | null {
   if (n < 4) return null;
-  const thr2 = opts.threshold * opts.threshold;
-  const conf = opts.confidence ?? 0.999;
-  const rnd = mulberry32(opts.seed ?? 12345);
-  let best: number[] = [];
-  let bestH = null as Mat3 | null;
-  let maxIt = opts.maxIterations;
-  const countInliers = (H: Mat3): number[] => {
+  const r = new HomographyRansac(pts, n, opts);
+  if (opts.sim) r.similaritySeeds(opts.sim);
+  if (opts.frames && n > 8) r.localSamples(opts.frames);
+  r.fourPointSamples();
+  return r.result();
+}
+
+/** The number of 4-point samples that find an all-inlier sample with probability `conf` at inlier share `w`;
+ *  null when the share is too small for the logarithm to say anything (the budget then stays as it was). */
+function adaptiveIterations(w: number, conf: number): number | null {
+  const denom = Math.log(1 - Math.pow(w, 4));
+  return denom < 0 ? Math.ceil(Math.log(1 - conf) / denom) : null;
+}
+
+/** One RANSAC run: the correspondences, the best consensus so far and the sampling budget; each way of making
+ *  hypotheses is a method that offers them to `consider`. */
+class HomographyRansac {
+  private readonly thr2: number;
+  private readonly conf: number;
+  private readonly rnd: () => number;
+  private best: number[] = [];
+  private bestH: Mat3 | null = null;
+  /** 4-point samples still allowed (adaptive: shrinks as the consensus grows). */
+  private maxIt: number;
+
+  constructor(
+    private readonly pts: Float64Array,
+    private readonly n: number,
+    private readonly opts: RansacOptions,
+  ) {
+    this.thr2 = opts.threshold * opts.threshold;
+    this.conf = opts.confidence ?? 0.999;
+    this.rnd = mulberry32(opts.seed ?? 12345);
+    this.maxIt = opts.maxIterations;
+  }
+
+  private countInliers(H: Mat3): number[] {
+    const { pts, n, thr2 } = this;
+    const f = this.opts.frames;
     const inl: number[] = [];
-    const f = opts.frames;
     for (let i = 0; i < n; i++) if (transferError2(H, pts, i) < thr2 && (!f || frameAgrees(H, pts, i, f))) inl.push(i);
     return inl;
-  };
+  }
+
   /** Local optimisation: re-fit on the inliers until the set stops growing (at most `rounds` re-fits). */
-  const localOptimise = (H: Mat3, inl: number[], rounds: number): { H: Mat3; inl: number[] } => {
+  private localOptimise(H: Mat3, inl: number[], rounds: number): { H: Mat3; inl: number[] } {
     for (let lo = 0; lo < rounds && inl.length >= 4; lo++) {
-      const H2 = fitHomography(pts, inl);
+      const H2 = fitHomography(this.pts, inl);
       if (!H2) break;
-      const inl2 = countInliers(H2);
+      const inl2 = this.countInliers(H2);
       if (inl2.length <= inl.length) break;
       inl = inl2;
       H = H2;
     }
     return { H, inl };
-  };
-  const refine = (seed: number[]): void => {
+  }
+
+  /** A sampled hypothesis: when it beats the best consensus, optimised locally and kept. True when kept. */
+  private consider(H: Mat3, rounds: number): boolean {
+    const inl0 = this.countInliers(H);
+    if (inl0.length <= this.best.length || inl0.length < 4) return false;
+    const lo = this.localOptimise(H, inl0, rounds);
+    this.best = lo.inl;
+    this.bestH = lo.H;
+    return true;
+  }
+
+  /** A homography fitted to a similarity's consensus set, optimised, kept when it beats the best. */
+  private refine(seed: number[]): void {
     if (seed.length < 4) return;
-    const H0 = fitHomography(pts, seed);
+    const H0 = fitHomography(this.pts, seed);
     if (!H0) return;
-    const { H, inl } = localOptimise(H0, countInliers(H0), 4);
-    if (inl.length > best.length) {
-      best = inl;
-      bestH = H;
-    }
-  };
-  /**
-   * With keypoint frames: NAPSAC-style samples (a random match and three of its nearest neighbours in the query
-   * image: a plane's inliers sit together, so a sample of neighbours is all inliers far more often than four
-   * drawn anywhere when inliers are a few percent of the matches), each kept only when its four matches agree
-   * in frame with the homography they give, which rejects nearly all wrong samples before counting.
-   */
-  function localSamples(f: FrameCheck): void {
-    const K = Math.min(n - 1, 16);
-    const nb = new Int32Array(n * K);
-    const d = new Float64Array(n);
-    const order = Array.from({ length: n }, (_, i) => i);
-    for (let i = 0; i < n; i++) {
-      for (let j = 0; j < n; j++) d[j] = (pts[j * 4]! - pts[i * 4]!) ** 2 + (pts[j * 4 + 1]! - pts[i * 4 + 1]!) ** 2;
-      d[i] = Infinity;
-      order.sort((a, b) => d[a]! - d[b]!);
-      for (let k = 0; k < K; k++) nb[i * K + k] = order[k]!;
-    }
-    const its = Math.min(50000, 100 * n);
-    const smp = [0, 0, 0, 0];
-    for (let it = 0; it < its; it++) {
-      const i0 = Math.floor(rnd() * n);
-      smp[0] = i0;
-      for (let k = 1; k < 4; k++) {
-        let r: number;
-        do r = nb[i0 * K + Math.floor(rnd() * K)]!;
-        while (smp.slice(0, k).includes(r));
-        smp[k] = r;
-      }
-      if (degenerate(pts, smp, opts.allowFlips)) continue;
-      const H = homographyFrom4(pts, smp);
-      if (!H || !smp.every((i) => frameAgrees(H, pts, i, f))) continue;
-      const inl0 = countInliers(H);
-      if (inl0.length > best.length && inl0.length >= 4) {
-        const lo = localOptimise(H, inl0, 4);
-        best = lo.inl;
-        bestH = lo.H;
-      }
+    const { H, inl } = this.localOptimise(H0, this.countInliers(H0), 4);
+    if (inl.length > this.best.length) {
+      this.best = inl;
+      this.bestH = H;
     }
   }
-  if (opts.sim) {
+
+  /** One-correspondence hypotheses: each match's similarity, its consensus set; the best five refined. The
+   *  4-point sampling after them is the fallback for strong perspective, so it gets a smaller budget. */
+  similaritySeeds(sim: Float64Array): void {
+    const { pts, n, opts } = this;
     const st2 = (opts.simThreshold ?? opts.threshold * 3) ** 2;
     const seeds: { i: number; set: number[] }[] = [];
     for (let i = 0; i < n; i++) {
-      const sc = opts.sim[2 * i]!;
-      const th = opts.sim[2 * i + 1]!;
+      const sc = sim[2 * i]!;
+      const th = sim[2 * i + 1]!;
       const c = Math.cos(th) * sc;
       const sn = Math.sin(th) * sc;
       const qx = pts[i * 4]!;
@@ -364,42 +372,81 @@ export function ransacHomography(
       seeds.push({ i, set });
     }
     seeds.sort((a, b) => b.set.length - a.set.length);
-    for (const sd of seeds.slice(0, 5)) refine(sd.set);
-    // The seeds already found the consensus of every near-similarity; 4-point sampling is the fallback for
-    // strong perspective, so it gets a smaller budget.
-    maxIt = Math.min(maxIt, Math.max(100, opts.maxIterations >> 3));
-    if (best.length >= 4) {
-      const w = best.length / n;
-      const denom = Math.log(1 - Math.pow(w, 4));
-      if (denom < 0) maxIt = Math.min(maxIt, Math.ceil(Math.log(1 - conf) / denom));
+    for (const sd of seeds.slice(0, 5)) this.refine(sd.set);
+    this.maxIt = Math.min(this.maxIt, Math.max(100, opts.maxIterations >> 3));
+    const adaptive = this.best.length >= 4 ? adaptiveIterations(this.best.length / n, this.conf) : null;
+    if (adaptive !== null) this.maxIt = Math.min(this.maxIt, adaptive);
+  }
+
+  /** The 16 nearest matches of each match in the query image (NAPSAC's neighbourhoods). */
+  private neighbours(K: number): Int32Array {
+    const { pts, n } = this;
+    const nb = new Int32Array(n * K);
+    const d = new Float64Array(n);
+    const order = Array.from({ length: n }, (_, i) => i);
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < n; j++) d[j] = (pts[j * 4]! - pts[i * 4]!) ** 2 + (pts[j * 4 + 1]! - pts[i * 4 + 1]!) ** 2;
+      d[i] = Infinity;
+      order.sort((a, b) => d[a]! - d[b]!);
+      for (let k = 0; k < K; k++) nb[i * K + k] = order[k]!;
+    }
+    return nb;
+  }
+
+  /**
+   * With keypoint frames: NAPSAC-style samples (a random match and three of its nearest neighbours in the query
+   * image: a plane's inliers sit together, so a sample of neighbours is all inliers far more often than four
+   * drawn anywhere when inliers are a few percent of the matches), each kept only when its four matches agree
+   * in frame with the homography they give, which rejects nearly all wrong samples before counting.
+   */
+  localSamples(f: FrameCheck): void {
+    const { pts, n, rnd } = this;
+    const K = Math.min(n - 1, 16);
+    const nb = this.neighbours(K);
+    const its = Math.min(50000, 100 * n);
+    const smp = [0, 0, 0, 0];
+    for (let it = 0; it < its; it++) {
+      const i0 = Math.floor(rnd() * n);
+      smp[0] = i0;
+      for (let k = 1; k < 4; k++) {
+        let r: number;
+        do r = nb[i0 * K + Math.floor(rnd() * K)]!;
+        while (smp.slice(0, k).includes(r));
+        smp[k] = r;
+      }
+      if (degenerate(pts, smp, this.opts.allowFlips)) continue;
+      const H = homographyFrom4(pts, smp);
+      if (!H || !smp.every((i) => frameAgrees(H, pts, i, f))) continue;
+      this.consider(H, 4);
     }
   }
-  const sample = [0, 0, 0, 0];
-  if (opts.frames && n > 8) localSamples(opts.frames);
-  for (let it = 0; it < maxIt; it++) {
-    for (let k = 0; k < 4; k++) {
-      let r: number;
-      do r = Math.floor(rnd() * n);
-      while (sample.slice(0, k).includes(r));
-      sample[k] = r;
-    }
-    if (degenerate(pts, sample, opts.allowFlips)) continue;
-    const H = homographyFrom4(pts, sample);
-    if (!H) continue;
-    const inl0 = countInliers(H);
-    if (inl0.length > best.length && inl0.length >= 4) {
-      const lo = localOptimise(H, inl0, 3);
-      best = lo.inl;
-      bestH = lo.H;
-      const w = best.length / n;
-      const denom = Math.log(1 - Math.pow(w, 4));
-      if (denom < 0) maxIt = Math.min(opts.maxIterations, Math.ceil(Math.log(1 - conf) / denom));
+
+  /** Classic 4-point sampling, adaptive: each better consensus shortens the run. */
+  fourPointSamples(): void {
+    const { pts, n, rnd } = this;
+    const sample = [0, 0, 0, 0];
+    for (let it = 0; it < this.maxIt; it++) {
+      for (let k = 0; k < 4; k++) {
+        let r: number;
+        do r = Math.floor(rnd() * n);
+        while (sample.slice(0, k).includes(r));
+        sample[k] = r;
+      }
+      if (degenerate(pts, sample, this.opts.allowFlips)) continue;
+      const H = homographyFrom4(pts, sample);
+      if (!H || !this.consider(H, 3)) continue;
+      const adaptive = adaptiveIterations(this.best.length / n, this.conf);
+      if (adaptive !== null) this.maxIt = Math.min(this.opts.maxIterations, adaptive);
     }
   }
-  if (!bestH) return null;
-  let err = 0;
-  for (const i of best) err += Math.sqrt(transferError2(bestH, pts, i));
-  return { H: bestH, inliers: best, meanError: best.length ? err / best.length : 0 };
+
+  result(): RansacResult | null {
+    const { bestH, best } = this;
+    if (!bestH) return null;
+    let err = 0;
+    for (const i of best) err += Math.sqrt(transferError2(bestH, this.pts, i));
+    return { H: bestH, inliers: best, meanError: best.length ? err / best.length : 0 };
+  }
 }
 
 /** Area of the convex hull of points (x, y pairs), by the monotone chain. */
