@@ -23,6 +23,7 @@ import { Bank, CandidatesRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { loadStage } from '../src/stages/index.js';
 import { runPairing } from '../src/stages/pair/index.js';
+import { observeSourceCosts } from '../src/stages/match/index.js';
 import { importManifest } from '../src/import/manifest.js';
 import { syncIndex } from '../src/lib/image-index/index.js';
 import { readTsvObjects } from '../src/util/tsv.js';
@@ -156,11 +157,11 @@ try {
   await importManifest(bank, { bank: 'source', manifest: manifest('source', sources), config });
   const sf = await stage('sourceFeatures', async () => (await features(bank, config)).detail);
   // A source that gets views is reported twice (plain search, then views): its cost is the sum.
-  const onSource = (s: { itemId: number; cpuMs: number; wallMs: number; viewed: boolean; candidates: number }) => {
+  const stop = observeSourceCosts((s) => {
     const p = perSourceSearch.get(s.itemId);
     perSourceSearch.set(s.itemId, p ? { cpuMs: p.cpuMs + s.cpuMs, wallMs: p.wallMs + s.wallMs, viewed: p.viewed || s.viewed, candidates: s.candidates } : s);
-  };
-  const ms = await stage('match', async () => (await match(bank, config, { onSource })).detail);
+  });
+  const ms = await stage('match', async () => (await match(bank, config, {}).finally(stop)).detail);
   const ps = await stage('pair', () => runPairing(bank, config, {}));
   // Quality: the first candidate of each source with a counterpart; any candidate of a source without one.
   const cands = bank.repo(CandidatesRepo);

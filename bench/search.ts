@@ -25,12 +25,12 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Bank } from '../src/bank/index.js';
+import { Bank, DenseViewsRepo } from '../src/bank/index.js';
 import type { Config } from '../src/config/schema.js';
 import { loadConfig } from '../src/config/load.js';
 import { importManifest } from '../src/import/manifest.js';
 import { exportCandidatesJsonl } from '../src/stages/export/index.js';
-import type { MatchOptions } from '../src/stages/match/index.js';
+import { observeSourceCosts } from '../src/stages/match/index.js';
 import { loadStage } from '../src/stages/index.js';
 import { benchArgs, heldOut, metrics, percentile, readSet, round, sharedDataDir, type RetrievalSet } from './search-lib.js';
 
@@ -106,6 +106,8 @@ interface MatchRun {
   cands: Map<string, { target: string; score: number; inliers: number; model: string }[]>;
   /** per stage: CPU ms of each query that reached it */
   stages: Record<StageName, number[]>;
+  /** targets' dense views the run left in the bank (archive matching) */
+  denseViews: { images: number; bytes: number };
 }
 
 /** `match --top 5` then `export --format jsonl --candidates` on a copy of the featured bank. */
@@ -115,13 +117,10 @@ async function matchRun(set: RetrievalSet, base: string, cfg: Config): Promise<M
   const bank = await Bank.open(dir);
   const stages: Record<StageName, number[]> = { plain: [], views: [], archive: [] };
   try {
-    const onSource: MatchOptions['onSource'] = (s) => {
-      const st = (s as { stage?: StageName }).stage ?? (s.viewed ? 'views' : 'plain');
-      stages[st].push(s.cpuMs);
-    };
+    const stop = observeSourceCosts((s) => stages[s.stage].push(s.cpuMs));
     const c0 = process.cpuUsage();
     const w0 = performance.now();
-    const r = await (await loadStage('match'))(bank, cfg, { top: 5, onSource });
+    const r = await (await loadStage('match'))(bank, cfg, { top: 5 }).finally(stop);
     const cpu = cpuMs(process.cpuUsage(c0));
     const wallMs = performance.now() - w0;
     const out = path.join(dir, 'candidates.jsonl');
@@ -133,7 +132,8 @@ async function matchRun(set: RetrievalSet, base: string, cfg: Config): Promise<M
       cands.get(c.source_id)!.push({ target: c.target_id, score: c.image_score, inliers: c.inliers, model: c.model, rank: c.rank });
     }
     for (const l of cands.values()) l.sort((a, b) => a.rank - b.rank);
-    return { summary: r.detail as unknown as Record<string, unknown>, cpuMs: cpu, wallMs, cands, stages };
+    const denseViews = await bank.repo(DenseViewsRepo).size();
+    return { summary: r.detail as unknown as Record<string, unknown>, cpuMs: cpu, wallMs, cands, stages, denseViews };
   } finally {
     await bank.close();
     fs.rmSync(dir, { recursive: true, force: true });
@@ -173,7 +173,8 @@ async function runSet(name: string): Promise<Record<string, unknown>> {
     ...(SPLIT === 'all' ? { all: score(set, run, all), holdout: score(set, run, new Set([...all].filter((s) => held.has(s)))) } : {}),
     dev: score(set, run, dev),
     sources: sources.length,
-    match: { cpuMs: Math.round(run.cpuMs), wallMs: Math.round(run.wallMs), viewed: run.summary.viewed, archived: run.summary.archived ?? null, failed: run.summary.failed },
+    match: { cpuMs: Math.round(run.cpuMs), wallMs: Math.round(run.wallMs), viewed: run.summary.viewed, archived: run.summary.archived ?? null, denseComputed: run.summary.denseComputed ?? null, failed: run.summary.failed },
+    denseViews: { images: run.denseViews.images, mbPerImage: run.denseViews.images ? round(run.denseViews.bytes / run.denseViews.images / 1048576, 2) : null },
     stages: { plain: stage('plain'), views: stage('views'), archive: stage('archive') },
     featuresCpuMs: base.featuresCpuMs === null ? null : Math.round(base.featuresCpuMs),
   };

@@ -25,7 +25,7 @@ import { decodeGrey } from '../src/lib/sift/index.js';
 import { siftParams } from '../src/lib/sift/index.js';
 import { SiftPool } from '../src/lib/sift/index.js';
 import { asiftSpecs } from '../src/lib/sift/index.js';
-import { archiveCompare, archiveVerifyParams, viewParams } from '../src/stages/match/index.js';
+import { archiveCompare, archiveParams, archiveVerifyParams } from '../src/stages/match/index.js';
 import { benchArgs, percentile, readSet, round, sharedDataDir } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -94,10 +94,8 @@ await Promise.all(ids.map(async (id) => {
 }));
 await siftPool.close();
 const featMs = performance.now() - t0;
-const vp = viewParams(config);
-vp.poolRadius = pool;
-vp.archive = { ...vp.archive, minInliers, angleTolerance, scaleTolerance };
-const p = { ...archiveVerifyParams(searchParams(config), vp), rivalAnywhere, ...(flag('epipolar') ? { epipolar: config.match.epipolar } : {}), ...(flag('no-frames') ? { frames: undefined } : {}) };
+const a = { ...archiveParams(config), minInliers, angleTolerance, scaleTolerance };
+const p = { ...archiveVerifyParams(searchParams(config), a, pool), rivalAnywhere, ...(flag('epipolar') ? { epipolar: config.match.epipolar } : {}), ...(flag('no-frames') ? { frames: undefined } : {}) };
 let matchMs = 0;
 /** The product's comparison (its forest built once per target, as while archive matching's cache holds it). */
 function judge(q: { pr: Prepared }, t: { f: Features }) {

@@ -4,7 +4,7 @@
 // at score 0. Confident queries skip the views; `match` uses them through the bank's image store.
 import { expect } from 'chai';
 import path from 'node:path';
-import { Bank, CandidatesRepo, LshRepo } from '../src/bank/index.js';
+import { Bank, CandidatesRepo, DenseViewsRepo, LshRepo } from '../src/bank/index.js';
 import { computeMissingFeatures } from '../src/stages/features/stage.js';
 import { loadConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
@@ -13,16 +13,17 @@ import { extractFeatures } from '../src/lib/sift/extract.js';
 import { fitHomography } from '../src/lib/geometry/geometry.js';
 import { LshIndex } from '../src/lib/image-index/lsh.js';
 import { prepare, search } from '../src/lib/image-index/searcher.js';
-import { ViewPool } from '../src/stages/match/stage.js';
+import { ViewPool, observeSourceCosts } from '../src/stages/match/stage.js';
 import { createReviewServer } from '../src/review/server.js';
 import { lshParams, searchParams } from '../src/lib/image-index/store.js';
-import { archiveCompare, archiveVerifyParams, inThreadViews, poolViews, searchProgressive, viewParams, withOwnViews, type TargetViews } from '../src/stages/match/views.js';
+import { inThreadViews, poolViews, searchProgressive, viewParams, withOwnViews, type TargetViews } from '../src/stages/match/views.js';
+import { archiveCompare, archiveMatch, archiveParams, archiveVerifyParams, denseViews } from '../src/stages/match/archive.js';
 import { concatFeatures } from '../src/lib/image-index/descriptors.js';
 import { siftParams } from '../src/lib/sift/extract.js';
 import { asiftSpecs, viewFeatures, viewSpecs } from '../src/lib/sift/views.js';
 import { mulberry32 } from '../src/util/random.js';
 import { SiftPool } from '../src/lib/sift/pool.js';
-import type { Prepared } from '../src/lib/image-index/verify.js';
+import { unverified, type Prepared } from '../src/lib/image-index/verify.js';
 import { importManifest } from '../src/import/manifest.js';
 import { tempDir, writeManifest } from './helpers.js';
 import { H, W, perspective, scene, write } from './lsh-helpers.js';
@@ -39,8 +40,10 @@ function onCopy(x: number, y: number): [number, number] {
 }
 
 describe('lsh-index: search with synthesised query views', function () {
-  this.timeout(60_000);
+  this.timeout(120_000);
   const { config } = loadConfig({});
+  // archive matching only where a test asks for it (its own tests below, and test/match-archive.test.ts)
+  config.match.views.archive.candidates = 0;
   let queryPng: Buffer;
   let index: LshIndex;
   let prep: Prepared[];
@@ -195,29 +198,27 @@ describe('lsh-index: search with synthesised query views', function () {
 
   it('archive matching verifies the same wall with ASIFT views of both photos and exact pairs, distractors at 0', async () => {
     const { qb, targets, tp, idx, q } = await wallFromTwoSides();
-    const asked: { slot: number; views: number; compress: boolean }[] = [];
-    const targetViews: TargetViews = async (slot, specs, kpv, maxSide) => {
-      asked.push({ slot, views: specs.length, compress: specs.slice(1).every((v) => v.compress) });
-      return withOwnViews(tp[slot]!.f, (await grey(targets[slot]!)())!, specs, siftParams(config.sift), kpv, maxSide);
+    const a = { ...archiveParams(config), candidates: 4, maxTilt: 4, keypointsPerView: 400 };
+    const sp = siftParams(config.sift);
+    const asked: number[] = [];
+    const targetDense = async (slot: number) => {
+      asked.push(slot);
+      return denseViews((await grey(targets[slot]!)())!, tp[slot]!.f, a.maxTilt, a.keypointsPerView, a.maxSide, sp, inThreadViews);
     };
-    const vp = viewParams(config);
-    const r = await searchProgressive(idx, (s) => tp[s], q, searchParams(config), { ...vp, targetViews: 0, archive: { ...vp.archive, candidates: 4, maxTilt: 4, keypointsPerView: 400 } }, config.sift, grey(qb), undefined, undefined, targetViews);
-    expect(asked.map((a) => a.slot).sort()).to.deep.equal([0, 1, 2, 3]);
-    expect(asked.every((a) => a.views === 28 && a.compress), 'ASIFT views at maxTilt 4').to.equal(true);
-    expect(r.views.archive.candidates).to.equal(4);
-    expect(r.views.archive.keypoints).to.be.greaterThan(q.count * 4);
+    const plain = await search(idx, (s) => tp[s], q, searchParams(config));
+    expect(plain.hits.find((h) => h.slot === 0)?.score ?? 0, 'the plain search does not verify it').to.equal(0);
+    // every target a candidate (the plain search shortlists only the images its keypoints reached)
+    const cands = [3, 2, 1, 0].map((slot) => ({ ...unverified('not matched'), slot, votes: 0, mirrored: false }));
+    const qd = await denseViews((await grey(qb)())!, q, a.maxTilt, a.keypointsPerView, a.maxSide, sp, inThreadViews);
+    const r = await archiveMatch(qd, cands, a, archiveVerifyParams(searchParams(config), a, config.match.views.poolRadius), targetDense);
+    expect([...asked].sort()).to.deep.equal([0, 1, 2, 3]);
+    expect(r.candidates).to.equal(4);
+    expect(r.keypoints).to.be.greaterThan(q.count * 4);
+    expect(r.hits.map((h) => h.slot), 'the same wall, and no distractor').to.deep.equal([0]);
     const top = r.hits[0]!;
-    expect(top.slot, 'the same wall ranks first').to.equal(0);
     expect(top.model, 'archive matching verifies planes only').to.equal('homography');
     expect(top.score).to.be.greaterThan(config.match.minScore);
     expect(top.inliers).to.be.at.least(config.match.minInliers);
-    for (const h of r.hits.slice(1)) expect(h.score, `distractor ${h.slot}`).to.equal(0);
-    // off (the default): never asked
-    asked.length = 0;
-    const off = await searchProgressive(idx, (s) => tp[s], q, searchParams(config), { ...vp, targetViews: 0 }, config.sift, grey(qb), undefined, undefined, targetViews);
-    expect(asked).to.deep.equal([]);
-    expect(off.views.archive.candidates).to.equal(0);
-    expect(off.hits.find((h) => h.slot === 0)?.score ?? 0).to.equal(0);
   });
 
   it('archive matching does not verify unrelated night photos of one size through their views\' frames', () => {
@@ -234,14 +235,14 @@ describe('lsh-index: search with synthesised query views', function () {
       }
       return Uint8Array.from(g, (v) => Math.min(255, v + r() * 6));
     };
-    const vp = viewParams(config);
+    const a = archiveParams(config);
     const specs = asiftSpecs(4);
     const dense = [1, 2, 3].map((seed) => concatFeatures({ width: W, height: H, scale: 1 }, viewFeatures({ grey: night(seed), width: W, height: H }, specs, siftParams(config.sift), 400, 1024).views));
-    const p = archiveVerifyParams(searchParams(config), vp);
+    const p = archiveVerifyParams(searchParams(config), a, config.match.views.poolRadius);
     for (const [i, j] of [[0, 1], [0, 2], [1, 2]] as const) {
-      expect(archiveCompare(prepare(dense[i]!), dense[j]!, vp.archive, p).score, `night ${i} vs ${j}`).to.equal(0);
+      expect(archiveCompare(prepare(dense[i]!), dense[j]!, a, p).score, `night ${i} vs ${j}`).to.equal(0);
       // and no consensus beyond chance with the inlier bar at RANSAC's minimum (5-6 measured)
-      expect(archiveCompare(prepare(dense[i]!), dense[j]!, vp.archive, { ...p, minInliers: 4 }).inliers, `night ${i} vs ${j} inliers`).to.be.below(9);
+      expect(archiveCompare(prepare(dense[i]!), dense[j]!, a, { ...p, minInliers: 4 }).inliers, `night ${i} vs ${j} inliers`).to.be.below(9);
     }
   });
 
@@ -255,8 +256,9 @@ describe('lsh-index: search with synthesised query views', function () {
     ]);
     // 0: query views only; 8: two-sided views; 'archive': archive matching alone (its dense views of t1 from the store)
     for (const n of [0, 8, 'archive'] as const) {
-      const v = config.match.views;
-      const c: Config = { ...config, match: { ...config.match, views: n === 'archive' ? { ...v, targetViews: 0, archive: { ...v.archive, candidates: 4, maxTilt: 4, keypointsPerView: 400 } } : { ...v, targetViews: n } } };
+      // minPromise 0: one source, whose shortlist's votes are not what this is about
+      const v = { ...config.match.views, minPromise: 0 };
+      const c: Config = { ...config, match: { ...config.match, views: n === 'archive' ? { ...v, targetViews: 0, archive: { ...v.archive, candidates: 4, maxTilt: 4, keypointsPerView: 400, targetMaxTilt: 4, targetKeypointsPerView: 400 } } : { ...v, targetViews: n, archive: { ...v.archive, candidates: 0 } } } };
       const bank = await Bank.open(path.join(dir, `data${n}`));
       try {
         for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });
@@ -268,6 +270,19 @@ describe('lsh-index: search with synthesised query views', function () {
           expect(list.map((x) => x.rank)).to.deep.equal([1]);
           expect((await bank.items.byId(list[0]!.targetItemId))!.extId).to.equal('t1');
           expect(list[0]!.inliers).to.be.at.least(config.match.minInliers);
+        }
+        if (n === 'archive') {
+          expect(s.archived).to.equal(1);
+          expect(s.denseComputed, 'the candidates\' dense views, computed once').to.be.within(1, 4);
+          expect((await bank.repo(DenseViewsRepo).size()).images).to.equal(s.denseComputed);
+          // another source showing the same wall, in a later run: its candidates' dense views come from the bank
+          writeManifest(path.join(dir, 'source2.tsv'), [['s2', path.join(dir, 's1.png'), 'The wall from the side again.', 'https://example.org/en/s2']]);
+          await importManifest(bank, { bank: 'source', manifest: path.join(dir, 'source2.tsv'), config: c });
+          const again = await featuresThenMatch(bank, c, { threads: 1 });
+          expect(again.archived).to.equal(1);
+          expect(again.denseComputed).to.equal(0);
+          const l2 = await bank.repo(CandidatesRepo).listFor((await bank.items.get('source', 's2'))!.id);
+          expect(l2.map((x) => x.targetItemId)).to.deep.equal(list.map((x) => x.targetItemId));
         }
       } finally {
         await bank.close();
@@ -359,7 +374,8 @@ describe('lsh-index: search with synthesised query views', function () {
     try {
       for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });
       const seen: { itemId: number; viewed: boolean }[] = [];
-      const s = await featuresThenMatch(bank, c, { threads: 1, onSource: (x) => seen.push(x) });
+      const stop = observeSourceCosts((x) => seen.push(x));
+      const s = await featuresThenMatch(bank, c, { threads: 1 }).finally(stop);
       expect(s.sources).to.equal(4);
       expect(s.viewed).to.equal(1);
       expect(seen.filter((x) => x.viewed)).to.have.length(1);

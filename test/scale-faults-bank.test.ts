@@ -9,7 +9,7 @@ import { loadConfig } from '../src/config/load.js';
 import { runPairing } from '../src/stages/pair/index.js';
 import { importManifest } from '../src/import/manifest.js';
 import { runFeatures } from '../src/stages/features/index.js';
-import { runMatch } from '../src/stages/match/index.js';
+import { observeSourceCosts, runMatch } from '../src/stages/match/index.js';
 import { tempDir } from './helpers.js';
 import { terminateSessions } from './helpers/pg-cluster.js';
 import { pgUnavailable, startPg } from './helpers/postgres.js';
@@ -107,7 +107,8 @@ describe('fault suite: the bank drops connections (PostgreSQL)', function () {
       try {
         // after the first source's search, every session of the bank is terminated at once (synchronously: the
         // pool has not seen it when the next source's features are read)
-        await runMatch(bank, config, { threads: 1, onSource: () => void (cut++ === 0 && terminateSessions(port, dbName(url))) });
+        const stop = observeSourceCosts(() => void (cut++ === 0 && terminateSessions(port, dbName(url))));
+        await runMatch(bank, config, { threads: 1 }).finally(stop);
       } catch (err) {
         caught = err;
       }

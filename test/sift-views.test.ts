@@ -43,8 +43,12 @@ describe('sift: affine views', () => {
       const [a, b, c, d] = viewMatrix(s);
       expect(a * d - b * c).to.be.closeTo(1 / s.tilt, 1e-9);
       const u = [Math.cos((s.phi * Math.PI) / 180), Math.sin((s.phi * Math.PI) / 180)];
-      expect(a * u[0]! + b * u[1]!).to.be.closeTo(u[0]! / s.tilt, 1e-9); // along phi: shrunk by t
-      expect(a * -u[1]! + b * u[0]!).to.be.closeTo(-u[1]!, 1e-9); // across: kept
+      const along = [a * u[0]! + b * u[1]!, c * u[0]! + d * u[1]!];
+      const across = [a * -u[1]! + b * u[0]!, c * -u[1]! + d * u[0]!];
+      expect(Math.hypot(along[0]!, along[1]!)).to.be.closeTo(1 / s.tilt, 1e-9); // along phi: shrunk by t
+      expect(Math.hypot(across[0]!, across[1]!)).to.be.closeTo(1, 1e-9); // across: kept
+      expect(along[0]! * across[0]! + along[1]! * across[1]!).to.be.closeTo(0, 1e-9); // no shear: turned, then squashed
+      expect(along[1]!, 'phi turned onto the x axis').to.be.closeTo(0, 1e-9);
     }
     const v = synthView({ grey: new Uint8Array(W * H).fill(90), width: W, height: H }, { tilt: 4, phi: 0, compress: true });
     expect([v.width, v.height]).to.deep.equal([Math.ceil((W - 1) / 4) + 1, H]);

@@ -14,6 +14,7 @@ export { ReviewsRepo, VERDICTS, LIST_TEXT_CHARS, type Verdict, type Review, type
 export { TermStatsRepo, type Lang, type TermCounts } from './term-stats.js';
 export { LshRepo, type LshRow } from './lsh.js';
 export { TwinsRepo, type StoredHash, type Twin } from './twins.js';
+export { DenseViewsRepo, packKeypoints, unpackKeypoints } from './dense-views.js';
 export { CandidatesRepo, type CandidateInput, type Candidate, type CandidateJoined } from './candidates.js';
 export { JobsRepo, JOB_STAGES, SCHEDULED_STAGES, type JobStage, type ScheduledStage, type Job, type JobCounts, type IdRange } from './jobs.js';
 export { BankUnavailableError, isBankUnavailable, isInfrastructureFailure, isDatabaseRefusal } from './outage.js';

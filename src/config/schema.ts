@@ -115,6 +115,7 @@ export const configSchema = z
             confidence: nonneg(),
             maxSide: pos(),
             minEvidence: int().min(0),
+            minPromise: nonneg(),
             budget: z.number().min(0).max(1),
             denseKeypoints: int().min(0).max(8192),
             denseBudget: z.number().min(0).max(1),
@@ -124,14 +125,18 @@ export const configSchema = z
             archive: z
               .object({
                 candidates: int().min(0).max(200),
+                budget: z.number().min(0).max(1),
                 maxTilt: int().min(0).max(7),
                 keypointsPerView: pos().max(8192),
+                targetMaxTilt: int().min(0).max(7),
+                targetKeypointsPerView: pos().max(8192),
                 maxSide: pos(),
                 checks: pos(),
                 neighbours: int().min(2).max(16),
                 minInliers: int().min(0),
                 angleTolerance: z.number().gt(0).max(180),
                 scaleTolerance: z.number().gt(0),
+                maxLogNfa: z.number().max(0),
               })
               .strict(),
           })

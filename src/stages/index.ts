@@ -36,7 +36,7 @@ export interface StageOptions {
 export interface StageExtras {
   crawl: Pick<CrawlOptions, 'site' | 'sites' | 'sitesDir' | 'retryGivenUp' | 'resolve' | 'clock' | 'random'>;
   features: Record<never, never>;
-  match: Pick<MatchOptions, 'top' | 'batchSize' | 'onSource'>;
+  match: Pick<MatchOptions, 'top' | 'batchSize'>;
   pair: Pick<PairingOptions, 'batchSize' | 'all' | 'scorer' | 'minLevel'>;
   export: Omit<ExportOptions, 'logger'>;
 }

@@ -5,8 +5,8 @@
 //   9 crawl frontier (crawl) · 10 items.credit (extraction) · 11 sentence pairs (pair) · 12 the candidate's
 //   geometric model (match) · 13 picture hashes and twins (features) · 15 jobs of the workers (worker)
 //   16 crawl jobs keyed by host group (worker) · 17 BLOB columns uncompressed on PostgreSQL (bank)
-//   18 captions counted into IDF per item (comparability, features) · 36 export claims (export, issue 36).
-//   No migration has number 7 or 14.
+//   18 captions counted into IDF per item (comparability, features) · 33 dense views of targets for archive
+//   matching (match) · 36 export claims (export, issue 36). No migration has number 7 or 14.
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
 import { m002Features } from './002-features.js';
@@ -19,6 +19,7 @@ import { m009CrawlFrontier } from './009-crawl-frontier.js';
 import { m010Credit } from './010-credit.js';
 import { m011SentencePairs } from './011-sentence-pairs.js';
 import { m013Twins } from './013-twins.js';
+import { m033DenseViews } from './033-dense-views.js';
 import { m015Jobs } from './015-jobs.js';
 import { m016CrawlJobs } from './016-crawl-jobs.js';
 import { m017BlobStorage } from './017-blob-storage.js';
@@ -46,5 +47,6 @@ export const migrations: Migration[] = [
   m018IdfCounted,
   m012CandidateModel,
   m036ExportClaims,
+  m033DenseViews,
 ].sort((a, b) => a.version - b.version);
 export type { Migration };

@@ -142,6 +142,17 @@ function squareToQuad(pts: Float64Array, s: number[], off: number, m: Float64Arr
 const scratchA = new Float64Array(9);
 const scratchB = new Float64Array(9);
 
+/** The inverse of a 3x3 matrix (row-major), scaled so that its last entry is 1 where it can be; null when singular. */
+export function invert3(m: ArrayLike<number>): Mat3 | null {
+  const [a, b, c, d, e, f, g, h, i] = Array.from(m) as [number, number, number, number, number, number, number, number, number];
+  const A = e * i - f * h, B = -(d * i - f * g), C = d * h - e * g;
+  const det = a * A + b * B + c * C;
+  if (!Number.isFinite(det) || Math.abs(det) < 1e-12) return null;
+  const inv = [A, -(b * i - c * h), b * f - c * e, B, a * i - c * g, -(a * f - c * d), C, -(a * h - b * g), a * e - b * d].map((v) => v / det);
+  const s = Math.abs(inv[8]!) > 1e-12 ? inv[8]! : 1;
+  return Float64Array.from(inv, (v) => v / s);
+}
+
 /**
  * The exact homography through 4 correspondences (the RANSAC minimal sample): square->quad of the second
  * image composed with the inverse (adjugate) of square->quad of the first. The same H as the DLT on the 4

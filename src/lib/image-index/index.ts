@@ -5,5 +5,5 @@ export { DEFAULT_KD, KdForest } from './kdforest.js';
 export { CODE_BITS, LshIndex, mulberry32, project } from './lsh.js';
 export { MEAN_ROOTSIFT } from './mean-rootsift.js';
 export { type Hit, type SearchParams, type SearchResult, type SlotLoader, mergeHits, prepare, scanStats, search, sketchCollisions } from './searcher.js';
-export { type IndexHandle, autoBits, indexTargets, lshParams, openIndex, searchParams, syncIndex } from './store.js';
+export { type IndexHandle, autoBits, featureBytes, indexTargets, lshParams, openIndex, searchParams, syncIndex } from './store.js';
 export { type Prepared, type Verification, type VerifyParams, verifyCandidate } from './verify.js';

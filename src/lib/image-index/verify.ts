@@ -4,7 +4,7 @@
 // photos of one scene from different places). The image score in [0, 1] is 0 for unrelated images and says
 // which model verified.
 import { DESC_SIZE, KP_STRIDE, type Features } from './features.js';
-import { hullArea, ransacHomography, transferError2, type Mat3 } from '../geometry/index.js';
+import { frameAgrees, hullArea, ransacHomography, transferError2, type Mat3 } from '../geometry/index.js';
 import { localPlanes, ransacFundamental, sampson2 } from '../geometry/index.js';
 import { mulberry32 } from '../../util/random.js';
 
@@ -52,7 +52,7 @@ export interface VerifyParams {
    *  then also draws local samples (ransacHomography's frames). For archive matching: among tens of thousands of
    *  keypoints a side, wrong models gather chance inliers by position alone, and the true plane's inliers are a
    *  few percent of the matches. */
-  frames?: { angleTolerance: number; scaleTolerance: number };
+  frames?: { angleTolerance: number; scaleTolerance: number; maxLogNfa: number };
 }
 
 /** The model a candidate verified under: one homography (a copy, a plane) or the epipolar geometry of a 3D scene. */
@@ -73,6 +73,10 @@ export interface Verification {
   meanError: number;
   spread: number;
   reason?: string;
+  /** Frame-checked homographies (archive matching): log10 of the model's number of false alarms and the chance of
+   *  one match agreeing with it (homographyLogNfa). */
+  logNfa?: number;
+  chance?: number;
   /** Development diagnostics (DIAG_EPIPOLAR_DEV=1). */
   diag?: Record<string, number>;
 }
@@ -112,7 +116,7 @@ export function verifyCandidate(q: Prepared, t: Prepared, cand: Int32Array | num
   const minMatches = Math.max(4, p.minInliers);
   if (mH.length < minMatches && mF.length < minMatches) return unverified('too few matches', mH.length);
   const gH = matchGeometry(mH, q, t);
-  const hv = mH.length >= minMatches ? verifyHomography(gH.pts, gH.sim, gH.ang, mH.length, q, t, p) : unverified('too few matches', mH.length);
+  const hv = mH.length >= minMatches ? verifyHomography(gH, mH.length, q, t, p) : unverified('too few matches', mH.length);
   // A homography that already explains most matches is a copy or a plane: a fundamental matrix would add nothing.
   if (!ep || (hv.score > 0 && hv.inliers >= 0.6 * mH.length)) return hv;
   const gF = matchGeometry(mF, q, t);
@@ -319,10 +323,11 @@ function onePerPlace(m: Match[], q: Prepared, t: Prepared, radius: number): Matc
 
 /** Positions (pts: qx, qy, tx, ty), one-match similarities (sim: scale ratio, rotation in radians) and keypoint
  *  angles (ang: query, target, degrees) of matches. */
-function matchGeometry(m: Match[], q: Prepared, t: Prepared): { pts: Float64Array; sim: Float64Array; ang: Float64Array } {
+function matchGeometry(m: Match[], q: Prepared, t: Prepared): { pts: Float64Array; sim: Float64Array; ang: Float64Array; size: Float64Array } {
   const pts = new Float64Array(m.length * 4);
   const sim = new Float64Array(m.length * 2);
   const ang = new Float64Array(m.length * 2);
+  const size = new Float64Array(m.length);
   const qk = q.f.keypoints;
   const tk = t.f.keypoints;
   m.forEach((g, i) => {
@@ -337,8 +342,9 @@ function matchGeometry(m: Match[], q: Prepared, t: Prepared): { pts: Float64Arra
     sim[2 * i + 1] = ((tk[b + 3]! - qk[a + 3]!) * Math.PI) / 180;
     ang[2 * i] = qk[a + 3]!;
     ang[2 * i + 1] = tk[b + 3]!;
+    size[i] = qk[a + 2]!;
   });
-  return { pts, sim, ang };
+  return { pts, sim, ang, size };
 }
 
 /** Convex-hull area of the inliers in each image, as the square root of the smaller image share. */
@@ -356,7 +362,45 @@ function inlierSpread(pts: Float64Array, inliers: number[], q: Prepared, t: Prep
 }
 
 /** The homography model: RANSAC seeded by one-match similarities, the sanity checks, the score. */
-function verifyHomography(pts: Float64Array, sim: Float64Array, ang: Float64Array, n: number, q: Prepared, t: Prepared, p: VerifyParams): Verification {
+type Geometry = ReturnType<typeof matchGeometry>;
+
+/**
+ * log10 of the number of false alarms of a homography whose inliers must agree in keypoint frame (archive matching's
+ * dense, pooled matches): how many models this good chance would give among `n` matches (the a-contrario test of
+ * Moisan & Stival, as epipolarLogNfa, with 4-match samples). The chance of one match agreeing is measured on the
+ * candidate's own matches: a query keypoint and the target keypoint of another match, paired at random (4,096 draws),
+ * agree with H in position (within `threshold`) and in frame (frameAgrees) this often. Pairing matched keypoints keeps
+ * their structure (a facade's rows of windows, lettering), which agrees with a wrong plane far more often than
+ * uniform points would.
+ */
+export function homographyLogNfa(H: Mat3, g: Geometry, n: number, k: number, threshold: number, frames: { angleTolerance: number; scaleTolerance: number }): { logNfa: number; chance: number } {
+  const pts = new Float64Array(4), sim = new Float64Array(2), ang = new Float64Array(2);
+  const f = { sim, ang, ...frames };
+  const thr2 = threshold * threshold;
+  const rnd = mulberry32(n * 7919 + k);
+  const draws = 4096;
+  let agree = 0;
+  for (let d = 0; d < draws && n > 1; d++) {
+    const i = Math.floor(rnd() * n);
+    const j = (i + 1 + Math.floor(rnd() * (n - 1))) % n;
+    pts[0] = g.pts[i * 4]!;
+    pts[1] = g.pts[i * 4 + 1]!;
+    pts[2] = g.pts[j * 4 + 2]!;
+    pts[3] = g.pts[j * 4 + 3]!;
+    ang[0] = g.ang[2 * i]!;
+    ang[1] = g.ang[2 * j + 1]!;
+    sim[0] = (g.sim[2 * j]! * g.size[j]!) / Math.max(1e-6, g.size[i]!);
+    if (transferError2(H, pts, 0) < thr2 && frameAgrees(H, pts, 0, f)) agree++;
+  }
+  const chance = Math.max(1, agree) / draws;
+  const sample = 4;
+  if (k <= sample) return { logNfa: 0, chance };
+  const logNfa = Math.log10(Math.max(1, n - sample)) + logChoose(n, k) + logChoose(k, sample) + (k - sample) * Math.log10(chance);
+  return { logNfa, chance };
+}
+
+function verifyHomography(g: Geometry, n: number, q: Prepared, t: Prepared, p: VerifyParams): Verification {
+  const { pts, sim, ang } = g;
   const diag = Math.hypot(t.f.width, t.f.height);
   const r = ransacHomography(pts, n, {
     threshold: p.ransacThreshold,
@@ -380,6 +424,15 @@ function verifyHomography(pts: Float64Array, sim: Float64Array, ang: Float64Arra
   }
   const sane = homographySane(r.H, { x0, y0, x1, y1 }, (p.pooled ?? 0) > 0);
   if (!sane.ok) return { ...base, score: 0, model: null, reason: sane.reason };
+  if (p.frames) {
+    // Dense, pooled matches (archive matching): most of them are chance, so the inliers' share of the matches says
+    // little; what a hit is worth is how far its consensus is beyond chance (homographyLogNfa).
+    const nfa = homographyLogNfa(r.H, g, n, inl, p.ransacThreshold, p.frames);
+    const d = { logNfa: nfa.logNfa, chance: nfa.chance };
+    if (nfa.logNfa > p.frames.maxLogNfa) return { ...base, ...d, score: 0, model: null, reason: `homography NFA 10^${nfa.logNfa.toFixed(1)}` };
+    const score = significantScore(inl, nfa.logNfa, spread, r.meanError, p);
+    return { ...base, ...d, score, model: score > 0 ? 'homography' : null };
+  }
   const score = imageScore(inl, n, spread, r.meanError, p);
   return { ...base, score, model: score > 0 ? 'homography' : null };
 }
@@ -600,6 +653,24 @@ export function homographySane(H: Mat3, box: { x0: number; y0: number; x1: numbe
 
 /** Smallest inlier spread (square root of the hull's share of the image) that can score. */
 export const MIN_SPREAD = 0.05;
+
+/** -log10 NFA at which a frame-checked homography's significance term is full (significantScore). */
+export const FULL_SIGNIFICANCE = 20;
+
+/**
+ * The image score of a frame-checked homography among dense, pooled matches (archive matching): 0 below minInliers
+ * or when the inliers cover one small blob, then the significance of its consensus (-log10 NFA, full at
+ * FULL_SIGNIFICANCE) in place of imageScore's inlier count and share, with the same area and error terms: a plane of
+ * 16 inliers among 300 dense matches, far beyond chance, scores as a verified scene does, and chance consensus,
+ * which the a-contrario test refuses before this, scores nothing.
+ */
+export function significantScore(inliers: number, logNfa: number, spread: number, meanError: number, p: VerifyParams): number {
+  if (inliers < p.minInliers || spread < MIN_SPREAD || !(logNfa < 0)) return 0;
+  const sig = Math.min(1, -logNfa / FULL_SIGNIFICANCE);
+  const area = Math.min(1, spread / 0.3);
+  const err = Math.max(0, 1 - meanError / (p.ransacThreshold * 1.2));
+  return Math.sqrt(sig * area) * (0.5 + 0.5 * err);
+}
 
 /**
  * The image score: 0 below minInliers, then grows with the inlier count, the share of matches that are

@@ -1,8 +1,10 @@
 // The match stage's public interface (run it through the registry, src/stages/index.ts: loadStage('match')): the run,
 // image search (`capbridge search`, the review page), and the progressive-views and archive search the benchmarks
 // measure.
+export { observeSourceCosts, type SourceCost, type MatchStageName } from './stage.js';
 export { runMatch, searchImage, rankAgainstIndex, toOriginal, rescaleCandidate, ViewPool, type MatchOptions, type MatchSummary, type SearchHit } from './stage.js';
 export {
-  viewParams, viewEvidence, inThreadViews, poolViews, withOwnViews, searchProgressive, archiveVerifyParams, archiveCompare, viewsKey,
-  type ViewParams, type ArchiveParams, type GreyImage, type ViewRunner, type TargetViews, type ProgressiveResult,
+  viewParams, viewEvidence, inThreadViews, poolViews, withOwnViews, searchProgressive, viewsKey,
+  type ViewParams, type GreyImage, type ViewRunner, type TargetViews, type ProgressiveResult,
 } from './views.js';
+export { archiveParams, archiveVerifyParams, archiveCompare, archiveMatch, denseViews, type ArchiveParams } from './archive.js';

@@ -7,13 +7,12 @@
 import type { Config } from '../../config/schema.js';
 import { siftParams } from '../../lib/sift/index.js';
 import type { SiftParams } from '../../lib/sift/index.js';
-import { asiftSpecs, viewFeatures, viewSpecs, type ViewFeaturesResult, type ViewSpec } from '../../lib/sift/index.js';
-import { DEFAULT_KD, KdForest } from '../../lib/image-index/index.js';
-import { DESC_SIZE, type Features } from '../../lib/image-index/index.js';
+import { viewFeatures, viewSpecs, type ViewFeaturesResult, type ViewSpec } from '../../lib/sift/index.js';
+import type { Features } from '../../lib/image-index/index.js';
 import { concatFeatures } from '../../lib/image-index/index.js';
 import type { LshIndex } from '../../lib/image-index/index.js';
 import { mergeHits, prepare, search, sketchCollisions, type Hit, type SearchParams, type SearchResult, type SlotLoader } from '../../lib/image-index/index.js';
-import { verifyCandidate, type Prepared, type Verification } from '../../lib/image-index/index.js';
+import { verifyCandidate } from '../../lib/image-index/index.js';
 
 
 export interface ViewParams {
@@ -39,27 +38,6 @@ export interface ViewParams {
   targetViews: number;
   /** Pixels within which pooled keypoints are one place (VerifyParams.pooled). */
   poolRadius: number;
-  /** Archive matching: when the views search is not confident either, its best `candidates` are matched with
-   *  ASIFT's dense views of both photos and exact nearest neighbours (0 candidates: never). */
-  archive: ArchiveParams;
-}
-
-export interface ArchiveParams {
-  candidates: number;
-  /** ASIFT's view sampling (asiftSpecs). */
-  maxTilt: number;
-  keypointsPerView: number;
-  maxSide: number;
-  /** Descriptors compared per keypoint in the kd-forest. */
-  checks: number;
-  /** Nearest target keypoints per query keypoint for the ratio test (pooled: the rival is another place). */
-  neighbours: number;
-  /** RANSAC inliers an archive hit needs (at least match.minInliers). */
-  minInliers: number;
-  /** A homography inlier's keypoints must agree in frame with it (VerifyParams.frames): orientation within this
-   *  many degrees, size within a factor 2^scaleTolerance. */
-  angleTolerance: number;
-  scaleTolerance: number;
 }
 
 export function viewParams(config: Config): ViewParams {
@@ -67,7 +45,7 @@ export function viewParams(config: Config): ViewParams {
   return {
     enabled: v.enabled, tilts: v.tilts, rotations: v.rotations, keypointsPerView: v.keypointsPerView, confidence: v.confidence,
     maxSide: v.maxSide, minEvidence: v.minEvidence, denseKeypoints: v.denseKeypoints, recollide: v.recollide,
-    targetViews: v.targetViews, poolRadius: v.poolRadius, archive: { ...v.archive },
+    targetViews: v.targetViews, poolRadius: v.poolRadius,
   };
 }
 
@@ -145,8 +123,6 @@ export interface ProgressiveResult extends SearchResult {
   evidence: number | null;
   views: {
     count: number; keypoints: number; synthMs: number; extractMs: number; searchMs: number; targets: number; targetsMs: number;
-    /** Archive matching: candidates matched, the query's dense keypoints, and the wall time of it all. */
-    archive: { candidates: number; keypoints: number; ms: number };
   };
 }
 
@@ -170,7 +146,7 @@ export async function searchProgressive(
   targetViews?: TargetViews,
 ): Promise<ProgressiveResult> {
   const plain = await search(index, load, q, p);
-  const none = { count: 0, keypoints: 0, synthMs: 0, extractMs: 0, searchMs: 0, targets: 0, targetsMs: 0, archive: { candidates: 0, keypoints: 0, ms: 0 } };
+  const none = { count: 0, keypoints: 0, synthMs: 0, extractMs: 0, searchMs: 0, targets: 0, targetsMs: 0 };
   const evidence = viewEvidence(plain, vp);
   if (evidence === null || (allow && !allow(evidence))) return { ...plain, usedViews: false, views: none, evidence };
   const g = await grey();
@@ -202,12 +178,6 @@ export async function searchProgressive(
     : [];
   hits = replaceBetter(hits, two);
   const targetsMs = performance.now() - t1;
-  // Archive matching: the most-voted candidates over every pass (their RANSAC inliers, 4-7 where only dense views
-  // of both sides verify, say nothing: retrieval-wxbs's EVD targets ranked 11th-30th by inliers, 1st-27th by votes).
-  const arch = targetViews && vp.archive.candidates > 0 && !hits.some((h) => h.score >= vp.confidence)
-    ? await archiveMatch(q, g, [...hits].sort((a, b) => b.votes - a.votes || b.inliers - a.inliers).slice(0, vp.archive.candidates), p, vp, sp, runViews, targetViews)
-    : null;
-  if (arch) hits = replaceBetter(hits, arch.hits);
   const shortlist = [...new Set([...plain.shortlist, ...passes.flatMap((r) => r.shortlist)])];
   const sum = (k: keyof SearchResult['timings']) => plain.timings[k] + passes.reduce((a, r) => a + r.timings[k], 0);
   return {
@@ -224,7 +194,6 @@ export async function searchProgressive(
       searchMs,
       targets: two.length,
       targetsMs,
-      archive: arch ? { candidates: arch.candidates, keypoints: arch.keypoints, ms: arch.ms } : none.archive,
     },
     evidence,
   };
@@ -237,76 +206,9 @@ function replaceBetter(hits: Hit[], better: Hit[]): Hit[] {
   return hits.map((h) => ((by.get(h.slot)?.score ?? 0) > h.score ? by.get(h.slot)! : h)).sort((a, b) => b.score - a.score);
 }
 
-/**
- * How archive matching verifies: pooled, by homography only, its inliers agreeing in keypoint frame (orientation
- * and size) as well as position, at least `archive.minInliers` of them. The pairs it exists for are planes (ASIFT's
- * views make one plane near-frontal in two photos). Among tens of thousands of keypoints a side, position alone
- * let wrong models gather chance consensus: the epipolar model verified two unrelated night streets of
- * retrieval-wxbs (s0005, t0060) by 62 inliers after guided matching, a homography 12-14 on its EVD negatives;
- * with the frames checked, unrelated pairs keep at most 8 (bench:two-sided, 2,810 pairs), and RANSAC's local
- * samples find planes whose inliers are a few percent of the matches (s0047: 16 inliers of 314 matches).
- */
-export function archiveVerifyParams(p: SearchParams, vp: ViewParams): SearchParams {
-  const a = vp.archive;
-  return { ...p, pooled: vp.poolRadius, minInliers: Math.max(p.minInliers, a.minInliers), epipolar: undefined, frames: { angleTolerance: a.angleTolerance, scaleTolerance: a.scaleTolerance } };
-}
-
-/** A candidate's prepared dense features and kd-forest, for as long as its features are held (targetViews' cache). */
-const forests = new WeakMap<Features, { ta: Prepared; forest: KdForest; checks: number }>();
-
-/**
- * One archive comparison: the query's dense keypoints paired with their `neighbours` nearest among the
- * candidate's (its kd-forest built once while `tf` is held), then verified with `params` (archiveVerifyParams).
- */
-export function archiveCompare(qa: Prepared, tf: Features, a: Pick<ArchiveParams, 'checks' | 'neighbours'>, params: SearchParams): Verification {
-  const held = forests.get(tf);
-  const ta = held?.ta ?? prepare(tf);
-  const forest = held?.checks === a.checks ? held.forest : new KdForest(ta.vecs, DESC_SIZE, ta.f.count, { ...DEFAULT_KD, checks: a.checks });
-  forests.set(tf, { ta, forest, checks: a.checks });
-  return verifyCandidate(qa, ta, forest.knnPairs(qa.vecs, qa.f.count, a.neighbours), params);
-}
-
 /** The key of a target's own views: the views and their sizes (what TargetViews' callers cache by, with the image). */
 export function viewsKey(specs: ViewSpec[], keypointsPerView: number, maxSide: number): string {
   return `${keypointsPerView}|${maxSide}|${specs.map((v) => `${v.tilt}/${v.phi}${v.compress ? 'c' : ''}`).join(',')}`;
-}
-
-/**
- * Archive matching (issue 19; bench:two-sided, and bench/wxbs_ceiling.py for what any SIFT matcher can do):
- * two photos of one facade from far apart (retrieval-wxbs's EVD pairs: 60-80 degrees between the views) share
- * almost no keypoints as SIFT sees them, nor after views of one side; ASIFT's sampling of the view sphere on
- * BOTH sides (43 views each at maxTilt 5, Morel & Yu 2009) puts some pair of views near-frontal to each other.
- * Those tens of thousands of keypoints are paired by exact nearest neighbours (a kd-forest over the
- * candidate's: the index's binary sketches lose the weak matches that decide these pairs), then verified with
- * both sides pooled like twoSided. The query's dense views are computed once; each candidate's come from
- * `targetViews` (its cache holds them between queries).
- */
-async function archiveMatch(
-  q: Features,
-  g: GreyImage,
-  cands: Hit[],
-  p: SearchParams,
-  vp: ViewParams,
-  sp: SiftParams,
-  runViews: ViewRunner,
-  targetViews: TargetViews,
-): Promise<{ hits: Hit[]; candidates: number; keypoints: number; ms: number }> {
-  const t0 = performance.now();
-  const a = vp.archive;
-  const specs = asiftSpecs(a.maxTilt);
-  const vf = await runViews(g, specs, sp, a.keypointsPerView, a.maxSide);
-  const qa = prepare(concatFeatures(q, vf.views)); // the views include the image itself (tilt 1)
-  const pooled = archiveVerifyParams(p, vp);
-  const hits: Hit[] = [];
-  let candidates = 0;
-  for (const h of cands) {
-    const tf = await targetViews(h.slot, specs, a.keypointsPerView, a.maxSide);
-    if (!tf?.count) continue;
-    candidates++;
-    const r = archiveCompare(qa, tf, a, pooled);
-    if (r.score > 0) hits.push({ ...r, slot: h.slot, votes: h.votes, mirrored: false });
-  }
-  return { hits, candidates, keypoints: qa.f.count, ms: performance.now() - t0 };
 }
 
 /**

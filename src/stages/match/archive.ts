@@ -1,0 +1,218 @@
+// Archive matching (issue 19, on by default since issue 33): two photos of one facade or monument from far apart
+// share almost no keypoints as SIFT sees them, nor after views of one side; ASIFT's sampling of the view sphere on
+// BOTH sides (Morel & Yu 2009) puts some pair of views near-frontal to each other. The query's dense views are
+// computed once per query, a candidate's once per image and kept in the bank (dense_views, DenseViewsRepo: whichever
+// source, run or worker meets it next reads them), paired by nearest neighbours in a kd-forest (the index's 64-bit
+// sketches lose the weak matches that decide these pairs) and verified pooled, by homography only, with keypoint
+// frames checked (archiveVerifyParams).
+import { LRUCache } from 'lru-cache';
+import type { Bank } from '../../bank/index.js';
+import { DenseViewsRepo, isInfrastructureFailure } from '../../bank/index.js';
+import type { Config } from '../../config/schema.js';
+import { decodeGrey } from '../../lib/sift/index.js';
+import { siftParams } from '../../lib/sift/index.js';
+import type { SiftParams } from '../../lib/sift/index.js';
+import { asiftSpecs, type ViewSpec } from '../../lib/sift/index.js';
+import { DEFAULT_KD, KdForest } from '../../lib/image-index/index.js';
+import { DESC_SIZE, type Features } from '../../lib/image-index/index.js';
+import { concatFeatures } from '../../lib/image-index/index.js';
+import { prepare, type Hit, type SearchParams } from '../../lib/image-index/index.js';
+import { verifyCandidate, type Prepared, type Verification } from '../../lib/image-index/index.js';
+import { invert3 } from '../../lib/geometry/index.js';
+import { featureBytes } from '../../lib/image-index/index.js';
+import type { GreyImage, ViewRunner } from './views.js';
+
+export interface ArchiveParams {
+  /** Candidates (most-voted first) matched per source that reaches archive matching (0: never). */
+  candidates: number;
+  /** ASIFT's view sampling of the query (asiftSpecs) and its keypoints per view. */
+  maxTilt: number;
+  keypointsPerView: number;
+  /** The same for a candidate (described once, kept in the bank): the views of both photos compose, so fewer and
+   *  sparser views on the side every query meets cost less for the same coverage of the view sphere. */
+  targetMaxTilt: number;
+  targetKeypointsPerView: number;
+  maxSide: number;
+  /** Descriptors compared per keypoint in the kd-forest. */
+  checks: number;
+  /** Nearest target keypoints per query keypoint for the ratio test (pooled: the rival is another place). */
+  neighbours: number;
+  /** RANSAC inliers an archive hit needs (at least match.minInliers). */
+  minInliers: number;
+  /** A homography inlier's keypoints must agree in frame with it (VerifyParams.frames): orientation within this
+   *  many degrees, size within a factor 2^scaleTolerance. */
+  angleTolerance: number;
+  scaleTolerance: number;
+  /** A hit's consensus must be beyond chance: log10 of its number of false alarms at most this (homographyLogNfa). */
+  maxLogNfa: number;
+}
+
+export function archiveParams(config: Config): ArchiveParams {
+  const a = config.match.views.archive;
+  return {
+    candidates: a.candidates, maxTilt: a.maxTilt, keypointsPerView: a.keypointsPerView, targetMaxTilt: a.targetMaxTilt,
+    targetKeypointsPerView: a.targetKeypointsPerView, maxSide: a.maxSide, checks: a.checks,
+    neighbours: a.neighbours, minInliers: a.minInliers, angleTolerance: a.angleTolerance, scaleTolerance: a.scaleTolerance, maxLogNfa: a.maxLogNfa,
+  };
+}
+
+/**
+ * How archive matching verifies: pooled, by homography only, its inliers agreeing in keypoint frame (orientation
+ * and size) as well as position, at least `archive.minInliers` of them. The pairs it exists for are planes (ASIFT's
+ * views make one plane near-frontal in two photos). Among tens of thousands of keypoints a side, position alone
+ * let wrong models gather chance consensus: the epipolar model verified two unrelated night streets of
+ * retrieval-wxbs (s0005, t0060) by 62 inliers after guided matching, a homography 12-14 on its EVD negatives;
+ * with the frames checked, unrelated pairs keep at most 8 (bench:two-sided, 2,810 pairs), and RANSAC's local
+ * samples find planes whose inliers are a few percent of the matches (s0047: 16 inliers of 314 matches).
+ */
+export function archiveVerifyParams(p: SearchParams, a: ArchiveParams, poolRadius: number): SearchParams {
+  return { ...p, pooled: poolRadius, minInliers: Math.max(p.minInliers, a.minInliers), epipolar: undefined, frames: { angleTolerance: a.angleTolerance, scaleTolerance: a.scaleTolerance, maxLogNfa: a.maxLogNfa } };
+}
+
+/** Prepared (RootSIFT) dense features and their kd-forest, for as long as the features are held. */
+const held = new WeakMap<Features, Prepared>();
+const forests = new WeakMap<Prepared, { forest: KdForest; checks: number }>();
+
+function prepared(f: Features): Prepared {
+  let p = held.get(f);
+  if (!p) held.set(f, (p = prepare(f)));
+  return p;
+}
+
+function forestOf(p: Prepared, checks: number): KdForest {
+  const f = forests.get(p);
+  if (f?.checks === checks) return f.forest;
+  const forest = new KdForest(p.vecs, DESC_SIZE, p.f.count, { ...DEFAULT_KD, checks });
+  forests.set(p, { forest, checks });
+  return forest;
+}
+
+/**
+ * One archive comparison: each of the candidate's dense keypoints paired with its `neighbours` nearest among the
+ * query's (one kd-forest per query, built once however many candidates it meets), Lowe's test and the pooled,
+ * frame-checked homography from the candidate's side, then turned round: H maps query px to target px and the
+ * pairs read query x, y, target x, y, as every hit does. (Nearest neighbours are asked from the candidate's side so
+ * that the forest, about a second to build over tens of thousands of keypoints, is built once per query, not once
+ * per candidate.)
+ */
+export function archiveCompare(qa: Prepared, tf: Features, a: Pick<ArchiveParams, 'checks' | 'neighbours'>, params: SearchParams): Verification {
+  const ta = prepared(tf);
+  const r = verifyCandidate(ta, qa, forestOf(qa, a.checks).knnPairs(ta.vecs, ta.f.count, a.neighbours), params);
+  return turned(r);
+}
+
+/** A verification from the candidate's side read from the query's: H inverted, each pair's two points swapped. */
+function turned(r: Verification): Verification {
+  const pairs = new Float32Array(r.pairs.length);
+  for (let i = 0; i < r.pairs.length; i += 4) pairs.set([r.pairs[i + 2]!, r.pairs[i + 3]!, r.pairs[i]!, r.pairs[i + 1]!], i);
+  return { ...r, H: r.H ? invert3(r.H) : null, F: null, pairs };
+}
+
+/** The key of an image's dense views: the views, their sizes and SIFT's settings (a DenseViewsRow's key). */
+export function denseKey(specs: ViewSpec[], keypointsPerView: number, maxSide: number, sift: SiftParams): string {
+  const s = `${sift.upsample ? 'u' : ''}${sift.octaveLayers}/${sift.sigma}/${sift.contrastThreshold}/${sift.edgeThreshold}`;
+  return `asift-v2|${keypointsPerView}|${maxSide}|${s}|${specs.map((v) => `${v.tilt.toFixed(4)}/${v.phi}${v.compress ? 'c' : ''}`).join(',')}`;
+}
+
+/** An image's dense views: its ASIFT views up to `maxTilt` (the image itself included, tilt 1), at most
+ *  `keypointsPerView` keypoints each, in the detection frame of `base`, its stored features (whose size the grey
+ *  image has). */
+export async function denseViews(g: GreyImage, base: Pick<Features, 'width' | 'height' | 'scale'>, maxTilt: number, keypointsPerView: number, maxSide: number, sp: SiftParams, runViews: ViewRunner): Promise<Features> {
+  const vf = await runViews(g, asiftSpecs(maxTilt), sp, keypointsPerView, maxSide);
+  return concatFeatures(base, vf.views);
+}
+
+/**
+ * Target images' dense views: held in memory (least recently used dropped, within `cacheBytes`), else read from the
+ * bank, else computed from the image store on the run's view threads and written to the bank. Undefined when the
+ * image cannot be read or is not at the stored features' detection size.
+ */
+export class DenseViewsSource {
+  private readonly held: LRUCache<string, Features> | null;
+  private readonly key: string;
+  private readonly sp: SiftParams;
+  readonly stats = { memory: 0, bank: 0, computed: 0, computeMs: 0 };
+
+  constructor(private readonly bank: Bank, private readonly config: Config, private readonly a: ArchiveParams, private readonly runViews: ViewRunner, cacheBytes: number) {
+    this.held = cacheBytes > 0 ? new LRUCache({ maxSize: cacheBytes, sizeCalculation: featureBytes }) : null;
+    this.sp = siftParams(config.sift);
+    this.key = denseKey(asiftSpecs(a.targetMaxTilt), a.targetKeypointsPerView, a.maxSide, this.sp);
+  }
+
+  async get(sha: string, plain: Features): Promise<Features | undefined> {
+    const mem = this.held?.get(sha);
+    if (mem) return this.stats.memory++, mem;
+    const repo = this.bank.repo(DenseViewsRepo);
+    let f = await repo.get(sha, this.key);
+    if (f) this.stats.bank++;
+    else {
+      const g = await this.grey(sha);
+      if (!g || g.width !== plain.width || g.height !== plain.height) return undefined;
+      const t0 = performance.now();
+      f = await denseViews(g, plain, this.a.targetMaxTilt, this.a.targetKeypointsPerView, this.a.maxSide, this.sp, this.runViews);
+      const ms = performance.now() - t0;
+      this.stats.computed++;
+      this.stats.computeMs += ms;
+      await repo.put(sha, this.key, f, ms);
+    }
+    this.held?.set(sha, f);
+    return f;
+  }
+
+  private async grey(sha: string): Promise<GreyImage | undefined> {
+    try {
+      const c = this.config.sift;
+      return await decodeGrey(await this.bank.images.read(sha), { maxSide: c.maxSide, maxPixels: c.maxPixels, minSide: c.minSide });
+    } catch (err) {
+      if (isInfrastructureFailure(err)) throw err;
+      return undefined;
+    }
+  }
+}
+
+export interface ArchiveResult {
+  /** Candidates it verified (score > 0), in the order matched. */
+  hits: Hit[];
+  /** Candidates matched (those with dense views), the query's dense keypoints, wall time. */
+  candidates: number;
+  keypoints: number;
+  ms: number;
+}
+
+/**
+ * Archive matching of one query: its dense views `qd` (denseViews) compared with each candidate's (`targetDense`, by
+ * slot), in the given order; a candidate verified at or above `confident` ends the matching (the plain search stops
+ * at its confident hit the same way).
+ */
+export async function archiveMatch(
+  qd: Features,
+  cands: { slot: number; votes: number }[],
+  a: ArchiveParams,
+  verify: SearchParams,
+  targetDense: (slot: number) => Promise<Features | undefined>,
+  confident = Infinity,
+): Promise<ArchiveResult> {
+  const t0 = performance.now();
+  const qa = prepare(qd);
+  const hits: Hit[] = [];
+  let candidates = 0;
+  for (const h of cands) {
+    const tf = await targetDense(h.slot);
+    if (!tf?.count) continue;
+    candidates++;
+    const r = archiveCompare(qa, tf, a, verify);
+    if (r.score > 0) hits.push({ ...r, slot: h.slot, votes: h.votes, mirrored: false });
+    if (r.score >= confident) break;
+  }
+  return { hits, candidates, keypoints: qa.f.count, ms: performance.now() - t0 };
+}
+
+/** Two rankings taken in turn, each slot once, at most n. */
+export function interleave(a: number[], b: number[], n: number): number[] {
+  const out: number[] = [];
+  const seen = new Set<number>();
+  for (let i = 0; out.length < n && (i < a.length || i < b.length); i++) {
+    for (const s of [a[i], b[i]]) if (s !== undefined && !seen.has(s) && out.length < n) (seen.add(s), out.push(s));
+  }
+  return out;
+}

@@ -1,0 +1,201 @@
+// One `match` run (stage contract): the index in step with the target bank, then every pending
+// source in id order, in windows of worker.batch.match sources (one worker job is one window): the plain searches of
+// a window first, committed per batch; then the window's wide-baseline stages (wide.ts: views, archive matching) for
+// the sources the plain search left unconfident, within the window's budgets; then the window's sources are marked
+// matched, all at once (a run stopped mid-window leaves the whole window pending, and the next run searches it again
+// as one window, with the same budgets).
+import type { Bank, Item } from '../../bank/index.js';
+import { CandidatesRepo, FeaturesRepo, LshRepo, isInfrastructureFailure, type CandidateInput } from '../../bank/index.js';
+import type { Config } from '../../config/schema.js';
+import { errorMessage } from '../../util/errors.js';
+import { indexTargets, openIndex, type IndexHandle } from '../../lib/image-index/index.js';
+import { ViewPool, denseViewsFor, greyLoader, rankAgainstIndex, rescaleCandidate, unconfident } from './rank.js';
+import type { DenseViewsSource } from './archive.js';
+import { WideBaseline, shortlistPromise } from './wide.js';
+import { MatchWindow, publishSourceCost, type MatchContext, type MatchOptions, type MatchStageName, type MatchSummary } from './context.js';
+
+export type { MatchOptions, MatchStageName, MatchSummary };
+
+interface SourceResult {
+  id: number;
+  sha: string;
+  cand: CandidateInput[];
+  failed?: string;
+}
+
+const emptySummary = (): MatchSummary => ({
+  indexed: 0, indexedImages: 0, indexMemoryBytes: 0, sources: 0, withCandidates: 0, candidates: 0,
+  viewed: 0, archived: 0, denseComputed: 0, reused: 0, failed: 0, aborted: false, ms: 0,
+});
+
+/** A match run over the pending sources (see the file's header). */
+export class MatchRun implements MatchContext {
+  readonly window = new MatchWindow();
+  readonly views: ViewPool;
+  readonly dense: DenseViewsSource;
+  readonly top: number;
+  readonly windowMs: number;
+  private readonly cands: CandidatesRepo;
+  private readonly feats: FeaturesRepo;
+  private readonly wide: WideBaseline;
+
+  private constructor(readonly bank: Bank, readonly config: Config, readonly opts: MatchOptions, readonly handle: IndexHandle, readonly seq: number, readonly summary: MatchSummary) {
+    this.top = opts.top ?? config.match.top;
+    this.windowMs = config.lsh.window * 86_400_000;
+    this.cands = bank.repo(CandidatesRepo);
+    this.feats = bank.repo(FeaturesRepo);
+    // One pool for the views of the whole run (not one per query), stopped however the run ends.
+    this.views = new ViewPool(config, opts.threads, opts.logger);
+    this.dense = denseViewsFor(bank, config, this.views.run);
+    this.wide = new WideBaseline(this);
+  }
+
+  /** The index and a run over the pending sources; a summary instead when stopped before the search. */
+  static async open(bank: Bank, config: Config, opts: MatchOptions): Promise<MatchRun | MatchSummary> {
+    const summary = emptySummary();
+    if (opts.signal?.aborted) return { ...summary, aborted: true };
+    summary.indexed = (await indexTargets(bank, config, { signal: opts.signal, logger: opts.logger })).indexed;
+    const cands = bank.repo(CandidatesRepo);
+    const seq = await bank.repo(LshRepo).sequence();
+    // lsh.window bounds the index in memory: targets harvested before the window of this run's oldest pending source
+    // could be nobody's candidate here, and are dropped (the search masks what is outside each source's window, so
+    // what a process holds beyond that changes no result).
+    const windowMs = config.lsh.window * 86_400_000;
+    const oldest = windowMs ? await cands.oldestPendingHarvest(seq, opts.idRange) : null;
+    const floor = oldest && Number.isFinite(Date.parse(oldest)) ? Date.parse(oldest) - windowMs : -Infinity;
+    const handle = await openIndex(bank, config, floor);
+    summary.indexedImages = handle.index.size;
+    summary.indexMemoryBytes = handle.index.memoryBytes();
+    const total = await cands.countPending(seq);
+    opts.progress?.setTotal(total);
+    opts.logger?.info(`match: ${total} source items against ${handle.index.size} indexed target images`);
+    return new MatchRun(bank, config, opts, handle, seq, summary);
+  }
+
+  /** The pending sources, window after window. */
+  async walk(): Promise<void> {
+    const range = this.opts.idRange;
+    const perWindow = this.config.worker.batch.match;
+    const batchSize = this.opts.batchSize ?? 20;
+    let afterId = range ? range.first - 1 : 0;
+    for (;;) {
+      if (this.opts.signal?.aborted) {
+        this.summary.aborted = true;
+        return;
+      }
+      const batch = (await this.cands.pendingSources(this.seq, afterId, Math.min(batchSize, perWindow - this.window.count))).filter((b) => !range || b.id <= range.last);
+      if (!batch.length) break;
+      this.window.count += batch.length;
+      afterId = batch[batch.length - 1]!.id;
+      const results: SourceResult[] = [];
+      for (const s of batch) results.push(await this.searchSource(s));
+      await this.storeBatch(results);
+      this.opts.progress?.tick(batch.length);
+      if (this.window.count >= perWindow && !(await this.endWindow())) return;
+    }
+    if (this.window.count) await this.endWindow();
+  }
+
+  async close(): Promise<void> {
+    await this.views.close();
+    this.summary.denseComputed = this.dense.stats.computed;
+  }
+
+  /** When the source was harvested (epoch ms; NaN when unknown). */
+  harvestedAt(i: Item | undefined): number {
+    return i ? Date.parse(i.fetchedAt ?? i.importedAt ?? '') : NaN;
+  }
+
+  /** lsh.window (the news case): a source keeps only the candidates harvested within N days of it. */
+  async inWindow(sourceId: number, cand: CandidateInput[]): Promise<CandidateInput[]> {
+    if (!this.windowMs || !cand.length) return cand;
+    const at = this.harvestedAt(await this.bank.items.byId(sourceId));
+    if (Number.isNaN(at)) return cand;
+    const out: CandidateInput[] = [];
+    for (const c of cand) if (Math.abs(this.harvestedAt(await this.bank.items.byId(c.targetItemId)) - at) <= this.windowMs) out.push(c);
+    return out;
+  }
+
+  /**
+   * One source's plain search. One search per picture: a source showing a picture already ranked in this window (the
+   * same image, or a near-identical copy) takes its candidates, in its own pixels; under lsh.window only a source
+   * harvested at the same time does (another time has another window, so another search). One source's failure (its
+   * features unreadable, a throw in the search or the verification) is that item's: it is marked failed with the
+   * reason and the run goes on with the others.
+   */
+  private async searchSource(s: { id: number; imageSha256: string }): Promise<SourceResult> {
+    let cand: CandidateInput[] = [];
+    try {
+      const q = await this.feats.get(s.imageSha256);
+      if (q && this.handle.index.size) {
+        const at = this.windowMs ? this.harvestedAt(await this.bank.items.byId(s.id)) : undefined;
+        const picture = (q.twinOf ?? s.imageSha256) + (at === undefined ? '' : `@${at}`);
+        const width = q.width / q.scale;
+        const seen = this.window.pictures.get(picture);
+        if (seen) {
+          cand = seen.cand.map((c) => rescaleCandidate(c, width / seen.width, 1));
+          seen.members.push({ id: s.id, sha: s.imageSha256, width });
+          this.summary.reused++;
+        } else {
+          // The plain search only: views and archive matching are handed out at the window's end (wide.ts).
+          const c0 = process.cpuUsage();
+          const w0 = performance.now();
+          const r = await rankAgainstIndex(this.handle, this.config, q, this.top, greyLoader(this.config, () => this.bank.images.read(s.imageSha256)), this.views.run, () => false, at);
+          cand = r.cand;
+          this.window.pictures.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }] });
+          if (unconfident(this.config, r.hits)) this.window.unconfident.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence, hits: r.hits, promise: shortlistPromise(r.hits), at });
+          publishSourceCost(s.id, 'plain', c0, w0, cand.length);
+        }
+      }
+    } catch (err) {
+      if (isInfrastructureFailure(err)) throw err; // the store's or the bank's fault, not this item's: stop, resume next run
+      const reason = `match: ${errorMessage(err)}`;
+      this.opts.logger?.warn(`match: source item ${s.id} failed: ${reason}`);
+      return { id: s.id, sha: s.imageSha256, cand: [], failed: reason };
+    }
+    return { id: s.id, sha: s.imageSha256, cand: await this.inWindow(s.id, cand) };
+  }
+
+  /** A batch's candidates in one transaction; a failed source is marked failed (not matched: it waits for a new image
+   *  or --retry-failed), the others are marked matched at the end of the window. */
+  private async storeBatch(results: SourceResult[]): Promise<void> {
+    const now = new Date().toISOString();
+    await this.bank.transaction(async (tx) => {
+      const c = tx.repo(CandidatesRepo);
+      for (const r of results) {
+        await c.replaceFor(r.id, r.cand, now);
+        if (r.failed) await tx.items.setStatus(r.id, 'failed', r.failed);
+      }
+    });
+    for (const r of results) {
+      if (r.failed) {
+        this.summary.failed++;
+        continue;
+      }
+      this.summary.sources++;
+      this.window.sources.push({ id: r.id, sha: r.sha });
+      if (r.cand.length) this.summary.withCandidates++;
+      this.summary.candidates += r.cand.length;
+    }
+  }
+
+  /**
+   * The window's wide-baseline stages, then its sources marked matched, all at once. False when the run stopped
+   * before (the window stays pending). A picture is searched once per window, as in a worker's job.
+   */
+  private async endWindow(): Promise<boolean> {
+    const done = await this.wide.spend(this.window);
+    if (!done) {
+      this.summary.aborted = true;
+      return false;
+    }
+    const now = new Date().toISOString();
+    const sources = [...this.window.sources];
+    await this.bank.transaction(async (tx) => {
+      const cs = tx.repo(CandidatesRepo);
+      for (const s of sources) await cs.markMatched(s.id, s.sha, this.seq, now);
+    });
+    this.window.reset();
+    return true;
+  }
+}
