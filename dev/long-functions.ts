@@ -57,4 +57,5 @@ function measure(file: string): Found[] {
 const found = files('src').flatMap(measure).filter((f) => f.lines > limit).sort((a, b) => b.lines - a.lines);
 for (const f of found) process.stdout.write(`${f.file}:${f.line}  ${f.name}  ${f.lines} lines\n`);
 if (found.length) process.stderr.write(`${found.length} function(s) over ${limit} lines in src/\n`);
+if (!found.length) process.stdout.write(`no function over ${limit} lines in src/\n`);
 process.exit(found.length && !listOnly ? 1 : 0);
