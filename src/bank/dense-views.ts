@@ -4,7 +4,7 @@
 // 16-bit fixed point (8 bytes), its descriptor as SIFT's 128 bytes; the response and octave, which matching does
 // not read, are not kept (read back as 0).
 import type { Sql } from './sql.js';
-import type { Features } from './features.js';
+import type { FeatureBlobsRow as Row, Features } from './features.js';
 import { blobColumn, blobValue } from './blob.js';
 
 /** Fixed-point steps: 1/16 px for positions and sizes (detection frames are at most a few thousand pixels), 2^16 per turn. */
@@ -36,15 +36,6 @@ export function unpackKeypoints(b: Buffer, count: number): Float32Array {
     kp[i * KP_STRIDE + 3] = b.readUInt16LE(i * 8 + 6) / TURN;
   }
   return kp;
-}
-
-interface Row {
-  width: number;
-  height: number;
-  scale: number;
-  count: number;
-  keypoints: Buffer | string;
-  descriptors: Buffer | string;
 }
 
 export class DenseViewsRepo {

@@ -23,13 +23,17 @@ export interface StoredFeatures extends Features {
   twinOf?: string;
 }
 
-interface Row {
+/** An image's features as a row holds them (the features table; dense_views the same way). */
+export interface FeatureBlobsRow {
   width: number;
   height: number;
   scale: number;
   count: number;
   keypoints: Buffer | string;
   descriptors: Buffer | string;
+}
+
+interface Row extends FeatureBlobsRow {
   ms: number;
   created_at: string;
 }
