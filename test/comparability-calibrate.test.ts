@@ -55,8 +55,11 @@ describe('comparability: calibration with cross-validation', function () {
     expect(choice.met).to.equal(true);
     expect(choice.rule).to.have.property('recall');
     const rule = choice.rule as { recall: number; gate: number };
-    const margin = Math.sqrt(rows.length / 5 / (rows.length / 2));
-    expect(choice.parPrecisionMean - margin * choice.parPrecisionSd).to.be.at.least(0.9);
+    // the margin: two standard deviations of the folds below their mean
+    const margin = 2;
+    expect(choice.marginSd).to.equal(margin);
+    expect(choice.parPrecisionLower).to.be.closeTo(choice.parPrecisionMean - margin * choice.parPrecisionSd, 1e-12);
+    expect(choice.parPrecisionLower).to.be.at.least(0.9);
     expect(choice.perFold).to.have.length(5);
     // one recall step higher at the same gate does not keep the target (else it would have been chosen)
     const [next] = crossValidate(config, rows, { ...opts, rules: [{ recall: Math.round((rule.recall + 0.01) * 100) / 100, gate: rule.gate }] });
@@ -69,6 +72,17 @@ describe('comparability: calibration with cross-validation', function () {
     const after = figures(scoreRows(rows, res.values), res.values);
     expect(after.parRecall).to.be.closeTo(rule.recall, 0.01);
     expect(res.after.parPrecision).to.be.at.least(0.9);
+  });
+
+  it('a wider margin chooses a lower recall, and its precision bound still keeps the target', () => {
+    const rows = generate({ par: 300, com: 200, inc: 150, pse: 40 }, 2);
+    const opts = { precision: 0.9, folds: 5, seed: 15, repeats: 1 };
+    const narrow = chooseParRule(config, rows, { ...opts, marginSd: 0.5 });
+    const wide = chooseParRule(config, rows, { ...opts, marginSd: 3 });
+    const recall = (c: typeof wide) => ('recall' in c.rule ? c.rule.recall : 0);
+    expect(recall(wide)).to.be.below(recall(narrow));
+    expect(wide.parPrecisionMean - 3 * wide.parPrecisionSd).to.be.at.least(0.9);
+    expect(narrow.parPrecisionMean - 0.5 * narrow.parPrecisionSd).to.be.at.least(0.9);
   });
 
   it('falls back to the precision rule fitted once when the folds would hold too few par pairs', () => {

@@ -35,8 +35,16 @@ describe('comparability: the null model', () => {
     const rare = significance(['falcon', 'glove', 'handler', 'man'], ['猎鹰', '手套', '驯兽师'], new Map([['falcon', 1], ['glove', 1], ['handler', 1]]), new Map([['猎鹰', 1], ['手套', 1], ['驯兽师', 1]]), idf);
     expect(rare.pEn).to.be.below(1e-4);
     expect(rare.s).to.be.above(one.s + 10);
-    // a weak link (a broader concept, a minor gloss) is no evidence against chance
-    expect(significance(en, zh, new Map([['man', 0.3]]), new Map([['男人', 0.3]]), idf).s).to.equal(0);
+    // a weak link (a broader concept) is weaker evidence than a direct gloss, a minor gloss next to none
+    const rareEn = ['falcon', 'walk', 'street', 'red', 'coat', 'city', 'morning'];
+    const rareZh = ['猎鹰', '走', '街道', '雨伞', '黑色', '晚上', '商店'];
+    const full = significance(rareEn, rareZh, new Map([['falcon', 1]]), new Map([['猎鹰', 1]]), idf).s;
+    const weak = significance(rareEn, rareZh, new Map([['falcon', 0.3]]), new Map([['猎鹰', 0.3]]), idf).s;
+    const minor = significance(rareEn, rareZh, new Map([['falcon', 0.05]]), new Map([['猎鹰', 0.05]]), idf).s;
+    expect(weak).to.be.above(0).and.below(full);
+    expect(minor).to.be.below(weak / 3);
+    // from the evidence floor up, a link counts whole
+    expect(significance(rareEn, rareZh, new Map([['falcon', 0.5]]), new Map([['猎鹰', 0.5]]), idf).s).to.be.closeTo(full, 1e-9);
   });
 
   it('scores a pair with its chance, and gives com only to content beyond chance', () => {

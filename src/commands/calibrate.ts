@@ -1,5 +1,5 @@
 // `capbridge calibrate --pairs FILE.tsv [--from-reviews] [--holdout F --seed N] [--out FILE.yaml] [--precision P]
-// [--com-precision P] [--cv-folds K --cv-repeats N --cv-seed S] [--json]`: fits the C-measure's weights, hanzi per
+// [--com-precision P] [--cv-folds K --cv-repeats N --cv-seed S --cv-margin-sd M] [--json]`: fits the C-measure's weights, hanzi per
 // word, the par length gate and the level thresholds on labelled pairs (src/lib/comparability/calibrate.ts), the par
 // threshold chosen by cross-validation inside the fit rows, writes them to a config file, and prints the figures
 // before, after and cross-validated; with --holdout, a seeded stratified part of the file is kept out of the fit and
@@ -44,6 +44,7 @@ export function registerCalibrate(program: Command): void {
     .option('--cv-folds <k>', 'choose the par threshold by k-fold cross-validation inside the fit rows (0 = fit once at --precision)', '5')
     .option('--cv-repeats <n>', 'fold draws of the cross-validation', '5')
     .option('--cv-seed <n>', 'seed of the first fold draw', '15')
+    .option('--cv-margin-sd <m>', 'the par rule keeps --precision at the folds\' mean par precision minus this many standard deviations of the folds', '2')
     .option('--json', 'print the figures and the fitted values as JSON')
     .action(
       action(
@@ -60,6 +61,7 @@ export function registerCalibrate(program: Command): void {
             cvFolds: string;
             cvRepeats: string;
             cvSeed: string;
+            cvMarginSd: string;
             json?: boolean;
           },
         ) => {
@@ -76,6 +78,8 @@ export function registerCalibrate(program: Command): void {
           if (cvFolds === 1) throw new UserError('--cv-folds: expected 0 (off) or at least 2, got "1"');
           const cvRepeats = int(opts.cvRepeats, '--cv-repeats', 1);
           const cvSeed = int(opts.cvSeed, '--cv-seed', -(2 ** 31));
+          const cvMarginSd = Number(opts.cvMarginSd);
+          if (!(cvMarginSd >= 0 && cvMarginSd <= 10)) throw new UserError(`--cv-margin-sd: expected a number in [0, 10], got "${opts.cvMarginSd}"`);
           if (!opts.pairs && !opts.fromReviews) throw new UserError('calibrate: give --pairs FILE.tsv, --from-reviews, or both');
           if (holdout && !opts.pairs) throw new UserError('calibrate: --holdout splits the --pairs file; give --pairs');
           const fileRows = opts.pairs ? await readPairsFile(opts.pairs, { requireLevel: true }) : [];
@@ -90,7 +94,7 @@ export function registerCalibrate(program: Command): void {
           const scorer = await scorerForCommand(ctx, [...rows, ...heldOut]);
           const feats = (list: PairRow[]) => list.map((r) => ({ level: r.level!, corpus: r.corpus, ...scorer.features(r.en, r.zh) }));
           if (cvFolds && process.stderr.isTTY) process.stderr.write(`cross-validating the par threshold (${cvFolds} folds × ${cvRepeats} draws)…\n`);
-          const res = calibrate(ctx.config, feats(rows), { precision, comPrecision, cvFolds, cvRepeats, cvSeed });
+          const res = calibrate(ctx.config, feats(rows), { precision, comPrecision, cvFolds, cvRepeats, cvSeed, cvMarginSd });
           const cv = res.crossValidation;
           const held = heldOut.length ? figures(scoreRows(feats(heldOut), res.values), res.values) : null;
           const out = path.resolve(opts.out ?? (ctx.configFiles.length > 1 ? ctx.configFiles[ctx.configFiles.length - 1]! : path.join(ctx.dataDir, 'calibration.yaml')));
@@ -114,7 +118,7 @@ export function registerCalibrate(program: Command): void {
               const rule = 'recall' in cv.rule ? `par-score quantile at recall ${cv.rule.recall}, length gate ${cv.rule.gate}` : `precision ${cv.rule.precision}`;
               process.stdout.write(
                 `cross-validated (${cv.folds} folds × ${cv.repeats} draws, seed ${cv.seed}; rule: ${rule}${cv.met ? '' : `; NO rule kept par precision ${cv.precision} with its margin`}): ` +
-                  `par precision ${f3(cv.parPrecisionMean)} ± ${f3(cv.parPrecisionSd)}, recall ${f3(cv.parRecallMean)} ± ${f3(cv.parRecallSd)}; ` +
+                  `par precision ${f3(cv.parPrecisionMean)} ± ${f3(cv.parPrecisionSd)} (mean − ${cv.marginSd} sd: ${f3(cv.parPrecisionLower)}), recall ${f3(cv.parRecallMean)} ± ${f3(cv.parRecallSd)}; ` +
                   `com-or-better precision ${f3(cv.pooled.comOrBetterPrecision)}, recall ${f3(cv.pooled.comOrBetterRecall)}\n`,
               );
             } else if (cvFolds) process.stdout.write(`cross-validation: too few par pairs for ${cvFolds} folds; par fitted once at precision ${precision}\n`);

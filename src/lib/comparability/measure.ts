@@ -43,6 +43,16 @@ export interface MeasureOptions {
   glossFree: number;
   /** Nats of null-model significance at which fs reaches 1 − 1/e (null-model.ts). */
   nullScale: number;
+  /**
+   * Two words that both name people (their most frequent WordNet sense is a person, or people: boy and 孩子 "child",
+   * man and 人 "person", bride and 女人 "woman") link at this weight when nothing closer links them, 0 = off. WordNet
+   * puts boy under male, child under juvenile, and both under person, a concept too general (over maxHyponyms) and
+   * too far (three levels and more) for the hypernym links: without this class, captions written independently about
+   * the same people share no word the lexicon can link.
+   */
+  personWeight: number;
+  /** An English lemma also stands for the head of its usual Chinese word at this weight (ConceptSpace.addUsualHead), 0 = off. */
+  usualWeight: number;
 }
 
 export const DEFAULT_MEASURE: MeasureOptions = {
@@ -60,15 +70,19 @@ export const DEFAULT_MEASURE: MeasureOptions = {
   glossDecay: 0.8,
   glossFree: 2,
   nullScale: NULL_SCALE,
+  personWeight: 0.1,
+  usualWeight: 0.3,
 };
 
-export const BASELINE_MEASURE: MeasureOptions = { ...DEFAULT_MEASURE, wordnet: false, compounds: false, multiLink: false, glossDecay: 1, glossFree: 0 };
+export const BASELINE_MEASURE: MeasureOptions = { ...DEFAULT_MEASURE, wordnet: false, compounds: false, multiLink: false, glossDecay: 1, glossFree: 0, personWeight: 0, usualWeight: 0 };
 
 /** Concept id → weight. Synsets are ids ≥ 0, lemmas negative ids (interned). */
 type Concepts = Map<number, number>;
 interface ConceptSet {
   own: Concepts;
   up: Concepts;
+  /** The word names people (its most frequent sense is a person or people). */
+  person: boolean;
 }
 
 /** Where a Chinese word's English concepts come from: a gloss lemma, its weight, and a label for explanations. */
@@ -134,6 +148,11 @@ export class ConceptSpace {
   private srcMemo = new Map<string, Source[]>();
   private simMemo = new Map<string, Map<string, LinkInfo>>();
   private simCount = 0;
+  private peopleRoots: Set<number> | null = null;
+  private peopleMemo = new Map<number, boolean>();
+  /** Inside addUsualHead: concepts without their usual heads, memoised apart. */
+  private inUsual = false;
+  private baseMemo = new Map<string, ConceptSet>();
   constructor(
     private readonly lex: Lexicon,
     readonly opts: MeasureOptions,
@@ -146,7 +165,8 @@ export class ConceptSpace {
   }
 
   english(lemma: string): ConceptSet {
-    let c = this.enMemo.get(lemma);
+    const memo = this.inUsual ? this.baseMemo : this.enMemo;
+    let c = memo.get(lemma);
     if (c) return c;
     const own: Concepts = new Map([[this.lemmaKey(lemma), 1]]);
     const up: Concepts = new Map();
@@ -164,10 +184,54 @@ export class ConceptSpace {
         decay *= this.opts.senseDecay;
       }
     }
-    c = { own, up };
-    if (this.enMemo.size > 200_000) this.enMemo.clear();
-    this.enMemo.set(lemma, c);
+    // A WordNet compound also stands for its head word, as a Chinese compound does (rough_water → water, ice_rink →
+    // rink, tennis_ball → ball): joined, its parts would otherwise link nothing when the other caption names the head.
+    const cut = this.opts.compounds ? lemma.lastIndexOf('_') : -1;
+    if (cut > 0 && !lemma.startsWith('#')) {
+      const head = this.english(lemma.slice(cut + 1));
+      for (const [k, w] of head.own) put(own, k, w * this.opts.headWeight);
+      for (const [k, w] of head.up) put(up, k, w * this.opts.headWeight);
+    }
+    if (!this.inUsual) this.addUsualHead(lemma, own);
+    c = { own, up, person: this.opts.personWeight > 0 && synsets !== undefined && this.namesPeople(synsets[0]!) };
+    if (memo.size > 200_000) memo.clear();
+    memo.set(lemma, c);
     return c;
+  }
+
+  /**
+   * The head of the lemma's usual Chinese word (Lexicon.usualChinese) as a meaning of the lemma, at usualWeight: boy →
+   * 男孩 → 孩 "child", man → 男人 → 人 "person", bicycle → 自行车 → 车 "vehicle". The Chinese side of a link stands for its
+   * compound's head (sources); this is the same from the English side, through the word a Chinese caption would use,
+   * so "boy" meets 小孩 as 男孩 would. Only the head's own concepts, without their own usual heads (no chains).
+   */
+  private addUsualHead(lemma: string, own: Concepts): void {
+    const usual = this.opts.usualWeight > 0 && this.opts.compounds && !lemma.startsWith('#') ? this.lex.usualChinese(lemma) : undefined;
+    const h = usual ? this.head(usual) : null;
+    if (!h) return;
+    const heads: Source[] = [];
+    this.addSenses(heads, h, this.opts.usualWeight, '', h.length === 1 ? SINGLE_CHAR_SENSES : Infinity);
+    this.inUsual = true;
+    try {
+      for (const src of heads) {
+        if (src.slot !== 0 || src.lemma === lemma) continue; // the head lemma of each gloss, not its modifiers
+        for (const [k, w] of this.english(src.lemma).own) put(own, k, w * src.weight);
+      }
+    } finally {
+      this.inUsual = false;
+    }
+  }
+
+  /** Whether a synset is person.n.01 or people.n.01 or under one of them (memoised; WordNet's depth is under 20). */
+  private namesPeople(synset: number, depth = 0): boolean {
+    this.peopleRoots ??= new Set(['person', 'people'].flatMap((w) => this.lex.synsets(w)?.slice(0, 1) ?? []));
+    if (this.peopleRoots.has(synset)) return true;
+    let r = this.peopleMemo.get(synset);
+    if (r === undefined) {
+      r = depth < 20 && this.lex.hypernyms(synset).some((p) => this.namesPeople(p, depth + 1));
+      this.peopleMemo.set(synset, r);
+    }
+    return r;
   }
 
   /** The longest proper suffix of a word that the lexicon knows and that can head it. */
@@ -258,6 +322,12 @@ export class ConceptSpace {
         best = broader;
         bestSrc = src;
         rel = ' (broader)';
+      }
+      const people = e.person && l.person ? this.opts.personWeight * src.weight : 0;
+      if (people > best) {
+        best = people;
+        bestSrc = src;
+        rel = ' (both people)';
       }
     }
     return bestSrc ? { sim: best, slot: bestSrc.slot, gloss: bestSrc.label + rel } : NO_LINK;

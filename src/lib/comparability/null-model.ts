@@ -7,10 +7,11 @@
 // document frequency (the IDF table), taken on the English side as the stand-in for "a Chinese caption says w"
 // (both banks report the same kind of news), with a prior for small banks (idf.ts `chance`). Each word of the
 // English caption is an independent Bernoulli(q) under H0, and a word met carries its surprise −ln q. A word counts
-// as met when its link is strong (similarity ≥ MIN_EVIDENCE_SIM: a direct gloss or a near synonym); a link through a
-// broader concept, a compound's part or a word's minor gloss (a rare sense of a common character: 差 "official post"
-// for "station") is not evidence against chance. The statistic is the caption's total surprise s = Σ −ln q over its
-// met words, and its chance is the tail probability
+// as met in full when its link is strong (similarity ≥ MIN_EVIDENCE_SIM: a direct gloss or a near synonym), and in
+// proportion to its strength below that (`evidence`): a link through a broader concept or a compound's part is weak
+// evidence, a word's minor gloss (a rare sense of a common character: 差 "official post" for "station") next to none.
+// The statistic is the caption's total surprise s = Σ e·(−ln q) over its met words, e the link's evidence, and its
+// chance is the tail probability
 //     P_en = P(Σ_i X_i·(−ln q_i) ≥ s),  X_i ~ Bernoulli(q_i) over the caption's distinct content words,
 // computed exactly by dynamic programming over s's range. The same from the Chinese side (the English caption
 // random, its words' shares in the Chinese bank) gives P_zh. The pair's significance is S = −ln P_en − ln P_zh
@@ -63,17 +64,35 @@ export function surpriseTail(q: ArrayLike<number>, s: number): number {
   return Math.min(1, Math.max(0, dist[TAIL_STEPS]!));
 }
 
-/** A link this strong or stronger is a counterpart found (a direct gloss or a near synonym); weaker links (a broader
- *  concept, a part of a compound, a minor gloss) are not evidence against chance. */
+/** A link this strong or stronger is a counterpart found (a direct gloss or a near synonym): its word's whole surprise
+ *  counts. A weaker link (a broader concept, a part of a compound, the head of a word's usual translation, two words
+ *  that both name people) counts in proportion to its strength (`evidence`), and a minor gloss (差's 16th, "official
+ *  post" for "station", at 0.05) next to nothing. */
 export const MIN_EVIDENCE_SIM = 0.5;
+
+/**
+ * The share of a met word's surprise a link of this similarity carries: 1 from MIN_EVIDENCE_SIM up, sim / MIN_EVIDENCE_SIM
+ * below (issue 34, round 2: links at 0.2–0.4 — boy ~ 小孩 through 男孩's head, descend ~ 跳水 — were no evidence at all,
+ * so short captions linked only by them never reached com). The tail below still lets every chance link count whole, so
+ * P is, if anything, generous to chance.
+ */
+export function evidence(sim: number): number {
+  return Math.min(1, Math.max(0, sim) / MIN_EVIDENCE_SIM);
+}
 
 /** One side's tail probability: its distinct content words, those with a strong link counted as met. */
 export function sideChance(tokens: readonly string[], linked: ReadonlyMap<string, number>, lang: Lang, idf: IdfSource): number {
   const words = [...new Set(tokens)];
-  const q = words.map((w) => idf.chance(lang, w));
+  // a word met with evidence e: the chance event is "a link this strong or weaker", of probability q^e ≥ q, surprise
+  // e·(−ln q) (a weak link is one a random caption often has; at e → 0 it is certain and tells nothing)
+  const q = words.map((w) => {
+    const e = evidence(linked.get(w) ?? 0);
+    const chance = idf.chance(lang, w);
+    return e > 0 && e < 1 ? chance ** e : chance;
+  });
   let s = 0;
   words.forEach((w, i) => {
-    if ((linked.get(w) ?? 0) >= MIN_EVIDENCE_SIM) s += -Math.log(q[i]!);
+    if ((linked.get(w) ?? 0) > 0) s += -Math.log(q[i]!);
   });
   return s > 0 ? surpriseTail(q, s) : 1;
 }
