@@ -19,6 +19,16 @@ describe('comparability: the null model', () => {
     expect(surpriseTail([0.5, 0.5], 0)).to.equal(1);
   });
 
+  it('never puts the observed words themselves out of reach (one word met: P is its chance, never 0)', () => {
+    // binned, v / (v / 200) can come out 199.999…: rounded down, the one word met fell a bin short of its own surprise
+    // and P was 0 (S ≈ 690 nats for one shared word); rounded up, the words met always reach s
+    for (let i = 1; i < 2000; i++) {
+      const q = i / 2000;
+      expect(surpriseTail([q], -Math.log(q)), `q ${q}`).to.be.closeTo(q, 1e-9);
+      expect(surpriseTail([q, 0.3, 0.05], -Math.log(q) - Math.log(0.05)), `q ${q}`).to.be.at.least(q * 0.05 * (1 - 1e-9));
+    }
+  });
+
   it('finds one frequent word shared by long captions to be chance, and rare words shared to be far beyond it', () => {
     const idf = new TermStats();
     // a bank where "man" is in half the captions and "falcon", "glove", "handler" in one each

@@ -290,7 +290,7 @@ function fitMeasure(config: Config, rows: LabelledFeatures[]): Pick<CalibrationV
   // rows scored without the null model (no fs): the par score is C itself, as before issue 34; with it, par is the par
   // score's and C's weights serve the com-vs-inc boundary alone
   const significance = rows.some((r) => (r.fs ?? 0) > 0);
-  const weights = fitWeights(withLength, cfg.weights, significance && !process.env.OLDOBJ);
+  const weights = fitWeights(withLength, cfg.weights, significance);
   return { hanziPerWord, weights, parWeights: significance ? fitParWeights(withLength, cfg.parWeights ?? cfg.weights) : weights };
 }
 
