@@ -11,7 +11,8 @@
 // Issue 34: levels are decided by two scores (C for com, pse, inc; the par score, with the null model's significance,
 // for par; com also needs the significance comMinSignificance), and `levelsJudged` gives the same figures with
 // ../shared/data/comparability/judged-com.tsv applied (the 40 highest-scoring com pairs read against the level
-// definitions: those read as par count as par), beside the provenance figures.
+// definitions: those read as par count as par), beside the provenance figures; `levels.aucComInc` gives com-vs-inc
+// AUC per corpus on the fit two thirds and on the held-out third (the weights of C are fitted on the fit part).
 // Prints ONE JSON line.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -138,6 +139,8 @@ async function main(): Promise<void> {
       aucParCom: r3(cv.aucParComMean),
     },
     heldOut: levels(scored.filter((x) => held.has(x.row))),
+    // com vs inc per corpus on the part the weights were fitted on and on the third held out of the fit (issue 34)
+    aucComInc: { fitPart: aucComIncByCorpus(fitScored), heldOut: aucComIncByCorpus(scored.filter((x) => held.has(x.row))) },
   };
 
   const corpora = Object.keys(full).filter((k) => k !== 'all');
@@ -173,6 +176,16 @@ async function main(): Promise<void> {
       baselineQualityTargetsMet: ok(baseline),
     }) + '\n',
   );
+}
+
+/** ROC AUC of C, com pairs against inc pairs, per corpus (corpora without com pairs left out). */
+function aucComIncByCorpus(list: Array<{ corpus: string; level: Level; c: number }>): Record<string, number | null> {
+  const out: Record<string, number | null> = {};
+  for (const corpus of [...new Set(list.map((x) => x.corpus))].sort()) {
+    const a = evaluate(list.filter((x) => x.corpus === corpus)).aucComInc;
+    if (Number.isFinite(a)) out[corpus] = r3(a);
+  }
+  return out;
 }
 
 /**
