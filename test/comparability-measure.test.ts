@@ -156,6 +156,26 @@ describe('comparability: derivations', () => {
 });
 
 describe('comparability: compounds linking once per part', () => {
+  it('links people to people, an English word to the head of its usual Chinese word, adjectives to their nouns', () => {
+    // issue 34, round 2: independent captions of one photo name the same people and things in different words
+    const lex = testLexicon().lexicon;
+    const on = new ConceptSpace(lex, DEFAULT_MEASURE);
+    const off = new ConceptSpace(lex, { ...DEFAULT_MEASURE, personWeight: 0, usualWeight: 0 });
+    // boy → 男孩 (its usual word) → 孩 "child": meets 小孩 as 男孩 would; man → 男人 → 人 "person"
+    expect(lex.usualChinese('boy')).to.equal('男孩');
+    expect(on.sim('boy', '小孩').sim).to.be.greaterThan(off.sim('boy', '小孩').sim);
+    expect(on.sim('man', '人').sim).to.be.greaterThan(0.2);
+    expect(off.sim('man', '人').sim).to.equal(0);
+    // bride and 女人 share no gloss: both name people, a weak link; a dog and a woman, a man and a dog: none
+    expect(on.sim('bride', '女人').sim).to.be.closeTo(DEFAULT_MEASURE.personWeight, 1e-9);
+    expect(off.sim('bride', '女人').sim).to.equal(0);
+    expect(on.sim('dog', '女人').sim).to.equal(0);
+    expect(on.sim('man', '狗').sim).to.equal(0);
+    // an adjective through WordNet's derivation pointers (snowy → snow), a WordNet compound through its head
+    expect(on.sim('snowy', '雪').sim).to.be.greaterThan(0.4);
+    expect(on.sim('rough_water', '水').sim).to.be.greaterThan(0.5);
+  });
+
   it('lets 黑狗 take both "black" (through 黑) and "dog" (through 狗), but only one-to-one in the baseline', () => {
     const full = createScorer(config, { cacheDir: testLexiconDir() });
     const base = createScorer(config, { cacheDir: testLexiconDir(), measure: { ...BASELINE_MEASURE, compounds: true } });
