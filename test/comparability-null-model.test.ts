@@ -53,6 +53,13 @@ describe('comparability: the null model', () => {
     const minor = significance(rareEn, rareZh, new Map([['falcon', 0.05]]), new Map([['猎鹰', 0.05]]), idf).s;
     expect(weak).to.be.above(0).and.below(full);
     expect(minor).to.be.below(weak / 3);
+    // the com gate counts strong links only: a weak link alone is no counterpart found; strong links alone, S itself
+    const sig = (en: Array<[string, number]>, zh: Array<[string, number]>) => significance(rareEn, rareZh, new Map(en), new Map(zh), idf);
+    expect(sig([['falcon', 0.3]], [['猎鹰', 0.3]]).sStrong).to.equal(0);
+    expect(sig([['falcon', 1]], [['猎鹰', 1]]).sStrong).to.equal(full);
+    const mixed = sig([['falcon', 1], ['walk', 0.3]], [['猎鹰', 1], ['走', 0.3]]);
+    expect(mixed.s).to.be.above(full);
+    expect(mixed.sStrong).to.be.closeTo(full, 1e-9);
     // from the evidence floor up, a link counts whole
     expect(significance(rareEn, rareZh, new Map([['falcon', 0.5]]), new Map([['猎鹰', 0.5]]), idf).s).to.be.closeTo(full, 1e-9);
   });

@@ -25,7 +25,7 @@ export interface LabelledFeatures {
   fcov: number;
   /** Significance under the null model (absent: 0). */
   fs?: number;
-  /** Significance in nats (the com gate; absent: no gate). */
+  /** Significance in nats, strong links only (the com gate; absent: no gate). */
   s?: number;
   /** Length units, for hanziPerWord and fl: English words and Chinese characters. */
   enLength: number;

@@ -32,8 +32,11 @@ export interface ScoreResult {
   level: Level;
   explain: {
     matches: Array<{ en: string; zh: string; gloss: string; weight: number }>;
-    /** The null model: each side's chance of sharing this much with a random caption, and S = −ln of their product. */
-    chance: { en: number; zh: number; s: number };
+    /**
+     * The null model: each side's chance of sharing this much with a random caption, S = −ln of their product, and S
+     * counting strong links only (what the com gate asks).
+     */
+    chance: { en: number; zh: number; s: number; sStrong: number };
     entities: Array<{ en: string; zh: string; kind: string }>;
     enTokens: string[];
     zhTokens: string[];
@@ -147,10 +150,10 @@ function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, anal
       fs,
       c,
       cPar,
-      level: levelOf(c, fl, cfg, cPar, sig.s),
+      level: levelOf(c, fl, cfg, cPar, sig.sStrong),
       explain: {
         matches: links.map((l) => ({ en: l.en, zh: l.zh, gloss: l.gloss, weight: round(l.weight) })),
-        chance: { en: round(sig.pEn), zh: round(sig.pZh), s: round(sig.s) },
+        chance: { en: round(sig.pEn), zh: round(sig.pZh), s: round(sig.s), sStrong: round(sig.sStrong) },
         entities: matches,
         enTokens: a.tokens,
         zhTokens: b.tokens,
@@ -186,7 +189,7 @@ function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, anal
       const a = analyzer.english(bounded(en, 'en'));
       const b = analyzer.chinese(bounded(zh, 'zh'));
       const { fc, fe, fl, fcov, fs, sig } = featuresOf(a, b, false);
-      return { fc, fe, fl, fcov, fs, s: sig.s, enLength: a.length, zhLength: b.length };
+      return { fc, fe, fl, fcov, fs, s: sig.sStrong, enLength: a.length, zhLength: b.length };
     },
     score(en, zh) {
       return scoreAnalyses(analyzer.english(bounded(en, 'en')), analyzer.chinese(bounded(zh, 'zh')));

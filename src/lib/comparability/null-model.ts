@@ -32,11 +32,17 @@ export interface Significance {
   pZh: number;
   /** −ln pEn − ln pZh, in nats. */
   s: number;
+  /**
+   * The same counting strong links only (similarity ≥ MIN_EVIDENCE_SIM, each whole): is there a real counterpart
+   * beyond chance? The com gate (comMinSignificance) asks this; s, with weak links counted in part, says how much is
+   * shared (the par score, the sentence choice).
+   */
+  sStrong: number;
   /** s on [0, 1): 1 − exp(−s / NULL_SCALE). */
   fs: number;
 }
 
-export const NO_SIGNIFICANCE: Significance = { pEn: 1, pZh: 1, s: 0, fs: 0 };
+export const NO_SIGNIFICANCE: Significance = { pEn: 1, pZh: 1, s: 0, sStrong: 0, fs: 0 };
 
 /**
  * P(Σ X_i·v_i ≥ s) for independent X_i ~ Bernoulli(q_i), v_i = −ln q_i: dynamic programming over the sum, binned on
@@ -82,12 +88,18 @@ export function evidence(sim: number): number {
   return Math.min(1, Math.max(0, sim) / MIN_EVIDENCE_SIM);
 }
 
-/** One side's tail probability: its distinct content words, each linked one counted as met with its link's evidence. */
-export function sideChance(tokens: readonly string[], linked: ReadonlyMap<string, number>, lang: Lang, idf: IdfSource): number {
+/**
+ * One side's tail probability: its distinct content words, each linked one counted as met with its link's evidence
+ * (`strongOnly`: a strong link whole, a weaker one not at all).
+ */
+export function sideChance(tokens: readonly string[], linked: ReadonlyMap<string, number>, lang: Lang, idf: IdfSource, strongOnly = false): number {
   const words = [...new Set(tokens)];
   // a word met with evidence e: the chance event is "a link this strong or weaker", of probability q^e ≥ q, surprise
   // e·(−ln q) (a weak link is one a random caption often has; at e → 0 it is certain and tells nothing)
-  const es = words.map((w) => evidence(linked.get(w) ?? 0));
+  const es = words.map((w) => {
+    const e = evidence(linked.get(w) ?? 0);
+    return strongOnly ? Math.floor(e) : e;
+  });
   const q = words.map((w, i) => idf.chance(lang, w) ** (es[i]! > 0 ? es[i]! : 1));
   let s = 0;
   words.forEach((_, i) => {
@@ -106,8 +118,18 @@ export function significance(
   scale = NULL_SCALE,
 ): Significance {
   if (!enLinked.size || !zhLinked.size) return NO_SIGNIFICANCE;
+  const nats = (p: number) => -Math.log(Math.max(p, 1e-300));
   const pEn = sideChance(enTerms, enLinked, 'en', idf);
   const pZh = sideChance(zhTerms, zhLinked, 'zh', idf);
-  const s = -Math.log(Math.max(pEn, 1e-300)) - Math.log(Math.max(pZh, 1e-300));
-  return { pEn, pZh, s, fs: 1 - Math.exp(-s / scale) };
+  const s = nats(pEn) + nats(pZh);
+  // strong links only: the same as s when every link is strong, nothing when none is
+  const strong = (m: ReadonlyMap<string, number>) => [...m.values()].filter((v) => v >= MIN_EVIDENCE_SIM).length;
+  const [strongEn, strongZh] = [strong(enLinked), strong(zhLinked)];
+  const sStrong =
+    !strongEn || !strongZh
+      ? 0
+      : strongEn === enLinked.size && strongZh === zhLinked.size
+        ? s
+        : nats(sideChance(enTerms, enLinked, 'en', idf, true)) + nats(sideChance(zhTerms, zhLinked, 'zh', idf, true));
+  return { pEn, pZh, s, sStrong, fs: 1 - Math.exp(-s / scale) };
 }
