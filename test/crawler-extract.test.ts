@@ -31,12 +31,14 @@ describe('crawler: caption extraction', () => {
   });
 
   it('drops logos, icons, tiny images, headshots and related-story thumbnails', () => {
+    // A related-story thumbnail is known by its link to the other story: a class word alone is evidence, weighed with
+    // the rest (printed captions on photos in furniture-named blocks are true captions on 18 of the open sites).
     const html = page(`
       <header><img src="/logo.png"><span class="caption">The Daily Example, since 1890 and counting</span></header>
       <figure><img src="/icons/share.png"><figcaption>Share this story with your friends and family</figcaption></figure>
       <figure><img src="/photos/x.jpg" width="20" height="20"><figcaption>A tiny pixel that should never be a pair here</figcaption></figure>
       <div class="author-bio"><figure><img src="/photos/author.jpg"><figcaption>John Smith is our Europe correspondent</figcaption></figure></div>
-      <ul class="related-stories"><li><figure><img src="/photos/rel.jpg"><figcaption>Another story you may like to read now</figcaption></figure></li></ul>
+      <ul class="related-stories"><li><a href="/2023/11/08/another-story-you-may-like/"><figure><img src="/photos/rel.jpg"><figcaption>Another story you may like to read now</figcaption></figure></a></li></ul>
       <figure><img src="/photos/real.jpg"><figcaption>Protesters gather outside parliament on Tuesday.</figcaption></figure>`);
     const r = extractPairs(html, { url: 'https://example.com/s' });
     expect(r.pairs.map((p) => p.image_url)).to.deep.equal(['https://example.com/photos/real.jpg']);
@@ -120,7 +122,7 @@ describe('crawler: caption extraction', () => {
         <div class="wp-caption alignleft"><a href="/images/2022/05/hunter.jpeg"><img src="/images/2022/05/hunter.jpeg" width="214" height="210"></a><p class="wp-caption-text">The hunter pictured before his last trip.</p></div>
         <p>${'The hunter left home on Monday and was found two days later by loggers working in the area. '.repeat(5)}</p>
       </div></div></div>
-      <div class="related-posts"><div class="post hentry"><div class="wp-caption"><img src="/img/teaser.jpg" width="300"><p class="wp-caption-text">A teaser photo of another story in the list.</p></div><h3>Another story</h3></div></div>
+      <div class="related-posts"><div class="post hentry"><div class="wp-caption"><a href="/2022/05/another-story-here/"><img src="/img/teaser.jpg" width="300"></a><p class="wp-caption-text">A teaser photo of another story in the list.</p></div><h3><a href="/2022/05/another-story-here/">Another story</a></h3></div></div>
       <div><div><div>
       </div></div></div>
       <section class="more-news"><figure><a href="/2023/11/08/other-story/"><img src="/img/other.jpg" alt="Candidates and their supporters gather for photos during a rally on Thursday at the Capitol. (Jane Doe / Pioneer Press)"></a></figure></section>
@@ -155,7 +157,9 @@ describe('crawler: caption extraction', () => {
     // the container per photo (that took minutes).
     const wide = `<div>${'<p>x</p>'.repeat(30000)}${Array.from({ length: 400 }, (_, i) => `<img src="/w/${i}.jpg"><span>Photo ${i} of the gallery, seen from the hills</span>`).join('')}</div>`;
     const r = extractPairs(wide, { url: 'https://e.com/' });
-    expect(r.pairs).to.deep.equal([]); // plain spans after photos carry no caption evidence
+    // Whether a plain line after a photo is its caption is the model's call; a caption given is that photo's own line.
+    expect(r.pairs.length).to.be.at.most(400);
+    for (const p of r.pairs) expect(p.caption).to.equal(`Photo ${/\/w\/(\d+)\.jpg$/.exec(p.image_url)![1]} of the gallery, seen from the hills`);
   });
 
   it('`capbridge extract FILE --url URL --json` prints the pairs', () => {

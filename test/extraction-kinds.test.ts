@@ -99,4 +99,28 @@ describe('extraction kinds (issue 31): precision', () => {
       <div class="related-stories"><div class="card"><a href="/2026/03/another-long-story-about-the-harbour.html"><img src="/img/teaser-harbour.jpg" width="300" height="200"></a><h3><a href="/2026/03/another-long-story-about-the-harbour.html">Another story about the harbour</a></h3><p class="caption">The harbour at night, seen from the hill.</p></div></div>`);
     expect(pairsOf(html)).to.deep.equal([]);
   });
+
+  it('a list of three or more alike teaser cards is known as one, whatever its class (round 2)', () => {
+    const card = (i: number) => `<div class="tile"><a href="/2026/03/another-long-story-number-${i}.html"><img src="/img/tile-${i}.jpg" width="300" height="200"></a><h3><a href="/2026/03/another-long-story-number-${i}.html">Another story number ${i}</a></h3></div>`;
+    const $ = cheerio.load(`<article>${en(1)}<figure><img id="own" src="/img/own.jpg"></figure></article><div class="grid">${[1, 2, 3].map(card).join('')}</div>`);
+    expect(furnitureOf($('img[src="/img/tile-2.jpg"]')[0] as Element, 'https://e.com/img/tile-2.jpg')).to.include({ cardList: true });
+    expect(furnitureOf($('#own')[0] as Element, 'https://e.com/img/own.jpg')).to.include({ cardList: false });
+  });
+});
+
+describe('extraction kinds (issue 31, round 2): credits printed apart from the caption', () => {
+  it('a credit in a <cite> that opens the caption, and a credit line printed between the photo and its caption element', () => {
+    const html = page(`<article>${en(2)}
+      <div class="inline-image"><img src="/img/coach.jpg" width="300" height="200"><div><cite>Jane Roe/Example Agency</cite>The coach speaks to reporters after the game on Saturday.</div></div>
+      ${en(1)}<figure><img src="/img/bridge.jpg" width="800" height="533"><span class="image-credit">John Doe/Example Wire</span><figcaption class="image-caption">Workers repair the old bridge over the river on Monday.</figcaption></figure>${en(2)}</article>`);
+    expect(pairsOf(html)).to.deep.equal([
+      { image_url: 'https://news.example.com/img/coach.jpg', caption: 'The coach speaks to reporters after the game on Saturday.', credit: 'Jane Roe/Example Agency' },
+      { image_url: 'https://news.example.com/img/bridge.jpg', caption: 'Workers repair the old bridge over the river on Monday.', credit: 'John Doe/Example Wire' },
+    ]);
+  });
+
+  it('a slide counter before the credit ("Slide: 1 / of 2 . | Getty Images") leaves no caption', () => {
+    const html = page(`<article>${en(2)}<figure><img src="/img/slide-1.jpg" width="800" height="533"><figcaption>Slide: 1 / of 2 . | Getty Images</figcaption></figure>${en(2)}</article>`);
+    expect(pairsOf(html)).to.deep.equal([]);
+  });
 });

@@ -19,6 +19,9 @@ describe('ingest: credit and dateline recogniser', () => {
       ['The mayor near the synagogue in Pittsburgh. Dan Frank/AFP/Getty Images', { caption: 'The mayor near the synagogue in Pittsburgh.', credit: 'Dan Frank/AFP/Getty Images' }],
       ['A road south of the port. Tara Roe for Rest of World', { caption: 'A road south of the port.', credit: 'Tara Roe for Rest of World' }],
       ['The old courthouse was dedicated in 2006. (Oregonian file photo)', { caption: 'The old courthouse was dedicated in 2006.', credit: 'Oregonian file photo' }],
+      // A source's bare name in brackets after the last sentence; bracketed place words stay in the caption.
+      ['Crowds gather at the waterfront in Portland, Oregon. (Boing Boing)', { caption: 'Crowds gather at the waterfront in Portland, Oregon.', credit: 'Boing Boing' }],
+      ['The mayor and her deputy at the opening. (Left)', { caption: 'The mayor and her deputy at the opening. (Left)' }],
       // Getty's leading dateline and a wire dateline.
       ['WASHINGTON, DC - FEBRUARY 26: Senators arrive at the Capitol. (Photo by John Doe/Getty Images)', { caption: 'Senators arrive at the Capitol.', credit: 'Photo by John Doe/Getty Images', dateline: 'WASHINGTON, DC - FEBRUARY 26' }],
       ['BEIJING, March 19 (Xinhua) -- Tourists visit the Palace Museum.', { caption: 'Tourists visit the Palace Museum.', dateline: 'BEIJING, March 19 (Xinhua)' }],

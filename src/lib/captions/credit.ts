@@ -198,6 +198,10 @@ interface Peeled {
 }
 
 const SENTENCE_END = /[。！？!?；;.…」』"”’)）\]】]$/u;
+// One to four capitalised words (a source's name: "Boing Boing", "Public domain", "NASA/JPL"), and the bracketed
+// words that are the caption's own: where someone stands, what the photo is, a year or a time.
+const BARE_NAME = /^[\p{Lu}\d][\p{L}\d.'’&/-]*(?:\s+(?:[\p{Lu}\d][\p{L}\d.'’&/-]*|domain|of|the|and|for|de|van|von)){0,3}$/u;
+const NOT_A_NAME = /^(?:L|R|C|L-R|R-L|left|right|centre|center|front|back|top|bottom|above|below|inset|middle|pictured|file|video|photos?|pictures?|illustration|graphic|map|chart|archive|\d{1,4}s?|\d{1,2}:\d{2}|(?:\d(?:st|nd|rd|th)\s+)?(?:from\s+)?(?:L|R|left|right))$/i;
 
 /** Peels one credit or dateline piece off the end of t, or returns null. */
 function peelTail(text: string, lang: CreditLang, afterPiece: boolean): Peeled | null {
@@ -222,8 +226,11 @@ function peelTail(text: string, lang: CreditLang, afterPiece: boolean): Peeled |
     }
     if (open >= 0) {
       const inner = t.slice(open + 1, n - 1).trim();
+      const rest = t.slice(0, open).trim();
       const pieces = inner ? innerPieces(inner, lang) : null;
-      if (pieces) return { rest: t.slice(0, open).trim(), pieces };
+      if (pieces) return { rest, pieces };
+      // A name alone in brackets after the caption's last sentence: "… Portland, Oregon. (Boing Boing)".
+      if (lang === 'en' && SENTENCE_END.test(rest) && BARE_NAME.test(inner) && !NOT_A_NAME.test(inner)) return { rest, pieces: [{ text: inner, kind: 'credit' }] };
     }
   }
   // 2. The text after a boundary: a sentence end, a closing bracket, a separator, or a space. The longest tail that

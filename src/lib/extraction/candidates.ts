@@ -12,7 +12,7 @@
 //   alt        the photo's alt (or title) text
 // A caption split over sibling elements (a caption line, then its credit or dateline line) is joined here.
 import * as cheerio from 'cheerio';
-import type { Element } from 'domhandler';
+import type { AnyNode, Element } from 'domhandler';
 import { isCreditOrDateline } from '../captions/index.js';
 import { cleanCaption, collapse, isCreditOnly } from './caption-text.js';
 import { ancestors, attr, classId, contains, hiddenEl, imgCount, nextElement, prevElement, textOf, type $T } from './dom.js';
@@ -93,11 +93,40 @@ function creditLike(t: string): boolean {
   return [...t].length <= 50 && words <= 7 && !/[.!?。！？]\s*\S/u.test(t);
 }
 
+// Microdata naming who owns or took the photo (schema.org ImageObject's copyrightHolder, creditText, author).
+const CREDIT_PROP = /\b(copyrightHolder|creditText|copyrightNotice|author|creator|sourceOrganization)\b/i;
+
+/**
+ * A credit element inside a caption: a credit class word (also as the last part of a BEM name, "figcaption__credit"),
+ * credit microdata, or a <cite>/<small> that opens the caption and holds only a credit ("<cite>Name/Agency</cite>
+ * Caption…"), a credit printed before the caption.
+ */
+function isCreditChild(e: Element, el: Element): boolean {
+  const t = textOf(e);
+  if (!creditLike(t)) return false;
+  if (isCreditEl(e) || isCreditToken(e) || CREDIT_PROP.test(attr(e, 'itemprop') ?? '')) return true;
+  return (e.name === 'cite' || e.name === 'small') && isCreditOnly(t) && opensCaption(e, el);
+}
+
+/** The element comes first in the caption: no text before it. */
+function opensCaption(e: Element, el: Element): boolean {
+  for (let x: Element = e; x !== el; x = x.parent as Element) {
+    if (!x.parent || x.parent.type !== 'tag') return false;
+    for (const sib of (x.parent as Element).children) {
+      if (sib === x) break;
+      if (sib.type === 'text' ? (sib as unknown as { data: string }).data.trim() : sib.type === 'tag' && textOf(sib)) return false;
+    }
+  }
+  return true;
+}
+
 /** Caption text and credit of a caption element, the credit child split off. */
 export function captionFrom($: $T, el: Element, creditSel?: string): { text: string; credit?: string } {
   let credit: string | undefined;
   // A credit-classed element holding a caption sentence (a wrapper whose class ends in "-credit") is not a credit.
-  const creditEls = creditSel ? $(el).find(creditSel).toArray() : $(el).find('*').toArray().filter((e) => e.type === 'tag' && isCreditEl(e as Element) && creditLike(textOf(e)));
+  const found = creditSel ? $(el).find(creditSel).toArray() : $(el).find('*').toArray().filter((e) => e.type === 'tag' && isCreditChild(e as Element, el));
+  // A credit element inside another (a credit wrapper and its inner span) is printed once.
+  const creditEls = found.filter((e) => !found.some((o) => o !== e && contains(o, e)));
   if (creditEls.length) credit = collapse(creditEls.map((e) => textOf(e)).join(' ')) || undefined;
   const creditSet = new Set(creditEls);
   const text = textOf(el, (e) => creditSet.has(e) || (hiddenEl(e) && /caption|hide|toggle/i.test(textOf(e))) || /^\s*\d+\s*(of|\/)\s*\d+\.?\s*$/i.test(textOf(e)));
@@ -163,7 +192,20 @@ function domCandidate(ctx: GenerateContext, source: SourceKind, el: Element, cre
   const { text, credit } = captionFrom(ctx.$, el, creditSel);
   const parts = withParts ? continuation(el, ctx.good, ctx.lang) : [];
   const more = parts.map((p) => textOf(p)).join(' ');
-  return { source, el, parts, text: collapse(`${text} ${more}`), credit, stack: [] };
+  return { source, el, parts, text: collapse(`${text} ${more}`), credit: credit ?? (source === 'class' || source === 'figcaption' ? creditBefore(el, ctx.good) : undefined), stack: [] };
+}
+
+/**
+ * A credit printed on its own line between the photo and its caption element: the element right before the caption,
+ * with a credit class or nothing but a credit in it, and no photo ("<img><span class=…-credit>Name/Agency</span><p
+ * class=…-caption>Caption</p>").
+ */
+function creditBefore(el: Element, good: Set<Element>): string | undefined {
+  const pv = prevElement(el);
+  if (!pv || imgCount(pv, good) || $hasImg(pv)) return undefined;
+  const t = textOf(pv);
+  if (!t || [...t].length > 80) return undefined;
+  return (isCreditEl(pv) || isCreditToken(pv)) && creditLike(t) ? t : isCreditOnly(t) ? t : undefined;
 }
 
 /** The text after the image inside its own block (the image's own line). */
@@ -185,6 +227,35 @@ function textAfter(block: Element, img: Element): string {
   };
   walk(block, 0);
   return collapse(parts.join(''));
+}
+
+/**
+ * The credit a caption opens with, printed in its own element right after the photo: the first text after the photo
+ * sits in a <cite>, a <small> or a credit-classed element that holds nothing but a credit ("<cite>Name/Agency</cite>
+ * Caption…").
+ */
+function leadingCredit(block: Element, img: Element): string | undefined {
+  let seen = false;
+  let verdict: string | null | undefined;
+  const walk = (n: AnyNode, depth: number): void => {
+    if (verdict !== undefined || depth > 20) return;
+    if (n === img) {
+      seen = true;
+      return;
+    }
+    if (n.type === 'text') {
+      if (!seen || !(n as unknown as { data: string }).data.trim()) return;
+      verdict = null;
+      for (let e = n.parent as Element | null; e && e !== block; e = e.parent as Element | null) {
+        const t = textOf(e);
+        if ((e.name === 'cite' || e.name === 'small' || isCreditEl(e) || isCreditToken(e)) && isCreditOnly(t)) verdict = t;
+      }
+      return;
+    }
+    if (n.type === 'tag') for (const c of (n as Element).children) walk(c, depth + 1);
+  };
+  walk(block, 0);
+  return verdict ?? undefined;
 }
 
 /** What one photo's candidate generation builds up; each step below adds to it. */
@@ -281,7 +352,9 @@ function ownBlockCandidates(g: Gen): void {
   const own = ancs.slice(0, 2).find((a) => (a.name === 'p' || a.name === 'div' || a.name === 'center' || a.name === 'td' || a.name === 'span') && imgCount(a, ctx.good) === 1);
   if (own) {
     const text = textAfter(own, el);
-    if (text) out.candidates.push({ source: 'own-block', el: own, parts: [], text, stack: [] });
+    const credit = leadingCredit(own, el);
+    const rest = credit && text.startsWith(credit) ? collapse(text.slice(credit.length)) : text;
+    if (rest) out.candidates.push({ source: 'own-block', el: own, parts: [], text: rest, credit: rest === text ? undefined : credit, stack: [] });
     return;
   }
   // A caption line in a block that holds several photos: <p><img><br>caption one<br><img><br>caption two</p>.
@@ -312,7 +385,7 @@ function stackCandidate(g: Gen): void {
     nx = nextElement(nx);
   }
   if (nx && imgCount(nx, good) === 0 && !$hasImg(nx) && !hasCandidate(g, nx)) {
-    const c = domCandidate(ctx, 'next-block', nx);
+    const c = domCandidate(ctx, block.name === 'tr' ? 'table-row' : 'next-block', nx);
     c.stack = stack;
     if (c.text) g.out.candidates.push(c);
   }
@@ -330,7 +403,7 @@ function siblingCandidates(g: Gen): void {
   for (const a of levels) {
     if (a !== el && imgCount(a, good) !== 1) break;
     if (a.name === 'body' || a.name === 'article' || a.name === 'main') break;
-    const nx = nextElement(a);
+    const nx = a.name === 'tr' ? null : nextElement(a); // the row after a photo's row: table-row, below
     if (nx && imgCount(nx, good) === 0 && !$hasImg(nx) && !hasCandidate(g, nx)) {
       const c = domCandidate(ctx, 'next-block', nx);
       if (c.text && [...c.text].length <= 600) g.out.candidates.push(c);

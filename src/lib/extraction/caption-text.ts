@@ -16,7 +16,8 @@ const PREFIXES = [
   /^(image caption|caption|photo caption|media caption|imagecaption|enlarge this image|toggle caption|hide caption|show caption|expand)\s*[:：,]?\s*/i,
   /^(图注|圖註|图说|圖說)\s*[:：]\s*/,
   /^[▲▼△▽↑↓◆■●☆★]+\s*/,
-  /^(image|photo|slide|picture|图|圖)\s*\d+\s*(of|\/|／)\s*\d+\s*[:：.]?\s*/i,
+  // "Photo 3 of 12", "Slide: 1 / of 2 ." (a counter printed before a slide's caption, or alone before its credit)
+  /^(image|photo|slide|picture|图|圖)\s*[:：]?\s*\d+\s*(of|\/|／)\s*(of\s*)?\d+\s*[:：.]?\s*/i,
   /^\d+\s*(of|\/|／)\s*\d+\s+/i,
   /^(previous|next)\s+(image|slide)\s*/i,
 ];

@@ -16,7 +16,7 @@ import { contains, sampleText } from './dom.js';
 import { bodyRoots, clearSharedPlaceholders, furnitureOf, galleryAnchors, imageKey, imageUrlOf, isDecorative, jsonLdImages, PLACEHOLDER, scriptImages, type ImageAnchor, type JsonLdImage } from './images.js';
 import { generateCandidates, type AnchorCandidates, type CaptionCandidate, type CaptionSelectors } from './candidates.js';
 import { describe, normText, type CandidateFeatures, type PageContext } from './features.js';
-import { featureVector, FEATURE_NAMES } from './vector.js';
+import { checkFeatureNames, featureVector } from './vector.js';
 import { profilePairs } from './profile.js';
 import { predict, type LinearModel } from './model.js';
 import { SHIPPED_MODEL } from './model-weights.js';
@@ -65,10 +65,9 @@ export function shippedModel(): LinearModel {
 }
 
 function loadShipped(m: LinearModel): LinearModel {
-  // A model fitted for other features than the extractor computes would score nonsense: refuse it at load.
-  if (m.features.length !== FEATURE_NAMES.length || m.features.some((n, i) => n !== FEATURE_NAMES[i])) {
-    throw new Error('extract/model-weights.ts was fitted for other features: run `npx tsx bench/fit-extract.ts`');
-  }
+  // A model naming features the extractor does not compute would score nonsense: refuse it at load.
+  checkFeatureNames(m.features);
+  if (m.weights.length !== m.features.length + 1) throw new Error('extract/model-weights.ts: one weight per feature and an intercept expected: run `npx tsx bench/fit-extract.ts`');
   return m;
 }
 
@@ -274,6 +273,7 @@ type Prepared = ReturnType<typeof preparePage>;
 function candidatesOf(prep: Prepared, opts: ExtractOptions): PageCandidates {
   const { $, base, jsonLd, charset } = prep;
   const lang = opts.lang ?? pageLanguage($);
+  const names = (opts.model ?? shippedModel()).features;
   const { anchors, good } = collectAnchors($, base, opts.maxImages ?? 400);
   anchors.push(...scriptAnchors($, anchors, jsonLd, opts.maxImages ?? 400));
   const ctx = { $, lang, good, anchors, jsonLd };
@@ -285,7 +285,7 @@ function candidatesOf(prep: Prepared, opts: ExtractOptions): PageCandidates {
       const f = describe(ac, c, page, lang, good);
       // Nothing left once interface text and credits are taken off: never a caption.
       if (!f.clean || f.chars < 2) continue;
-      rows.push({ anchor: i, cand: c, f, x: featureVector(f, lang) });
+      rows.push({ anchor: i, cand: c, f, x: featureVector(f, lang, names) });
     }
   });
   return { url: opts.url, lang, charset, anchors, rows };
@@ -296,7 +296,7 @@ function candidatesOf(prep: Prepared, opts: ExtractOptions): PageCandidates {
  * a desktop and a mobile copy are one photo) takes its best candidate at or above the threshold, and each caption
  * element captions one photo (or the stack of image-only blocks right above it).
  */
-export function decide(pc: PageCandidates, scoreOf: (row: CandidateRow, index: number) => number, threshold: number, explain = false): { pairs: ExtractedPair[]; explain?: ExplainedCandidate[] } {
+export function decide(pc: PageCandidates, scoreOf: (row: CandidateRow, index: number) => number, threshold: number, explain: boolean | LinearModel = false): { pairs: ExtractedPair[]; explain?: ExplainedCandidate[] } {
   const scored = pc.rows.map((row, order) => ({ row, order, p: scoreOf(row, order) }));
   // A lightbox or modal copy of a photo captions it only when the page's own copy has no caption.
   const copy = (x: { row: CandidateRow }) => (pc.anchors[x.row.anchor]!.furniture?.lightbox ? 1 : 0);
@@ -329,15 +329,16 @@ export function decide(pc: PageCandidates, scoreOf: (row: CandidateRow, index: n
       return credit ? { image_url: pc.anchors[i]!.url, caption: clean.caption, credit } : { image_url: pc.anchors[i]!.url, caption: clean.caption };
     });
   if (!explain) return { pairs };
-  return { pairs, explain: scored.map(({ row, p }) => ({ image_url: pc.anchors[row.anchor]!.url, source: row.cand.source, text: row.cand.text.slice(0, 200), total: p, points: contributions(row.x) })) };
+  return { pairs, explain: scored.map(({ row, p }) => ({ image_url: pc.anchors[row.anchor]!.url, source: row.cand.source, text: row.cand.text.slice(0, 200), total: p, points: contributions(row.x, explain === true ? shippedModel() : explain) })) };
 }
 
 /** The largest contributions of features to a candidate's score (explain output). */
-function contributions(x: number[]): Record<string, number> {
+function contributions(x: number[], m: LinearModel): Record<string, number> {
   const out: [string, number][] = [];
+  if (x.length !== m.features.length) return {};
   x.forEach((v, j) => {
-    const w = shippedModel().weights[j]! * v;
-    if (Math.abs(w) >= 0.3) out.push([shippedModel().features[j]!, +w.toFixed(2)]);
+    const w = m.weights[j]! * v;
+    if (Math.abs(w) >= 0.3) out.push([m.features[j]!, +w.toFixed(2)]);
   });
   return Object.fromEntries(out.sort((a, b) => Math.abs(b[1]) - Math.abs(a[1])).slice(0, 8));
 }
@@ -346,7 +347,7 @@ export function extractPairs(input: Uint8Array | string, opts: ExtractOptions): 
   const prep = preparePage(input, opts);
   const pc = candidatesOf(prep, opts);
   const model = opts.model ?? shippedModel();
-  const d = decide(pc, (row) => predict(model, row.x), model.threshold, opts.explain);
+  const d = decide(pc, (row) => predict(model, row.x), model.threshold, opts.explain ? model : false);
   const out: ExtractResult = { url: pc.url, lang: pc.lang, charset: pc.charset, pairs: d.pairs };
   if (opts.selectors) {
     // The site profile's selectors override the generic extractor wherever they find anything.

@@ -69,6 +69,14 @@ export interface CandidateFeatures {
   ldConfirmed: boolean;
   /** The candidate block holds a heading (a teaser card or a section). */
   hasHeading: boolean;
+  /** The candidate is itself a heading element that links nowhere (a caption set as <h1>/<h2>, or a section title). */
+  isHeading: boolean;
+  /** The text speaks of an author, not the photo: a social handle, an e-mail, "Bio", "All work", "reader comments". */
+  authorText: boolean;
+  /** The text holds the page's headline and more (a header or teaser block: headline, dek, byline). */
+  holdsHeadline: boolean;
+  /** A line above the photo that points down at it (▼, ↓), or one below that points up (▲, ↑). */
+  pointsAtPhoto: boolean;
   /** Where the photo sits: class words and containers around it (images.ts furnitureOf). */
   furniture: Furniture;
   /** The text is also the photo's alt (a site that writes captions into alt, or repeats them). */
@@ -83,14 +91,23 @@ export interface CandidateFeatures {
   declaredWidth: number;
 }
 
+// Text about the article's author rather than the photo (author boxes under a headshot): a social handle, an e-mail,
+// the box's links ("Bio", "All work", "More by"), comment counters. Seen on magazine, tech and news sites alike.
+const AUTHOR_TEXT = /(^|\s)@[A-Za-z0-9_]{3,}\b|\b[\w.+-]+@[\w-]+\.[a-z]{2,}\b|\b(bio|all (work|stories|articles|posts)|more by|more from this author|reader comments|posters participating|follow (him|her|them|me) on|contact the (author|reporter)|is a (staff |senior |contributing )?(writer|reporter|correspondent|editor|columnist|contributor) (at|for|with))\b|作者简介|作者簡介|专栏作家|專欄作家/i;
+// Calls to action printed under a photo: newsletter and app sign-ups, follow/subscribe boxes, shops.
+const ACTION_TEXT = /\b(sign up|subscribe|get (the|our) (newsletter|app)|newsletter|download (the|our) app|follow us|join us|support (our|us)|donate)\b|订阅|訂閱|关注我们|關注我們|扫码|掃碼|下载客户端|下載客戶端/i;
+const UP_ARROW = /^[▲△↑⬆]/u;
+const DOWN_ARROW = /^[▼▽↓⬇]/u;
 const RELATED_TEXT = /^(video|watch|listen|audio|gallery|inside|related|read more|see also|more|recommended|sponsored|advertisement)\s*[:：]|\bEMBED\s*<>|\bMore Videos\b|^(相关新闻|相關新聞|相关阅读|相關閱讀|延伸阅读|延伸閱讀|热点推荐|related( stories| articles| coverage)?|more|watch|video)$|\b\d+\s+(hours?|minutes?|mins?|days?)\s+ago\b|阅读\s*\d|人参与|\d+\s*评论|跟帖|点击|\bread more\b|^(click|tap) (here|to)\b|\b\d+\s*min(ute)?s?\s+read\b|\b(buy|shop|order) (now|here)\b|^[（(]?(责任编辑|責任編輯|编辑|編輯|关键字|關鍵字|关键词|關鍵詞|标签|標籤)\s*[：:]/i;
-const VIDEO_TEXT = /^(video|watch|视频|影片|影音|直播)\s*[:：|｜]|\b(watch|play) (the )?video\b|^▶|\(\d{1,2}:\d{2}\)\s*$|^\d{1,2}:\d{2}\s/i;
+// A video's text: "Watch:", "(2:31)", "▶", and the embed bar of a video player ("EMBED <>More Videos", seen on the
+// players of several US broadcasters).
+const VIDEO_TEXT = /^(video|watch|视频|影片|影音|直播)\s*[:：|｜]|\b(watch|play) (the )?video\b|^▶|\(\d{1,2}:\d{2}\)\s*$|^\d{1,2}:\d{2}\s|\bEMBED\s*<>|\bMore Videos\b/i;
 const VIDEO_BLOCK = /(^|[\s_-])(video|player|vjs|jwplayer|media-video|video-?wrap\w*|play-?button)([\s_-]|$)|VideoBlock|VideoPlayer|SingleVideo/;
 const ZH_MARKER = /(?<!拍)摄(?![影像制])|(?<!拍)攝(?![影像製])|供图|供圖|图片来源|圖片來源|新华社记者|新華社記者|◎|图为|圖為|图注|圖註|资料图|資料圖|截图|截圖|图／|圖／|图\/|圖\//u;
 const CAPTION_LEAD = /^(图为|圖為|图：|圖：|上图|下图|左图|右图|上圖|下圖|左圖|右圖|▲|pictured|above|below|left|right|top|bottom|file)\s*[:：,，-]?|^FILE\s*[-–—]/iu;
 const FILE_NAME = /^[\w.-]+\.(jpe?g|png|gif|webp)$|^(img|dsc|image|photo|pic|p)[-_]?\d+|^[\w-]+[-_][\w-]+$|^\d+$|^(image|photo|picture|图片|圖片|照片|img|thumbnail|pic|untitled)$/i;
 
-const NO_FURNITURE: Furniture = { decorName: false, teaser: false, sidebar: false, ad: false, nav: false, aside: false, lightbox: false, hidden: false, markedBody: false, card: false };
+const NO_FURNITURE: Furniture = { decorName: false, teaser: false, sidebar: false, ad: false, nav: false, aside: false, lightbox: false, hidden: false, markedBody: false, card: false, cardList: false };
 const PRINTED_SOURCES = new Set<SourceKind>(['figcaption', 'class', 'itemprop']);
 
 function declaredWidth(img: Element): number {
@@ -180,6 +197,18 @@ function hasHeading(el: Element): boolean {
   return /^h[1-4]$/.test(el.name) || !!el.children.some((ch) => ch.type === 'tag' && (/^h[1-4]$/.test((ch as Element).name) || hasHeading(ch as Element)));
 }
 
+/** The candidate element is a heading with no link in it or around it. */
+function plainHeading(el: Element): boolean {
+  if (!/^h[1-6]$/.test(el.name)) return false;
+  const links = (e: Element): boolean => e.children.some((ch) => ch.type === 'tag' && ((ch as Element).name === 'a' || links(ch as Element)));
+  return !links(el) && !ancestors(el, 3).some((a) => a.name === 'a');
+}
+
+/** The text holds one of the page's titles and more than it. */
+function holdsTitle(norm: string, titles: string[]): boolean {
+  return titles.some((t) => t.length >= 12 && norm.length > t.length * 1.3 && norm.includes(t));
+}
+
 export function describe(ac: AnchorCandidates, c: CaptionCandidate, page: PageContext, lang: 'en' | 'zh', good: Set<Element>): CandidateFeatures {
   const zh = lang === 'zh';
   const clean = cleanCaption(c.text, c.credit, lang);
@@ -194,6 +223,7 @@ export function describe(ac: AnchorCandidates, c: CaptionCandidate, page: PageCo
   let captionClass = false;
   let linkText = false;
   let heading = false;
+  let isHeading = false;
   let video = false;
   if (el) {
     // Class words on the caption element and its ancestors up to the common ancestor with the photo.
@@ -206,7 +236,8 @@ export function describe(ac: AnchorCandidates, c: CaptionCandidate, page: PageCo
     }
     // Most of the text is the text of links to other pages: a teaser headline, a product or portal link title.
     if (!linkText && c.text) linkText = (c.linkShare ?? linkedShare(el, img)) >= 0.8;
-    heading = (c.source === 'next-block' || c.source === 'own-block' || c.source === 'prev-block') && el !== img && hasHeading(el);
+    isHeading = (c.source === 'next-block' || c.source === 'prev-block') && plainHeading(el);
+    heading = (c.source === 'next-block' || c.source === 'own-block' || c.source === 'prev-block') && el !== img && !isHeading && hasHeading(el);
   }
   for (const a of ancestors(img, 6)) {
     if (a.name === 'video' || VIDEO_BLOCK.test(`${classId(a)} ${a.attribs?.['data-testid'] ?? ''} ${a.attribs?.['data-type'] ?? ''}`)) video = true;
@@ -244,7 +275,7 @@ export function describe(ac: AnchorCandidates, c: CaptionCandidate, page: PageCo
     repeated: Math.max(0, (page.repeats.get(normText(c.text)) ?? 1) - 1),
     bodyLike: bodyLike && n > 0,
     fileName: c.source === 'alt' && FILE_NAME.test(c.text.trim()),
-    uiText: RELATED_TEXT.test(text),
+    uiText: RELATED_TEXT.test(text) || ACTION_TEXT.test(c.text),
     video,
     videoText: VIDEO_TEXT.test(text) || /^(watch|video|视频|影片)\s*[:：|｜]/i.test(c.text),
     inFigure: ac.inFigure,
@@ -254,6 +285,10 @@ export function describe(ac: AnchorCandidates, c: CaptionCandidate, page: PageCo
     scriptOnly: ac.anchor.kind === 'script',
     ldConfirmed: c.source !== 'json-ld' && ac.candidates.some((x) => x.source === 'json-ld' && similar(normText(x.text), normText(c.text))),
     hasHeading: heading,
+    isHeading,
+    authorText: AUTHOR_TEXT.test(c.text),
+    holdsHeadline: holdsTitle(normText(c.text), page.titles),
+    pointsAtPhoto: (c.source === 'prev-block' && DOWN_ARROW.test(c.text)) || ((c.source === 'next-block' || c.source === 'own-block' || c.source === 'table-row') && UP_ARROW.test(c.text)),
     furniture: ac.anchor.furniture ?? NO_FURNITURE,
     altEqual: c.source !== 'alt' && !!norm && ac.candidates.some((x) => x.source === 'alt' && similar(normText(x.text), norm)),
     otherPrinted: ac.candidates.some((x) => x !== c && PRINTED_SOURCES.has(x.source) && !!cleanCaption(x.text, x.credit, lang)),

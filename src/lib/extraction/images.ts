@@ -179,6 +179,9 @@ export interface Furniture {
   markedBody: boolean;
   /** The photo's own small block also holds a heading or a link to another page: a teaser card. */
   card: boolean;
+  /** The photo's block is one of three or more alike blocks (same tag and class), each a photo with a heading or a
+   * story link: a list of teaser cards, wherever it sits and whatever it is called. */
+  cardList: boolean;
 }
 
 const TEASER = /(^|[\s_-])(related|relate|recommend\w*|more[-_]?(stories|news|from)|most[-_]?(read|popular|viewed)|popular|trending|teaser\w*|hot[-_]?news|list[-_]?news|news[-_]?list|tuijian|xgxw|xiangguan|rec[-_]?list|card\w*)([\s_-]|$)/i;
@@ -209,8 +212,54 @@ function isCard(el: Element): boolean {
   return false;
 }
 
+const STORY_LINK = /\/[\w-]{12,}/;
+const PHOTO_LINK = /\.(jpe?g|png|webp)(\?|$)|\/(photos?|gallery|galleries|slideshows?|images?|pictures?)\//i;
+
+/** A block that is a teaser card: an image and a heading or a link to another story, little text. */
+function cardLike(e: Element): boolean {
+  let img = false;
+  let story = false;
+  const stack: AnyNode[] = [...e.children];
+  for (let steps = 0; stack.length && steps < 150; steps++) {
+    const n = stack.pop()!;
+    if (n.type !== 'tag') continue;
+    const x = n as Element;
+    if (x.name === 'img') img = true;
+    else if (/^h[1-4]$/.test(x.name)) story = true;
+    else if (x.name === 'a') {
+      const href = attr(x, 'href') ?? '';
+      // a link with words of its own (not the photo's own link) to another story
+      if (STORY_LINK.test(href) && !PHOTO_LINK.test(href) && sampleText(x, 80).replace(/\s+/g, '').length >= 6) story = true;
+    }
+    stack.push(...x.children);
+  }
+  return img && story;
+}
+
+const listVerdicts = new WeakMap<Element, Map<string, boolean>>();
+
+/** Three or more element siblings alike (tag and class) that are teaser cards (a parent's verdict is kept per kind). */
+function inCardList(el: Element): boolean {
+  for (const a of ancestors(el, 4)) {
+    if (a.name === 'body' || a.name === 'main') break;
+    const parent = a.parent as Element | null;
+    if (!parent || parent.type !== 'tag') break;
+    const sig = `${a.name}|${attr(a, 'class') ?? ''}`;
+    let byKind = listVerdicts.get(parent);
+    if (!byKind) listVerdicts.set(parent, (byKind = new Map()));
+    let verdict = byKind.get(sig);
+    if (verdict === undefined) {
+      const alike = parent.children.filter((c): c is Element => c.type === 'tag' && `${(c as Element).name}|${attr(c as Element, 'class') ?? ''}` === sig).slice(0, 12);
+      verdict = alike.length >= 3 && alike.filter(cardLike).length >= 3;
+      byKind.set(sig, verdict);
+    }
+    if (verdict) return true;
+  }
+  return false;
+}
+
 export function furnitureOf(el: Element, url: string): Furniture {
-  const out: Furniture = { decorName: false, teaser: false, sidebar: false, ad: false, nav: false, aside: false, lightbox: false, hidden: false, markedBody: false, card: isCard(el) };
+  const out: Furniture = { decorName: false, teaser: false, sidebar: false, ad: false, nav: false, aside: false, lightbox: false, hidden: false, markedBody: false, card: isCard(el), cardList: inCardList(el) };
   const pathPart = url.replace(/^https?:\/\/[^/]+/, '').split('?')[0]!;
   const file = pathPart.split('/').pop() ?? '';
   const own = `${file} ${classId(el).replace(/lazy-?load(ed|ing)?/gi, '')}`;

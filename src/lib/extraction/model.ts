@@ -53,23 +53,30 @@ export function fitLogistic(X: number[][], y: number[], opts: FitOptions): numbe
   const w = opts.init?.length === D ? [...opts.init] : new Array<number>(D).fill(0);
   const c = opts.rowWeights ?? new Array<number>(n).fill(1);
   const maxIter = opts.maxIter ?? 25;
+  // Rows are sparse (most features are 0/1 flags that are off): each row's non-zero columns, once.
+  const nz = X.map((xi) => {
+    const idx: number[] = [];
+    for (let j = 0; j < d; j++) if (xi[j] !== 0) idx.push(j);
+    return idx;
+  });
   for (let iter = 0; iter < maxIter; iter++) {
     const H = new Float64Array(D * D);
     const g = new Float64Array(D);
     for (let i = 0; i < n; i++) {
       const xi = X[i]!;
+      const idx = nz[i]!;
       let z = w[d]!;
-      for (let j = 0; j < d; j++) z += w[j]! * xi[j]!;
+      for (const j of idx) z += w[j]! * xi[j]!;
       const p = sigmoid(z);
       const r = c[i]! * (p - y[i]!);
       const s = c[i]! * Math.max(p * (1 - p), 1e-9);
-      for (let j = 0; j < d; j++) {
+      for (let a = 0; a < idx.length; a++) {
+        const j = idx[a]!;
         const xj = xi[j]!;
-        if (xj === 0) continue;
         g[j]! += r * xj;
         const row = j * D;
         const sx = s * xj;
-        for (let k = j; k < d; k++) if (xi[k] !== 0) H[row + k]! += sx * xi[k]!;
+        for (let b = a; b < idx.length; b++) H[row + idx[b]!]! += sx * xi[idx[b]!]!;
         H[row + d]! += sx;
       }
       g[d]! += r;

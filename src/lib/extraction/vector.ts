@@ -1,23 +1,30 @@
 // The candidate features of features.ts as one numeric vector for the model (model.ts). Every feature is measured
-// the same way on any site; none names a site. Each feature appears twice: once for every page, once more only on
-// Chinese pages (x * zh), so the model can learn where Chinese layouts differ (centred short lines, credit-marked
-// lines) while the L2 penalty keeps the Chinese copies small unless the data asks for them.
+// the same way on any site; none names a site. A feature can be read once for every page ("len:log") and once more
+// only on Chinese pages ("zh:len:log", x * zh), so a model can learn where Chinese layouts differ; a model names the
+// features it reads, and bench/fit-extract.ts chooses the set by leave-one-site-out.
 import type { CandidateFeatures } from './features.js';
 import type { SourceKind } from './candidates.js';
 
 const SOURCES: SourceKind[] = ['figcaption', 'class', 'own-block', 'next-block', 'prev-block', 'table-row', 'itemprop', 'data-attr', 'script', 'json-ld', 'alt'];
+const PRINTED = new Set<SourceKind>(['figcaption', 'class', 'itemprop']);
 const LAYOUT = new Set<SourceKind>(['own-block', 'next-block', 'prev-block', 'table-row']);
 const ATTRIBUTE = new Set<SourceKind>(['data-attr', 'script', 'json-ld', 'alt']);
 
 type Feature = [name: string, value: (f: CandidateFeatures, zh: boolean) => number];
 
 const b = (v: boolean) => (v ? 1 : 0);
+/**
+ * Where the text sits, as the model reads it: a line above the photo that points down at it (▼, ↓) reads as a line
+ * under it. A gallery's script data keeps a place of its own and borrows no weight: the open data has almost no
+ * script captions, and the script data of photos a page never prints (sign-up cards, products) is not caption text.
+ */
+const place = (f: CandidateFeatures): SourceKind => (f.source === 'prev-block' && f.pointsAtPhoto ? 'next-block' : f.source);
 const furniture = (f: CandidateFeatures) => f.furniture.teaser || f.furniture.sidebar || f.furniture.ad || f.furniture.nav || f.furniture.aside || f.furniture.card;
 /** Length in reading units: hanzi on Chinese pages, words on English ones. */
 const units = (f: CandidateFeatures, zh: boolean) => (zh ? f.chars : f.words);
 
 const BASE: Feature[] = [
-  ...SOURCES.map((s): Feature => [`source:${s}`, (f) => b(f.source === s)]),
+  ...SOURCES.map((s): Feature => [`source:${s}`, (f) => b(place(f) === s)]),
   ['len:log', (f, zh) => Math.log1p(units(f, zh)) / 4],
   ['len:tiny', (f, zh) => b(units(f, zh) <= (zh ? 4 : 2))],
   ['len:short', (f, zh) => b(units(f, zh) <= (zh ? 12 : 6))],
@@ -76,31 +83,69 @@ const BASE: Feature[] = [
   ['img:furniture*outside-body', (f) => b(furniture(f) && !f.inBody)],
   // Interactions the data shows to matter on several sites: a layout block is a caption by its marks, an
   // attribute text by its evidence.
-  ['layout*credit-marked', (f) => b(LAYOUT.has(f.source) && f.creditMarked)],
-  ['layout*styled', (f) => b(LAYOUT.has(f.source) && (f.centred || f.small || f.coloured || f.emphasised))],
-  ['layout*caption-class', (f) => b(LAYOUT.has(f.source) && f.captionClass)],
-  ['layout*lead', (f) => b(LAYOUT.has(f.source) && f.captionLead)],
-  ['layout*body-like', (f) => b(LAYOUT.has(f.source) && f.bodyLike)],
-  ['layout*ld-confirmed', (f) => b(LAYOUT.has(f.source) && f.ldConfirmed)],
-  ['layout*alt-equal', (f) => b(LAYOUT.has(f.source) && f.altEqual)],
-  ['attribute*printed-same', (f) => b(ATTRIBUTE.has(f.source) && f.printedSame)],
-  ['attribute*unprinted', (f) => b(ATTRIBUTE.has(f.source) && !f.printedSame && !f.slide && !f.scriptOnly)],
-  ['attribute*outside', (f) => b(ATTRIBUTE.has(f.source) && !f.inBody && !f.inFigure && !f.slide)],
-  ['attribute*printed-credit-only', (f) => b(ATTRIBUTE.has(f.source) && f.printedCreditOnly)],
-  ['attribute*other-printed', (f) => b(ATTRIBUTE.has(f.source) && f.otherPrinted)],
+  ['layout*credit-marked', (f) => b(LAYOUT.has(place(f)) && f.creditMarked)],
+  ['layout*styled', (f) => b(LAYOUT.has(place(f)) && (f.centred || f.small || f.coloured || f.emphasised))],
+  ['layout*caption-class', (f) => b(LAYOUT.has(place(f)) && f.captionClass)],
+  ['layout*lead', (f) => b(LAYOUT.has(place(f)) && f.captionLead)],
+  ['layout*body-like', (f) => b(LAYOUT.has(place(f)) && f.bodyLike)],
+  ['layout*ld-confirmed', (f) => b(LAYOUT.has(place(f)) && f.ldConfirmed)],
+  ['layout*alt-equal', (f) => b(LAYOUT.has(place(f)) && f.altEqual)],
+  ['attribute*printed-same', (f) => b(ATTRIBUTE.has(place(f)) && f.printedSame)],
+  ['attribute*unprinted', (f) => b(ATTRIBUTE.has(place(f)) && !f.printedSame && !f.slide && !f.scriptOnly)],
+  ['attribute*outside', (f) => b(ATTRIBUTE.has(place(f)) && !f.inBody && !f.inFigure && !f.slide)],
+  ['attribute*printed-credit-only', (f) => b(ATTRIBUTE.has(place(f)) && f.printedCreditOnly)],
+  ['attribute*other-printed', (f) => b(ATTRIBUTE.has(place(f)) && f.otherPrinted)],
   ['alt*credit-marked', (f) => b(f.source === 'alt' && f.creditMarked)],
   ['alt*alt-page', (f) => b(f.source === 'alt' && f.altPage)],
   ['alt*repeated', (f) => b(f.source === 'alt' && f.repeated >= 1)],
   ['alt*sentence', (f, zh) => b(f.source === 'alt' && units(f, zh) >= (zh ? 10 : 8))],
   ['alt*headline', (f) => b(f.source === 'alt' && f.headline)],
   ['printed*headline', (f) => b((f.source === 'figcaption' || f.source === 'class') && f.headline)],
+  // Round 2 of issue 31: kinds of text and place that the first fit had no word for.
+  ['is-heading', (f) => b(f.isHeading)],
+  ['author-text', (f) => b(f.authorText)],
+  ['holds-headline', (f) => b(f.holdsHeadline)],
+  ['points-at-photo', (f) => b(f.pointsAtPhoto)],
+  ['img:card-list', (f) => b(f.furniture.cardList)],
+  // The same places in four groups (a caption element, a line beside the photo, page data, alt): a kind with few
+  // examples of its own (a table row, microdata) borrows the weight of its group.
+  ['place:printed', (f) => b(PRINTED.has(place(f)))],
+  ['place:layout', (f) => b(LAYOUT.has(place(f)) && place(f) !== 'prev-block')],
+  ['place:above', (f) => b(place(f) === 'prev-block')],
+  ['place:data', (f) => b(place(f) === 'data-attr' || place(f) === 'json-ld')],
 ];
 
-export const FEATURE_NAMES: string[] = [...BASE.map(([n]) => n), ...BASE.map(([n]) => `zh:${n}`), 'zh'];
+/** Every base feature the extractor can compute, by name. */
+export const BASE_FEATURES: string[] = BASE.map(([n]) => n);
+const BY_NAME = new Map(BASE);
 
-/** The model's input for one candidate. */
-export function featureVector(f: CandidateFeatures, lang: 'en' | 'zh'): number[] {
+/**
+ * A model names its inputs: a base feature ("len:log"), the same feature on Chinese pages only ("zh:len:log"), or
+ * "zh" (1 on Chinese pages). Every name the extractor can compute, in the order of the full model.
+ */
+export const FEATURE_NAMES: string[] = [...BASE_FEATURES, ...BASE_FEATURES.map((n) => `zh:${n}`), 'zh'];
+
+type Compiled = (f: CandidateFeatures, zh: boolean) => number;
+
+function compileOne(name: string): Compiled {
+  if (name === 'zh') return (_f, zh) => (zh ? 1 : 0);
+  const zhOnly = name.startsWith('zh:');
+  const v = BY_NAME.get(zhOnly ? name.slice(3) : name);
+  if (!v) throw new Error(`unknown extraction feature "${name}": the model was fitted for other features (run \`npx tsx bench/fit-extract.ts\`)`);
+  return zhOnly ? (f, zh) => (zh ? v(f, zh) : 0) : v;
+}
+
+const compiled = new WeakMap<string[], Compiled[]>();
+
+/** The model's input for one candidate: the named features, in order (default: every feature). */
+export function featureVector(f: CandidateFeatures, lang: 'en' | 'zh', names: string[] = FEATURE_NAMES): number[] {
+  let fns = compiled.get(names);
+  if (!fns) compiled.set(names, (fns = names.map(compileOne)));
   const zh = lang === 'zh';
-  const base = BASE.map(([, v]) => v(f, zh));
-  return [...base, ...base.map((x) => (zh ? x : 0)), zh ? 1 : 0];
+  return fns.map((fn) => fn(f, zh));
+}
+
+/** Refuses a feature list naming something the extractor does not compute. */
+export function checkFeatureNames(names: string[]): void {
+  for (const n of names) compileOne(n);
 }
