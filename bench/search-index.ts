@@ -16,9 +16,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
 import type { Features } from '../src/lib/image-index/index.js';
-import { CODE_BITS, LshIndex, mulberry32, project } from '../src/lib/image-index/index.js';
+import { CODE_BITS, encode, LshIndex, mulberry32, project, STRIDE } from '../src/lib/image-index/index.js';
 import { MEAN_ROOTSIFT } from '../src/lib/image-index/index.js';
-import { prepare, scanStats, search, sketchCollisions, type SearchParams } from '../src/lib/image-index/index.js';
+import { prepare, scanStats, search, sketchCollisions, targetSketches, type SearchParams } from '../src/lib/image-index/index.js';
 import { verifyCandidate } from '../src/lib/image-index/index.js';
 import { mirrorFeatures } from '../src/lib/image-index/index.js';
 import { autoBits, lshParams, searchParams } from '../src/lib/image-index/index.js';
@@ -127,7 +127,7 @@ async function runSet(name: string) {
     const variants = [prepare(q), prepare(mirrorFeatures(q))].map((v) => ({ v, sketches: index.probe(v.vecs, nq).sketches }));
     for (const tid of rel) {
       const slot = ids.indexOf(tid);
-      const verified = variants.some(({ v, sketches }) => verifyCandidate(v, prepared[slot]!, sketchCollisions(sketches, nq, index.sketch(slot), 20), p).score > 0);
+      const verified = variants.some(({ v, sketches }) => verifyCandidate(v, prepared[slot]!, sketchCollisions(sketches, nq, targetSketches(index, prepared[slot]!), 20), p).score > 0);
       if (verified) {
         exhaustiveFound++;
         if (short.has(tid)) exhaustiveInShort++;
@@ -242,10 +242,9 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
     const bits = autoBits(realKp + (N - realTargets.length) * 750);
     const params = { ...lshParams(config), bits };
     const index = new LshIndex(params);
-    const L = params.tables;
     const nproj = index.proj.length;
     const partProj = project(parts, P * 4, index.proj);
-    const used = L * CODE_BITS + 64;
+    const used = CODE_BITS + 64;
     const acc = new Float32Array(used);
     const rnd = mulberry32(N);
     const t0 = performance.now();
@@ -254,26 +253,14 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
     let chunk: Uint32Array[] = [];
     for (let i = realTargets.length; i < N; i++) {
       const n = 500 + Math.floor(rnd() * 500);
-      const packed = new Uint32Array(n * (L + 2));
+      const packed = new Uint32Array(n * STRIDE);
       for (let k = 0; k < n; k++) {
         acc.fill(0);
         for (let q = 0; q < 4; q++) {
           const o = (Math.floor(rnd() * P) * 4 + q) * nproj;
           for (let j = 0; j < used; j++) acc[j]! += partProj[o + j]!;
         }
-        for (let t = 0; t < L; t++) {
-          let c = 0;
-          for (let b = 0; b < CODE_BITS; b++) if (acc[t * CODE_BITS + b]! > 0) c |= 1 << b;
-          packed[k * L + t] = c >>> 0;
-        }
-        let lo = 0;
-        let hi = 0;
-        for (let b = 0; b < 32; b++) {
-          if (acc[L * CODE_BITS + b]! > 0) lo |= 1 << b;
-          if (acc[L * CODE_BITS + 32 + b]! > 0) hi |= 1 << b;
-        }
-        packed[n * L + 2 * k] = lo >>> 0;
-        packed[n * L + 2 * k + 1] = hi >>> 0;
+        packed.set(encode(acc, 1, used), k * STRIDE);
       }
       // Loaded as a bank is loaded on start (IndexHandle.refresh): batches of max(5,000, half the loaded) images.
       if (chunk.push(packed) >= Math.max(5000, index.size / 2) || i === N - 1) (index.addBatch(chunk), (chunk = []));

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
 import { LshIndex } from '../src/lib/image-index/index.js';
-import { prepare, sketchCollisions } from '../src/lib/image-index/index.js';
+import { prepare, sketchCollisions, targetSketches } from '../src/lib/image-index/index.js';
 import { verifyCandidate, type Prepared, type VerifyParams } from '../src/lib/image-index/index.js';
 import { lshParams, searchParams } from '../src/lib/image-index/index.js';
 import { benchArgs, holdoutScenes, ourFeatures, readSet, round, sharedDataDir } from './search-lib.js';
@@ -52,7 +52,7 @@ async function main() {
     const q = prepare(feats.get(s.id)!);
     const nq = Math.min(q.f.count, 2048);
     const sk = index.probe(q.vecs, nq).sketches;
-    return { id: s.id, q, cand: targets.map((_, slot) => sketchCollisions(sk, nq, index.sketch(slot), 20)) };
+    return { id: s.id, q, cand: targets.map((_, slot) => sketchCollisions(sk, nq, targetSketches(index, targets[slot]!), 20)) };
   });
   log(`${set.name}: ${queries.length} dev queries x ${targets.length} targets`);
   const out: Record<string, unknown> = {};

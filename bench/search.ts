@@ -49,7 +49,7 @@ const cpuMs = (c: NodeJS.CpuUsage) => (c.user + c.system) / 1000;
 /** What the featured bank depends on: the layers that import, describe and index (their source) and their config. */
 function bankKey(set: RetrievalSet): string {
   const h = createHash('sha1');
-  h.update(JSON.stringify({ set: set.name, queries: MAXQ, sift: config.sift, lsh: { tables: config.lsh.tables, seed: config.lsh.seed }, import: config.import, database: config.database }));
+  h.update(JSON.stringify({ set: set.name, queries: MAXQ, sift: config.sift, lsh: { multiprobe: config.lsh.multiprobe, seed: config.lsh.seed }, import: config.import, database: config.database }));
   const feeds = /\/(sift|bank|ingest|import|captions|config|util|features)\/|\/(lsh|store|descriptors|mean-rootsift|features|searcher)\.ts$/;
   const walk = (d: string): string[] => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]));
   for (const f of walk(path.join(repoRoot, 'src')).filter((f) => f.endsWith('.ts') && feeds.test(f)).sort()) h.update(f).update(fs.readFileSync(f));

@@ -26,7 +26,7 @@ describe('lsh-index: target features held for verification', function () {
       }
       await featuresThenMatch(bank, config, { threads: 1 }); // features and LSH codes of the three targets (no source yet)
       const params = (await openIndex(bank, config)).index.params;
-      expect(lshParams(config, 0).tables).to.equal(params.tables);
+      expect(lshParams(config, 0).probes).to.equal(params.probes);
       const bytes: number[] = [];
       const probe = new IndexHandle(bank, params);
       await probe.refresh();

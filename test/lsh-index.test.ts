@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { concatFeatures, MIRROR, mirrorFeatures, rootSift } from '../src/lib/image-index/descriptors.js';
 import { fitHomography, frameAgrees, homographyFrom4, ransacHomography, transferError2 } from '../src/lib/geometry/geometry.js';
-import { CODE_BITS, LshIndex, mulberry32, popcount, type LshParams } from '../src/lib/image-index/lsh.js';
+import { CODE_BITS, LshIndex, mulberry32, popcount, probeCodes, STRIDE, type LshParams } from '../src/lib/image-index/lsh.js';
 import { prepare, search, sketchCollisions, topK } from '../src/lib/image-index/searcher.js';
 import { autoBits } from '../src/lib/image-index/store.js';
 import { homographySane, imageScore, verifyCandidate } from '../src/lib/image-index/verify.js';
@@ -41,7 +41,7 @@ function warped(f: Features, H: Float64Array, seed: number): Features {
   return { ...f, keypoints: kp, descriptors: d };
 }
 
-const PARAMS: LshParams = { tables: 8, bits: 12, probes: 2, maxBucket: 300, seed: 1 };
+const PARAMS: LshParams = { bits: 12, probes: 24, maxBucket: 600, seed: 1 };
 const BOX = { x0: 0, y0: 0, x1: 400, y1: 300 };
 const SP = { ratio: 0.8, ransacThreshold: 4, ransacIterations: 1000, minInliers: 12, farDistance: 0.6, shortlist: 10, mirror: true, mirrorShortlist: 5, confidentScore: 0.3, voteHamming: 8, matchHamming: 12, recollide: 5, recollideHamming: 20 };
 
@@ -205,7 +205,7 @@ describe('lsh-index: descriptors and index', () => {
     const a = new LshIndex(PARAMS).codes(f.vecs, 50);
     const b = new LshIndex(PARAMS).codes(f.vecs, 50);
     expect(Array.from(a)).to.deep.equal(Array.from(b));
-    expect(a.length).to.equal(50 * (PARAMS.tables + 2));
+    expect(a.length).to.equal(50 * STRIDE);
   });
 
   it('finds a warped copy among distractors, and forgets removed images (before and after merge)', async () => {
@@ -268,50 +268,78 @@ describe('lsh-index: descriptors and index', () => {
     expect(without.hits.every((h) => h.score === 0)).to.equal(true);
     void verifyCandidate;
   });
-  it('a batch load builds the same buckets as image-by-image adds, and a wider bucket width reuses the stored codes', () => {
+  it('a batch load holds the same entries as image-by-image adds, in the bucket of their code, and a wider bucket width reuses the stored codes', () => {
     // 120 images x 500 random codes: above the 50,000-keypoint threshold of the bulk path.
     const r = mulberry32(31);
-    const L = PARAMS.tables;
-    const packs = Array.from({ length: 120 }, () => Uint32Array.from({ length: 500 * (L + 2) }, () => Math.floor(r() * 2 ** 32)));
+    const packs = Array.from({ length: 120 }, () => Uint32Array.from({ length: 500 * STRIDE }, () => Math.floor(r() * 2 ** 32)));
+    // every (bucket, entry, sketch) of an index, sorted
+    const content = (idx: LshIndex) => {
+      const out: string[] = [];
+      const { segments, delta } = idx.buckets;
+      for (const sg of segments)
+        for (let c = 0; c < sg.offsets.length - 1; c++)
+          for (let k = sg.offsets[c]!; k < sg.offsets[c + 1]!; k++) if (idx.isAlive(sg.data[k * 3]! >>> 11)) out.push(`${c}:${sg.data[k * 3]}:${sg.data[k * 3 + 1]}:${sg.data[k * 3 + 2]}`);
+      for (const [c, arr] of delta ?? []) for (let k = 0; k < arr.length; k += 3) if (idx.isAlive(arr[k]! >>> 11)) out.push(`${c}:${arr[k]}:${arr[k + 1]}:${arr[k + 2]}`);
+      return out.sort();
+    };
     const one = new LshIndex(PARAMS);
     for (const p of packs) one.add(p);
     one.remove(7);
+    const beforeMerge = content(one);
     one.merge();
     const bulk = new LshIndex(PARAMS);
     expect(bulk.addBatch(packs)).to.deep.equal(packs.map((_, i) => i));
     bulk.remove(7);
-    bulk.merge();
-    for (let t = 0; t < L; t++) {
-      const a = one.table(t);
-      const b = bulk.table(t);
-      expect(Array.from(b.offsets)).to.deep.equal(Array.from(a.offsets));
-      // Same entries per bucket (order inside a bucket may differ), each with its keypoint's sketch half.
-      for (let c = 0; c < 1 << PARAMS.bits; c += 97) {
-        const ea = Array.from(a.entries.subarray(a.offsets[c]!, a.offsets[c + 1]!)).sort();
-        const eb = Array.from(b.entries.subarray(b.offsets[c]!, b.offsets[c + 1]!)).sort();
-        expect(eb).to.deep.equal(ea);
-      }
-      for (let k = 0; k < b.entries.length; k += 101) {
-        const e = b.entries[k]!;
-        const slot = e >>> 11;
-        const kp = e & 2047;
-        expect(b.tags[k]).to.equal(bulk.sketch(slot)[2 * kp + (t & 1)]);
-        expect(b.entries[k]! >>> 11).to.not.equal(7);
-      }
+    expect(content(one)).to.deep.equal(beforeMerge);
+    expect(content(bulk)).to.deep.equal(beforeMerge);
+    expect(beforeMerge.length).to.equal(119 * 500);
+    // each entry is its image's keypoint, in the bucket of its code, with its sketch
+    for (const line of beforeMerge.slice(0, 2000)) {
+      const [c, e, lo, hi] = line.split(':').map(Number);
+      const code = packs[e! >>> 11]!.subarray((e! & 2047) * STRIDE);
+      expect([code[0]! & 0xfff, code[1], code[2]]).to.deep.equal([c, lo, hi]);
     }
     // The same stored codes bucketed 16 bits wide: entry (slot, kp) sits in bucket code & 0xffff.
     const wide = new LshIndex({ ...PARAMS, bits: 16 });
     wide.addBatch(packs);
-    const tab = wide.table(3);
-    for (let k = 0; k < tab.entries.length; k += 997) {
-      const e = tab.entries[k]!;
-      const code = packs[e >>> 11]![(e & 2047) * L + 3]! & 0xffff;
-      expect(tab.offsets[code]).to.be.at.most(k);
-      expect(tab.offsets[code + 1]).to.be.greaterThan(k);
+    for (const line of content(wide).slice(0, 2000)) {
+      const [c, e] = line.split(':').map(Number);
+      expect(packs[e! >>> 11]![(e! & 2047) * STRIDE]! & 0xffff).to.equal(c);
     }
-    expect(autoBits(1000)).to.equal(16);
-    expect(autoBits(75_000_000)).to.equal(20);
+    expect(autoBits(1000)).to.equal(12);
+    expect(autoBits(75_000_000)).to.equal(19);
     expect(autoBits(1e12)).to.equal(CODE_BITS);
+  });
+
+  it('growing by many additions keeps few segments, each below the cap, and removing images drops their entries', () => {
+    const r = mulberry32(33);
+    const idx = new LshIndex(PARAMS);
+    const live = new Set<number>();
+    for (let i = 0; i < 600; i++) {
+      live.add(idx.add(Uint32Array.from({ length: 300 * STRIDE }, () => Math.floor(r() * 2 ** 32))));
+      if (i % 7 === 3) {
+        const victim = [...live][Math.floor(r() * live.size)]!;
+        idx.remove(victim);
+        live.delete(victim);
+      }
+    }
+    idx.merge();
+    const { segments } = idx.buckets;
+    // log-structured: segments hold sizes that at least halve from the first (few of them)
+    expect(segments.length).to.be.at.most(Math.ceil(Math.log2((600 * 300) / 50_000)) + 2);
+    let held = 0;
+    for (const sg of segments) for (let k = 0; k < sg.data.length; k += 3) if (idx.isAlive(sg.data[k]! >>> 11)) held++;
+    expect(held).to.equal(live.size * 300);
+    expect(idx.size).to.equal(live.size);
+    expect(idx.keypoints).to.equal(live.size * 300);
+  });
+
+  it('probes each keypoint\'s own bucket first, then buckets across its least certain bits, likeliest first', () => {
+    const pr = Float32Array.from({ length: 16 }, (_, b) => (b % 2 ? 1 : -1) * (b === 3 ? 0.01 : b === 9 ? 0.02 : b === 5 ? 0.03 : 1 + b));
+    const codes = probeCodes(pr, 1, 12, 6, 16);
+    const own = Array.from(pr.subarray(0, 12)).reduce((c, v, b) => (v > 0 ? c | (1 << b) : c), 0);
+    // flips by sum of squares: {3}, {9}, {3,9}, {5}, {3,5}
+    expect(Array.from(codes)).to.deep.equal([own, own ^ 8, own ^ 512, own ^ 8 ^ 512, own ^ 32, own ^ 8 ^ 32]);
   });
 
   it('sketch collisions list exactly the keypoint pairs within the Hamming bound, grouped by query keypoint', () => {

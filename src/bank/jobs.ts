@@ -49,6 +49,11 @@ export class JobsRepo {
     return this.db.copyRows('jobs', ['stage', 'first_id', 'last_id', 'enqueued_at'], ranges.map((r) => [stage, r.first, r.last, now]));
   }
 
+  /** Queues jobs over id ranges that also carry a key (match jobs of a sharded index: the shard). */
+  async enqueueKeyedRanges(stage: JobStage, jobs: readonly { range: IdRange; key: string }[], now = new Date().toISOString()): Promise<number> {
+    return this.db.copyRows('jobs', ['stage', 'first_id', 'last_id', 'key', 'enqueued_at'], jobs.map((j) => [stage, j.range.first, j.range.last, j.key, now]));
+  }
+
   /** Queues one keyed job per key (crawl jobs: first_id = last_id = 0). */
   async enqueueKeyed(stage: JobStage, keys: readonly string[], now = new Date().toISOString()): Promise<number> {
     return this.db.copyRows('jobs', ['stage', 'first_id', 'last_id', 'key', 'enqueued_at'], keys.map((k) => [stage, 0, 0, k, now]));
@@ -60,16 +65,26 @@ export class JobsRepo {
     return new Set(rows.map((r) => r.key));
   }
 
-  /** Claims the oldest open job of these stages whose lease is free (never claimed, or run out): null when none. */
-  async claim(stages: readonly JobStage[], worker: string, leaseMs: number): Promise<Job | null> {
+  /** Claims the oldest open job of these stages whose lease is free (never claimed, or run out): null when none. With
+   *  `prefer` (key prefixes: the shards this worker holds), the oldest such job whose key starts with one of them
+   *  first (locality: a shard's jobs go to the workers that have it loaded), else the oldest of any. */
+  async claim(stages: readonly JobStage[], worker: string, leaseMs: number, prefer: readonly string[] = []): Promise<Job | null> {
+    if (prefer.length) {
+      const job = await this.claimWhere(stages, worker, leaseMs, ` AND (${prefer.map(() => 'key LIKE ?').join(' OR ')})`, prefer.map((p) => `${p}%`));
+      if (job) return job;
+    }
+    return this.claimWhere(stages, worker, leaseMs, '', []);
+  }
+
+  private async claimWhere(stages: readonly JobStage[], worker: string, leaseMs: number, cond: string, args: string[]): Promise<Job | null> {
     const pg = this.db.dialect === 'postgres';
     const marks = stages.map(() => '?').join(', ');
     const row = await this.db.get<Job>(
       `UPDATE jobs SET worker = ?, lease_until = ${this.now} + ?, attempts = attempts + 1
-       WHERE id = (SELECT id FROM jobs WHERE state = 'queued' AND stage IN (${marks}) AND (lease_until IS NULL OR lease_until < ${this.now})
+       WHERE id = (SELECT id FROM jobs WHERE state = 'queued' AND stage IN (${marks}) AND (lease_until IS NULL OR lease_until < ${this.now})${cond}
                    ORDER BY id LIMIT 1${pg ? ' FOR UPDATE SKIP LOCKED' : ''})
        RETURNING id, stage, first_id AS "first", last_id AS "last", attempts, key`,
-      [worker, leaseMs, ...stages],
+      [worker, leaseMs, ...stages, ...args],
     );
     return row ? { ...row, id: Number(row.id), first: Number(row.first), last: Number(row.last), attempts: Number(row.attempts), key: row.key ?? null } : null;
   }

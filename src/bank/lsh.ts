@@ -27,12 +27,42 @@ const STANDS_FOR_PICTURE = `(NOT EXISTS (SELECT 1 FROM image_twins t WHERE t.sha
 
 const n = (r: { n: number | string } | undefined): number => Number(r?.n ?? 0);
 
+/** Target item ids first..last (inclusive): one shard of the index (issue 35). Absent: every row. */
+export interface TargetRange {
+  first: number;
+  last: number;
+}
+/** SQL condition (and its parameters) on lsh_codes' item_id for a range. */
+const inRange = (col: string, r?: TargetRange): [string, number[]] => (r ? [` AND ${col} BETWEEN ? AND ?`, [r.first, r.last]] : ['', []]);
+
 export class LshRepo {
   constructor(private db: Sql) {}
 
   /** Rows computed with other parameters than `params` are removed (the caller re-indexes). */
   dropOtherParams(params: string): Promise<number> {
     return this.db.run('DELETE FROM lsh_codes WHERE params <> ?', [params]);
+  }
+
+  /** Rows whose codes were computed with other parameters than `params`, in id order after `afterId`: what a change
+   *  of the index's representation re-encodes in place (recode). */
+  otherParams(params: string, afterId: number, limit: number): Promise<{ id: number; itemId: number; imageSha256: string }[]> {
+    return this.db
+      .all<{ id: number; itemId: number; imageSha256: string }>(
+        `SELECT id, item_id AS "itemId", image_sha256 AS "imageSha256" FROM lsh_codes WHERE id > ? AND params <> ? ORDER BY id LIMIT ?`,
+        [afterId, params, limit],
+      )
+      .then((rows) => rows.map((r) => ({ id: Number(r.id), itemId: Number(r.itemId), imageSha256: r.imageSha256 })));
+  }
+
+  async countOtherParams(params: string): Promise<number> {
+    return n(await this.db.get('SELECT COUNT(*) AS n FROM lsh_codes WHERE params <> ?', [params]));
+  }
+
+  /** Replaces a row's codes in place, keeping its id: the watermark of additions (sequence()) does not move, so a
+   *  re-encoded index sends no source back to matching. Only while the row still has other parameters (two workers
+   *  re-encoding the same row write the same codes once). Returns whether it wrote. */
+  async recode(id: number, params: string, count: number, codes: Uint32Array): Promise<boolean> {
+    return (await this.db.run('UPDATE lsh_codes SET params = ?, count = ?, codes = ? WHERE id = ? AND params <> ?', [params, count, toBlob(codes), id, params])) > 0;
   }
 
   /** Rows whose item now has another image, lost its features, or no longer stands for its picture, leave the index. */
@@ -94,15 +124,28 @@ export class LshRepo {
     return fresh.length;
   }
 
-  /** Keypoints indexed in all (what the automatic bucket width is chosen from). */
-  async keypointTotal(): Promise<number> {
-    return n(await this.db.get('SELECT COALESCE(SUM(count), 0) AS n FROM lsh_codes'));
+  /** Keypoints indexed in all, or in a range of target items (what the automatic bucket width is chosen from). */
+  async keypointTotal(range?: TargetRange): Promise<number> {
+    const [cond, args] = inRange('item_id', range);
+    return n(await this.db.get(`SELECT COALESCE(SUM(count), 0) AS n FROM lsh_codes WHERE 1 = 1${cond}`, args));
   }
 
-  /** (row count, largest row id): changes when rows are added or removed. */
-  async signature(): Promise<{ count: number; maxId: number }> {
-    const r = await this.db.get<{ count: number; maxId: number }>('SELECT COUNT(*) AS count, COALESCE(MAX(id), 0) AS "maxId" FROM lsh_codes');
+  /** (row count, largest row id), of every row or a range's, and only of rows with codes of `params` when given:
+   *  changes when rows are added, removed or re-encoded. */
+  async signature(range?: TargetRange, params?: string): Promise<{ count: number; maxId: number }> {
+    const [cond, args] = inRange('item_id', range);
+    const [pcond, pargs] = params === undefined ? ['', []] : [' AND params = ?', [params]];
+    const r = await this.db.get<{ count: number; maxId: number }>(`SELECT COUNT(*) AS count, COALESCE(MAX(id), 0) AS "maxId" FROM lsh_codes WHERE 1 = 1${cond}${pcond}`, [...args, ...pargs]);
     return { count: Number(r!.count), maxId: Number(r!.maxId) };
+  }
+
+  /** Indexed target item ids with their keypoint counts, in id order after `afterItemId` (the shard plan's input). */
+  async itemKeypoints(afterItemId: number, limit: number): Promise<{ itemId: number; count: number }[]> {
+    const rows = await this.db.all<{ itemId: number; count: number }>(
+      'SELECT item_id AS "itemId", count FROM lsh_codes WHERE item_id > ? ORDER BY item_id LIMIT ?',
+      [afterItemId, limit],
+    );
+    return rows.map((r) => ({ itemId: Number(r.itemId), count: Number(r.count) }));
   }
 
   /** The watermark of additions: ids only grow (AUTOINCREMENT), also past deleted rows. */
@@ -115,19 +158,24 @@ export class LshRepo {
     return Number(r?.seq ?? 0);
   }
 
-  /** Rows with id > afterId, in id order. */
-  async *rowsAfter(afterId: number): AsyncGenerator<LshRow> {
+  /** Rows with id > afterId with codes of `params` (all when absent), of every target or a range's, in id order. */
+  async *rowsAfter(afterId: number, range?: TargetRange, params?: string): AsyncGenerator<LshRow> {
+    const [cond, args] = inRange('l.item_id', range);
+    const [pcond, pargs] = params === undefined ? ['', []] : [' AND l.params = ?', [params]];
     for await (const r of this.db.iterate<{ id: number; itemId: number; imageSha256: string; count: number; codes: Buffer | string; harvestedAt: string | null }>(
       `SELECT l.id, l.item_id AS "itemId", l.image_sha256 AS "imageSha256", l.count, ${blobColumn(this.db.dialect, 'l.codes', 'codes')}, COALESCE(i.fetched_at, i.imported_at) AS "harvestedAt"
-       FROM lsh_codes l LEFT JOIN items i ON i.id = l.item_id WHERE l.id > ? ORDER BY l.id`,
-      [afterId],
+       FROM lsh_codes l LEFT JOIN items i ON i.id = l.item_id WHERE l.id > ?${cond}${pcond} ORDER BY l.id`,
+      [afterId, ...args, ...pargs],
     )) {
       yield { id: Number(r.id), itemId: Number(r.itemId), imageSha256: r.imageSha256, count: r.count, codes: blobToUint32(blobValue(r.codes)), harvestedAt: r.harvestedAt ?? null };
     }
   }
 
-  async ids(): Promise<Set<number>> {
-    return new Set((await this.db.all<{ id: number }>('SELECT id FROM lsh_codes')).map((r) => Number(r.id)));
+  /** Row ids, of every row or a range's, and only of rows with codes of `params` when given. */
+  async ids(range?: TargetRange, params?: string): Promise<Set<number>> {
+    const [cond, args] = inRange('item_id', range);
+    const [pcond, pargs] = params === undefined ? ['', []] : [' AND params = ?', [params]];
+    return new Set((await this.db.all<{ id: number }>(`SELECT id FROM lsh_codes WHERE 1 = 1${cond}${pcond}`, [...args, ...pargs])).map((r) => Number(r.id)));
   }
 
   async bytes(): Promise<number> {

@@ -5,7 +5,7 @@
 // warning).
 import type { Command } from 'commander';
 import { loadStage } from '../stages/index.js';
-import { createProgress } from '../util/progress.js';
+import { createProgress, stepOn } from '../util/progress.js';
 import { action, printJson, runStoppable, type Context } from './context.js';
 import { dumpKeypoints, parseThreads, type KeypointsOptions } from './keypoints.js';
 
@@ -21,7 +21,7 @@ export async function runFeaturesCommand(ctx: Context, name: string, opts: Opts)
   if (opts.retryFailed) ctx.logger.info(`${name}: ${await bank.items.retryFailed()} failed item(s) sent back to be tried again`);
   const features = await loadStage('features');
   const { detail: s } = await runStoppable(name, ctx.logger, (signal) =>
-    features(bank, ctx.config, { threads, progress, signal, logger: ctx.logger }),
+    features(bank, ctx.config, { threads, progress, signal, logger: ctx.logger, reencodeProgress: stepOn(progress, 're-encoding the index') }),
   ).finally(() => progress.stop());
   if (opts.json) printJson(s);
   else

@@ -3,7 +3,7 @@
 // through the stage registry. Resumable: Ctrl-C stops after the current batch.
 import type { Command } from 'commander';
 import { loadStage } from '../stages/index.js';
-import { createProgress } from '../util/progress.js';
+import { createProgress, stepOn } from '../util/progress.js';
 import { action, printJson, runStoppable } from './context.js';
 import { parseTop } from './search.js';
 
@@ -22,11 +22,11 @@ export function registerMatch(program: Command): void {
         const [features, match] = [await loadStage('features'), await loadStage('match')];
         const tty = !opts.json && Boolean(process.stderr.isTTY);
         const fp = createProgress('features', 0, { enabled: tty });
-        const f = await runStoppable('match', ctx.logger, (signal) => features(bank, ctx.config, { progress: fp, signal, logger: ctx.logger })).finally(() => fp.stop());
+        const f = await runStoppable('match', ctx.logger, (signal) => features(bank, ctx.config, { progress: fp, signal, logger: ctx.logger, reencodeProgress: stepOn(fp, 're-encoding the index') })).finally(() => fp.stop());
         if (f.aborted) return 130;
         const progress = createProgress('match', 0, { enabled: tty });
         const { detail: s } = await runStoppable('match', ctx.logger, (signal) =>
-          match(bank, ctx.config, { top, progress, signal, logger: ctx.logger }),
+          match(bank, ctx.config, { top, progress, signal, logger: ctx.logger, reencodeProgress: stepOn(progress, 're-encoding the index') }),
         ).finally(() => progress.stop());
         if (opts.json) printJson({ ...s, features: f.detail });
         else

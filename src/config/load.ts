@@ -48,6 +48,8 @@ const RETIRED_KEYS: Record<string, string> = {
   'comparability.levels': 'replaced by comparability.thresholds (rerun capbridge calibrate, or copy the defaults)',
   'comparability.a': 'replaced by comparability.thresholds',
   'comparability.epsilon': 'replaced by comparability.thresholds',
+  'lsh.tables': 'retired: the index has one table with a 64-bit sketch beside each entry (issue 35); remove the key',
+  'lsh.probes': 'replaced by lsh.multiprobe (buckets probed per query keypoint in the one table, default 24)',
 };
 
 function validate(tree: Tree, origin: string): Config {

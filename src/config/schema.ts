@@ -80,9 +80,8 @@ export const configSchema = z
       .strict(),
     lsh: z
       .object({
-        tables: pos(),
         bits: z.union([z.literal('auto'), pos().max(24)]),
-        probes: int().min(0),
+        multiprobe: pos().max(256),
         shortlist: pos(),
         maxBucket: pos(),
         seed: int(),
@@ -96,6 +95,8 @@ export const configSchema = z
         mirror: z.boolean(),
         mirrorShortlist: pos(),
         featureCacheMB: nonneg(),
+        shards: int().min(0),
+        memoryMB: nonneg(),
       })
       .strict(),
     match: z

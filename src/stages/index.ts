@@ -9,7 +9,7 @@ import type { Config } from '../config/schema.js';
 import type { CrawlOptions, CrawlSummary } from './crawl/index.js';
 import type { PairingOptions, PairingSummary } from './pair/index.js';
 import type { MatchOptions, MatchSummary } from './match/index.js';
-import type { FeaturesSummary } from './features/index.js';
+import type { FeaturesOptions, FeaturesSummary } from './features/index.js';
 import type { ExportOptions, ExportSummary } from './export/index.js';
 import type { Logger } from '../util/log.js';
 import type { Progress } from '../util/progress.js';
@@ -35,8 +35,8 @@ export interface StageOptions {
 /** What one stage takes beyond StageOptions (its own knobs, for the commands and benchmarks that use them). */
 export interface StageExtras {
   crawl: Pick<CrawlOptions, 'site' | 'sites' | 'sitesDir' | 'retryGivenUp' | 'resolve' | 'clock' | 'random'>;
-  features: Record<never, never>;
-  match: Pick<MatchOptions, 'top' | 'batchSize'>;
+  features: Pick<FeaturesOptions, 'reencodeProgress'>;
+  match: Pick<MatchOptions, 'top' | 'batchSize' | 'shard' | 'reencodeProgress'>;
   pair: Pick<PairingOptions, 'batchSize' | 'all' | 'scorer' | 'minLevel'>;
   export: Omit<ExportOptions, 'logger'>;
 }
@@ -115,8 +115,11 @@ export function loadStage<N extends AnyStageName>(name: N): Promise<Stage<N>> {
  */
 export async function warmStage(name: StageName, bank: Bank, config: Config, opts: { signal?: AbortSignal } = {}): Promise<void> {
   if (name === 'match') {
+    // A sharded index is not loaded ahead: which shard this worker's next job needs is not known yet (the queue then
+    // prefers the jobs of the shards it holds).
+    const { storedPlan } = await import('./match/index.js');
     const { openIndex } = await import('../lib/image-index/index.js');
-    await openIndex(bank, config);
+    if (!(await storedPlan(bank))) await openIndex(bank, config);
   } else if (name === 'pair') {
     const { updateIdf } = await import('../lib/comparability/index.js');
     await updateIdf(bank, config, { signal: opts.signal });

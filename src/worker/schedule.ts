@@ -3,7 +3,7 @@
 // queued only when no features job is open (a source is matched against every featured target), pair jobs only
 // when no match job is open. One scheduler at a time (a PostgreSQL advisory lock; others skip the round), so it can
 // run in every idle worker and in the daemon without queuing a range twice.
-import { CandidatesRepo, JobsRepo, LshRepo, PairsRepo, SCHEDULED_STAGES, type BankScope, type IdRange, type ScheduledStage } from '../bank/index.js';
+import { CandidatesRepo, JobsRepo, LshRepo, MatchPartialsRepo, PairsRepo, SCHEDULED_STAGES, type BankScope, type IdRange, type ScheduledStage } from '../bank/index.js';
 import type { Bank } from '../bank/index.js';
 import type { Config } from '../config/schema.js';
 
@@ -55,6 +55,17 @@ export async function schedule(bank: Bank, config: Config): Promise<ScheduleResu
       }
       if (!ids.length) continue;
       const ranges = chunkRanges(ids, config.worker.batch[stage]);
+      // A sharded index (issue 35): one match job per window and shard, keyed by the shard; the shard jobs of a window
+      // merge its sources as the last of them finishes.
+      const shards = stage === 'match' ? await import('../stages/match/index.js') : null; // loaded only here (the index layer)
+      const plan = shards ? await shards.currentPlan(tx, config) : null;
+      if (plan && shards) {
+        const { shardKey } = shards;
+        await tx.repo(MatchPartialsRepo).dropOtherPlans(plan.id);
+        const keyed = ranges.flatMap((range) => plan.ranges.map((shard) => ({ range, key: shardKey(plan, shard) })));
+        await jobs.enqueueKeyedRanges(stage, keyed);
+        return { stage, jobs: keyed.length, waitingFor: stage, scheduled: true };
+      }
       await jobs.enqueue(stage, ranges);
       return { stage, jobs: ranges.length, waitingFor: stage, scheduled: true };
     }

@@ -40,6 +40,13 @@ export function crawlJobSites(job: Job): string[] {
   return sites;
 }
 
+/** The shard of a match job (its key: "first-last@plan", see src/stages/match/shards.ts). */
+export function matchShard(job: Job): { plan: string; range: { first: number; last: number } } {
+  const m = /^(\d+)-(\d+)@([0-9a-f]+)$/.exec(job.key ?? '');
+  if (!m) throw new Error(`match job ${job.id}: its key is not a shard ("${job.key}")`);
+  return { plan: m[3]!, range: { first: Number(m[1]), last: Number(m[2]) } };
+}
+
 export interface WorkerSummary {
   id: string;
   claims: number;
@@ -93,6 +100,8 @@ export interface WorkerState {
   id: string;
   stages: JobStage[];
   running: { job: number; stage: JobStage; first: number; last: number; since: string }[];
+  /** The index shards this worker holds (target item id ranges), after its last match job. */
+  shards: string[];
   summary: WorkerSummary;
   lastError: string | null;
   /** The bank as this worker sees it: up, or down since when and why (it is waiting for it). */
@@ -114,6 +123,7 @@ export class Worker {
       id,
       stages: opts.stages,
       running: [],
+      shards: [],
       lastError: null,
       bank: { up: true, since: null, lastError: null },
       summary: {
@@ -172,7 +182,7 @@ export class Worker {
   /** Claims and runs one job, or (none open) schedules a round, warms the next stage or sleeps. */
   private async step(idle: { warmed: JobStage | null }): Promise<'drained' | 'more'> {
     const { signal, logger } = this.opts;
-    const job = await this.bank.repo(JobsRepo).claim(this.opts.stages, this.state.id, this.leaseMs);
+    const job = await this.bank.repo(JobsRepo).claim(this.opts.stages, this.state.id, this.leaseMs, await this.heldShardKeys());
     if (job) {
       idle.warmed = null;
       await this.runJob(job);
@@ -237,6 +247,13 @@ export class Worker {
     };
   }
 
+  /** Key prefixes of the index shards this process holds (match jobs of those shards are claimed first). */
+  private async heldShardKeys(): Promise<string[]> {
+    if (!this.opts.stages.includes('match')) return [];
+    const { heldRanges } = await import('../lib/image-index/index.js');
+    return heldRanges(this.bank).map((r) => `${r.first}-${r.last}@`);
+  }
+
   private async runJob(job: Job): Promise<void> {
     const { logger, metrics } = this.opts;
     const jobs = this.bank.repo(JobsRepo);
@@ -256,8 +273,11 @@ export class Worker {
       const r =
         job.stage === 'crawl'
           ? await (await loadStage('crawl'))(this.bank, this.config, { ...common, sites: crawlJobSites(job), ...this.opts.crawl })
-          : await (await loadStage(job.stage))(this.bank, this.config, { ...common, idRange: job });
+          : job.stage === 'match' && job.key
+            ? await (await loadStage('match'))(this.bank, this.config, { ...common, idRange: job, shard: matchShard(job) })
+            : await (await loadStage(job.stage))(this.bank, this.config, { ...common, idRange: job });
       stopBeat();
+      if (job.stage === 'match') this.state.shards = (await this.heldShardKeys()).map((k) => k.slice(0, -1));
       if (r.aborted) {
         await jobs.release(job.id, this.state.id);
         metrics?.jobs.inc({ stage: job.stage, result: 'released' });

@@ -6,7 +6,9 @@
 //   geometric model (match) · 13 picture hashes and twins (features) · 15 jobs of the workers (worker)
 //   16 crawl jobs keyed by host group (worker) · 17 BLOB columns uncompressed on PostgreSQL (bank)
 //   18 captions counted into IDF per item (comparability, features) · 33 dense views of targets for archive
-//   matching (match) · 36 export claims (export, issue 36). No migration has number 7 or 14.
+//   matching (match) · 36 export claims (export, issue 36).
+//   30-32 the image index at archive scale (match, issue 35): 30 match results per index shard, merged per source.
+//   No migration has number 7 or 14.
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
 import { m002Features } from './002-features.js';
@@ -26,6 +28,7 @@ import { m017BlobStorage } from './017-blob-storage.js';
 import { m018IdfCounted } from './018-idf-counted.js';
 import { m012CandidateModel } from './012-candidate-model.js';
 import { m036ExportClaims } from './036-export-claims.js';
+import { m030MatchPartials } from './030-match-partials.js';
 
 // One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
 // number than one already applied is still applied (src/bank/db.ts tracks each version, not just the highest).
@@ -48,5 +51,6 @@ export const migrations: Migration[] = [
   m012CandidateModel,
   m036ExportClaims,
   m033DenseViews,
+  m030MatchPartials,
 ].sort((a, b) => a.version - b.version);
 export type { Migration };

@@ -1,23 +1,26 @@
-// The keypoint index: random-hyperplane LSH (sign of random projections, Charikar 2002) over RootSIFT
-// vectors, L tables of k bits, with multi-probe queries (Lv et al. 2007: also probe the buckets reached by
-// flipping the least certain bits, so fewer tables reach the same recall). Written by hand because no
-// maintained npm package offers a persistent, incremental LSH over binary-packed codes.
+// The keypoint index: one hash table over RootSIFT vectors with a 64-bit sketch beside each entry (Hamming
+// embedding, Jégou et al. 2008, with random-hyperplane signs for both the bucket and the signature: Charikar 2002),
+// probed query-directed (Lv et al. 2007: the query's own bucket and those reached by flipping its least certain
+// bits, in order of how likely the flip is). Written by hand because no maintained npm package offers a persistent,
+// incremental LSH over binary-packed codes.
 //
-// Memory: every indexed keypoint costs 8 bytes per table plus 8: a uint32 entry (slot * 2048 + keypoint)
-// and, next to it, one 32-bit half of the keypoint's 64-bit sketch (a Hamming embedding, Jégou et al.
-// 2008; tables alternate halves), then the full sketch per image. The half beside the entry makes the
-// query scan sequential: the half's distance is a lower bound of the full one, so only entries that pass
-// it look up the full sketch (before, every colliding entry did: a cache miss each, 95 ns at 10k images).
-// Compact CSR arrays per table (offsets by bucket + entries + tags) plus a small delta for recent
-// additions, merged when it grows past a quarter of the base. Removed images are tombstoned and dropped
-// at merge.
+// Memory: 12 bytes per indexed keypoint (a uint32 entry: slot * 2048 + keypoint, then the keypoint's 64-bit
+// sketch), about 9 KB per image at SIFT's ~750 keypoints. The index before issue 35 kept 8 tables of entries and
+// sketch halves and the sketches once more (72 bytes per keypoint, ~55 KB an image); one table probed at 24
+// buckets, with the full sketch read in the same sequential pass, shortlists as well (bench/RESULTS.md, issue 35).
+// The entries sit in segments (sorted by bucket: offsets by bucket + interleaved entry/sketch words) plus a small
+// delta of recent additions; the delta becomes a segment when it grows, and segments of similar size merge
+// (log-structured, as Lucene's segments), never into one above MAX_SEGMENT_ENTRIES, so that growing the index never
+// copies all of it at once (a million images hold ~9 GB; a whole-index merge would need twice that). Removed images
+// are tombstoned and dropped when their segment is rewritten.
 import { DESC_SIZE } from './features.js';
 import { mulberry32 } from '../../util/random.js';
 import { MEAN_ROOTSIFT } from './mean-rootsift.js';
 
 export interface LshParams {
-  tables: number;
+  /** Bucket width: the table has 2^bits buckets (a prefix of the stored CODE_BITS). */
   bits: number;
+  /** Buckets probed per query keypoint: its own and the next most likely ones (lsh.multiprobe). */
   probes: number;
   /** Buckets holding more entries than this are skipped at query time (stop-word buckets). */
   maxBucket: number;
@@ -26,25 +29,31 @@ export interface LshParams {
 
 export const MAX_KP_PER_IMAGE = 2048;
 
-/** Projections kept per table in the stored codes. An index uses the first `bits` of them, so the bucket
- *  width can follow the bank's size (lsh.bits: auto) without projecting any descriptor again. */
+/** Bucket bits kept per keypoint in the stored codes. An index uses the first `bits` of them, so the bucket width
+ *  can follow the bank's size (lsh.bits: auto) without projecting any descriptor again. */
 export const CODE_BITS = 24;
+
+/** Bits of the per-keypoint sketch: a colliding entry only votes when its sketch is close to the query's. */
+export const SKETCH_BITS = 64;
+
+/** uint32 words per stored (and indexed) keypoint: the bucket code, then the sketch's two halves. In a segment the
+ *  code's place holds the entry (slot * MAX_KP_PER_IMAGE + keypoint): the bucket is where it sits. */
+export const STRIDE = 3;
+
+/** A segment is never merged into one with more entries than this (768 MB): bounds the memory a merge adds. */
+export const MAX_SEGMENT_ENTRIES = 1 << 26;
 
 // The seeded PRNG lives in src/util/random.ts (re-exported for the index's users).
 export { mulberry32 };
 
-/** Bits of the per-keypoint sketch: a colliding entry only votes when its sketch is close to the query's.
- *  Table t keeps half (t & 1) of it, 32 bits, beside each entry. */
-export const SKETCH_BITS = 64;
-
 /**
- * Structured random projections (SRHT): each round multiplies the centred vector by random signs and a
- * Walsh-Hadamard transform, 128 projections for 7*128 additions instead of 128*128 multiply-adds.
- * Returns the sign patterns, one Float32Array(128) per round.
+ * Structured random projections (SRHT): the centred vector times random signs, then a Walsh-Hadamard transform:
+ * 128 projections for 7*128 additions instead of 128*128 multiply-adds. One round gives the CODE_BITS bucket bits
+ * and the SKETCH_BITS sketch bits. Returns the signs (Float32Array(128 * rounds)).
  */
-export function makeProjections(p: LshParams): Float32Array {
-  const rnd = mulberry32(p.seed);
-  const rounds = Math.ceil((p.tables * CODE_BITS + SKETCH_BITS) / DESC_SIZE);
+export function makeProjections(seed: number): Float32Array {
+  const rnd = mulberry32(seed);
+  const rounds = Math.ceil((CODE_BITS + SKETCH_BITS) / DESC_SIZE);
   const signs = new Float32Array(rounds * DESC_SIZE);
   for (let i = 0; i < signs.length; i++) signs[i] = rnd() < 0.5 ? -1 : 1;
   return signs;
@@ -78,19 +87,33 @@ export function project(vecs: Float32Array, count: number, signs: Float32Array):
   return out;
 }
 
-/** The sketches (count*2 uint32) from projections. */
-export function sketchesFromProjections(pr: Float32Array, count: number, p: LshParams, nproj: number): Uint32Array {
-  const out = new Uint32Array(count * 2);
-  const base = p.tables * CODE_BITS;
+/** Stored codes from projections: per keypoint its CODE_BITS bucket code and its sketch (count * STRIDE words). */
+export function encode(pr: Float32Array, count: number, nproj: number): Uint32Array {
+  const out = new Uint32Array(count * STRIDE);
   for (let i = 0; i < count; i++) {
+    const o = i * nproj;
+    let c = 0;
     let lo = 0;
     let hi = 0;
+    for (let b = 0; b < CODE_BITS; b++) if (pr[o + b]! > 0) c |= 1 << b;
     for (let b = 0; b < 32; b++) {
-      if (pr[i * nproj + base + b]! > 0) lo |= 1 << b;
-      if (pr[i * nproj + base + 32 + b]! > 0) hi |= 1 << b;
+      if (pr[o + CODE_BITS + b]! > 0) lo |= 1 << b;
+      if (pr[o + CODE_BITS + 32 + b]! > 0) hi |= 1 << b;
     }
-    out[i * 2] = lo >>> 0;
-    out[i * 2 + 1] = hi >>> 0;
+    out[i * STRIDE] = c >>> 0;
+    out[i * STRIDE + 1] = lo >>> 0;
+    out[i * STRIDE + 2] = hi >>> 0;
+  }
+  return out;
+}
+
+/** The sketches (count*2 uint32) of stored codes. */
+export function sketchesOfCodes(codes: Uint32Array): Uint32Array {
+  const n = codes.length / STRIDE;
+  const out = new Uint32Array(n * 2);
+  for (let i = 0; i < n; i++) {
+    out[2 * i] = codes[i * STRIDE + 1]!;
+    out[2 * i + 1] = codes[i * STRIDE + 2]!;
   }
   return out;
 }
@@ -102,68 +125,137 @@ export function popcount(x: number): number {
   return Math.imul(x, 0x01010101) >>> 24;
 }
 
-/** Stored codes (count*tables uint32, CODE_BITS bits each) from projections. */
-export function codesFromProjections(pr: Float32Array, count: number, p: LshParams, nproj: number): Uint32Array {
-  const codes = new Uint32Array(count * p.tables);
-  for (let i = 0; i < count; i++)
-    for (let t = 0; t < p.tables; t++) {
-      let c = 0;
-      const o = i * nproj + t * CODE_BITS;
-      for (let b = 0; b < CODE_BITS; b++) if (pr[o + b]! > 0) c |= 1 << b;
-      codes[i * p.tables + t] = c >>> 0;
+/** Least certain bits a probe may flip (more would never be reached within the probes a query affords). */
+const FLIPPABLE = 12;
+
+/**
+ * The query-directed probe sequence of one keypoint (Lv et al. 2007, section 4): the bucket codes reached by
+ * flipping subsets of its FLIPPABLE least certain bits (projections nearest 0), in increasing order of the sum of
+ * the flipped projections' squares (the likelier a true neighbour sits across those boundaries, the earlier), by the
+ * paper's shift/expand heap over the sorted bits. `out[o..o+probes)` gets the codes, its own bucket first.
+ */
+class ProbeSequence {
+  private readonly bit: Int32Array;
+  private readonly z2: Float64Array;
+  // heap of (score, mask over sorted positions)
+  private hs = new Float64Array(64);
+  private hm = new Int32Array(64);
+  private hn = 0;
+  constructor(private readonly bits: number, private readonly probes: number) {
+    this.bit = new Int32Array(Math.min(FLIPPABLE, bits));
+    this.z2 = new Float64Array(Math.min(FLIPPABLE, bits));
+  }
+
+  fill(pr: Float32Array, o: number, out: Uint32Array, at: number): void {
+    const m = this.bit.length;
+    let code = 0;
+    let have = 0;
+    for (let b = 0; b < this.bits; b++) {
+      const v = pr[o + b]!;
+      if (v > 0) code |= 1 << b;
+      const a = v * v;
+      if (have < m || a < this.z2[have - 1]!) {
+        let k = have < m ? have++ : have - 1;
+        while (k > 0 && this.z2[k - 1]! > a) {
+          this.z2[k] = this.z2[k - 1]!;
+          this.bit[k] = this.bit[k - 1]!;
+          k--;
+        }
+        this.z2[k] = a;
+        this.bit[k] = b;
+      }
     }
-  return codes;
+    out[at] = code >>> 0;
+    this.hn = 0;
+    if (m) this.push(this.z2[0]!, 1);
+    for (let p = 1; p < this.probes; p++) {
+      if (!this.hn) {
+        out[at + p] = out[at + p - 1]!; // fewer distinct buckets than probes: repeat the last (scanVotes skips repeats)
+        continue;
+      }
+      const mask = this.pop();
+      let c = code;
+      let last = 0;
+      for (let k = 0; k < m; k++) if (mask & (1 << k)) (c ^= 1 << this.bit[k]!), (last = k);
+      out[at + p] = c >>> 0;
+      if (last + 1 < m) {
+        const s = this.score(mask);
+        this.push(s - this.z2[last]! + this.z2[last + 1]!, (mask & ~(1 << last)) | (1 << (last + 1)));
+        this.push(s + this.z2[last + 1]!, mask | (1 << (last + 1)));
+      }
+    }
+  }
+
+  private score(mask: number): number {
+    let s = 0;
+    for (let k = 0; k < this.z2.length; k++) if (mask & (1 << k)) s += this.z2[k]!;
+    return s;
+  }
+
+  private push(s: number, mask: number): void {
+    if (this.hn === this.hs.length) {
+      const a = new Float64Array(this.hn * 2);
+      a.set(this.hs);
+      this.hs = a;
+      const b = new Int32Array(this.hn * 2);
+      b.set(this.hm);
+      this.hm = b;
+    }
+    let i = this.hn++;
+    while (i > 0) {
+      const up = (i - 1) >> 1;
+      if (this.hs[up]! <= s) break;
+      this.hs[i] = this.hs[up]!;
+      this.hm[i] = this.hm[up]!;
+      i = up;
+    }
+    this.hs[i] = s;
+    this.hm[i] = mask;
+  }
+
+  private pop(): number {
+    const top = this.hm[0]!;
+    const s = this.hs[--this.hn]!;
+    const mk = this.hm[this.hn]!;
+    let i = 0;
+    for (;;) {
+      let c = 2 * i + 1;
+      if (c >= this.hn) break;
+      if (c + 1 < this.hn && this.hs[c + 1]! < this.hs[c]!) c++;
+      if (this.hs[c]! >= s) break;
+      this.hs[i] = this.hs[c]!;
+      this.hm[i] = this.hm[c]!;
+      i = c;
+    }
+    this.hs[i] = s;
+    this.hm[i] = mk;
+    return top;
+  }
 }
 
-/** Probe codes per keypoint and table: base code, then the codes with one of the `probes` least certain bits
- *  flipped (the bits whose projections lie closest to 0). Layout count*tables*(1+probes). */
-export function probeCodes(pr: Float32Array, count: number, p: LshParams, nproj: number): Uint32Array {
-  const per = 1 + p.probes;
-  const np = Math.min(p.probes, p.bits);
-  const out = new Uint32Array(count * p.tables * per);
-  // The np smallest |projection| bits by insertion into a short sorted list (np is 1-3: no sort needed).
-  const bestBit = new Int32Array(np);
-  const bestAbs = new Float64Array(np);
-  for (let i = 0; i < count; i++)
-    for (let t = 0; t < p.tables; t++) {
-      const o = i * nproj + t * CODE_BITS;
-      let c = 0;
-      let have = 0;
-      for (let b = 0; b < p.bits; b++) {
-        const v = pr[o + b]!;
-        if (v > 0) c |= 1 << b;
-        const a = v < 0 ? -v : v;
-        if (have < np || a < bestAbs[have - 1]!) {
-          let k = have < np ? have++ : have - 1;
-          while (k > 0 && bestAbs[k - 1]! > a) {
-            bestAbs[k] = bestAbs[k - 1]!;
-            bestBit[k] = bestBit[k - 1]!;
-            k--;
-          }
-          bestAbs[k] = a;
-          bestBit[k] = b;
-        }
-      }
-      const base = (i * p.tables + t) * per;
-      out[base] = c >>> 0;
-      for (let k = 0; k < np; k++) out[base + 1 + k] = (c ^ (1 << bestBit[k]!)) >>> 0;
-    }
+/** Probe codes of every keypoint: count * probes bucket codes (`bits` wide), each keypoint's own bucket first. */
+export function probeCodes(pr: Float32Array, count: number, bits: number, probes: number, nproj: number): Uint32Array {
+  const per = Math.max(1, probes);
+  const out = new Uint32Array(count * per);
+  const seq = new ProbeSequence(bits, per);
+  for (let i = 0; i < count; i++) seq.fill(pr, i * nproj, out, i * per);
   return out;
 }
 
-class Table {
+/** Entries of some images, sorted by bucket: data[STRIDE*k ..] = entry, sketch lo, sketch hi of the k-th entry,
+ *  the entries of bucket c at k in [offsets[c], offsets[c+1]). */
+export interface Segment {
   offsets: Uint32Array;
-  entries: Uint32Array;
-  /** tags[k]: the 32-bit sketch half of entries[k]. */
-  tags: Uint32Array;
-  /** Recent additions by bucket: entry, tag, entry, tag, ... */
-  delta = new Map<number, number[]>();
-  deltaCount = 0;
-  constructor(bits: number) {
-    this.offsets = new Uint32Array((1 << bits) + 1);
-    this.entries = new Uint32Array(0);
-    this.tags = new Uint32Array(0);
-  }
+  data: Uint32Array;
+  /** Entries of images removed since the segment was written. */
+  dead: number;
+}
+
+/** One image's entries to bucket (from codes(), or read back from a segment). */
+interface Pending {
+  slot: number;
+  count: number;
+  codes: Uint32Array;
 }
 
 /** The in-memory index. Slots are dense image numbers; the caller maps them to item ids. */
@@ -172,64 +264,60 @@ export class LshIndex {
   readonly proj: Float32Array;
   /** The bits of a stored code this index buckets by. */
   private readonly mask: number;
-  private tables: Table[];
+  private segs: Segment[] = [];
+  /** Recent additions by bucket: entry, sketch lo, sketch hi, entry, ... */
+  private delta = new Map<number, number[]>();
+  private deltaCount = 0;
   private alive: Uint8Array = new Uint8Array(1024);
   private kpCount: Uint16Array = new Uint16Array(1024);
+  /** Which segment holds each slot's entries (-1: the delta). */
+  private segOf: Int32Array = new Int32Array(1024);
   private nSlots = 0;
-  /** Every slot's full sketches in one array (slot s at sketchOff[s], 2 words per keypoint): the query
-   *  scan looks one up per candidate entry, and one flat array costs one cache miss where an array of
-   *  per-image arrays cost three dependent loads. */
-  private pool: Uint32Array = new Uint32Array(1 << 16);
-  private poolLen = 0;
-  private sketchOff: Uint32Array = new Uint32Array(1024);
   /** What equal votes are ranked by (setTieKey; the slot itself by default). */
   private tie: Float64Array = new Float64Array(1024);
-  private deadEntries = 0;
   private liveEntries = 0;
   private liveImages = 0;
 
   constructor(params: LshParams) {
-    if (params.bits > CODE_BITS) throw new Error(`lsh.bits above ${CODE_BITS} would need more than 64 MB of offsets per table`);
+    if (params.bits > CODE_BITS) throw new Error(`lsh.bits above ${CODE_BITS} would need more than 64 MB of offsets per segment`);
     this.params = params;
-    this.proj = makeProjections(params);
+    this.proj = makeProjections(params.seed);
     this.mask = params.bits >= 32 ? 0xffffffff : (1 << params.bits) - 1;
-    this.tables = Array.from({ length: params.tables }, () => new Table(params.bits));
   }
 
   get size(): number {
     return this.liveImages;
   }
-  /** Keypoints of the live images (each has one entry per table). */
+  /** Keypoints of the live images. */
   get keypoints(): number {
-    return this.liveEntries / this.params.tables;
+    return this.liveEntries;
   }
   get slots(): number {
     return this.nSlots;
   }
 
-  /** What is persisted per image: its keypoints' bucket codes (count*tables) then sketches (count*2),
-   *  one Uint32Array of count*(tables+2). */
+  /** What is persisted per image: its keypoints' bucket codes and sketches (encode: count * STRIDE words). */
   codes(vecs: Float32Array, count: number): Uint32Array {
     const n = Math.min(count, MAX_KP_PER_IMAGE);
-    const nproj = this.proj.length;
-    const pr = project(vecs, n, this.proj);
-    const L = this.params.tables;
-    const out = new Uint32Array(n * (L + 2));
-    out.set(codesFromProjections(pr, n, this.params, nproj), 0);
-    out.set(sketchesFromProjections(pr, n, this.params, nproj), n * L);
-    return out;
+    return encode(project(vecs, n, this.proj), n, this.proj.length);
   }
 
-  /** The full 64-bit sketches of a slot (count*2 uint32). */
-  sketch(slot: number): Uint32Array {
-    if (!this.alive[slot]) return new Uint32Array(0);
-    const o = this.sketchOff[slot]!;
-    return this.pool.subarray(o, o + 2 * this.kpCount[slot]!);
+  /** Query side: probe codes (count * probes) and sketches (count*2) of RootSIFT vectors. */
+  probe(vecs: Float32Array, count: number): { probes: Uint32Array; sketches: Uint32Array } {
+    const pr = project(vecs, count, this.proj);
+    const nproj = this.proj.length;
+    return { probes: probeCodes(pr, count, this.params.bits, this.params.probes, nproj), sketches: sketchesOfCodes(encode(pr, count, nproj)) };
+  }
+
+  /** The sketches (count*2 uint32) of RootSIFT vectors: what a target's keypoints carry in the index, computed from
+   *  its features (the index keeps them only in bucket order). */
+  sketches(vecs: Float32Array, count: number): Uint32Array {
+    const n = Math.min(count, MAX_KP_PER_IMAGE);
+    return sketchesOfCodes(encode(project(vecs, n, this.proj), n, this.proj.length));
   }
 
   /** Ranks a slot among equal votes by `key` (lower first) instead of by slot: the bank gives each image its item
-   *  id, so that a shortlist does not depend on the order images were loaded in (workers load them as their
-   *  features jobs commit). */
+   *  id, so that a shortlist does not depend on the order images were loaded in. */
   setTieKey(slot: number, key: number): void {
     if (slot < this.nSlots) this.tie[slot] = key;
   }
@@ -239,89 +327,13 @@ export class LshIndex {
     return this.tie;
   }
 
-  /** The flat sketch array and each slot's offset in it (read-only use in the query scan). */
-  get sketchPool(): { pool: Uint32Array; offsets: Uint32Array } {
-    return { pool: this.pool, offsets: this.sketchOff };
+  get aliveFlags(): Uint8Array {
+    return this.alive;
   }
 
-  /** Takes a new slot for an image (the output of codes()); its entries are not in the tables yet. */
-  private newSlot(packed: Uint32Array): { slot: number; count: number; codes: Uint32Array; sketches: Uint32Array } {
-    const L = this.params.tables;
-    const n0 = packed.length / (L + 2);
-    const codes = packed.subarray(0, n0 * L);
-    const count = Math.min(n0, MAX_KP_PER_IMAGE);
-    const sketches = packed.subarray(n0 * L, n0 * L + 2 * count);
-    const slot = this.nSlots++;
-    if (slot >= this.alive.length) {
-      const a = new Uint8Array(this.alive.length * 2);
-      a.set(this.alive);
-      this.alive = a;
-      const k = new Uint16Array(this.kpCount.length * 2);
-      k.set(this.kpCount);
-      this.kpCount = k;
-      const o = new Uint32Array(this.sketchOff.length * 2);
-      o.set(this.sketchOff);
-      this.sketchOff = o;
-      const t = new Float64Array(this.tie.length * 2);
-      t.set(this.tie);
-      this.tie = t;
-    }
-    this.tie[slot] = slot;
-    if (this.poolLen + sketches.length > this.pool.length) {
-      const g = new Uint32Array(Math.max(this.poolLen + sketches.length, Math.ceil(this.pool.length * 1.5)));
-      g.set(this.pool.subarray(0, this.poolLen));
-      this.pool = g;
-    }
-    this.pool.set(sketches, this.poolLen);
-    this.sketchOff[slot] = this.poolLen;
-    this.poolLen += sketches.length;
-    this.alive[slot] = 1;
-    this.kpCount[slot] = count;
-    this.liveImages++;
-    this.liveEntries += count * L;
-    return { slot, count, codes, sketches };
-  }
-
-  /** Adds an image (the output of codes()) under a new slot, which it returns. */
-  add(packed: Uint32Array): number {
-    const { slot, count, codes, sketches } = this.newSlot(packed);
-    const L = this.params.tables;
-    for (let t = 0; t < L; t++) {
-      const tab = this.tables[t]!;
-      for (let i = 0; i < count; i++) {
-        const c = codes[i * L + t]! & this.mask;
-        let arr = tab.delta.get(c);
-        if (!arr) tab.delta.set(c, (arr = []));
-        arr.push(slot * MAX_KP_PER_IMAGE + i, sketches[2 * i + (t & 1)]!);
-      }
-      tab.deltaCount += count;
-    }
-    if (this.tables[0]!.deltaCount > Math.max(50_000, this.tables[0]!.entries.length / 4)) this.merge();
-    return slot;
-  }
-
-  /**
-   * Adds many images at once (loading a bank, a large harvest): small batches go through the delta, large
-   * ones straight into the compact arrays with one merge, instead of growing (and re-merging) the delta
-   * image by image. Returns the slots in order.
-   */
-  addBatch(list: Uint32Array[]): number[] {
-    const L = this.params.tables;
-    const total = list.reduce((a, p) => a + p.length / (L + 2), 0);
-    if (total < Math.max(50_000, this.tables[0]!.entries.length / 4)) return list.map((p) => this.add(p));
-    const added = list.map((p) => this.newSlot(p));
-    this.merge(added);
-    return added.map((a) => a.slot);
-  }
-
-  remove(slot: number): void {
-    if (slot >= this.nSlots || !this.alive[slot]) return;
-    this.alive[slot] = 0;
-    this.liveImages--;
-    const n = this.kpCount[slot]! * this.params.tables;
-    this.liveEntries -= n;
-    this.deadEntries += n;
-    if (this.deadEntries > this.liveEntries / 4 && this.deadEntries > 50_000) this.merge();
+  /** The segments and the delta, for inlined scans (read-only). */
+  get buckets(): { segments: readonly Segment[]; delta: Map<number, number[]> | null } {
+    return { segments: this.segs, delta: this.deltaCount ? this.delta : null };
   }
 
   isAlive(slot: number): boolean {
@@ -332,86 +344,161 @@ export class LshIndex {
     return this.kpCount[slot]!;
   }
 
-  /** Folds the deltas (and `extra` new images, from addBatch) into the compact arrays and drops removed images. */
-  merge(extra: { slot: number; count: number; codes: Uint32Array; sketches: Uint32Array }[] = []): void {
-    const nb = 1 << this.params.bits;
-    const L = this.params.tables;
-    const alive = this.alive;
-    const live = (e: number) => alive[e >>> 11] === 1; // e / MAX_KP_PER_IMAGE
-    this.tables.forEach((tab, t) => {
-      const { offsets, entries, tags, delta } = tab;
-      const counts = new Uint32Array(nb + 1);
-      for (let b = 0; b < nb; b++) for (let k = offsets[b]!; k < offsets[b + 1]!; k++) if (live(entries[k]!)) counts[b + 1]!++;
-      for (const [c, arr] of delta) for (let k = 0; k < arr.length; k += 2) if (live(arr[k]!)) counts[c + 1]!++;
-      const mask = this.mask;
-      for (const x of extra) for (let i = 0; i < x.count; i++) counts[(x.codes[i * L + t]! & mask) + 1]!++;
-      for (let b = 0; b < nb; b++) counts[b + 1]! += counts[b]!;
-      const out = new Uint32Array(counts[nb]!);
-      const outTags = new Uint32Array(counts[nb]!);
-      const pos = counts.slice(0, nb);
-      for (let b = 0; b < nb; b++)
-        for (let k = offsets[b]!; k < offsets[b + 1]!; k++) {
-          const e = entries[k]!;
-          if (live(e)) (outTags[pos[b]!] = tags[k]!), (out[pos[b]!++] = e);
-        }
-      for (const [c, arr] of delta)
-        for (let k = 0; k < arr.length; k += 2) if (live(arr[k]!)) (outTags[pos[c]!] = arr[k + 1]!), (out[pos[c]!++] = arr[k]!);
-      for (const x of extra)
-        for (let i = 0; i < x.count; i++) {
-          const c = x.codes[i * L + t]! & mask;
-          outTags[pos[c]!] = x.sketches[2 * i + (t & 1)]!;
-          out[pos[c]!++] = x.slot * MAX_KP_PER_IMAGE + i;
-        }
-      tab.offsets = counts;
-      tab.entries = out;
-      tab.tags = outTags;
-      tab.delta = new Map();
-      tab.deltaCount = 0;
-    });
-    this.deadEntries = 0;
-    this.compactSketches();
+  private grow(): void {
+    const n = this.alive.length * 2;
+    const g = <T extends Uint8Array | Uint16Array | Int32Array | Float64Array>(a: T, make: (n: number) => T): T => {
+      const b = make(n);
+      b.set(a);
+      return b;
+    };
+    this.alive = g(this.alive, (k) => new Uint8Array(k));
+    this.kpCount = g(this.kpCount, (k) => new Uint16Array(k));
+    this.segOf = g(this.segOf, (k) => new Int32Array(k));
+    this.tie = g(this.tie, (k) => new Float64Array(k));
   }
 
-  /** Drops removed images' sketches from the pool (slot numbers stay). */
-  private compactSketches(): void {
-    let live = 0;
-    for (let s = 0; s < this.nSlots; s++) if (this.alive[s]) live += 2 * this.kpCount[s]!;
-    if (live === this.poolLen && this.pool.length <= Math.max(1 << 16, live * 1.5)) return;
-    const out = new Uint32Array(Math.max(1 << 16, live));
-    let o = 0;
-    for (let s = 0; s < this.nSlots; s++) {
-      if (!this.alive[s]) continue;
-      const n = 2 * this.kpCount[s]!;
-      out.set(this.pool.subarray(this.sketchOff[s]!, this.sketchOff[s]! + n), o);
-      this.sketchOff[s] = o;
-      o += n;
+  /** Takes a new slot for an image (the output of codes()); its entries are not bucketed yet. */
+  private newSlot(packed: Uint32Array): Pending {
+    const count = Math.min(packed.length / STRIDE, MAX_KP_PER_IMAGE);
+    const slot = this.nSlots++;
+    if (slot >= this.alive.length) this.grow();
+    this.tie[slot] = slot;
+    this.alive[slot] = 1;
+    this.kpCount[slot] = count;
+    this.segOf[slot] = -1;
+    this.liveImages++;
+    this.liveEntries += count;
+    return { slot, count, codes: packed };
+  }
+
+  /** Adds an image (the output of codes()) under a new slot, which it returns. */
+  add(packed: Uint32Array): number {
+    const { slot, count, codes } = this.newSlot(packed);
+    for (let i = 0; i < count; i++) {
+      const c = codes[i * STRIDE]! & this.mask;
+      let arr = this.delta.get(c);
+      if (!arr) this.delta.set(c, (arr = []));
+      arr.push(slot * MAX_KP_PER_IMAGE + i, codes[i * STRIDE + 1]!, codes[i * STRIDE + 2]!);
     }
-    this.pool = out;
-    this.poolLen = o;
+    this.deltaCount += count;
+    if (this.deltaCount > Math.max(50_000, this.liveEntries / 8)) this.merge();
+    return slot;
   }
 
-  /** The arrays of table t, for inlined scans: entries/tags[offsets[c]..offsets[c+1]) plus delta.get(c). */
-  table(t: number): { offsets: Uint32Array; entries: Uint32Array; tags: Uint32Array; delta: Map<number, number[]> } {
-    return this.tables[t]!;
+  /**
+   * Adds many images at once (loading a bank, a large harvest): small batches go through the delta, large ones
+   * straight into a new segment, instead of growing the delta image by image. Returns the slots in order.
+   */
+  addBatch(list: Uint32Array[]): number[] {
+    const total = list.reduce((a, p) => a + p.length / STRIDE, 0);
+    if (total < 50_000) return list.map((p) => this.add(p));
+    const added = list.map((p) => this.newSlot(p));
+    this.merge(added);
+    return added.map((a) => a.slot);
   }
 
-  get aliveFlags(): Uint8Array {
-    return this.alive;
+  remove(slot: number): void {
+    if (slot >= this.nSlots || !this.alive[slot]) return;
+    this.alive[slot] = 0;
+    this.liveImages--;
+    const n = this.kpCount[slot]!;
+    this.liveEntries -= n;
+    const s = this.segOf[slot]!;
+    if (s >= 0) {
+      const seg = this.segs[s]!;
+      seg.dead += n;
+      // a segment mostly of removed images is rewritten (its dead entries dropped)
+      if (seg.dead > 50_000 && seg.dead > (seg.data.length / STRIDE) / 4) this.rewrite([s], []);
+    }
   }
 
-  /** Query side: probe codes (count*tables*(1+probes)) and sketches (count*2) of RootSIFT vectors. */
-  probe(vecs: Float32Array, count: number): { probes: Uint32Array; sketches: Uint32Array } {
-    const pr = project(vecs, count, this.proj);
-    const nproj = this.proj.length;
-    return { probes: probeCodes(pr, count, this.params, nproj), sketches: sketchesFromProjections(pr, count, this.params, nproj) };
+  /**
+   * Folds the delta (and `extra` new images, from addBatch) into a new segment, then merges the newest segments
+   * while the newest holds at least half the entries of the one before (log-structured: each entry is copied
+   * O(log n) times), within MAX_SEGMENT_ENTRIES.
+   */
+  merge(extra: Pending[] = []): void {
+    const fromDelta = this.deltaPending();
+    const fresh = [...fromDelta, ...extra];
+    if (fresh.length) this.rewrite([], fresh);
+    for (;;) {
+      const n = this.segs.length;
+      if (n < 2) break;
+      const a = this.segs[n - 2]!;
+      const b = this.segs[n - 1]!;
+      const la = a.data.length / STRIDE - a.dead;
+      const lb = b.data.length / STRIDE - b.dead;
+      if (lb * 2 < la || la + lb > MAX_SEGMENT_ENTRIES) break;
+      this.rewrite([n - 2, n - 1], []);
+    }
   }
 
-  /** Bytes held by the index arrays (offsets, entries, deltas at ~8 bytes per entry plus per-bucket overhead). */
+  /** The delta's images as pending entries (emptying the delta). */
+  private deltaPending(): Pending[] {
+    if (!this.deltaCount) return [];
+    const bySlot = new Map<number, Pending>();
+    for (const [c, arr] of this.delta)
+      for (let k = 0; k < arr.length; k += 3) {
+        const slot = arr[k]! >>> 11;
+        if (!this.alive[slot]) continue;
+        let p = bySlot.get(slot);
+        if (!p) bySlot.set(slot, (p = { slot, count: this.kpCount[slot]!, codes: new Uint32Array(this.kpCount[slot]! * STRIDE) }));
+        const i = arr[k]! & (MAX_KP_PER_IMAGE - 1);
+        p.codes[i * STRIDE] = c;
+        p.codes[i * STRIDE + 1] = arr[k + 1]!;
+        p.codes[i * STRIDE + 2] = arr[k + 2]!;
+      }
+    this.delta = new Map();
+    this.deltaCount = 0;
+    return [...bySlot.values()].sort((a, b) => a.slot - b.slot);
+  }
+
+  /** Replaces segments `from` (indexes) and adds `fresh` images as one new segment at the end (live entries only). */
+  private rewrite(from: number[], fresh: Pending[]): void {
+    const nb = 1 << this.params.bits;
+    const mask = this.mask;
+    const alive = this.alive;
+    const olds = from.map((i) => this.segs[i]!);
+    const counts = new Uint32Array(nb + 1);
+    for (const s of olds)
+      for (let b = 0; b < nb; b++) for (let k = s.offsets[b]!; k < s.offsets[b + 1]!; k++) if (alive[s.data[k * STRIDE]! >>> 11]) counts[b + 1]!++;
+    for (const x of fresh) for (let i = 0; i < x.count; i++) counts[(x.codes[i * STRIDE]! & mask) + 1]!++;
+    for (let b = 0; b < nb; b++) counts[b + 1]! += counts[b]!;
+    const data = new Uint32Array(counts[nb]! * STRIDE);
+    const pos = counts.slice(0, nb);
+    for (const s of olds)
+      for (let b = 0; b < nb; b++)
+        for (let k = s.offsets[b]!; k < s.offsets[b + 1]!; k++) {
+          const e = s.data[k * STRIDE]!;
+          if (!alive[e >>> 11]) continue;
+          const o = pos[b]!++ * STRIDE;
+          data[o] = e;
+          data[o + 1] = s.data[k * STRIDE + 1]!;
+          data[o + 2] = s.data[k * STRIDE + 2]!;
+        }
+    for (const x of fresh)
+      for (let i = 0; i < x.count; i++) {
+        const o = pos[x.codes[i * STRIDE]! & mask]!++ * STRIDE;
+        data[o] = x.slot * MAX_KP_PER_IMAGE + i;
+        data[o + 1] = x.codes[i * STRIDE + 1]!;
+        data[o + 2] = x.codes[i * STRIDE + 2]!;
+      }
+    // segments after a replaced one move down; the replaced ones' slots and the fresh ones go to the new last
+    const remap = new Int32Array(this.segs.length);
+    let n = 0;
+    this.segs.forEach((_, i) => (remap[i] = from.includes(i) ? -1 : n++));
+    this.segs = [...this.segs.filter((_, i) => !from.includes(i)), { offsets: counts, data, dead: 0 }];
+    for (let s = 0; s < this.nSlots; s++) {
+      const o = this.segOf[s]!;
+      if (o >= 0) this.segOf[s] = remap[o]! >= 0 ? remap[o]! : n;
+    }
+    for (const x of fresh) this.segOf[x.slot] = n;
+  }
+
+  /** Bytes held by the index (segments, the delta at ~40 bytes an entry, the per-slot arrays). */
   memoryBytes(): number {
-    let b = this.alive.byteLength + this.kpCount.byteLength;
-    b += this.pool.byteLength + this.sketchOff.byteLength;
-    for (const t of this.tables)
-      b += t.offsets.byteLength + t.entries.byteLength + t.tags.byteLength + t.deltaCount * 16 + t.delta.size * 64;
-    return b;
+    let b = this.alive.byteLength + this.kpCount.byteLength + this.segOf.byteLength + this.tie.byteLength;
+    for (const s of this.segs) b += s.offsets.byteLength + s.data.byteLength;
+    return b + this.deltaCount * 40 + this.delta.size * 64;
   }
 }

@@ -70,107 +70,116 @@ interface Votes {
  *  entries whose full sketch passed, probed buckets, buckets skipped as over-full. */
 export const scanStats = { scanned: 0, halfPassed: 0, fullPassed: 0, buckets: 0, skippedBuckets: 0 };
 
+/** The votes of one query as its keypoints' collisions come in (scanVotes). */
+class VoteScan {
+  readonly votes: Float32Array;
+  readonly found = new Collisions();
+  readonly stats = { scanned: 0, passed: 0, buckets: 0, skippedBuckets: 0 };
+  private readonly lastSeen: Int32Array;
+  /** The images the current query keypoint votes for, and the weight of its rarest bucket among those votes. */
+  private voted = new Int32Array(256);
+  private nv = 0;
+  private wq = 0;
+  private q = 0;
+
+  constructor(slots: number, private readonly alive: Uint8Array, private readonly voteH: number, private readonly matchH: number) {
+    this.votes = new Float32Array(slots);
+    this.lastSeen = new Int32Array(slots).fill(-1);
+  }
+
+  startKeypoint(q: number): void {
+    this.q = q;
+    this.nv = 0;
+    this.wq = 0;
+  }
+
+  /** Entry e (slot * MAX_KP_PER_IMAGE + keypoint) at sketch distance h from the keypoint, in a bucket of weight w. */
+  collide(h: number, e: number, w: number): void {
+    const sl = e >>> 11; // e / MAX_KP_PER_IMAGE
+    if (!this.alive[sl]) return;
+    this.stats.passed++;
+    if (h <= this.voteH) {
+      if (w > this.wq) this.wq = w;
+      if (this.lastSeen[sl] !== this.q) {
+        this.lastSeen[sl] = this.q;
+        if (this.nv === this.voted.length) {
+          const nb = new Int32Array(this.nv * 2);
+          nb.set(this.voted);
+          this.voted = nb;
+        }
+        this.voted[this.nv++] = sl;
+      }
+    }
+    if (h <= this.matchH) this.found.push(sl, this.q, e & (MAX_KP_PER_IMAGE - 1));
+  }
+
+  /**
+   * One vote per query keypoint, shared among the images it reaches: a keypoint close to one image only (a
+   * distinctive detail) counts fully; one close to many (lettering, logos, texture) says little about any of them.
+   * Like the ratio test, it favours unambiguous matches: it moved the right image of every smvs query into the
+   * shortlist (two glare-covered photos ranked 44th and 80th by whole votes).
+   */
+  endKeypoint(): void {
+    const share = this.wq / this.nv;
+    for (let i = 0; i < this.nv; i++) this.votes[this.voted[i]!]! += share;
+  }
+}
+
 /**
- * Scans every probed bucket of every query keypoint once. Sequential over each bucket's entries and their
- * sketch halves; the full sketch (and the entry's image) is only looked at when the half is close. The
- * half's test is loose (at most half the full threshold plus 2): a pair whose distance sits unevenly in
- * one half still passes in the tables that keep the other half, where it collides too.
+ * Scans every probed bucket of every query keypoint once, in every segment and the delta: sequential over each
+ * bucket's entries with their full sketches beside them; an entry whose sketch is within voteHamming votes for its
+ * image, within matchHamming it goes to the ratio test.
  */
 function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, n: number, p: SearchParams): Votes {
-  const L = index.params.tables;
-  const per = 1 + index.params.probes;
+  const per = Math.max(1, index.params.probes);
   const maxBucket = index.params.maxBucket;
-  const alive = index.aliveFlags;
-  const tabs = Array.from({ length: L }, (_, t) => index.table(t));
-  const offs = tabs.map((t) => t.offsets);
-  const ents = tabs.map((t) => t.entries);
-  const tgs = tabs.map((t) => t.tags);
-  const deltas = tabs.map((t) => (t.delta.size ? t.delta : null));
-  const { pool, offsets: skOff } = index.sketchPool;
-  const voteH = p.voteHamming;
-  const matchH = p.matchHamming;
-  const maxH = Math.max(voteH, matchH);
-  const halfH = Math.min(32, (maxH >> 1) + 2);
-  const votes = new Float32Array(index.slots);
-  const lastSeen = new Int32Array(index.slots).fill(-1);
-  const found = new Collisions();
-  let scanned = 0;
-  let halfPassed = 0;
-  let fullPassed = 0;
-  let buckets = 0;
-  let skipped = 0;
-  // Entries whose sketch half passed, per bucket (entry ids): the full test runs after the sequential pass.
-  let cand = new Uint32Array(1024);
-  // The images one query keypoint votes for, and the weight of its rarest bucket: the vote is shared among
-  // them (see below).
-  let voted = new Int32Array(256);
+  const { segments, delta } = index.buckets;
+  const offs = segments.map((s) => s.offsets);
+  const datas = segments.map((s) => s.data);
+  const S = segments.length;
+  const maxH = Math.max(p.voteHamming, p.matchHamming);
+  const scan = new VoteScan(index.slots, index.aliveFlags, p.voteHamming, p.matchHamming);
+  const st = scan.stats;
   for (let q = 0; q < n; q++) {
     const q0 = sketches[2 * q]!;
     const q1 = sketches[2 * q + 1]!;
-    let nv = 0;
-    let wq = 0;
-    for (let t = 0; t < L; t++) {
-      const offsets = offs[t]!;
-      const entries = ents[t]!;
-      const tags = tgs[t]!;
-      const delta = deltas[t];
-      const qh = t & 1 ? q1 : q0;
-      for (let k = 0; k < per; k++) {
-        const code = probes[(q * L + t) * per + k]!;
-        const a = offsets[code]!;
-        const b = offsets[code + 1]!;
-        const d = delta ? delta.get(code) : undefined;
-        const size = b - a + (d ? d.length / 2 : 0);
-        buckets++;
-        if (size > maxBucket) {
-          skipped++;
-          continue;
-        }
-        scanned += b - a;
-        if (size > cand.length) cand = new Uint32Array(Math.max(size, cand.length * 2));
-        let nc = 0;
-        for (let j = a; j < b; j++) {
-          const x = qh ^ tags[j]!;
-          if (POP16[x & 0xffff]! + POP16[x >>> 16]! <= halfH) cand[nc++] = entries[j]!;
-        }
-        if (d) for (let j = 0; j < d.length; j += 2) if (popcount(qh ^ d[j + 1]!) <= halfH) cand[nc++] = d[j]!;
-        halfPassed += nc;
-        if (!nc) continue;
-        // A collision in a crowded bucket says less (the idf of text retrieval): weight ln(1 + maxBucket/size).
-        const w = Math.log1p(maxBucket / size);
-        for (let c = 0; c < nc; c++) {
-          const e = cand[c]!;
-          const s = e >>> 11; // e / MAX_KP_PER_IMAGE
-          if (!alive[s]) continue;
-          const o = skOff[s]! + 2 * (e & (MAX_KP_PER_IMAGE - 1));
-          const h = popcount(q0 ^ pool[o]!) + popcount(q1 ^ pool[o + 1]!);
-          if (h > maxH) continue;
-          fullPassed++;
-          if (h <= voteH) {
-            if (w > wq) wq = w;
-            if (lastSeen[s] !== q) {
-              lastSeen[s] = q;
-              if (nv === voted.length) {
-                const nb = new Int32Array(nv * 2);
-                nb.set(voted);
-                voted = nb;
-              }
-              voted[nv++] = s;
-            }
-          }
-          if (h <= matchH) found.push(s, q, e & (MAX_KP_PER_IMAGE - 1));
+    scan.startKeypoint(q);
+    for (let k = 0; k < per; k++) {
+      const code = probes[q * per + k]!;
+      if (k && code === probes[q * per + k - 1]) continue; // a repeated probe (fewer buckets than probes)
+      let size = 0;
+      for (let s = 0; s < S; s++) size += offs[s]![code + 1]! - offs[s]![code]!;
+      const d = delta ? delta.get(code) : undefined;
+      if (d) size += d.length / 3;
+      st.buckets++;
+      if (!size) continue;
+      if (size > maxBucket) {
+        st.skippedBuckets++;
+        continue;
+      }
+      st.scanned += size;
+      // A collision in a crowded bucket says less (the idf of text retrieval): weight ln(1 + maxBucket/size).
+      const w = Math.log1p(maxBucket / size);
+      for (let s = 0; s < S; s++) {
+        const data = datas[s]!;
+        const end = offs[s]![code + 1]! * 3;
+        for (let j = offs[s]![code]! * 3; j < end; j += 3) {
+          const x = q0 ^ data[j + 1]!;
+          const y = q1 ^ data[j + 2]!;
+          const h = POP16[x & 0xffff]! + POP16[x >>> 16]! + POP16[y & 0xffff]! + POP16[y >>> 16]!;
+          if (h <= maxH) scan.collide(h, data[j]!, w);
         }
       }
+      if (d)
+        for (let j = 0; j < d.length; j += 3) {
+          const h = popcount(q0 ^ d[j + 1]!) + popcount(q1 ^ d[j + 2]!);
+          if (h <= maxH) scan.collide(h, d[j]!, w);
+        }
     }
-    // One vote per query keypoint, shared among the images it reaches: a keypoint close to one image only
-    // (a distinctive detail) counts fully; one close to many (lettering, logos, texture) says little about
-    // any of them. Like the ratio test, it favours unambiguous matches: it moved the right image of every
-    // smvs query into the shortlist (two glare-covered photos ranked 44th and 80th by whole votes).
-    const share = wq / nv;
-    for (let i = 0; i < nv; i++) votes[voted[i]!]! += share;
+    scan.endKeypoint();
   }
-  Object.assign(scanStats, { scanned, halfPassed, fullPassed, buckets, skippedBuckets: skipped });
-  return { votes, found: found.view() };
+  Object.assign(scanStats, { scanned: st.scanned, halfPassed: st.passed, fullPassed: st.passed, buckets: st.buckets, skippedBuckets: st.skippedBuckets });
+  return { votes: scan.votes, found: scan.found.view() };
 }
 
 /** Popcount of 16-bit values: two lookups per 32-bit word in the scan's hot loop. */
@@ -241,10 +250,10 @@ async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchPar
   for (let i = 0; i < (confident || mirrored ? 0 : Math.min(p.recollide, hits.length)); i++) {
     const h = hits[i]!;
     if (h.score >= p.confidentScore) continue;
-    const c = sketchCollisions(pr.sketches, n, index.sketch(h.slot), p.recollideHamming);
-    if (c.length / 2 < Math.max(4, p.minInliers)) continue;
     const target = targets[shortlist.indexOf(h.slot)] ?? (await load(h.slot));
     if (!target) continue;
+    const c = sketchCollisions(pr.sketches, n, targetSketches(index, target), p.recollideHamming);
+    if (c.length / 2 < Math.max(4, p.minInliers)) continue;
     const r = verifyCandidate(v, target, c, p);
     if (r.score > h.score || (r.score === h.score && r.inliers > h.inliers)) hits[i] = { ...r, slot: h.slot, votes: h.votes, mirrored };
   }
@@ -253,6 +262,15 @@ async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchPar
   t.voteMs += t2 - t1;
   t.verifyMs += t3 - t2;
   return { hits, shortlist };
+}
+
+/** The sketches of a target's keypoints, computed from its features once per prepared object (the index holds
+ *  them only in bucket order; the handle keeps the prepared features of the images verified last). */
+const sketchesHeld = new WeakMap<Prepared, Uint32Array>();
+export function targetSketches(index: LshIndex, t: Prepared): Uint32Array {
+  let s = sketchesHeld.get(t);
+  if (!s) sketchesHeld.set(t, (s = index.sketches(t.vecs, t.f.count)));
+  return s;
 }
 
 /** (query kp, target kp) pairs whose 64-bit sketches are within maxH, grouped by query keypoint. */

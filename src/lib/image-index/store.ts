@@ -1,11 +1,11 @@
 // The bank's index in memory: loaded from the lsh_codes rows (no projection work on restart), kept in step
 // with them (rows added since, rows gone), and the mapping slot -> target item. One handle per open bank.
 import type { Bank, IdRange } from '../../bank/index.js';
-import { FeaturesRepo, LshRepo, type LshRow } from '../../bank/index.js';
+import { FeaturesRepo, LshRepo, type LshRow, type TargetRange } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../util/log.js';
 import type { Progress } from '../../util/progress.js';
-import { CODE_BITS, LshIndex, type LshParams } from './lsh.js';
+import { CODE_BITS, LshIndex, SKETCH_BITS, type LshParams } from './lsh.js';
 import { prepare, type SearchParams } from './searcher.js';
 import type { Prepared } from './verify.js';
 import type { Features } from '../sift/index.js';
@@ -14,17 +14,18 @@ import { LRUCache } from 'lru-cache';
 /** Prepared (RootSIFT, 4x the stored bytes) features held for verification: the last images verified. */
 const PREPARED_HELD = 256;
 
-/** The bucket width for a bank of `keypoints` indexed keypoints: about 64 entries per bucket on average,
- *  never fewer than 16 bits (small banks) nor more than CODE_BITS. */
+/** The bucket width for an index of `keypoints` keypoints: about 128 entries per bucket on average (one table, whose
+ *  entries carry their full sketch: a bucket is scanned in one sequential pass), never fewer than 12 bits (small
+ *  banks) nor more than CODE_BITS. */
 export function autoBits(keypoints: number): number {
-  return Math.max(16, Math.min(CODE_BITS, Math.round(Math.log2(Math.max(1, keypoints) / 64))));
+  return Math.max(12, Math.min(CODE_BITS, Math.round(Math.log2(Math.max(1, keypoints) / 128))));
 }
 
 /** Index parameters; with lsh.bits 'auto' the width follows the number of keypoints indexed. */
 export function lshParams(config: Config, keypoints = 0): LshParams {
   const l = config.lsh;
   const bits = l.bits === 'auto' ? autoBits(keypoints) : l.bits;
-  return { tables: l.tables, bits, probes: l.probes, maxBucket: l.maxBucket, seed: l.seed };
+  return { bits, probes: l.multiprobe, maxBucket: l.maxBucket, seed: l.seed };
 }
 
 export function searchParams(config: Config): SearchParams {
@@ -46,10 +47,69 @@ export function searchParams(config: Config): SearchParams {
   };
 }
 
-/** What the stored codes depend on: a change means re-indexing. (Not the bucket width: codes keep
- *  CODE_BITS bits per table and an index uses a prefix.) */
-export function paramsKey(p: LshParams): string {
-  return `srht-v3:t${p.tables}:c${CODE_BITS}:s${p.seed}`;
+/** What the stored codes depend on: a change means re-encoding them. (Not the bucket width: codes keep CODE_BITS
+ *  bits and an index uses a prefix; not the probes.) he-v1: one table's code and the sketch, 12 bytes a keypoint
+ *  (before issue 35, srht-v3: 8 tables' codes and the sketch, 40 bytes). */
+export function paramsKey(p: Pick<LshParams, 'seed'>): string {
+  return `he-v1:c${CODE_BITS}:k${SKETCH_BITS}:s${p.seed}`;
+}
+
+/**
+ * Per slot: the row, item and image it stands for and when the item was harvested, in typed arrays (56 bytes an
+ * image; objects with a hex sha string cost ~250). Slots are taken in row id order (rows load in id order), so a
+ * row's slot is found by binary search.
+ */
+class SlotTable {
+  rowId = new Float64Array(1024);
+  itemId = new Float64Array(1024);
+  at = new Float64Array(1024);
+  sha = new Uint8Array(1024 * 32);
+  length = 0;
+
+  set(slot: number, row: { id: number; itemId: number; imageSha256: string; harvestedAt: string | null }): void {
+    if (slot >= this.rowId.length) this.grow(Math.max(slot + 1, this.rowId.length * 2));
+    this.rowId[slot] = row.id;
+    this.itemId[slot] = row.itemId;
+    this.at[slot] = row.harvestedAt ? Date.parse(row.harvestedAt) : NaN;
+    this.sha.set(Buffer.from(row.imageSha256, 'hex'), slot * 32);
+    this.length = Math.max(this.length, slot + 1);
+  }
+
+  shaOf(slot: number): string {
+    return Buffer.from(this.sha.buffer, this.sha.byteOffset + slot * 32, 32).toString('hex');
+  }
+
+  /** The slot of a row id, or -1. */
+  slotOfRow(rowId: number): number {
+    let lo = 0;
+    let hi = this.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const v = this.rowId[mid]!;
+      if (v === rowId) return mid;
+      if (v < rowId) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+
+  get bytes(): number {
+    return this.rowId.byteLength + this.itemId.byteLength + this.at.byteLength + this.sha.byteLength;
+  }
+
+  private grow(n: number): void {
+    const f = (a: Float64Array) => {
+      const b = new Float64Array(n);
+      b.set(a);
+      return b;
+    };
+    this.rowId = f(this.rowId);
+    this.itemId = f(this.itemId);
+    this.at = f(this.at);
+    const s = new Uint8Array(n * 32);
+    s.set(this.sha);
+    this.sha = s;
+  }
 }
 
 interface SlotInfo {
@@ -61,12 +121,15 @@ interface SlotInfo {
 export class IndexHandle {
   readonly index: LshIndex;
   readonly key: string;
-  private slots: SlotInfo[] = [];
-  private slotByRow = new Map<number, number>();
+  private readonly table = new SlotTable();
+  /** Live rows held (slots not removed). */
+  private held = 0;
   /** Rows not loaded because their target was harvested before `floor` (lsh.window). */
   private skippedRows = new Set<number>();
   private loadedUpTo = 0;
   private sig = { count: -1, maxId: -1 };
+  /** Rows of its codes appeared below what it loaded (re-encoded in place meanwhile): openIndex loads it anew. */
+  stale = false;
   /** Verification's reads, least recently used dropped (lru-cache): the prepared (RootSIFT) features of the last PREPARED_HELD images, and
    *  the stored features of as many images as `cacheBytes` holds (preparing them again costs ~0.2 ms; reading them
    *  from the bank, a round trip and ~1 ms of CPU on each side). */
@@ -78,11 +141,17 @@ export class IndexHandle {
   readonly viewed: LRUCache<string, Features> | null;
   /** Reads of a target's features for verification: answered from memory, and from the bank. */
   readonly reads = { memory: 0, bank: 0 };
-  /** Each slot's harvest time (epoch ms; NaN when unknown), for lsh.window. */
-  readonly harvestedAt: number[] = [];
 
-  /** `floor` (epoch ms): targets harvested before it are not held (lsh.window's bound on memory); -Infinity: all. */
-  constructor(readonly bank: Bank, params: LshParams, public floor = -Infinity, readonly cacheBytes = 0, private readonly preparedHeld = PREPARED_HELD) {
+  /** `floor` (epoch ms): targets harvested before it are not held (lsh.window's bound on memory); -Infinity: all.
+   *  `range`: only the targets of these item ids (one shard of the index); absent: every target. */
+  constructor(
+    readonly bank: Bank,
+    params: LshParams,
+    public floor = -Infinity,
+    readonly cacheBytes = 0,
+    private readonly preparedHeld = PREPARED_HELD,
+    readonly range?: TargetRange,
+  ) {
     this.index = new LshIndex(params);
     this.key = paramsKey(params);
     this.prepared = new LRUCache({ max: Math.max(1, preparedHeld) });
@@ -90,16 +159,21 @@ export class IndexHandle {
     this.viewed = cacheBytes >= 4 ? new LRUCache({ maxSize: Math.floor(cacheBytes / 4), sizeCalculation: featureBytes }) : null;
   }
 
+  /** Each slot's harvest time (epoch ms; NaN when unknown), for lsh.window. */
+  get harvestedAt(): ArrayLike<number> {
+    return this.table.at;
+  }
+
   /** Drops the targets harvested before `floor` from memory, and loads none of them from now on. */
   evictBefore(floor: number): number {
     if (!(floor > this.floor)) return 0;
     this.floor = floor;
     let n = 0;
-    for (const [rowId, slot] of this.slotByRow) {
-      if (this.harvestedAt[slot]! < floor) {
+    for (let slot = 0; slot < this.table.length; slot++) {
+      if (this.index.isAlive(slot) && this.table.at[slot]! < floor) {
         this.index.remove(slot);
-        this.slotByRow.delete(rowId);
-        this.skippedRows.add(rowId);
+        this.skippedRows.add(this.table.rowId[slot]!);
+        this.held--;
         n++;
       }
     }
@@ -109,47 +183,62 @@ export class IndexHandle {
   /** Brings the in-memory index in step with the rows (cheap when nothing changed). */
   async refresh(): Promise<void> {
     const repo = this.bank.repo(LshRepo);
-    const sig = await repo.signature();
+    const sig = await repo.signature(this.range, this.key);
     if (sig.count === this.sig.count && sig.maxId === this.sig.maxId) return;
-    // In batches of 5,000 images or half the images loaded so far, whichever is more: a bank opened at 100k
-    // images loads in about 6 compact merges (each one copies the whole index) instead of growing the delta
-    // image by image.
+    // In batches of 5,000 images or half the images loaded so far, whichever is more, up to 50,000 (~460 MB of codes
+    // held at once): a bank opened at 100k images loads in a few segments instead of growing the delta image by image.
     let batch: LshRow[] = [];
     const flush = () => {
       const slots = this.index.addBatch(batch.map((r) => r.codes));
       batch.forEach((row, i) => {
-        this.slots[slots[i]!] = { rowId: row.id, itemId: row.itemId, sha: row.imageSha256 };
+        this.table.set(slots[i]!, row);
         this.index.setTieKey(slots[i]!, row.itemId);
-        this.harvestedAt[slots[i]!] = row.harvestedAt ? Date.parse(row.harvestedAt) : NaN;
-        this.slotByRow.set(row.id, slots[i]!);
         this.loadedUpTo = Math.max(this.loadedUpTo, row.id);
       });
+      this.held += batch.length;
       batch = [];
     };
-    for await (const row of repo.rowsAfter(this.loadedUpTo)) {
+    for await (const row of repo.rowsAfter(this.loadedUpTo, this.range, this.key)) {
       if (row.harvestedAt && Date.parse(row.harvestedAt) < this.floor) {
         this.skippedRows.add(row.id);
         this.loadedUpTo = row.id;
         continue;
       }
-      if (batch.push(row) >= Math.max(5000, this.index.size / 2)) flush();
+      if (batch.push(row) >= Math.min(50_000, Math.max(5000, this.index.size / 2))) flush();
     }
     flush();
-    if (this.slotByRow.size + this.skippedRows.size !== sig.count) {
-      const ids = await repo.ids();
-      for (const [rowId, slot] of this.slotByRow) {
-        if (!ids.has(rowId)) {
-          this.index.remove(slot);
-          this.slotByRow.delete(rowId);
-        }
-      }
-      for (const rowId of this.skippedRows) if (!ids.has(rowId)) this.skippedRows.delete(rowId);
-    }
+    if (this.held + this.skippedRows.size !== sig.count) await this.dropGone();
+    // rows of these codes that were not loaded (a re-encoding in place finished them after this handle's load)
+    if (this.held + this.skippedRows.size < sig.count) this.stale = true;
     this.sig = sig;
   }
 
+  /** Removes the slots (and forgets the skipped rows) whose rows are gone from the bank. */
+  private async dropGone(): Promise<void> {
+    const ids = await this.bank.repo(LshRepo).ids(this.range, this.key);
+    for (let slot = 0; slot < this.table.length; slot++) {
+      if (this.index.isAlive(slot) && !ids.has(this.table.rowId[slot]!)) {
+        this.index.remove(slot);
+        this.held--;
+      }
+    }
+    for (const rowId of this.skippedRows) if (!ids.has(rowId)) this.skippedRows.delete(rowId);
+  }
+
+  /** The slot holding a row (-1 when not held). */
+  slotOfRow(rowId: number): number {
+    const s = this.table.slotOfRow(rowId);
+    return s >= 0 && this.index.isAlive(s) ? s : -1;
+  }
+
+  /** Bytes of the index and of what the handle keeps per image (ids, image hash, harvest time). */
+  memoryBytes(): number {
+    return this.index.memoryBytes() + this.table.bytes;
+  }
+
   slot(slot: number): SlotInfo | undefined {
-    return this.index.isAlive(slot) ? this.slots[slot] : undefined;
+    if (!this.index.isAlive(slot)) return undefined;
+    return { rowId: this.table.rowId[slot]!, itemId: this.table.itemId[slot]!, sha: this.table.shaOf(slot) };
   }
 
   /** Prepared (RootSIFT) features of an indexed image for verification, from memory when held (see `prepared`). */
@@ -184,39 +273,91 @@ export class IndexHandle {
 /** An image's stored features in bytes (at least 1: lru-cache takes positive sizes only). */
 export const featureBytes = (f: Features): number => Math.max(1, f.keypoints.byteLength + f.descriptors.byteLength);
 
-const handles = new WeakMap<Bank, IndexHandle>();
+/** The handles a process holds per open bank: the whole index, or its shards (keyed by target range). */
+const handles = new WeakMap<Bank, Map<string, IndexHandle>>();
+const rangeKey = (r?: TargetRange) => (r ? `${r.first}-${r.last}` : 'all');
+const held = (bank: Bank): Map<string, IndexHandle> => {
+  let m = handles.get(bank);
+  if (!m) handles.set(bank, (m = new Map()));
+  return m;
+};
+
+/** The target ranges whose index this process holds for a bank (a worker's loaded shards: the queue prefers giving
+ *  it their jobs). */
+export function heldRanges(bank: Bank): TargetRange[] {
+  return [...(handles.get(bank)?.values() ?? [])].flatMap((h) => (h.range ? [h.range] : []));
+}
 
 export interface IndexSummary {
   indexed: number;
   removed: number;
+  /** Rows whose stored codes were re-encoded in place (a changed representation). */
+  reencoded: number;
   images: number;
   memoryBytes: number;
+}
+
+export interface IndexTargetsOptions {
+  signal?: AbortSignal;
+  logger?: Logger;
+  idRange?: IdRange;
+  /** A progress bar for re-encoding the stored codes (made only when there are any: commands pass createProgress). */
+  reencodeProgress?: (total: number) => Progress;
+}
+
+/**
+ * Re-encodes in place the stored codes of rows made with other parameters (an index representation that changed, as
+ * issue 35's one-table codes did): per batch of 100 rows, committed, so a killed run resumes where it stopped; rows
+ * keep their ids, so no source is sent back to matching. Returns the rows re-encoded.
+ */
+async function reencode(bank: Bank, config: Config, key: string, opts: IndexTargetsOptions): Promise<number> {
+  const repo = bank.repo(LshRepo);
+  const total = await repo.countOtherParams(key);
+  if (!total) return 0;
+  opts.logger?.info(`lsh: re-encoding the stored codes of ${total} indexed target images (the index representation is now ${key}); resumable`);
+  const progress = opts.reencodeProgress?.(total);
+  const codec = new LshIndex(lshParams(config));
+  const feats = bank.repo(FeaturesRepo);
+  let after = 0;
+  let done = 0;
+  try {
+    while (!opts.signal?.aborted) {
+      const rows = await repo.otherParams(key, after, 100);
+      if (!rows.length) break;
+      after = rows[rows.length - 1]!.id;
+      const out: { id: number; count: number; codes: Uint32Array }[] = [];
+      for (const r of rows) {
+        const f = await feats.get(r.imageSha256);
+        if (f) out.push({ id: r.id, count: f.count, codes: codec.codes(prepare(f).vecs, f.count) }); // else: dropStale's
+      }
+      await bank.transaction(async (tx) => {
+        for (const o of out) if (await tx.repo(LshRepo).recode(o.id, key, o.count, o.codes)) done++;
+      });
+      progress?.tick(rows.length);
+      if (Math.floor((done - out.length) / 10_000) !== Math.floor(done / 10_000)) opts.logger?.info(`lsh: re-encoded ${done} of ${total}`);
+    }
+  } finally {
+    progress?.stop();
+  }
+  return done;
 }
 
 /**
  * Writes the LSH codes of every target item with features that is not indexed yet (committed per batch of 100), in
  * id order, optionally only within an id range (a features job indexes the targets it featured, so that the match
  * stage that follows only loads the rows, and workers never project the same targets twice), and drops rows of
- * items whose image changed or whose codes were made with other parameters. Returns the rows written.
+ * items whose image changed. Without a range, first re-encodes rows whose codes were made with other parameters.
  */
-export async function indexTargets(
-  bank: Bank,
-  config: Config,
-  opts: { signal?: AbortSignal; logger?: Logger; idRange?: IdRange } = {},
-): Promise<{ indexed: number; removed: number }> {
+export async function indexTargets(bank: Bank, config: Config, opts: IndexTargetsOptions = {}): Promise<{ indexed: number; removed: number; reencoded: number }> {
   const repo = bank.repo(LshRepo);
   const key = paramsKey(lshParams(config));
-  // Projects descriptors into stored codes: the open index when its codes match, else made once when needed.
-  let codec: LshIndex | undefined = handles.get(bank)?.key === key ? handles.get(bank)!.index : undefined;
-  const feats = bank.repo(FeaturesRepo);
-  const removed = opts.idRange
-    ? 0
-    : await bank.transaction(async (tx) => {
-        const r = tx.repo(LshRepo);
-        return (await r.dropOtherParams(key)) + (await r.dropStale());
-      });
-  let indexed = 0;
   const range = opts.idRange;
+  const reencoded = range ? 0 : await reencode(bank, config, key, opts);
+  const removed = range ? 0 : await bank.transaction((tx) => tx.repo(LshRepo).dropStale());
+  // Projects descriptors into stored codes: an open index when its codes match, else made once when needed.
+  let codec: LshIndex | undefined = [...held(bank).values()].find((h) => h.key === key)?.index;
+  const feats = bank.repo(FeaturesRepo);
+  let indexed = 0;
   if (!range) {
     const total = await repo.countPending();
     if (total) opts.logger?.info(`lsh: indexing ${total} target items`);
@@ -227,16 +368,16 @@ export async function indexTargets(
     const batch = (await repo.pendingTargets(afterId, 100)).filter((b) => !range || b.itemId <= range.last);
     if (!batch.length) break;
     afterId = batch[batch.length - 1]!.itemId;
-    const rows: { itemId: number; sha: string; count: number; codes: Uint32Array }[] = [];
+    const rows: { itemId: number; imageSha256: string; count: number; codes: Uint32Array }[] = [];
     for (const b of batch) {
       const f = await feats.get(b.imageSha256);
       if (!f) continue;
       const p = prepare(f);
-      rows.push({ itemId: b.itemId, sha: b.imageSha256, count: f.count, codes: (codec ??= new LshIndex(lshParams(config))).codes(p.vecs, f.count) });
+      rows.push({ itemId: b.itemId, imageSha256: b.imageSha256, count: f.count, codes: (codec ??= new LshIndex(lshParams(config))).codes(p.vecs, f.count) });
     }
-    indexed += await bank.transaction((tx) => tx.repo(LshRepo).putMany(rows.map((r) => ({ itemId: r.itemId, imageSha256: r.sha, count: r.count, codes: r.codes })), key));
+    indexed += await bank.transaction((tx) => tx.repo(LshRepo).putMany(rows, key));
   }
-  return { indexed, removed };
+  return { indexed, removed, reencoded };
 }
 
 /**
@@ -246,38 +387,76 @@ export async function indexTargets(
 export async function syncIndex(
   bank: Bank,
   config: Config,
-  opts: { signal?: AbortSignal; progress?: Progress; logger?: Logger; floor?: number } = {},
+  opts: IndexTargetsOptions & { progress?: Progress; floor?: number } = {},
 ): Promise<{ handle: IndexHandle; summary: IndexSummary }> {
-  const { indexed, removed } = await indexTargets(bank, config, opts);
+  const { indexed, removed, reencoded } = await indexTargets(bank, config, opts);
   const handle = await openIndex(bank, config, opts.floor);
-  return { handle, summary: { indexed, removed, images: handle.index.size, memoryBytes: handle.index.memoryBytes() } };
+  return { handle, summary: { indexed, removed, reencoded, images: handle.index.size, memoryBytes: handle.memoryBytes() } };
 }
 
-/** The in-memory index of the rows written so far (no indexing): what syncIndex returns, and what an idle worker
- *  loads ahead of its first match job. `floor` (epoch ms; lsh.window): targets harvested before it are dropped from
- *  memory (a run whose sources need older ones gets a handle loaded anew). */
-export async function openIndex(bank: Bank, config: Config, floor = -Infinity): Promise<IndexHandle> {
+/** Bytes an index of these rows takes (12 a keypoint, ~160 an image with the handle's per-image arrays and the
+ *  offsets): what a memory budget is checked against before loading. */
+export const estimateIndexBytes = (keypoints: number, images: number): number => keypoints * 12 + images * 160;
+
+/**
+ * The in-memory index of the rows written so far (no indexing): what syncIndex returns, and what an idle worker loads
+ * ahead of its first match job. `floor` (epoch ms; lsh.window): targets harvested before it are dropped from memory
+ * (a run whose sources need older ones gets a handle loaded anew). `range`: one shard (target item ids); the process
+ * keeps the shards it loaded within lsh.memoryMB (least recently used dropped first), so a worker holds its shards.
+ */
+export async function openIndex(bank: Bank, config: Config, floor = -Infinity, range?: TargetRange): Promise<IndexHandle> {
   const repo = bank.repo(LshRepo);
   const key = paramsKey(lshParams(config));
-  // A new in-memory index when the codes' parameters changed, or when the bank outgrew the bucket width
-  // (auto bits grow by one as the bank doubles; stored codes are kept, only the buckets are rebuilt).
-  // The bank's keypoint total comes from the open index once it has loaded the new rows (a search is not
-  // charged a SUM over every lsh_codes row); only a process's first open asks the bank. An index bounded by
-  // lsh.window holds fewer keypoints than the bank: its width follows the bank's total (asked each time), so that
-  // every process, whatever its bound, buckets alike.
-  let handle = handles.get(bank);
+  const map = held(bank);
+  const rk = rangeKey(range);
+  // A new in-memory index when the codes' parameters changed, or when the bank (shard) outgrew the bucket width
+  // (auto bits grow by one as it doubles; stored codes are kept, only the buckets are rebuilt). The keypoint total
+  // comes from the open index once it has loaded the new rows (a search is not charged a SUM over every lsh_codes
+  // row); only a first open asks the bank. An index bounded by lsh.window holds fewer keypoints than the bank: its
+  // width follows the bank's total (asked each time), so that every process, whatever its bound, buckets alike.
+  let handle = map.get(rk);
   if (handle?.key !== key || floor < handle.floor) handle = undefined;
   else {
     handle.evictBefore(floor);
     await handle.refresh();
+    if (handle.stale) handle = undefined;
   }
   const auto = config.lsh.bits === 'auto';
-  const held = handle && handle.floor === -Infinity && floor === -Infinity;
-  const params = lshParams(config, auto ? (held ? handle!.index.keypoints : await repo.keypointTotal()) : 0);
+  const whole = handle && handle.floor === -Infinity && floor === -Infinity;
+  const params = lshParams(config, auto ? (whole ? handle!.index.keypoints : await repo.keypointTotal(range)) : 0);
   if (!handle || params.bits > handle.index.params.bits || (!auto && params.bits !== handle.index.params.bits)) {
-    handle = new IndexHandle(bank, params, floor, config.lsh.featureCacheMB * 1024 * 1024);
-    handles.set(bank, handle);
+    map.delete(rk);
+    await makeRoom(bank, config, range);
+    handle = new IndexHandle(bank, params, floor, config.lsh.featureCacheMB * 1024 * 1024, undefined, range);
     await handle.refresh();
   }
+  map.delete(rk); // most recently used last
+  map.set(rk, handle);
   return handle;
+}
+
+/** Drops the least recently used shards held for this bank until the one about to load fits in lsh.memoryMB with
+ *  them (0: no bound); the whole index, or a shard of another plan, is dropped before any shard loads. */
+async function makeRoom(bank: Bank, config: Config, range?: TargetRange): Promise<void> {
+  const map = held(bank);
+  const budget = config.lsh.memoryMB * 1024 * 1024;
+  if (!range) {
+    map.clear();
+    return;
+  }
+  map.delete('all');
+  if (!budget) return;
+  const sig = await bank.repo(LshRepo).signature(range);
+  const need = estimateIndexBytes(await bank.repo(LshRepo).keypointTotal(range), sig.count);
+  let used = [...map.values()].reduce((a, h) => a + h.memoryBytes(), 0);
+  for (const [k, h] of map) {
+    if (used + need <= budget) break;
+    used -= h.memoryBytes();
+    map.delete(k);
+  }
+}
+
+/** Forgets every index this process holds for a bank (tests, and a worker told to let go of its shards). */
+export function dropIndexes(bank: Bank): void {
+  handles.delete(bank);
 }

@@ -286,18 +286,23 @@ export interface FeaturesSummary extends SiftStageSummary {
   captionsCounted: number;
 }
 
+export interface FeaturesOptions extends SiftStageOptions {
+  /** A progress bar for re-encoding the index's stored codes, made only when a changed representation needs it. */
+  reencodeProgress?: (total: number) => Progress;
+}
+
 /**
  * The features stage: SIFT for every new item (in `idRange` when given, a worker's job), then the LSH codes of the
  * target items it featured (indexTargets), then its items' captions into the IDF table. Indexing and counting here,
  * where the work is split into small jobs, leave the match stage only loading the index rows and the pairing stage
  * nothing to count: their jobs start together on every worker, and each would otherwise find the same rows pending.
  */
-export async function runFeatures(bank: Bank, config: Config, opts: SiftStageOptions = {}): Promise<FeaturesSummary> {
+export async function runFeatures(bank: Bank, config: Config, opts: FeaturesOptions = {}): Promise<FeaturesSummary> {
   const s = await computeMissingFeatures(bank, config, opts);
   if (s.aborted) return { ...s, indexed: 0, captionsCounted: 0 };
   const t0 = performance.now();
   const { indexTargets } = await import('../../lib/image-index/index.js');
-  const { indexed } = await indexTargets(bank, config, { signal: opts.signal, logger: opts.logger, idRange: opts.idRange });
+  const { indexed } = await indexTargets(bank, config, { signal: opts.signal, logger: opts.logger, idRange: opts.idRange, reencodeProgress: opts.reencodeProgress });
   if (opts.signal?.aborted) return { ...s, indexed, captionsCounted: 0, aborted: true, ms: Math.round(s.ms + performance.now() - t0) };
   // about 2 ms a caption, spread over the features jobs, which run in parallel, instead of waiting for the pairing
   const { updateIdf } = await import('../../lib/comparability/index.js');

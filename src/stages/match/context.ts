@@ -2,11 +2,12 @@
 // options and summary of the stage, the state of the current window, and what the wide-baseline stages need of the
 // run (MatchContext), so that wide.ts does not import the run that drives it.
 import diagnostics_channel from 'node:diagnostics_channel';
-import type { Bank, IdRange, CandidateInput } from '../../bank/index.js';
+import type { Bank, IdRange, CandidateInput, TargetRange } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import type { Progress } from '../../util/progress.js';
 import type { Logger } from '../../util/log.js';
-import type { Hit, IndexHandle } from '../../lib/image-index/index.js';
+import type { Hit, IndexHandle, IndexTargetsOptions } from '../../lib/image-index/index.js';
+import type { MatchSink } from './shards.js';
 import type { ViewPool } from './rank.js';
 import type { DenseViewsSource } from './archive.js';
 
@@ -24,6 +25,12 @@ export interface MatchOptions {
   idRange?: IdRange;
   /** Worker threads for the synthesised views and dense views (default: config sift.threads; 1 = this thread). */
   threads?: number;
+  /** One shard of the index (a worker's match job, keyed by shard: see shards.ts): the run searches the sources
+   *  against that shard only, and merges each source whose every shard is in. Absent: the whole index, or, when the
+   *  config shards it (lsh.shards, lsh.memoryMB), each shard in turn. */
+  shard?: { plan: string; range: TargetRange };
+  /** A progress bar for re-encoding the index's stored codes, made only when a changed representation needs it. */
+  reencodeProgress?: IndexTargetsOptions['reencodeProgress'];
 }
 
 /**
@@ -130,6 +137,8 @@ export interface MatchContext {
   readonly dense: DenseViewsSource;
   readonly summary: MatchSummary;
   readonly window: MatchWindow;
+  /** Where candidates go: the candidates table, or (a shard's job) the shard's partial results. */
+  readonly sink: MatchSink;
   /** lsh.window (the news case): a source keeps only the candidates harvested within N days of it. */
   inWindow(sourceId: number, cand: CandidateInput[]): Promise<CandidateInput[]>;
 }

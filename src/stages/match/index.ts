@@ -8,3 +8,4 @@ export {
   type ViewParams, type GreyImage, type ViewRunner, type TargetViews, type ProgressiveResult,
 } from './views.js';
 export { archiveParams, archiveVerifyParams, archiveCompare, archiveMatch, denseViews, type ArchiveParams } from './archive.js';
+export { currentPlan, storedPlan, shardKey, type ShardPlan } from './shards.js';

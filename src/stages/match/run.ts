@@ -12,6 +12,7 @@ import { indexTargets, openIndex, type IndexHandle } from '../../lib/image-index
 import { ViewPool, denseViewsFor, greyLoader, rankAgainstIndex, rescaleCandidate, unconfident } from './rank.js';
 import type { DenseViewsSource } from './archive.js';
 import { WideBaseline, shortlistPromise } from './wide.js';
+import { shardSink, wholeSink, type MatchShard, type MatchSink } from './shards.js';
 import { MatchWindow, publishSourceCost, type MatchContext, type MatchOptions, type MatchStageName, type MatchSummary } from './context.js';
 
 export type { MatchOptions, MatchStageName, MatchSummary };
@@ -23,7 +24,7 @@ interface SourceResult {
   failed?: string;
 }
 
-const emptySummary = (): MatchSummary => ({
+export const emptySummary = (): MatchSummary => ({
   indexed: 0, indexedImages: 0, indexMemoryBytes: 0, sources: 0, withCandidates: 0, candidates: 0,
   viewed: 0, archived: 0, denseComputed: 0, reused: 0, failed: 0, aborted: false, ms: 0,
 });
@@ -39,7 +40,7 @@ export class MatchRun implements MatchContext {
   private readonly feats: FeaturesRepo;
   private readonly wide: WideBaseline;
 
-  private constructor(readonly bank: Bank, readonly config: Config, readonly opts: MatchOptions, readonly handle: IndexHandle, readonly seq: number, readonly summary: MatchSummary) {
+  private constructor(readonly bank: Bank, readonly config: Config, readonly opts: MatchOptions, readonly handle: IndexHandle, readonly sink: MatchSink, readonly summary: MatchSummary, readonly seq: number) {
     this.top = opts.top ?? config.match.top;
     this.windowMs = config.lsh.window * 86_400_000;
     this.cands = bank.repo(CandidatesRepo);
@@ -50,11 +51,12 @@ export class MatchRun implements MatchContext {
     this.wide = new WideBaseline(this);
   }
 
-  /** The index and a run over the pending sources; a summary instead when stopped before the search. */
-  static async open(bank: Bank, config: Config, opts: MatchOptions): Promise<MatchRun | MatchSummary> {
+  /** The index (the whole, or one shard's) and a run over the pending sources; a summary instead when stopped before
+   *  the search. */
+  static async open(bank: Bank, config: Config, opts: MatchOptions, shard: MatchShard | null = null): Promise<MatchRun | MatchSummary> {
     const summary = emptySummary();
     if (opts.signal?.aborted) return { ...summary, aborted: true };
-    summary.indexed = (await indexTargets(bank, config, { signal: opts.signal, logger: opts.logger })).indexed;
+    summary.indexed = (await indexTargets(bank, config, { signal: opts.signal, logger: opts.logger, reencodeProgress: opts.reencodeProgress })).indexed;
     const cands = bank.repo(CandidatesRepo);
     const seq = await bank.repo(LshRepo).sequence();
     // lsh.window bounds the index in memory: targets harvested before the window of this run's oldest pending source
@@ -63,13 +65,15 @@ export class MatchRun implements MatchContext {
     const windowMs = config.lsh.window * 86_400_000;
     const oldest = windowMs ? await cands.oldestPendingHarvest(seq, opts.idRange) : null;
     const floor = oldest && Number.isFinite(Date.parse(oldest)) ? Date.parse(oldest) - windowMs : -Infinity;
-    const handle = await openIndex(bank, config, floor);
+    const handle = await openIndex(bank, config, floor, shard?.range);
     summary.indexedImages = handle.index.size;
-    summary.indexMemoryBytes = handle.index.memoryBytes();
+    summary.indexMemoryBytes = handle.memoryBytes();
     const total = await cands.countPending(seq);
     opts.progress?.setTotal(total);
-    opts.logger?.info(`match: ${total} source items against ${handle.index.size} indexed target images`);
-    return new MatchRun(bank, config, opts, handle, seq, summary);
+    opts.logger?.info(`match: ${total} source items against ${handle.index.size} indexed target images${shard ? ` (shard ${shard.range.first}..${shard.range.last})` : ''}`);
+    const top = opts.top ?? config.match.top;
+    const sink = shard ? shardSink(shard, seq, top, config.lsh.confidentScore) : wholeSink(seq);
+    return new MatchRun(bank, config, opts, handle, sink, summary, seq);
   }
 
   /** The pending sources, window after window. */
@@ -161,9 +165,8 @@ export class MatchRun implements MatchContext {
   private async storeBatch(results: SourceResult[]): Promise<void> {
     const now = new Date().toISOString();
     await this.bank.transaction(async (tx) => {
-      const c = tx.repo(CandidatesRepo);
       for (const r of results) {
-        await c.replaceFor(r.id, r.cand, now);
+        await this.sink.put(tx, r, r.cand, now);
         if (r.failed) await tx.items.setStatus(r.id, 'failed', r.failed);
       }
     });
@@ -180,8 +183,9 @@ export class MatchRun implements MatchContext {
   }
 
   /**
-   * The window's wide-baseline stages, then its sources marked matched, all at once. False when the run stopped
-   * before (the window stays pending). A picture is searched once per window, as in a worker's job.
+   * The window's wide-baseline stages, then its sources marked matched, all at once (a shard's job: merged, those
+   * whose every shard is in: the sink). False when the run stopped before (the window stays pending). A picture is
+   * searched once per window, as in a worker's job.
    */
   private async endWindow(): Promise<boolean> {
     const done = await this.wide.spend(this.window);
@@ -191,10 +195,7 @@ export class MatchRun implements MatchContext {
     }
     const now = new Date().toISOString();
     const sources = [...this.window.sources];
-    await this.bank.transaction(async (tx) => {
-      const cs = tx.repo(CandidatesRepo);
-      for (const s of sources) await cs.markMatched(s.id, s.sha, this.seq, now);
-    });
+    await this.bank.transaction((tx) => this.sink.windowDone(tx, sources, now));
     this.window.reset();
     return true;
   }

@@ -3,7 +3,8 @@
 // ranked against the index; its verified candidates are stored (committed per batch, so a killed run resumes).
 // The plain searches come first; the synthesised views and archive matching then go, within each window's budgets,
 // to the sources whose plain search found nothing confident (run.ts, wide.ts).
-import type { Bank, Item } from '../../bank/index.js';
+import type { Bank, IdRange, Item } from '../../bank/index.js';
+import { CandidatesRepo, LshRepo } from '../../bank/index.js';
 import type { CandidateInput } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { extractFeatures } from '../../lib/sift/index.js';
@@ -12,14 +13,50 @@ import type { Logger } from '../../util/log.js';
 import { syncIndex } from '../../lib/image-index/index.js';
 import { poolViews } from './views.js';
 import { ViewPool, archiveRank, candidatesOf, denseViewsFor, greyLoader, rankAgainstIndex, unconfident } from './rank.js';
-import { MatchRun, type MatchOptions, type MatchSummary } from './run.js';
+import { MatchRun, emptySummary, type MatchOptions, type MatchSummary } from './run.js';
+import { currentPlan, storedPlan, type MatchShard } from './shards.js';
 
 export { ViewPool, rankAgainstIndex, rescaleCandidate, toOriginal } from './rank.js';
 export { observeSourceCosts, type MatchOptions, type MatchStageName, type MatchSummary, type SourceCost } from './context.js';
 
+/**
+ * The match stage: every pending source against the index. With a shard (a worker's job), against that shard only;
+ * without one, against the whole index, or, when the config shards it, against each shard in turn (one process does
+ * what the shard jobs do, in the same windows, and merges as they do).
+ */
 export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = {}): Promise<MatchSummary> {
+  if (opts.shard) {
+    const plan = await storedPlan(bank);
+    if (plan?.id !== opts.shard.plan) {
+      // the plan changed since the job was queued: its sources stay pending, the next round queues them anew
+      opts.logger?.warn(`match: job of shard ${opts.shard.range.first}..${opts.shard.range.last} of an old shard plan (${opts.shard.plan}): nothing done`);
+      return emptySummary();
+    }
+    return runMatchOn(bank, config, opts, { plan, range: opts.shard.range });
+  }
+  const plan = await currentPlan(bank, config);
+  if (!plan) return runMatchOn(bank, config, opts, null);
+  // The windows the scheduler would make (worker.batch.match pending sources each), fixed before the first shard,
+  // each searched on every shard as one job would: the same windows, so the same views and the same merge.
+  const windows = await pendingWindows(bank, config, opts.idRange);
+  opts.logger?.info(`match: ${windows.length} window(s) of sources against the index in ${plan.ranges.length} shards (plan ${plan.id}), shard after shard`);
+  const progress = opts.progress;
+  progress?.setTotal(windows.reduce((a, w) => a + w.count, 0) * plan.ranges.length);
+  const quiet = progress ? { tick: (n?: number, l?: string) => progress.tick(n, l), setTotal: () => undefined, stop: () => undefined } : undefined;
+  let sum = emptySummary();
+  for (const range of plan.ranges)
+    for (const w of windows) {
+      const s = await runMatchOn(bank, config, { ...opts, idRange: w, progress: quiet }, { plan, range });
+      sum = addSummaries(sum, s);
+      if (s.aborted) return sum;
+    }
+  return sum;
+}
+
+/** One match run over the whole index (shard null) or one shard. */
+async function runMatchOn(bank: Bank, config: Config, opts: MatchOptions, shard: MatchShard | null): Promise<MatchSummary> {
   const t0 = performance.now();
-  const run = await MatchRun.open(bank, config, opts);
+  const run = await MatchRun.open(bank, config, opts, shard);
   if (!(run instanceof MatchRun)) return { ...run, ms: Math.round(performance.now() - t0) };
   try {
     await run.walk();
@@ -34,6 +71,32 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
       (s.aborted ? ' — stopped early, run again to resume' : ''),
   );
   return s;
+}
+
+/** The pending sources (in `within`) as windows of worker.batch.match, as the scheduler queues match jobs. */
+async function pendingWindows(bank: Bank, config: Config, within?: IdRange): Promise<(IdRange & { count: number })[]> {
+  const seq = await bank.repo(LshRepo).sequence();
+  const ids: number[] = [];
+  for (let after = within ? within.first - 1 : 0; ; ) {
+    const page = (await bank.repo(CandidatesRepo).pendingSources(seq, after, 1000)).filter((s) => !within || s.id <= within.last);
+    if (!page.length) break;
+    ids.push(...page.map((s) => s.id));
+    after = page[page.length - 1]!.id;
+  }
+  const size = config.worker.batch.match;
+  const out: (IdRange & { count: number })[] = [];
+  for (let i = 0; i < ids.length; i += size) out.push({ first: ids[i]!, last: ids[Math.min(ids.length, i + size) - 1]!, count: Math.min(size, ids.length - i) });
+  return out;
+}
+
+/** Shard runs' summaries as one (index images and memory: the largest shard's; sources: once per shard). */
+function addSummaries(a: MatchSummary, b: MatchSummary): MatchSummary {
+  const out = { ...a };
+  for (const k of ['indexed', 'sources', 'withCandidates', 'candidates', 'viewed', 'archived', 'denseComputed', 'reused', 'failed', 'ms'] as const) out[k] += b[k];
+  out.indexedImages = Math.max(a.indexedImages, b.indexedImages);
+  out.indexMemoryBytes = Math.max(a.indexMemoryBytes, b.indexMemoryBytes);
+  out.aborted = a.aborted || b.aborted;
+  return out;
 }
 
 export interface SearchHit {

@@ -138,8 +138,7 @@ export class WideBaseline {
     for (const m of entry.members) perMember.set(m.id, await run.inWindow(m.id, cand.map((c) => rescaleCandidate(c, m.width / entry.width, 1))));
     const before = entry.cand.length;
     await run.bank.transaction(async (tx) => {
-      const cs = tx.repo(CandidatesRepo);
-      for (const m of entry.members) await cs.replaceFor(m.id, perMember.get(m.id)!, now);
+      for (const m of entry.members) await run.sink.put(tx, m, perMember.get(m.id)!, now);
     });
     for (const m of entry.members) {
       const n = perMember.get(m.id)!.length;

@@ -1,0 +1,247 @@
+// `npm run bench:index` (issue 35): the image index at archive scale. Prints ONE JSON line.
+//   Targets: every target of the P@1 sets (mining-flickr8k, retrieval-smvs, retrieval-scenes), padded with real
+//   photos' SIFT features (bench/padding.ts: generated variations of the other photos of ../shared/data, computed
+//   once and cached outside the repo) up to each scale (--scales, default 10000,100000). At each scale the index of
+//   before issue 35 (bench/reference/, 8 tables, 72 bytes a keypoint) and today's one-table index are built over the
+//   same targets, one after the other, in this process: index bytes (and per target image), build time (CPU), RSS
+//   growth, and the plain search (votes, shortlist, verification: src/lib/image-index/searcher.ts) of every source with a
+//   counterpart: query CPU p50/p95 (process CPU time, the verification's reads of padding features from the cache
+//   file included) and P@1 per set (the best verified hit is a correct target).
+//   --simulated N (default 0; 1000000 for the issue's figure, run alone: ~10 GB): N simulated targets, each keypoint
+//   a real keypoint's RootSIFT descriptor (padding and set targets) plus Gaussian noise, projected (the projection is
+//   linear: a real descriptor's projection plus a noise vector's), indexed by today's index with the real set
+//   targets; index bytes, build time, peak RSS, query CPU, P@1. Reference: none (57 GB at 1M).
+//   --cli N (default 0; 100000 for the issue's figure): a bank padded with N padding targets (items, features,
+//   image rows without bytes: nothing reads a padding image), then `capbridge eval --set` through the CLI on each
+//   P@1 set in turn (each set's targets then stay in the bank: later sets see earlier ones' targets as distractors).
+//   --skip-reference: today's index only.  --queries N: at most N sources per set.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../src/config/load.js';
+import type { Features } from '../src/lib/image-index/index.js';
+import { CODE_BITS, LshIndex, STRIDE, encode, mulberry32, project, prepare, search, lshParams, searchParams } from '../src/lib/image-index/index.js';
+import type { Prepared } from '../src/lib/image-index/index.js';
+import * as ref from './reference/searcher.js';
+import { LshIndex as RefIndex } from './reference/lsh.js';
+import { lshParams as refParams } from './reference/params.js';
+import { paddingRefs, readPadding, type PaddingRef } from './padding.js';
+import { benchArgs, ourFeatures, percentile, readSet, round, sharedDataDir, type RetrievalSet } from './search-lib.js';
+import { paddedBankEval } from './index-cli.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const shared = sharedDataDir(repoRoot);
+const { opt, flag } = benchArgs();
+const { config } = loadConfig({});
+const log = (m: string) => process.stderr.write(`[bench:index] ${m}\n`);
+const SCALES = opt('scales', '10000,100000').split(',').filter(Boolean).map(Number).filter((n) => n > 0);
+const SIMULATED = Number(opt('simulated', '0'));
+const CLI = Number(opt('cli', '0'));
+const MAXQ = Number(opt('queries', '100000'));
+const loadAtStart = os.loadavg().map((v) => round(v, 1));
+/** The process's peak resident memory so far (VmHWM): run --simulated alone for its figure. */
+const peakRss = () => Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0) * 1024;
+const cpuMs = () => {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1000;
+};
+
+// --- the sets ------------------------------------------------------------------------------------------------------
+const SETS = ['mining-flickr8k', 'retrieval-smvs', 'retrieval-scenes'];
+const sets = SETS.map((n) => readSet(path.join(shared, n)));
+const feats = new Map<string, Map<string, Features>>();
+for (const s of sets) feats.set(s.name, await ourFeatures(repoRoot, s, config, log));
+/** The real targets (every target of the sets), prepared once. */
+const real: { key: string; p: Prepared }[] = [];
+for (const s of sets) for (const t of s.targets) real.push({ key: `${s.name}:${t.id}`, p: prepare(feats.get(s.name)!.get(t.id)!) });
+const slotOfReal = new Map(real.map((r, i) => [r.key, i]));
+interface Query {
+  set: RetrievalSet;
+  id: string;
+  f: Features;
+  truth: Set<number>;
+}
+const queries: Query[] = [];
+for (const s of sets) {
+  let k = 0;
+  for (const [sid, rel] of s.truth) if (k++ < MAXQ) queries.push({ set: s, id: sid, f: feats.get(s.name)!.get(sid)!, truth: new Set([...rel].map((t) => slotOfReal.get(`${s.name}:${t}`)!)) });
+}
+log(`${real.length} real targets, ${queries.length} queries (${SETS.map((n) => `${n} ${queries.filter((q) => q.set.name === n).length}`).join(', ')})`);
+
+// --- one index over real + padding targets, searched by every query ------------------------------------------------
+/** The two indexes behind one face: codes, batch add, bytes, search. */
+interface Kind {
+  name: string;
+  make(keypoints: number): {
+    codes(p: Prepared): Uint32Array;
+    addBatch(list: Uint32Array[]): void;
+    finish(): void;
+    bytes(): number;
+    bits: number;
+    search(q: Features, load: (slot: number) => Prepared | undefined): Promise<{ hits: { slot: number; score: number }[] }>;
+  };
+}
+const KINDS: Kind[] = [
+  {
+    name: 'reference',
+    make(kp) {
+      const index = new RefIndex(refParams(config, kp));
+      const p = { ...searchParams(config) };
+      return {
+        codes: (pr) => index.codes(pr.vecs, pr.f.count),
+        addBatch: (l) => void index.addBatch(l),
+        finish: () => index.merge(),
+        bytes: () => index.memoryBytes(),
+        bits: index.params.bits,
+        search: (q, load) => ref.search(index, load, q, p),
+      };
+    },
+  },
+  ...[config.lsh.multiprobe, ...opt('probes', '').split(',').filter(Boolean).map(Number)].map((probes, k) => ({
+    // today's index at the config's lsh.multiprobe, and at each of --probes a,b (e.g. today-p32)
+    name: k ? `today-p${probes}` : 'today',
+    make(kp: number) {
+      const index = new LshIndex({ ...lshParams(config, kp), probes });
+      const p = { ...searchParams(config) };
+      return {
+        codes: (pr: Prepared) => index.codes(pr.vecs, pr.f.count),
+        addBatch: (l: Uint32Array[]) => void index.addBatch(l),
+        finish: () => index.merge(),
+        bytes: () => index.memoryBytes(),
+        bits: index.params.bits,
+        search: (q: Features, load: (slot: number) => Prepared | undefined) => search(index, load, q, p),
+      };
+    },
+  })),
+];
+
+/** Loads the index in batches as a bank is loaded (IndexHandle.refresh: max(5,000, half the loaded) images). */
+async function build(kind: Kind, pads: PaddingRef[]) {
+  const kp = real.reduce((a, r) => a + r.p.f.count, 0) + pads.reduce((a, r) => a + r.count, 0);
+  global.gc?.();
+  const rss0 = process.memoryUsage().rss;
+  const c0 = cpuMs();
+  const ix = kind.make(kp);
+  ix.addBatch(real.map((r) => ix.codes(r.p)));
+  let batch: Uint32Array[] = [];
+  let loaded = real.length;
+  for (const [i, r] of pads.entries()) {
+    batch.push(ix.codes(prepare(readPadding(r).features)));
+    if (batch.length >= Math.min(50_000, Math.max(5000, loaded / 2)) || i === pads.length - 1) {
+      ix.addBatch(batch);
+      loaded += batch.length;
+      batch = [];
+      log(`${kind.name}: ${loaded} targets indexed`);
+    }
+  }
+  ix.finish();
+  const buildCpuS = round((cpuMs() - c0) / 1000, 1);
+  global.gc?.();
+  return { ix, kp, buildCpuS, rssGrowth: process.memoryUsage().rss - rss0 };
+}
+
+async function runQueries(ix: ReturnType<Kind['make']>, pads: PaddingRef[]) {
+  const load = (slot: number): Prepared | undefined => (slot < real.length ? real[slot]!.p : prepare(readPadding(pads[slot - real.length]!).features));
+  const cpu: number[] = [];
+  const p1: Record<string, number> = Object.fromEntries(SETS.map((n) => [n, 0]));
+  const wrong: string[] = [];
+  for (const q of queries) {
+    const c0 = cpuMs();
+    const r = await ix.search(q.f, load);
+    cpu.push(cpuMs() - c0);
+    const best = r.hits[0];
+    if (best && best.score > 0 && q.truth.has(best.slot)) p1[q.set.name]!++;
+    else wrong.push(`${q.set.name}:${q.id}${best && best.score > 0 ? `→${best.slot < real.length ? real[best.slot]!.key : `pad:${pads[best.slot - real.length]?.index}`}` : ''}`);
+  }
+  const per = Object.fromEntries(SETS.map((n) => [n, round(p1[n]! / queries.filter((q) => q.set.name === n).length)]));
+  return { queryCpuMs: { p50: round(percentile(cpu, 0.5), 1), p95: round(percentile(cpu, 0.95), 1), mean: round(cpu.reduce((a, b) => a + b, 0) / cpu.length, 1) }, p1: per, misses: wrong };
+}
+
+async function atScale(n: number) {
+  const pads = paddingRefs(config, Math.max(0, n - real.length));
+  const out: Record<string, unknown> = { targets: real.length + pads.length, padding: pads.length };
+  for (const kind of KINDS) {
+    if (kind.name === 'reference' && flag('skip-reference')) continue;
+    const { ix, kp, buildCpuS, rssGrowth } = await build(kind, pads);
+    const q = await runQueries(ix, pads);
+    const bytes = ix.bytes();
+    out[kind.name] = { bits: ix.bits, keypointsPerImage: round(kp / (real.length + pads.length), 1), indexBytes: bytes, bytesPerImage: Math.round(bytes / (real.length + pads.length)), rssGrowthBytes: rssGrowth, buildCpuS, ...q };
+    log(`${n} ${kind.name}: ${JSON.stringify(out[kind.name])} (load ${os.loadavg().map((v) => round(v, 1)).join(' ')})`);
+  }
+  const r = out.reference as { queryCpuMs: { p50: number; p95: number } } | undefined;
+  if (r)
+    for (const k of KINDS.slice(1)) {
+      const t = out[k.name] as { queryCpuMs: { p50: number; p95: number } };
+      out[k.name === 'today' ? 'queryCpuRatio' : `queryCpuRatio-${k.name}`] = { p50: round(t.queryCpuMs.p50 / r.queryCpuMs.p50, 2), p95: round(t.queryCpuMs.p95 / r.queryCpuMs.p95, 2) };
+    }
+  return out;
+}
+
+// --- simulated targets: real keypoints plus noise ----------------------------------------------------------------
+async function simulated(n: number) {
+  const index = new LshIndex(lshParams(config, n * 770));
+  const nproj = index.proj.length;
+  // Pool: every 4th keypoint of the real targets and of 2,000 padding images, projected (the CODE_BITS + 64 used
+  // projections kept); and noise vectors of the spread of true matches' descriptors (RootSIFT, sigma 0.02 a dimension:
+  // the distance of a near copy's match).
+  const used = CODE_BITS + 64;
+  const pool: Float32Array[] = [];
+  const addPool = (p: Prepared) => {
+    const pr = project(p.vecs, p.f.count, index.proj);
+    for (let i = 0; i < p.f.count; i += 4) pool.push(pr.slice(i * nproj, i * nproj + used));
+  };
+  for (const r of real) addPool(r.p);
+  for (const r of paddingRefs(config, 2000)) addPool(prepare(readPadding(r).features));
+  const rnd = mulberry32(35);
+  const gauss = () => Math.sqrt(-2 * Math.log(1 - rnd())) * Math.cos(2 * Math.PI * rnd());
+  const NOISE = 4096;
+  const noiseVecs = new Float32Array(NOISE * 128);
+  for (let i = 0; i < noiseVecs.length; i++) noiseVecs[i] = 0.02 * gauss();
+  const noise = project(noiseVecs.map((v, i) => v + (MEAN[i % 128] ?? 0)), NOISE, index.proj); // centred: MEAN cancels the centring
+  log(`simulated: pool of ${pool.length} real keypoints, ${NOISE} noise vectors`);
+  const c0 = cpuMs();
+  index.addBatch(real.map((r) => index.codes(r.p.vecs, r.p.f.count)));
+  const acc = new Float32Array(used);
+  let batch: Uint32Array[] = [];
+  let kpTotal = real.reduce((a, r) => a + r.p.f.count, 0);
+  for (let i = real.length; i < n; i++) {
+    const count = 500 + Math.floor(rnd() * 540); // 770 on average, as the padding's photos
+    const codes = new Uint32Array(count * STRIDE);
+    for (let k = 0; k < count; k++) {
+      const a = pool[Math.floor(rnd() * pool.length)]!;
+      const o = Math.floor(rnd() * NOISE) * nproj;
+      for (let j = 0; j < used; j++) acc[j] = a[j]! + noise[o + j]!;
+      codes.set(encode(acc, 1, used), k * STRIDE);
+    }
+    kpTotal += count;
+    batch.push(codes);
+    if (batch.length >= Math.min(50_000, Math.max(5000, index.size / 2)) || i === n - 1) {
+      index.addBatch(batch);
+      batch = [];
+      log(`simulated: ${index.size} targets indexed, rss ${(process.memoryUsage().rss / 2 ** 30).toFixed(2)} GB`);
+    }
+  }
+  index.merge();
+  const buildCpuS = round((cpuMs() - c0) / 1000, 1);
+  const p = searchParams(config);
+  const q = await runQueries({ codes: () => new Uint32Array(0), addBatch: () => undefined, finish: () => undefined, bytes: () => index.memoryBytes(), bits: index.params.bits, search: (f, load) => search(index, (s) => (s < real.length ? load(s) : undefined), f, p) }, []);
+  return { targets: n, bits: index.params.bits, keypointsPerImage: round(kpTotal / n, 1), indexBytes: index.memoryBytes(), bytesPerImage: Math.round(index.memoryBytes() / n), segments: index.buckets.segments.length, buildCpuS, peakRssBytes: peakRss(), ...q };
+}
+const MEAN = (await import('../src/lib/image-index/index.js')).MEAN_ROOTSIFT;
+
+// --- run ----------------------------------------------------------------------------------------------------------
+const result: Record<string, unknown> = {
+  bench: 'index',
+  date: new Date().toISOString(),
+  machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model.split(' ').slice(0, 2).join(' '), loadavgAtStart: loadAtStart },
+  config: { lsh: config.lsh },
+  sets: Object.fromEntries(sets.map((s) => [s.name, { targets: s.targets.length, queries: queries.filter((q) => q.set === s).length }])),
+};
+const scales: Record<string, unknown>[] = [];
+for (const n of SCALES) scales.push(await atScale(n));
+result.scales = scales;
+if (SIMULATED) result.simulated = await simulated(SIMULATED);
+if (CLI) result.cli = await paddedBankEval({ repoRoot, shared, config, count: CLI, sets: SETS, log });
+(result.machine as Record<string, unknown>).loadavg = os.loadavg().map((v) => round(v, 1));
+process.stdout.write(JSON.stringify(result) + '\n');

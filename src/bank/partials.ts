@@ -1,0 +1,71 @@
+// A source's verified candidates from one shard of the index (migration 30), until the source's every shard has
+// searched it and the candidates are merged into `candidates` (the lsh-index layer decides the merge).
+import type { Sql } from './sql.js';
+import type { CandidateInput } from './candidates.js';
+
+export interface MatchPartial {
+  sourceItemId: number;
+  shard: string;
+  plan: string;
+  imageSha256: string;
+  seq: number;
+  /** The shard's direct search found a confident hit. */
+  confident: boolean;
+  candidates: CandidateInput[];
+}
+
+type Stored = Omit<CandidateInput, 'pairs'> & { pairs: string | null };
+
+const encode = (list: CandidateInput[]): string =>
+  JSON.stringify(list.map((c): Stored => ({ ...c, pairs: c.pairs ? Buffer.from(c.pairs.buffer, c.pairs.byteOffset, c.pairs.byteLength).toString('base64') : null })));
+
+function decode(text: string): CandidateInput[] {
+  return (JSON.parse(text) as Stored[]).map((c) => {
+    if (!c.pairs) return { ...c, pairs: null };
+    const b = Buffer.from(c.pairs, 'base64');
+    const pairs = new Float32Array(b.length >> 2);
+    new Uint8Array(pairs.buffer).set(b);
+    return { ...c, pairs };
+  });
+}
+
+export class MatchPartialsRepo {
+  constructor(private db: Sql) {}
+
+  /** Stores (replaces) a source's result from one shard. */
+  async put(p: MatchPartial, now = new Date().toISOString()): Promise<void> {
+    await this.db.run('DELETE FROM match_partials WHERE source_item_id = ? AND shard = ?', [p.sourceItemId, p.shard]);
+    await this.db.run(
+      `INSERT INTO match_partials (source_item_id, shard, plan, image_sha256, seq, confident, candidates, searched_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      [p.sourceItemId, p.shard, p.plan, p.imageSha256, p.seq, p.confident ? 1 : 0, encode(p.candidates), now],
+    );
+  }
+
+  /** The stored results of a source, any plan. */
+  async forSource(sourceItemId: number): Promise<MatchPartial[]> {
+    const rows = await this.db.all<{ sourceItemId: number; shard: string; plan: string; imageSha256: string; seq: number; confident: number; candidates: string }>(
+      `SELECT source_item_id AS "sourceItemId", shard, plan, image_sha256 AS "imageSha256", seq, confident, candidates FROM match_partials WHERE source_item_id = ? ORDER BY shard`,
+      [sourceItemId],
+    );
+    return rows.map((r) => ({ ...r, sourceItemId: Number(r.sourceItemId), seq: Number(r.seq), confident: Number(r.confident) === 1, candidates: decode(r.candidates) }));
+  }
+
+  async deleteFor(sourceItemId: number): Promise<void> {
+    await this.db.run('DELETE FROM match_partials WHERE source_item_id = ?', [sourceItemId]);
+  }
+
+  /** Drops the results of other shard plans than `plan` (their shards will not be merged). */
+  dropOtherPlans(plan: string): Promise<number> {
+    return this.db.run('DELETE FROM match_partials WHERE plan <> ?', [plan]);
+  }
+
+  async count(): Promise<number> {
+    return Number((await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM match_partials'))!.n);
+  }
+
+  /** On PostgreSQL, one merger at a time until the transaction ends: two shard jobs of one window that finish together
+   *  would otherwise each miss the other's uncommitted results and neither would merge. SQLite's write lock does it. */
+  async lockMerge(): Promise<void> {
+    if (this.db.dialect === 'postgres') await this.db.get('SELECT pg_advisory_xact_lock(7216035)');
+  }
+}

@@ -1,0 +1,191 @@
+// Target shards (issue 35): the index split by target item id range, a match job per window and shard, the shards'
+// candidates merged per source. On real SQLite and PostgreSQL banks: one process with lsh.shards 3 and two in-process
+// workers sharing the shard jobs end with the candidates and pairs of the unsharded run; the queue gives a worker the
+// jobs of the shards it holds first; the merge drops mirrored hits once any shard is confident; a changed index
+// representation is re-encoded in place, resumably, without sending any source back to matching.
+import { expect } from 'chai';
+import path from 'node:path';
+import { Bank, CandidatesRepo, JobsRepo, LshRepo, MatchPartialsRepo, type CandidateInput, type LshRow, type MatchPartial } from '../src/bank/index.js';
+import { loadConfig } from '../src/config/load.js';
+import type { Config } from '../src/config/schema.js';
+import { runPairing } from '../src/stages/pair/pairing.js';
+import { importManifest } from '../src/import/manifest.js';
+import { mergePartials, parseShardKey, storedPlan } from '../src/stages/match/shards.js';
+import { runFeatures } from '../src/stages/features/stage.js';
+import { runMatch } from '../src/stages/match/stage.js';
+import { dropIndexes, indexTargets, openIndex, paramsKey } from '../src/lib/image-index/store.js';
+import { schedule } from '../src/worker/schedule.js';
+import { Worker } from '../src/worker/worker.js';
+import { tempDir } from './helpers.js';
+import { forEachBackend, type TestBackend } from './helpers/backends.js';
+import { harvestManifests, pairsByExtId } from './helpers/scale.js';
+
+const base = loadConfig({}).config;
+const withLsh = (c: Config, lsh: Partial<Config['lsh']>, batch = 2): Config => ({ ...c, lsh: { ...c.lsh, ...lsh }, sift: { ...c.sift, threads: 1 }, worker: { ...c.worker, batch: { ...c.worker.batch, match: batch }, pollSeconds: 0.05 } });
+
+/** Every source's candidates as "source → target rank score", sorted. */
+async function candidatesOf(bank: Bank): Promise<string[]> {
+  const out: string[] = [];
+  for await (const c of bank.repo(CandidatesRepo).iterateJoined()) out.push(`${c.sourceExtId}→${c.targetExtId} #${c.rank} ${c.imageScore} ${c.inliers}`);
+  return out.sort();
+}
+
+async function harvest(b: TestBackend, dir: string, name: string, manifests: { source: string; target: string }, config: Config, url?: string): Promise<Bank> {
+  const bank = url ? await Bank.open(path.join(dir, name), { url }) : await b.open(path.join(dir, name));
+  for (const k of ['target', 'source'] as const) await importManifest(bank, { bank: k, manifest: manifests[k], config });
+  await runFeatures(bank, config, { threads: 1 });
+  return bank;
+}
+
+describe('target shards', function () {
+  this.timeout(600_000);
+  const dir = tempDir('capbridge-shards-');
+  let manifests: { source: string; target: string };
+  before(async () => {
+    manifests = await harvestManifests(dir, 3, 2);
+  });
+
+  forEachBackend('one process and workers over a sharded index', (b) => {
+    const reference: { cand: string[]; pairs: string[] } = { cand: [], pairs: [] };
+    let wholeUrl: string | undefined;
+    before(async () => {
+      // the unsharded run over the same harvest
+      wholeUrl = await b.url();
+      const whole = await harvest(b, dir, `${b.name}-whole`, manifests, withLsh(base, {}), wholeUrl);
+      try {
+        await runMatch(whole, withLsh(base, {}), { threads: 1 });
+        await runPairing(whole, base);
+        reference.cand = await candidatesOf(whole);
+        reference.pairs = await pairsByExtId(whole);
+        expect(await storedPlan(whole)).to.equal(null);
+      } finally {
+        await whole.close();
+      }
+    });
+    it('one process with lsh.shards 3 ends with the unsharded run\'s candidates and pairs, and keeps no partial result', async () => {
+      for (const i of [1, 2, 3]) expect(reference.cand.some((c) => c.startsWith(`s${i}→t${i} #1 `)), reference.cand.join('; ')).to.equal(true);
+      const config = withLsh(base, { shards: 3 });
+      const bank = await harvest(b, dir, `${b.name}-one`, manifests, config);
+      try {
+        const m = await runMatch(bank, config, { threads: 1 });
+        const plan = (await storedPlan(bank))!;
+        expect(plan.ranges).to.have.length(3);
+        expect(plan.ranges[2]!.last).to.equal(Number.MAX_SAFE_INTEGER);
+        expect(m.sources, 'each source searched once per shard').to.equal(3 * 3);
+        expect(await bank.repo(MatchPartialsRepo).count()).to.equal(0);
+        await runPairing(bank, config);
+        expect(await candidatesOf(bank)).to.deep.equal(reference.cand);
+        expect(await pairsByExtId(bank)).to.deep.equal(reference.pairs);
+        expect((await runMatch(bank, config, { threads: 1 })).sources, 'nothing left to match').to.equal(0);
+      } finally {
+        dropIndexes(bank);
+        await bank.close();
+      }
+    });
+
+    it('two workers share the window x shard jobs, prefer the shards they hold, and end with the same candidates and pairs', async function () {
+      if (b.name === 'sqlite') return this.skip(); // workers share a bank over PostgreSQL (the scale-out mode)
+      const config = withLsh(base, { shards: 3 });
+      const url = await b.url();
+      const first = await Bank.open(path.join(dir, 'pg-workers'), { url });
+      for (const k of ['target', 'source'] as const) await importManifest(first, { bank: k, manifest: manifests[k], config });
+      await runFeatures(first, config, { threads: 1 });
+      const round = await schedule(first, config);
+      expect(round.stage).to.equal('match');
+      expect(round.jobs, '2 windows of 2 sources x 3 shards').to.equal(6);
+      const second = await Bank.open(path.join(dir, 'pg-workers'), { url });
+      try {
+        const workers = [first, second].map((bk, k) => new Worker(bk, config, { stages: ['match', 'pair'], concurrency: 1, drain: true, id: `w${k}`, threads: 1 }));
+        await Promise.all(workers.map((w) => w.run()));
+        expect(await first.repo(MatchPartialsRepo).count()).to.equal(0);
+        // each holds the shards it loaded (every shard by one of them at least)
+        const held = workers.map((w) => w.state.shards);
+        expect(new Set(held.flat()).size, JSON.stringify(held)).to.equal(3);
+        const jobs = await first.repo(JobsRepo).list();
+        const matchJobs = jobs.filter((j) => j.stage === 'match');
+        expect(matchJobs.every((j) => parseShardKey(j.key!) !== null)).to.equal(true);
+        expect(await candidatesOf(first)).to.deep.equal(reference.cand);
+        expect(await pairsByExtId(first)).to.deep.equal(reference.pairs);
+      } finally {
+        dropIndexes(first);
+        dropIndexes(second);
+        await first.close();
+        await second.close();
+      }
+    });
+
+    it('re-encodes the stored codes in place, resumably, keeping row ids and the watermark of additions', async () => {
+      // the unsharded run's bank (matched): re-encoding must not send its sources back to matching
+      const config = withLsh(base, {});
+      const bank = await Bank.open(path.join(dir, `${b.name}-whole`), { url: wholeUrl });
+      try {
+        const repo = bank.repo(LshRepo);
+        const key = paramsKey(config.lsh);
+        const rows0: LshRow[] = [];
+        for await (const r of repo.rowsAfter(0)) rows0.push(r);
+        const seq = await repo.sequence();
+        // rows as the index before issue 35 wrote them: 8 tables' codes and the sketch (40 bytes a keypoint)
+        await bank.transaction(async (tx) => {
+          for (const r of rows0) await tx.repo(LshRepo).recode(r.id, 'srht-v3:t8:c24:s1', r.count, new Uint32Array(r.count * 10).fill(7));
+        });
+        expect(await repo.countOtherParams(key)).to.equal(rows0.length);
+        // killed after the first batch of one row (the last: the rows below it are re-encoded after an index loaded
+        // it), the rest is re-encoded by the next run
+        const ac = new AbortController();
+        let ticks = 0;
+        const progress = () => ({ tick: () => (++ticks === 1 ? ac.abort() : undefined), setTotal: () => undefined, stop: () => undefined });
+        const origBatch = LshRepo.prototype.otherParams;
+        LshRepo.prototype.otherParams = function (p, after) {
+          return origBatch.call(this, p, Math.max(after, rows0[rows0.length - 2]!.id), 1);
+        };
+        try {
+          expect((await indexTargets(bank, config, { signal: ac.signal, reencodeProgress: progress })).reencoded).to.equal(1);
+        } finally {
+          LshRepo.prototype.otherParams = origBatch;
+        }
+        expect(await repo.countOtherParams(key)).to.equal(rows0.length - 1);
+        // an index opened meanwhile holds the rows already re-encoded only, and is loaded anew once the rest are
+        expect((await openIndex(bank, config)).index.size).to.equal(1);
+        expect((await indexTargets(bank, config, {})).reencoded).to.equal(rows0.length - 1);
+        expect((await openIndex(bank, config)).index.size).to.equal(rows0.length);
+        const after: LshRow[] = [];
+        for await (const r of repo.rowsAfter(0)) after.push(r);
+        expect(after.map((r) => [r.id, r.itemId, Array.from(r.codes)])).to.deep.equal(rows0.map((r) => [r.id, r.itemId, Array.from(r.codes)]));
+        expect(await repo.sequence()).to.equal(seq);
+        expect(await bank.repo(CandidatesRepo).countPending(seq), 'no source is due for matching again').to.equal(0);
+      } finally {
+        dropIndexes(bank);
+        await bank.close();
+      }
+    });
+  });
+
+  it('the queue gives a worker the jobs of the shards it holds first, and any job when none is left', async () => {
+    const bank = await Bank.open(path.join(dir, 'claims'));
+    try {
+      const jobs = bank.repo(JobsRepo);
+      await jobs.enqueueKeyedRanges('match', [
+        { range: { first: 1, last: 2 }, key: '0-10@abc' },
+        { range: { first: 1, last: 2 }, key: '11-20@abc' },
+        { range: { first: 3, last: 4 }, key: '0-10@abc' },
+        { range: { first: 3, last: 4 }, key: '11-20@abc' },
+      ]);
+      const a = await jobs.claim(['match'], 'w', 60_000, ['11-20@']);
+      const c = await jobs.claim(['match'], 'w', 60_000, ['11-20@']);
+      const d = await jobs.claim(['match'], 'w', 60_000, ['11-20@']);
+      expect([a!.key, a!.first, c!.key, c!.first, d!.key, d!.first]).to.deep.equal(['11-20@abc', 1, '11-20@abc', 3, '0-10@abc', 1]);
+      expect((await jobs.claim(['match'], 'w', 60_000, ['1-2@']))!.key, 'a prefix is a whole range').to.equal('0-10@abc');
+    } finally {
+      await bank.close();
+    }
+  });
+
+  it('the merge ranks the shards\' pictures by score, keeps a picture\'s twins together, and drops mirrored hits when a shard was confident', () => {
+    const c = (t: number, rank: number, score: number, mirrored = false): CandidateInput => ({ targetItemId: t, rank, imageScore: score, matches: 20, inliers: 15, homography: null, mirrored, pairs: null });
+    const part = (shard: string, confident: boolean, cands: CandidateInput[]): MatchPartial => ({ sourceItemId: 1, shard, plan: 'p', imageSha256: 'x', seq: 1, confident, candidates: cands });
+    const merged = mergePartials([part('0-9', false, [c(3, 1, 0.5), c(4, 1, 0.5), c(5, 2, 0.3, true)]), part('10-19', true, [c(12, 1, 0.9), c(11, 2, 0.5)])], 3);
+    expect(merged.map((m) => `${m.targetItemId}#${m.rank}`)).to.deep.equal(['12#1', '3#2', '4#2', '11#3']);
+    const noConfident = mergePartials([part('0-9', false, [c(5, 1, 0.3, true)]), part('10-19', false, [c(12, 1, 0.25)])], 5);
+    expect(noConfident.map((m) => `${m.targetItemId}#${m.rank}`)).to.deep.equal(['5#1', '12#2']);
+  });
+});
