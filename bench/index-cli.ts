@@ -60,7 +60,7 @@ export async function paddedBankEval(o: { repoRoot: string; shared: string; conf
   try {
     o.log(`cli: padding a bank with ${o.count} targets in ${dir}`);
     await padBank(dir, o.config, o.shared, o.count, o.log);
-    const idx = cli(o.repoRoot, ['--data', dir, 'index', '--json']);
+    const idx = cli(o.repoRoot, ['--data', dir, 'features', '--json']);
     o.log(`cli: index ${idx.wallS.toFixed(0)} s, peak RSS ${(idx.maxRssKB / 1024).toFixed(0)} MB`);
     const out: Record<string, unknown> = { padding: o.count, index: { cpuS: idx.cpuS, maxRssMB: Math.round(idx.maxRssKB / 1024) } };
     for (const set of o.sets) {

@@ -197,12 +197,12 @@ export function readChunk(file: string): PaddingImage[] {
   return out;
 }
 
-/** Chunks present in the cache, in order (the first missing one ends the list). */
+/** Chunks present in the cache, in order (runs computing chunks from several places leave gaps: every chunk there
+ *  is read; each holds its own images, numbered by their variation). */
 export function cachedChunks(config: Config): string[] {
   const dir = paddingDir(config);
-  const out: string[] = [];
-  for (let c = 0; fs.existsSync(chunkFile(dir, c)); c++) out.push(chunkFile(dir, c));
-  return out;
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir).filter((f) => /^chunk-\d+\.bin$/.test(f)).sort().map((f) => path.join(dir, f));
 }
 
 /** Where padding image i sits in the cache (chunk file, byte offset of its record): readPadding reads it alone. */
@@ -211,10 +211,20 @@ export interface PaddingRef {
   file: string;
   offset: number;
   count: number;
+  /** 0: the cached photo; k > 0: its k-th noisy copy (paddingRefs with copies, past what the cache holds). */
+  copy: number;
 }
 
-/** The place of padding images 0..count-1 in the cache, from the chunks' record headers (no descriptor is read). */
-export function paddingRefs(config: Config, count: number): PaddingRef[] {
+/** SIFT descriptor units (0..255 bytes) of the Gaussian noise added to each descriptor byte of a noisy copy. */
+export const COPY_NOISE = 8;
+
+/**
+ * The place of padding images 0..count-1 in the cache, from the chunks' record headers (no descriptor is read). With
+ * `copies`, a count past what the cache holds is made up by noisy copies of the cached photos, in turn (each
+ * descriptor byte plus Gaussian noise of COPY_NOISE, seeded by the image and the copy: the same copy every time):
+ * the index's entry count, bucket crowding and bytes are a real photo's; the copies are not new scenes.
+ */
+export function paddingRefs(config: Config, count: number, copies = false): PaddingRef[] {
   const out: PaddingRef[] = [];
   for (const file of cachedChunks(config)) {
     if (out.length >= count) break;
@@ -227,14 +237,27 @@ export function paddingRefs(config: Config, count: number): PaddingRef[] {
       for (let k = 0; k < n && out.length < count; k++) {
         fs.readSync(fd, h, 0, 52, o);
         const c = h.readUInt32LE(48);
-        out.push({ index: h.readUInt32LE(0), file, offset: o, count: c });
+        out.push({ index: h.readUInt32LE(0), file, offset: o, count: c, copy: 0 });
         o += 52 + c * 152;
       }
     } finally {
       fs.closeSync(fd);
     }
   }
+  const real = out.length;
+  if (copies && real) for (let j = real; j < count; j++) out.push({ ...out[j % real]!, copy: Math.floor(j / real) });
   if (out.length < count) throw new Error(`padding cache ${paddingDir(config)} holds ${out.length} images, ${count} asked: run npx tsx bench/padding.ts --count ${count}`);
+  return out;
+}
+
+/** A noisy copy's descriptors (see paddingRefs). */
+function noisyCopy(descriptors: Uint8Array, index: number, copy: number): Uint8Array {
+  const r = mulberry32((index * 7919 + copy * 104729) >>> 0);
+  const out = new Uint8Array(descriptors.length);
+  for (let i = 0; i < descriptors.length; i++) {
+    const g = Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
+    out[i] = Math.max(0, Math.min(255, Math.round(descriptors[i]! + COPY_NOISE * g)));
+  }
   return out;
 }
 
@@ -246,10 +269,11 @@ export function readPadding(ref: PaddingRef): PaddingImage {
     fs.readSync(fd, b, 0, b.length, ref.offset);
     const keypoints = new Float32Array(ref.count * 6);
     new Uint8Array(keypoints.buffer).set(b.subarray(52, 52 + ref.count * 24));
-    const descriptors = new Uint8Array(b.subarray(52 + ref.count * 24));
+    const stored = new Uint8Array(b.subarray(52 + ref.count * 24));
+    const descriptors = ref.copy ? noisyCopy(stored, ref.index, ref.copy) : stored;
     return {
       index: b.readUInt32LE(0),
-      sha256: b.subarray(4, 36).toString('hex'),
+      sha256: b.subarray(4, 36).toString('hex') + (ref.copy ? `~${ref.copy}` : ''),
       features: { width: b.readUInt32LE(36), height: b.readUInt32LE(40), scale: b.readFloatLE(44), count: ref.count, keypoints, descriptors },
     };
   } finally {

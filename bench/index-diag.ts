@@ -1,0 +1,65 @@
+// SCRATCH (issue 35): where the true target of each query sits in the shortlist of each index, and why it fails.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../src/config/load.js';
+import { LshIndex } from '../src/lib/image-index/index.js';
+import { prepare, search } from '../src/lib/image-index/index.js';
+import { lshParams, searchParams } from '../src/lib/image-index/index.js';
+import type { Prepared } from '../src/lib/image-index/index.js';
+import * as ref from './reference/searcher.js';
+import { LshIndex as RefIndex } from './reference/lsh.js';
+import { lshParams as refParams } from './reference/params.js';
+import { paddingRefs, readPadding } from './padding.js';
+import { benchArgs, ourFeatures, readSet, sharedDataDir } from './search-lib.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const shared = sharedDataDir(repoRoot);
+const { opt } = benchArgs();
+const { config } = loadConfig({});
+const log = (m: string) => process.stderr.write(`${m}\n`);
+const N = Number(opt('n', '10000'));
+const SET = opt('set', 'retrieval-scenes');
+const sets = ['mining-flickr8k', 'retrieval-smvs', 'retrieval-scenes'].map((n) => readSet(path.join(shared, n)));
+const real: { key: string; p: Prepared }[] = [];
+for (const s of sets) {
+  const f = await ourFeatures(repoRoot, s, config, log);
+  for (const t of s.targets) real.push({ key: `${s.name}:${t.id}`, p: prepare(f.get(t.id)!) });
+}
+const pads = paddingRefs(config, N - real.length);
+const padCodes = (codes: (p: Prepared) => Uint32Array) => pads.map((r) => codes(prepare(readPadding(r).features)));
+const set = sets.find((s) => s.name === SET)!;
+const feats = await ourFeatures(repoRoot, set, config, log);
+const load = (slot: number) => (slot < real.length ? real[slot]!.p : prepare(readPadding(pads[slot - real.length]!).features));
+const kp = real.reduce((a, r) => a + r.p.f.count, 0) + pads.reduce((a, r) => a + r.count, 0);
+const p = { ...searchParams(config), shortlist: Number(opt('shortlist', '100')), mirror: false, recollide: Number(opt('recollide', '0')) };
+const probes = Number(opt('probes', String(config.lsh.multiprobe)));
+const kinds = {
+  reference: () => {
+    const ix = new RefIndex(refParams(config, kp));
+    ix.addBatch(real.map((r) => ix.codes(r.p.vecs, r.p.f.count)));
+    ix.addBatch(padCodes((pr) => ix.codes(pr.vecs, pr.f.count)));
+    ix.merge();
+    return (q: Parameters<typeof search>[2]) => ref.search(ix, load, q, p);
+  },
+  today: () => {
+    const ix = new LshIndex({ ...lshParams(config, kp), probes });
+    ix.addBatch(real.map((r) => ix.codes(r.p.vecs, r.p.f.count)));
+    ix.addBatch(padCodes((pr) => ix.codes(pr.vecs, pr.f.count)));
+    ix.merge();
+    return (q: Parameters<typeof search>[2]) => search(ix, load, q, p);
+  },
+};
+const out: Record<string, string[]> = {};
+for (const [name, make] of Object.entries(kinds)) {
+  const s = make();
+  out[name] = [];
+  for (const [sid, rel] of set.truth) {
+    const r = await s(feats.get(sid)!);
+    const truth = [...rel].map((t) => real.findIndex((x) => x.key === `${SET}:${t}`));
+    const rank = r.shortlist.findIndex((x) => truth.includes(x));
+    const hit = r.hits.find((h) => truth.includes(h.slot));
+    const best = r.hits[0];
+    out[name]!.push(`${sid}: rank ${rank} ${hit ? `score ${hit.score.toFixed(2)} inl ${hit.inliers} m ${hit.matches} v ${hit.votes} ${hit.reason ?? ''}` : '-'} | top ${best ? `${best.slot < real.length ? real[best.slot]!.key : 'pad'} ${best.score.toFixed(2)}` : '-'}`);
+  }
+}
+for (const [sid] of set.truth) log(`${sid}\n   ref   ${out.reference![[...set.truth.keys()].indexOf(sid)]}\n   today ${out.today![[...set.truth.keys()].indexOf(sid)]}`);
