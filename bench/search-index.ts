@@ -18,7 +18,7 @@ import { loadConfig } from '../src/config/load.js';
 import type { Features } from '../src/lib/image-index/index.js';
 import { CODE_BITS, encode, LshIndex, mulberry32, project, STRIDE } from '../src/lib/image-index/index.js';
 import { MEAN_ROOTSIFT } from '../src/lib/image-index/index.js';
-import { prepare, scanStats, search, sketchCollisions, targetSketches, type SearchParams } from '../src/lib/image-index/index.js';
+import { prepare, search, sketchCollisions, targetSketches, type SearchParams } from '../src/lib/image-index/index.js';
 import { verifyCandidate } from '../src/lib/image-index/index.js';
 import { mirrorFeatures } from '../src/lib/image-index/index.js';
 import { autoBits, lshParams, searchParams } from '../src/lib/image-index/index.js';
@@ -291,7 +291,7 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
       const c1 = process.cpuUsage(c0);
       cpu.push((c1.user + c1.system) / 1000);
       if (r.mirrorPass) mirrorPasses++;
-      for (const [k, v] of Object.entries(scanStats)) scanSum[k] = (scanSum[k] ?? 0) + v;
+      for (const [k, v] of Object.entries(r.scan)) scanSum[k] = (scanSum[k] ?? 0) + v;
       for (const k of Object.keys(parts2) as (keyof typeof parts2)[]) parts2[k].push(r.timings[k]);
       const top = r.hits[0];
       const right = (h: typeof top | undefined) => !!h && h.slot < realTargets.length && !!set.truth.get(s.id)?.has(set.targets[h.slot]!.id);

@@ -48,6 +48,17 @@ export interface SearchResult {
   /** Whether the mirror pass ran. */
   mirrorPass: boolean;
   timings: { probeMs: number; voteMs: number; verifyMs: number };
+  /** What this search's scans did, its passes summed (for benchmarks). */
+  scan: ScanStats;
+}
+
+/** Scan counters of a search: entries scanned, entries whose sketch passed, probed buckets, buckets skipped as
+ *  over-full. */
+export interface ScanStats {
+  scanned: number;
+  passed: number;
+  buckets: number;
+  skippedBuckets: number;
 }
 
 export function prepare(f: Features): Prepared {
@@ -64,17 +75,14 @@ interface Votes {
   votes: Float32Array;
   /** Collisions close enough for the ratio test, as (slot, query kp, target kp) triples. */
   found: Int32Array;
+  stats: ScanStats;
 }
-
-/** Scan counters of the last query (for benchmarks): entries scanned, entries whose sketch half passed,
- *  entries whose full sketch passed, probed buckets, buckets skipped as over-full. */
-export const scanStats = { scanned: 0, halfPassed: 0, fullPassed: 0, buckets: 0, skippedBuckets: 0 };
 
 /** The votes of one query as its keypoints' collisions come in (scanVotes). */
 class VoteScan {
   readonly votes: Float32Array;
   readonly found = new Collisions();
-  readonly stats = { scanned: 0, passed: 0, buckets: 0, skippedBuckets: 0 };
+  readonly stats: ScanStats = { scanned: 0, passed: 0, buckets: 0, skippedBuckets: 0 };
   private readonly lastSeen: Int32Array;
   /** The images the current query keypoint votes for, and the weight of its rarest bucket among those votes. */
   private voted = new Int32Array(256);
@@ -178,8 +186,14 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
     }
     scan.endKeypoint();
   }
-  Object.assign(scanStats, { scanned: st.scanned, halfPassed: st.passed, fullPassed: st.passed, buckets: st.buckets, skippedBuckets: st.skippedBuckets });
-  return { votes: scan.votes, found: scan.found.view() };
+  return { votes: scan.votes, found: scan.found.view(), stats: st };
+}
+
+/** The scan counters of several searches summed (a progressive search's passes). */
+export function sumScans(results: { scan: ScanStats }[]): ScanStats {
+  const out: ScanStats = { scanned: 0, passed: 0, buckets: 0, skippedBuckets: 0 };
+  for (const r of results) for (const k of Object.keys(out) as (keyof ScanStats)[]) out[k] += r.scan[k];
+  return out;
 }
 
 /** Popcount of 16-bit values: two lookups per 32-bit word in the scan's hot loop. */
@@ -209,12 +223,13 @@ class Collisions {
 }
 
 /** One pass (the query or its mirror image): votes, shortlist, verification of each shortlisted image. */
-async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchParams, mirrored: boolean, t: { probeMs: number; voteMs: number; verifyMs: number }, maxQuery = MAX_KP_PER_IMAGE) {
+async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchParams, mirrored: boolean, t: { probeMs: number; voteMs: number; verifyMs: number }, scanned: ScanStats, maxQuery = MAX_KP_PER_IMAGE) {
   const t0 = performance.now();
   const n = Math.min(v.f.count, maxQuery);
   const pr = index.probe(v.vecs, n);
   const t1 = performance.now();
-  const { votes, found } = scanVotes(index, pr.probes, pr.sketches, n, p);
+  const { votes, found, stats } = scanVotes(index, pr.probes, pr.sketches, n, p);
+  Object.assign(scanned, sumScans([{ scan: scanned }, { scan: stats }]));
   const shortlist = topK(votes, mirrored ? Math.min(p.shortlist, p.mirrorShortlist) : p.shortlist, index.tieKeys, p.window);
   const t2 = performance.now();
   const pos = new Int32Array(index.slots).fill(-1);
@@ -323,17 +338,18 @@ export function mergeHits(first: Hit[], second: Hit[], keepFirstOnTie: boolean):
  */
 export async function search(index: LshIndex, load: SlotLoader, query: Features, p: SearchParams, extra?: Features): Promise<SearchResult> {
   const timings = { probeMs: 0, voteMs: 0, verifyMs: 0 };
+  const scan: ScanStats = { scanned: 0, passed: 0, buckets: 0, skippedBuckets: 0 };
   // --- views hook: the view keypoints follow the plain ones (indexes after query.count), no count cap
   const q = prepare(extra?.count ? concatFeatures(query, [query, extra]) : query);
-  const direct = await pass(index, load, q, p, false, timings, extra?.count ? Infinity : MAX_KP_PER_IMAGE);
+  const direct = await pass(index, load, q, p, false, timings, scan, extra?.count ? Infinity : MAX_KP_PER_IMAGE);
   const confident = direct.hits.some((h) => h.score >= p.confidentScore);
   // The mirror pass finds left-right flipped copies (SIFT descriptors are not mirror-invariant); run only
   // when the direct pass found nothing confident, since a flipped copy matches nothing directly.
   const mirrorPass = p.mirror && !confident;
-  if (!mirrorPass) return { hits: mergeHits(direct.hits, [], false), shortlist: direct.shortlist, mirrorPass, timings };
-  const m = await pass(index, load, prepare(mirrorFeatures(query)), p, true, timings);
+  if (!mirrorPass) return { hits: mergeHits(direct.hits, [], false), shortlist: direct.shortlist, mirrorPass, timings, scan };
+  const m = await pass(index, load, prepare(mirrorFeatures(query)), p, true, timings, scan);
   const shortlist = [...new Set([...direct.shortlist, ...m.shortlist])];
-  return { hits: mergeHits(direct.hits, m.hits, false), shortlist, mirrorPass, timings };
+  return { hits: mergeHits(direct.hits, m.hits, false), shortlist, mirrorPass, timings, scan };
 }
 
 

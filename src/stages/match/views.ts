@@ -11,7 +11,7 @@ import { viewFeatures, viewSpecs, type ViewFeaturesResult, type ViewSpec } from 
 import type { Features } from '../../lib/image-index/index.js';
 import { concatFeatures } from '../../lib/image-index/index.js';
 import type { LshIndex } from '../../lib/image-index/index.js';
-import { mergeHits, prepare, search, sketchCollisions, type Hit, type SearchParams, type SearchResult, type SlotLoader } from '../../lib/image-index/index.js';
+import { mergeHits, prepare, search, sketchCollisions, sumScans, type Hit, type SearchParams, type SearchResult, type SlotLoader } from '../../lib/image-index/index.js';
 import { verifyCandidate } from '../../lib/image-index/index.js';
 
 
@@ -185,6 +185,7 @@ export async function searchProgressive(
     shortlist,
     mirrorPass: plain.mirrorPass,
     timings: { probeMs: sum('probeMs'), voteMs: sum('voteMs'), verifyMs: sum('verifyMs') },
+    scan: sumScans([plain, ...passes]),
     usedViews: true,
     views: {
       count: specs.length,
