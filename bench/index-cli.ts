@@ -23,7 +23,7 @@ async function padBank(dir: string, config: Config, shared: string, count: numbe
       await bank.transaction(async (tx) => {
         for (const im of batch) {
           await tx.images.record({ sha256: im.sha256, path: `images/${im.sha256.slice(0, 2)}/${im.sha256}.jpg`, bytes: 0, format: 'jpeg', width: im.features.width, height: im.features.height });
-          const { id } = await tx.items.upsert({ bank: 'target', extId: `pad:${im.index}`, caption: captions[im.index % captions.length]!, lang: 'cmn', captionStatus: 'ok', captionReason: null, imageSha256: im.sha256, importedAt: new Date().toISOString() });
+          const { id } = await tx.items.upsert({ bank: 'target', extId: `pad:${im.index}${im.copy ? `~${im.copy}` : ''}`, caption: captions[im.index % captions.length]!, lang: 'cmn', captionStatus: 'ok', captionReason: null, imageSha256: im.sha256, importedAt: new Date().toISOString() });
           await tx.repo(FeaturesRepo).put(im.sha256, im.features, 0);
           await tx.items.setStatus(id, 'featured');
         }
@@ -31,7 +31,7 @@ async function padBank(dir: string, config: Config, shared: string, count: numbe
       batch = [];
     };
     let n = 0;
-    for (const im of paddingImages(config, count)) {
+    for (const im of paddingImages(config, count, true)) {
       batch.push(im);
       if (batch.length >= 500) await flush();
       if (++n % 10000 === 0) log(`cli: ${n} padding targets in the bank`);

@@ -34,6 +34,8 @@ const MAGIC = 0x43425044; // "CBPD"
 /** One cached padding image: its variation's content hash (the image sha256 a bank would give it) and features. */
 export interface PaddingImage {
   index: number;
+  /** A noisy copy's number (absent: the cached photo itself). */
+  copy?: number;
   sha256: string;
   features: Features;
 }
@@ -282,12 +284,19 @@ export function readPadding(ref: PaddingRef): PaddingImage {
 }
 
 /** Padding images 0..count-1 from the cache, chunk by chunk (throws when the cache holds fewer). */
-export function* paddingImages(config: Config, count: number): Generator<PaddingImage> {
+/** Padding images 0..count-1 from the cache, chunk by chunk (throws when the cache holds fewer); with `copies`, past
+ *  the cache, noisy copies of the cached photos in turn (as paddingRefs). */
+export function* paddingImages(config: Config, count: number, copies = false): Generator<PaddingImage> {
   const chunks = cachedChunks(config);
-  if (chunks.length * CHUNK < count) throw new Error(`padding cache ${paddingDir(config)} holds ${chunks.length * CHUNK} images, ${count} asked: run npx tsx bench/padding.ts --count ${count}`);
+  const held = chunks.length * CHUNK;
+  if (held < count && !copies) throw new Error(`padding cache ${paddingDir(config)} holds ${held} images, ${count} asked: run npx tsx bench/padding.ts --count ${count}`);
   let n = 0;
-  for (const f of chunks) for (const im of readChunk(f)) if (n++ < count) yield im;
-    else return;
+  for (let copy = 0; n < count; copy++)
+    for (const f of chunks)
+      for (const im of readChunk(f)) {
+        if (n++ >= count) return;
+        yield copy ? { index: im.index, copy, sha256: createHash('sha256').update(`${im.sha256}~${copy}`).digest('hex'), features: { ...im.features, descriptors: noisyCopy(im.features.descriptors, im.index, copy) } } : im;
+      }
 }
 
 /** Computes the missing chunks up to `count` images (resumable: chunk by chunk). */
