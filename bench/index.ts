@@ -22,7 +22,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
 import type { Features } from '../src/lib/image-index/index.js';
-import { CODE_BITS, LshIndex, STRIDE, encode, mulberry32, project, prepare, search, lshParams, searchParams } from '../src/lib/image-index/index.js';
+import { CODE_BITS, LshIndex, encode, mulberry32, project, prepare, search, lshParams, searchParams } from '../src/lib/image-index/index.js';
 import type { Prepared } from '../src/lib/image-index/index.js';
 import * as ref from './reference/searcher.js';
 import { LshIndex as RefIndex } from './reference/lsh.js';
@@ -204,18 +204,17 @@ async function simulated(n: number) {
   log(`simulated: pool of ${pool.length} real keypoints, ${NOISE} noise vectors`);
   const c0 = cpuMs();
   index.addBatch(real.map((r) => index.codes(r.p.vecs, r.p.f.count)));
-  const acc = new Float32Array(used);
+  const acc = new Float32Array(1040 * used); // one image's projections (at most 1,039 keypoints)
   let batch: Uint32Array[] = [];
   let kpTotal = real.reduce((a, r) => a + r.p.f.count, 0);
   for (let i = real.length; i < n; i++) {
     const count = 500 + Math.floor(rnd() * 540); // 770 on average, as the padding's photos
-    const codes = new Uint32Array(count * STRIDE);
     for (let k = 0; k < count; k++) {
       const a = pool[Math.floor(rnd() * pool.length)]!;
       const o = Math.floor(rnd() * NOISE) * nproj;
-      for (let j = 0; j < used; j++) acc[j] = a[j]! + noise[o + j]!;
-      codes.set(encode(acc, 1, used), k * STRIDE);
+      for (let j = 0, b = k * used; j < used; j++) acc[b + j] = a[j]! + noise[o + j]!;
     }
+    const codes = encode(acc, count, used);
     kpTotal += count;
     batch.push(codes);
     if (batch.length >= Math.min(50_000, Math.max(5000, index.size / 2)) || i === n - 1) {
