@@ -5,7 +5,7 @@
 // unconfident. Every decision is taken over the window's own sources in id order, so one process and any number of
 // workers (one job is one window) hand out the same stages and end with the same candidates.
 import type { CandidateInput } from '../../bank/index.js';
-import { CandidatesRepo, FeaturesRepo, isInfrastructureFailure } from '../../bank/index.js';
+import { FeaturesRepo, isInfrastructureFailure } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { errorMessage } from '../../util/errors.js';
 import type { Hit } from '../../lib/image-index/index.js';
