@@ -1,4 +1,7 @@
-// SCRATCH (issue 35): where the true target of each query sits in the shortlist of each index, and why it fails.
+// `npx tsx bench/index-diag.ts --n 10000 --set retrieval-scenes [--probes P] [--shortlist 100]` (issue 35): where the true
+// target of each query of one set sits in the shortlist of the index of before (bench/reference) and of today's, with
+// the verification of the true target and the top hit, over the same padded targets as bench:index. A diagnostic,
+// not a benchmark: it prints to stderr only.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
@@ -25,7 +28,7 @@ for (const s of sets) {
   const f = await ourFeatures(repoRoot, s, config, log);
   for (const t of s.targets) real.push({ key: `${s.name}:${t.id}`, p: prepare(f.get(t.id)!) });
 }
-const pads = paddingRefs(config, N - real.length);
+const pads = paddingRefs(config, N - real.length, true);
 const padCodes = (codes: (p: Prepared) => Uint32Array) => pads.map((r) => codes(prepare(readPadding(r).features)));
 const set = sets.find((s) => s.name === SET)!;
 const feats = await ourFeatures(repoRoot, set, config, log);
