@@ -119,6 +119,24 @@ forEachBackend('bank', (be) => {
     await bank.close();
   });
 
+  it('items.byIds reads many items in one go, keyed by id, as byId reads each; unknown ids absent', async () => {
+    const dir = tempDir();
+    const bank = await be.open(dir);
+    const rec = await bank.images.prepare(fs.readFileSync(await makeImage(path.join(dir, 'a.png'), 4)));
+    await bank.images.record(rec);
+    const ids: number[] = [];
+    for (let k = 0; k < 620; k++) {
+      await bank.items.upsert({ bank: 'source', extId: `b${k}`, caption: `Item ${k}.`, lang: 'eng', captionStatus: 'ok', captionReason: null, imageSha256: rec.sha256 });
+      ids.push((await bank.items.get('source', `b${k}`))!.id);
+    }
+    const asked = [...ids, ids[3]!, 999_999];
+    const got = await bank.items.byIds(asked);
+    expect(got.size).to.equal(620); // more than one chunk of 500, the repeat once, the unknown id absent
+    expect(got.has(999_999)).to.equal(false);
+    for (const id of [ids[0]!, ids[499]!, ids[500]!, ids[619]!]) expect(got.get(id)).to.deep.equal(await bank.items.byId(id));
+    await bank.close();
+  });
+
   it('enforces the foreign key from items to images', async () => {
     const bank = await be.open(tempDir());
     await rejects(

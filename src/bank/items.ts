@@ -66,6 +66,18 @@ export class ItemsRepo {
     return this.db.get<Item>(`SELECT ${COLUMNS} FROM items WHERE id = ?`, [id]);
   }
 
+  /** Items by id in one query, keyed by id (ids with no item are absent). */
+  async byIds(ids: readonly number[]): Promise<Map<number, Item>> {
+    const unique = [...new Set(ids)];
+    const out = new Map<number, Item>();
+    // a statement's parameters are bounded (SQLite: 32,766): chunks of 500
+    for (let i = 0; i < unique.length; i += 500) {
+      const part = unique.slice(i, i + 500);
+      for (const row of await this.db.all<Item>(`SELECT ${COLUMNS} FROM items WHERE id IN (${part.map(() => '?').join(', ')})`, part)) out.set(row.id, row);
+    }
+    return out;
+  }
+
   /**
    * Adds or updates an item. Same caption and image: unchanged (provenance is not touched, so re-importing
    * is a no-op). A new image sends the item back to 'new' so its features are computed again; a new caption

@@ -113,11 +113,10 @@ export class MatchRun implements MatchContext {
   /** lsh.window (the news case): a source keeps only the candidates harvested within N days of it. */
   async inWindow(sourceId: number, cand: CandidateInput[]): Promise<CandidateInput[]> {
     if (!this.windowMs || !cand.length) return cand;
-    const at = this.harvestedAt(await this.bank.items.byId(sourceId));
+    const items = await this.bank.items.byIds([sourceId, ...cand.map((c) => c.targetItemId)]);
+    const at = this.harvestedAt(items.get(sourceId));
     if (Number.isNaN(at)) return cand;
-    const out: CandidateInput[] = [];
-    for (const c of cand) if (Math.abs(this.harvestedAt(await this.bank.items.byId(c.targetItemId)) - at) <= this.windowMs) out.push(c);
-    return out;
+    return cand.filter((c) => Math.abs(this.harvestedAt(items.get(c.targetItemId)) - at) <= this.windowMs);
   }
 
   /**
