@@ -256,8 +256,8 @@ describe('lsh-index: search with synthesised query views', function () {
     ]);
     // 0: query views only; 8: two-sided views; 'archive': archive matching alone (its dense views of t1 from the store)
     for (const n of [0, 8, 'archive'] as const) {
-      // minPromise 0: one source, whose shortlist's votes are not what this is about
-      const v = { ...config.match.views, minPromise: 0 };
+      // minVotingKeypoints 0: one source, whose shortlist's votes are not what this is about
+      const v = { ...config.match.views, minVotingKeypoints: 0 };
       const c: Config = { ...config, match: { ...config.match, views: n === 'archive' ? { ...v, targetViews: 0, archive: { ...v.archive, candidates: 4, maxTilt: 4, keypointsPerView: 400, targetMaxTilt: 4, targetKeypointsPerView: 400 } } : { ...v, targetViews: n, archive: { ...v.archive, candidates: 0 } } } };
       const bank = await Bank.open(path.join(dir, `data${n}`));
       try {

@@ -131,7 +131,7 @@ describe('match: archive matching within each window\'s budget', function () {
       ...base,
       worker: { ...base.worker, batch: { ...base.worker.batch, match: 2 } },
       sift: { ...base.sift, twins: { ...base.sift.twins, enabled: false } },
-      match: { ...base.match, views: { ...base.match.views, enabled: false, minPromise: 0, archive: { ...base.match.views.archive, candidates: 4, budget: 1, maxTilt: 4, keypointsPerView: 400, targetMaxTilt: 4, targetKeypointsPerView: 400 } } },
+      match: { ...base.match, views: { ...base.match.views, enabled: false, minVotingKeypoints: 0, archive: { ...base.match.views.archive, candidates: 4, budget: 1, maxTilt: 4, keypointsPerView: 400, targetMaxTilt: 4, targetKeypointsPerView: 400 } } },
     };
     const outcome = async (name: string, jobs: boolean, cfg: Config) => {
       const bank = await Bank.open(path.join(dir, name));
@@ -168,7 +168,7 @@ describe('match: archive matching within each window\'s budget', function () {
     expect(one.cands.filter((x) => !x.includes('→t1')), 'no unrelated candidate').to.deep.equal([]);
     expect(await outcome('jobs', true, c)).to.deep.equal(one);
     // a budget of one source a window, and a promise no shortlist reaches: none
-    const none = await outcome('none', false, { ...c, match: { ...c.match, views: { ...c.match.views, minPromise: 1e9 } } });
+    const none = await outcome('none', false, { ...c, match: { ...c.match, views: { ...c.match.views, minVotingKeypoints: 1e9 } } });
     expect(none.archived).to.equal(0);
     expect(none.cands).to.deep.equal([]);
   });

@@ -50,6 +50,7 @@ const RETIRED_KEYS: Record<string, string> = {
   'comparability.epsilon': 'replaced by comparability.thresholds',
   'lsh.tables': 'retired: the index has one table with a 64-bit sketch beside each entry (issue 35); remove the key',
   'lsh.probes': 'replaced by lsh.multiprobe (buckets probed per query keypoint in the one table, default 24)',
+  'match.views.minPromise': 'replaced by match.views.minVotingKeypoints (the same gate counted in the query\'s keypoints, which do not change with the index\'s vote weights; votes did)',
 };
 
 function validate(tree: Tree, origin: string): Config {

@@ -116,7 +116,7 @@ export const configSchema = z
             confidence: nonneg(),
             maxSide: pos(),
             minEvidence: int().min(0),
-            minPromise: nonneg(),
+            minVotingKeypoints: nonneg(),
             budget: z.number().min(0).max(1),
             denseKeypoints: int().min(0).max(8192),
             denseBudget: z.number().min(0).max(1),

@@ -50,6 +50,19 @@ export interface SearchResult {
   timings: { probeMs: number; voteMs: number; verifyMs: number };
   /** What this search's scans did, its passes summed (for benchmarks). */
   scan: ScanStats;
+  /** The direct pass's votes (the wide-baseline stages' promise and archive candidates read them). */
+  votes: DirectVotes;
+}
+
+/** A direct pass's votes: its shortlist (slots, most-voted first) and their votes, the query keypoints searched, and
+ *  the votes an exact copy of the query would get, in the same units. */
+export interface DirectVotes {
+  slots: number[];
+  votes: number[];
+  keypoints: number;
+  /** Each query keypoint's weight in its own bucket with the copy's keypoint added (0 past lsh.maxBucket): the
+   *  votes an exact copy would get, in the same weights as every other image's. */
+  copy: number;
 }
 
 /** Scan counters of a search: entries scanned, entries whose sketch passed, probed buckets, buckets skipped as
@@ -73,6 +86,8 @@ interface Votes {
   /** Votes per slot: each query keypoint's vote (weighted by how rare its bucket is) shared among the
    *  images where it has a close colliding keypoint. */
   votes: Float32Array;
+  /** The votes an exact copy of the query would get (DirectVotes.copy). */
+  copy: number;
   /** Collisions close enough for the ratio test, as (slot, query kp, target kp) triples. */
   found: Int32Array;
   stats: ScanStats;
@@ -148,6 +163,7 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
   const maxH = Math.max(p.voteHamming, p.matchHamming);
   const scan = new VoteScan(index.slots, index.aliveFlags, p.voteHamming, p.matchHamming);
   const st = scan.stats;
+  let copy = 0;
   for (let q = 0; q < n; q++) {
     const q0 = sketches[2 * q]!;
     const q1 = sketches[2 * q + 1]!;
@@ -159,6 +175,7 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
       for (let s = 0; s < S; s++) size += offs[s]![code + 1]! - offs[s]![code]!;
       const d = delta ? delta.get(code) : undefined;
       if (d) size += d.length / 3;
+      if (k === 0 && size + 1 <= maxBucket) copy += Math.log1p(maxBucket / (size + 1)); // its own bucket, the copy in it
       st.buckets++;
       if (!size) continue;
       if (size > maxBucket) {
@@ -186,7 +203,7 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
     }
     scan.endKeypoint();
   }
-  return { votes: scan.votes, found: scan.found.view(), stats: st };
+  return { votes: scan.votes, copy, found: scan.found.view(), stats: st };
 }
 
 /** The scan counters of several searches summed (a progressive search's passes). */
@@ -228,7 +245,7 @@ async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchPar
   const n = Math.min(v.f.count, maxQuery);
   const pr = index.probe(v.vecs, n);
   const t1 = performance.now();
-  const { votes, found, stats } = scanVotes(index, pr.probes, pr.sketches, n, p);
+  const { votes, copy, found, stats } = scanVotes(index, pr.probes, pr.sketches, n, p);
   Object.assign(scanned, sumScans([{ scan: scanned }, { scan: stats }]));
   const shortlist = topK(votes, mirrored ? Math.min(p.shortlist, p.mirrorShortlist) : p.shortlist, index.tieKeys, p.window);
   const t2 = performance.now();
@@ -276,7 +293,7 @@ async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchPar
   t.probeMs += t1 - t0;
   t.voteMs += t2 - t1;
   t.verifyMs += t3 - t2;
-  return { hits, shortlist };
+  return { hits, shortlist, votes: { slots: shortlist, votes: shortlist.map((s) => votes[s]!), keypoints: n, copy } satisfies DirectVotes };
 }
 
 /** The sketches of a target's keypoints, computed from its features once per prepared object (the index holds
@@ -346,10 +363,10 @@ export async function search(index: LshIndex, load: SlotLoader, query: Features,
   // The mirror pass finds left-right flipped copies (SIFT descriptors are not mirror-invariant); run only
   // when the direct pass found nothing confident, since a flipped copy matches nothing directly.
   const mirrorPass = p.mirror && !confident;
-  if (!mirrorPass) return { hits: mergeHits(direct.hits, [], false), shortlist: direct.shortlist, mirrorPass, timings, scan };
+  if (!mirrorPass) return { hits: mergeHits(direct.hits, [], false), shortlist: direct.shortlist, mirrorPass, timings, scan, votes: direct.votes };
   const m = await pass(index, load, prepare(mirrorFeatures(query)), p, true, timings, scan);
   const shortlist = [...new Set([...direct.shortlist, ...m.shortlist])];
-  return { hits: mergeHits(direct.hits, m.hits, false), shortlist, mirrorPass, timings, scan };
+  return { hits: mergeHits(direct.hits, m.hits, false), shortlist, mirrorPass, timings, scan, votes: direct.votes };
 }
 
 

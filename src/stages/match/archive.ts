@@ -207,12 +207,21 @@ export async function archiveMatch(
   return { hits, candidates, keypoints: qa.f.count, ms: performance.now() - t0 };
 }
 
-/** Two rankings taken in turn, each slot once, at most n. */
-export function interleave(a: number[], b: number[], n: number): number[] {
-  const out: number[] = [];
-  const seen = new Set<number>();
-  for (let i = 0; out.length < n && (i < a.length || i < b.length); i++) {
-    for (const s of [a[i], b[i]]) if (s !== undefined && !seen.has(s) && out.length < n) (seen.add(s), out.push(s));
+/**
+ * Rankings fused by reciprocal rank (Cormack, Clarke & Büttcher, SIGIR 2009): a slot scores the sum of 1 / (k + rank)
+ * over the rankings it is in (rank from 1), at most n slots, best first; equal scores by first appearance. k = 60 is
+ * the published constant: a slot ranked well in both rankings comes before one ranked first in one only.
+ */
+export function fuseRankings(rankings: number[][], n: number, k = 60): number[] {
+  const score = new Map<number, number>();
+  const order: number[] = [];
+  for (let i = 0; i < Math.max(0, ...rankings.map((r) => r.length)); i++) {
+    for (const r of rankings) {
+      const s = r[i];
+      if (s === undefined) continue;
+      if (!score.has(s)) order.push(s);
+      score.set(s, (score.get(s) ?? 0) + 1 / (k + i + 1));
+    }
   }
-  return out;
+  return order.map((s, i) => ({ s, i, v: score.get(s)! })).sort((a, b) => b.v - a.v || a.i - b.i).slice(0, Math.max(0, n)).map((x) => x.s);
 }

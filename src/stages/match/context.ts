@@ -103,8 +103,10 @@ export interface Unconfident {
   evidence: number | null;
   /** Its latest search's hits (plain, then the views search's). */
   hits: Hit[];
-  /** How promising its plain search's shortlist is (wide.ts shortlistPromise). */
+  /** How promising its plain search's shortlist is (promise.ts shortlistPromise). */
   promise: number;
+  /** Its plain search's shortlist in vote order (the direct pass's: archive matching's first ranking). */
+  ranking: number[];
   /** Harvest time for lsh.window. */
   at?: number;
 }

@@ -7,5 +7,7 @@ export {
   viewParams, viewEvidence, inThreadViews, poolViews, withOwnViews, searchProgressive, viewsKey,
   type ViewParams, type GreyImage, type ViewRunner, type TargetViews, type ProgressiveResult,
 } from './views.js';
+export { shortlistPromise } from './promise.js';
+export { fuseRankings } from './archive.js';
 export { archiveParams, archiveVerifyParams, archiveCompare, archiveMatch, denseViews, type ArchiveParams } from './archive.js';
 export { currentPlan, storedPlan, shardKey, type ShardPlan } from './shards.js';

@@ -9,11 +9,11 @@ import { siftParams } from '../../lib/sift/index.js';
 import { SiftPool, resolveThreads } from '../../lib/sift/index.js';
 import type { Logger } from '../../util/log.js';
 import type { Features } from '../../lib/image-index/index.js';
-import { search, type Hit, type SearchParams } from '../../lib/image-index/index.js';
+import { search, type DirectVotes, type Hit, type SearchParams } from '../../lib/image-index/index.js';
 import { searchParams, type IndexHandle } from '../../lib/image-index/index.js';
 import { errorMessage } from '../../util/errors.js';
 import { inThreadViews, searchProgressive, viewParams, viewsKey, withOwnViews, type GreyImage, type TargetViews, type ViewRunner } from './views.js';
-import { DenseViewsSource, archiveMatch, archiveParams, archiveVerifyParams, denseViews, interleave, type ArchiveResult } from './archive.js';
+import { DenseViewsSource, archiveMatch, archiveParams, archiveVerifyParams, denseViews, fuseRankings, type ArchiveResult } from './archive.js';
 
 /**
  * One SiftPool for the synthesised views of a whole run (match) or search, started the first time a query needs
@@ -159,6 +159,8 @@ export interface Ranked {
   usedViews: boolean;
   /** viewEvidence of the plain search (null: views could not pay). */
   evidence: number | null;
+  /** The plain search's direct-pass votes (the wide-baseline stages' promise and archive ranking). */
+  votes: DirectVotes;
 }
 
 /**
@@ -182,7 +184,7 @@ export async function rankAgainstIndex(
   const r = grey
     ? await searchProgressive(handle.index, load, q, p, viewParams(config), config.sift, grey, runViews, allowViews, targetViewsOf(handle, config, runViews ?? inThreadViews))
     : { ...(await search(handle.index, load, q, p)), usedViews: false, evidence: null };
-  return { cand: await candidatesOf(handle, config, q, r.hits, top), hits: r.hits, usedViews: r.usedViews, evidence: r.evidence };
+  return { cand: await candidatesOf(handle, config, q, r.hits, top), hits: r.hits, usedViews: r.usedViews, evidence: r.evidence, votes: r.votes };
 }
 
 /** Whether a search's hits hold nothing confident (match.views.confidence): what the wide-baseline stages are for. */
@@ -192,11 +194,13 @@ export function unconfident(config: Config, hits: Hit[]): boolean {
 
 /**
  * Archive matching of one query whose search stayed unconfident (archive.ts): its dense views, then its candidates,
- * taken in turn from two rankings: its search's hits by votes (over every pass; their RANSAC inliers, 4-7 where only
- * dense views of both sides verify, say nothing) and the index's votes for its dense views (which put retrieval-wxbs's
- * extreme-viewpoint targets first or second where the plain votes ranked them 2nd-37th; the plain votes keep the 3D
- * scenes' targets, which the dense votes rank lower), `match.views.archive.candidates` in all. Returns the hits with
- * each candidate it verified in place of its earlier hit where it scores higher (or added), best first.
+ * `match.views.archive.candidates` of them, fused by reciprocal rank (fuseRankings) from two rankings: `ranking`, its
+ * plain search's direct pass by votes (not the mirror pass's nor the views', which vote for other things: a flipped
+ * copy, synthesised views; their RANSAC inliers, 4-7 where only dense views of both sides verify, say nothing), and the
+ * index's votes for its dense views (which put retrieval-wxbs's extreme-viewpoint targets first or second where the
+ * plain votes ranked them 2nd-37th; the plain votes keep the 3D scenes' targets, which the dense votes rank lower); a
+ * target ranked well by both comes first. Returns `hits` with each candidate it verified in place of its earlier hit
+ * where it scores higher (or added), best first.
  */
 export async function archiveRank(
   handle: IndexHandle,
@@ -204,6 +208,7 @@ export async function archiveRank(
   q: Features,
   g: GreyImage,
   hits: Hit[],
+  ranking: number[],
   runViews: ViewRunner,
   dense: DenseViewsSource,
   sourceAt?: number,
@@ -212,10 +217,9 @@ export async function archiveRank(
   const sp = siftParams(config.sift);
   const qd = await denseViews(g, q, a.maxTilt, a.keypointsPerView, a.maxSide, sp, runViews);
   const p = { ...searchParams(config), window: searchWindow(handle, config, sourceAt) };
-  const byDense = await search(handle.index, () => undefined, q, { ...p, shortlist: a.candidates, mirror: false, recollide: 0 }, qd);
-  const byVotes = [...hits].sort((x, y) => y.votes - x.votes || y.inliers - x.inliers).map((h) => h.slot);
+  const byDense = await search(handle.index, () => undefined, q, { ...p, mirror: false, recollide: 0 }, qd);
   const votes = new Map(hits.map((h) => [h.slot, h.votes]));
-  const cands = interleave(byVotes, byDense.shortlist, a.candidates).map((slot) => ({ slot, votes: votes.get(slot) ?? 0 }));
+  const cands = fuseRankings([ranking, byDense.votes.slots], a.candidates).map((slot) => ({ slot, votes: votes.get(slot) ?? 0 }));
   const verify = archiveVerifyParams(searchParams(config), a, config.match.views.poolRadius);
   const targetDense = async (slot: number) => {
     const info = handle.slot(slot);

@@ -11,7 +11,8 @@ import { errorMessage } from '../../util/errors.js';
 import { indexTargets, openIndex, type IndexHandle } from '../../lib/image-index/index.js';
 import { ViewPool, denseViewsFor, greyLoader, rankAgainstIndex, rescaleCandidate, unconfident } from './rank.js';
 import type { DenseViewsSource } from './archive.js';
-import { WideBaseline, shortlistPromise } from './wide.js';
+import { WideBaseline } from './wide.js';
+import { shortlistPromise } from './promise.js';
 import { shardSink, wholeSink, type MatchShard, type MatchSink } from './shards.js';
 import { MatchWindow, publishSourceCost, type MatchContext, type MatchOptions, type MatchStageName, type MatchSummary } from './context.js';
 
@@ -146,7 +147,7 @@ export class MatchRun implements MatchContext {
           const r = await rankAgainstIndex(this.handle, this.config, q, this.top, greyLoader(this.config, () => this.bank.images.read(s.imageSha256)), this.views.run, () => false, at);
           cand = r.cand;
           this.window.pictures.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }] });
-          if (unconfident(this.config, r.hits)) this.window.unconfident.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence, hits: r.hits, promise: shortlistPromise(r.hits), at });
+          if (unconfident(this.config, r.hits)) this.window.unconfident.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence, hits: r.hits, promise: shortlistPromise(r.votes), ranking: r.votes.slots, at });
           publishSourceCost(s.id, 'plain', c0, w0, cand.length);
         }
       }

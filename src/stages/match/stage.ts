@@ -139,7 +139,7 @@ export async function searchImage(
     cand = r.cand;
     const g = config.match.views.archive.candidates && r.hits.length && unconfident(config, r.hits) ? await grey() : undefined;
     if (g && g.width === q.width && g.height === q.height) {
-      const a = await archiveRank(handle, config, q, g, r.hits, runViews, denseViewsFor(bank, config, runViews));
+      const a = await archiveRank(handle, config, q, g, r.hits, r.votes.slots, runViews, denseViewsFor(bank, config, runViews));
       if (a.archive.hits.length) cand = await candidatesOf(handle, config, q, a.hits, top);
     }
   } finally {

@@ -186,6 +186,7 @@ export async function searchProgressive(
     mirrorPass: plain.mirrorPass,
     timings: { probeMs: sum('probeMs'), voteMs: sum('voteMs'), verifyMs: sum('verifyMs') },
     scan: sumScans([plain, ...passes]),
+    votes: plain.votes, // the plain search's: what the wide-baseline stages' promise reads
     usedViews: true,
     views: {
       count: specs.length,

@@ -8,27 +8,8 @@ import type { CandidateInput } from '../../bank/index.js';
 import { FeaturesRepo, isInfrastructureFailure } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { errorMessage } from '../../util/errors.js';
-import type { Hit } from '../../lib/image-index/index.js';
 import { archiveRank, candidatesOf, greyLoader, rankAgainstIndex, rescaleCandidate, unconfident } from './rank.js';
 import { publishSourceCost, type MatchContext, type MatchWindow, type PictureEntry, type Unconfident } from './context.js';
-
-/**
- * How promising a shortlist is for the wide-baseline stages: the votes of its three most-voted images. Views and
- * dense views of both photos find what the plain search could not verify where the photos share a rigid, textured
- * scene (a facade, a monument, a street), and such a photo shares many near-identical descriptors with that place's
- * other photos, which the index's votes count (a keypoint's vote is shared among the images it reaches, so votes
- * gather on few images only where details recur); a photo of people, animals or open landscape without a
- * counterpart reaches few votes anywhere.
- */
-export function shortlistPromise(hits: Hit[]): number {
-  const top = [0, 0, 0];
-  for (const h of hits) {
-    if (h.votes <= top[2]!) continue;
-    top[2] = h.votes;
-    top.sort((a, b) => b - a);
-  }
-  return top[0]! + top[1]! + top[2]!;
-}
 
 /** The most promising shortlist first; equal promise by source id (the window's order, the same in every process). */
 const byPromise = (a: Unconfident, b: Unconfident) => b.promise - a.promise || a.id - b.id;
@@ -56,13 +37,13 @@ export class WideBaseline {
 
   /**
    * Views only where they can pay: of the pictures whose plain search was not confident, found a plausible candidate
-   * (viewEvidence) and a promising shortlist (at least match.views.minPromise), match.views.budget of the window (at
+   * (viewEvidence) and a promising shortlist (promise.ts: at least match.views.minVotingKeypoints), match.views.budget of the window (at
    * least one) get the views search, the most promising first; the next match.views.denseBudget get the dense query
    * alone (about two plain searches, not fifteen).
    */
   private async viewsStage(w: MatchWindow): Promise<boolean> {
     const v = this.run.config.match.views;
-    const hopeful = w.unconfident.filter((u) => u.evidence !== null && u.promise >= v.minPromise).sort(byPromise);
+    const hopeful = w.unconfident.filter((u) => u.evidence !== null && u.promise >= v.minVotingKeypoints).sort(byPromise);
     const budget = hopeful.length ? Math.max(1, Math.floor(v.budget * w.count)) : 0;
     const denseBudget = hopeful.length && v.denseKeypoints ? Math.floor(v.denseBudget * w.count) : 0;
     for (const [k, u] of hopeful.slice(0, Math.max(budget, denseBudget)).entries()) {
@@ -94,13 +75,13 @@ export class WideBaseline {
 
   /**
    * Archive matching where it can pay: of the pictures still unconfident whose shortlist was promising (at least
-   * match.views.minPromise), match.views.archive.budget of the window (at least one) get it, the most promising first.
+   * match.views.minVotingKeypoints), match.views.archive.budget of the window (at least one) get it, the most promising first.
    */
   private async archiveStage(w: MatchWindow): Promise<boolean> {
     const c = this.run.config;
     const a = c.match.views.archive;
     if (!a.candidates) return true;
-    const left = w.unconfident.filter((u) => w.pictures.has(u.picture) && u.promise >= c.match.views.minPromise && unconfident(c, u.hits)).sort(byPromise);
+    const left = w.unconfident.filter((u) => w.pictures.has(u.picture) && u.promise >= c.match.views.minVotingKeypoints && unconfident(c, u.hits)).sort(byPromise);
     const budget = left.length ? Math.max(1, Math.floor(a.budget * w.count)) : 0;
     for (const u of left.slice(0, budget)) {
       if (this.stopped()) return false;
@@ -119,7 +100,7 @@ export class WideBaseline {
     try {
       const g = await greyLoader(run.config, () => run.bank.images.read(u.sha))();
       if (!g || g.width !== q.width || g.height !== q.height) return;
-      const r = await archiveRank(run.handle, run.config, q, g, u.hits, run.views.run, run.dense, u.at);
+      const r = await archiveRank(run.handle, run.config, q, g, u.hits, u.ranking, run.views.run, run.dense, u.at);
       run.summary.archived++;
       u.hits = r.hits;
       const cand = await candidatesOf(run.handle, run.config, q, r.hits, run.top);

@@ -1,0 +1,20 @@
+// How promising a plain search's shortlist is for the wide-baseline stages (views, archive matching), counted in the
+// query's keypoints so that the gate means the same whatever the index's vote scale.
+import type { DirectVotes } from '../../lib/image-index/index.js';
+
+/**
+ * How many of the query's keypoints vote for its shortlist's three most-voted images: their votes divided by the
+ * weight an average keypoint of the query votes with (the votes an exact copy would get, counted in the same scan,
+ * over the keypoints searched). Views and dense views of both photos find what the plain search could not verify
+ * where the photos share a rigid, textured scene (a facade, a monument, a street), and such a photo shares many
+ * near-identical descriptors with that place's other photos; a photo of people, animals or open landscape without a
+ * counterpart shares few. A vote's weight is the index's, not the photo's: it falls as a bucket fills (ln(1 +
+ * lsh.maxBucket / size)), so the same photo gets fewer votes in a larger bank (1.8 per keypoint among
+ * mining-flickr8k's 420 targets, 3.3 among retrieval-scenes' ~120), and issue 35's one table gave fewer than the
+ * 8-table index; counted in keypoints, the evidence does not move with them. 0 when no keypoint could vote.
+ */
+export function shortlistPromise(v: DirectVotes): number {
+  if (!(v.copy > 0) || !(v.keypoints > 0)) return 0;
+  const top = [...v.votes].sort((a, b) => b - a).slice(0, 3);
+  return (top.reduce((a, x) => a + x, 0) * v.keypoints) / v.copy;
+}
