@@ -301,7 +301,8 @@ describe('lsh-index: search with synthesised query views', function () {
     writeManifest(path.join(dir, 'target.tsv'), tgt);
     for (const [name, cfg] of [['off', false], ['on', true]] as const) {
       const data = path.join(dir, name);
-      const c: Config = { ...config, match: { ...config.match, views: { ...config.match.views, enabled: cfg } } };
+      // minVotingKeypoints 0: the gate is not what this is about (a two-target bank's steep wall gathers few voting keypoints)
+      const c: Config = { ...config, match: { ...config.match, views: { ...config.match.views, enabled: cfg, minVotingKeypoints: 0 } } };
       const bank = await Bank.open(data);
       try {
         for (const b of ['source', 'target'] as const) {
@@ -369,7 +370,7 @@ describe('lsh-index: search with synthesised query views', function () {
     ];
     writeManifest(path.join(dir, 'source.tsv'), src);
     writeManifest(path.join(dir, 'target.tsv'), tgt);
-    const c: Config = { ...config, match: { ...config.match, views: { ...config.match.views, budget: 0.01 } } };
+    const c: Config = { ...config, match: { ...config.match, views: { ...config.match.views, budget: 0.01, minVotingKeypoints: 0 } } }; // the budget, not the gate
     const bank = await Bank.open(path.join(dir, 'data'));
     try {
       for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });
@@ -397,7 +398,7 @@ describe('lsh-index: search with synthesised query views', function () {
     writeManifest(path.join(dir, 'source.tsv'), src);
     writeManifest(path.join(dir, 'target.tsv'), tgt);
     // windows of 2: {s1, u31} {u32, u33} {s2}; twins off so that s2 is searched on its own in its window
-    const c: Config = { ...config, worker: { ...config.worker, batch: { ...config.worker.batch, match: 2 } }, sift: { ...config.sift, twins: { ...config.sift.twins, enabled: false } }, match: { ...config.match, views: { ...config.match.views, budget: 0.01, denseBudget: 0 } } };
+    const c: Config = { ...config, worker: { ...config.worker, batch: { ...config.worker.batch, match: 2 } }, sift: { ...config.sift, twins: { ...config.sift.twins, enabled: false } }, match: { ...config.match, views: { ...config.match.views, budget: 0.01, denseBudget: 0, minVotingKeypoints: 0 } } }; // the budget, not the gate
     const outcome = async (name: string, jobs: boolean) => {
       const bank = await Bank.open(path.join(dir, name));
       try {
