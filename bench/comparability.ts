@@ -51,7 +51,7 @@ async function main(): Promise<void> {
       w.alpha * f.fc + w.beta * f.fe + w.gamma * f.fl + w.delta * f.fcov + (w.epsilon ?? 0) * f.fs;
     const scored = rows.map((r) => {
       const f = scorer.features(r.en, r.zh);
-      const c = combine(cfg.weights, f);
+      const c = Math.min(1, combine(cfg.weights, f) * f.margin);
       return { level: r.level, corpus: r.corpus ?? 'all', c, cPar: combine(cfg.parWeights ?? cfg.weights, f), s: f.s, fl: f.fl, row: r, features: f };
     });
     const out: Record<string, unknown> = {};

@@ -140,6 +140,16 @@ forEachBackend('comparability: the IDF table counted by several processes at onc
     expect(stats.docs).to.deep.equal({ en: 60, zh: 54 });
     expect(stats.df.en.get('dog')).to.equal(60);
     expect(stats.df.zh.get('狗')).to.equal(54);
+    // the null margin's reference (issue 34, round 3): a fixed sample of each bank's passed, non-empty captions
+    const terms = a.repo(TermStatsRepo);
+    const sample = await terms.sampleCaptions('target', 20);
+    expect(sample).to.have.length(20);
+    expect(sample.every((c) => c === '一只狗在海滩上奔跑。')).to.equal(true);
+    expect(await terms.sampleCaptions('source', 100)).to.have.length(60);
+    expect(await terms.sampleCaptions('source', 25)).to.deep.equal(await terms.sampleCaptions('source', 25));
+    expect(await terms.sampleCaptions('source', 0)).to.deep.equal([]);
+    const onBank = await createScorer(config, { bank: a, cacheDir: testLexiconDir() });
+    expect(onBank.nullMargin.active).to.equal(true);
     if (b !== a) await b.close();
     await a.close();
   });

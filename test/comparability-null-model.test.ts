@@ -121,3 +121,55 @@ describe('sentence choice: margin, not maximum', () => {
     expect(alone.emitted).to.deep.equal([true]);
   });
 });
+
+describe('comparability: the null margin of C (issue 34, round 3)', () => {
+  // a bank where half the captions are "a man plays near <something>" and the others name things
+  const things: Array<[string, string]> = [
+    ['kite', '风筝'], ['violin', '小提琴'], ['tractor', '拖拉机'], ['lighthouse', '灯塔'], ['bicycle', '自行车'],
+    ['piano', '钢琴'], ['castle', '城堡'], ['bridge', '桥'], ['windmill', '风车'], ['train', '火车'],
+    ['tower', '塔'], ['boat', '船'], ['church', '教堂'], ['temple', '寺庙'], ['ladder', '梯子'],
+    ['umbrella', '伞'], ['clock', '钟'], ['camera', '相机'], ['guitar', '吉他'], ['tent', '帐篷'],
+  ];
+  const bank = (n: number) =>
+    Array.from({ length: n }, (_, i) => {
+      const [en, zh] = things[i % things.length]!;
+      const [en2, zh2] = things[(i * 7 + 3) % things.length]!;
+      return i % 2 ? { en: `A man plays near the ${en}.`, zh: `一个男人在${zh}旁边玩。` } : { en: `The ${en} stands by the ${en2}.`, zh: `${zh}在${zh2}旁边。` };
+    });
+  const scorerOf = (cfg: typeof config, n: number) => {
+    const s = createScorer(cfg, { cacheDir: testLexiconDir() });
+    addCaptionsToIdf(s, bank(n));
+    return s;
+  };
+  const raw = (cfg: typeof config, r: { fc: number; fe: number; fl: number; fcov: number }) => {
+    const w = cfg.comparability.weights;
+    return w.alpha * r.fc + w.beta * r.fe + w.gamma * r.fl + w.delta * r.fcov;
+  };
+
+  it('lowers C for captions made of words many unrelated captions share, and raises it for specific ones', () => {
+    const s = scorerOf(config, 40);
+    expect(s.nullMargin.active).to.equal(true);
+    const generic = s.score('A man plays.', '一个男人在玩。');
+    const specific = s.score('A kite over the castle.', '城堡上空的风筝。');
+    expect(generic.explain.margin.scale).to.be.lessThan(1);
+    expect(specific.explain.margin.scale).to.be.greaterThan(1);
+    expect(generic.explain.margin.chance).to.be.greaterThan(specific.explain.margin.chance);
+    for (const r of [generic, specific]) {
+      expect(r.c).to.be.closeTo(Math.min(1, raw(config, r) * r.explain.margin.scale), 1e-3); // the scale is printed to 4 places
+      expect(r.explain.margin.scale).to.be.at.most(4);
+    }
+    expect(generic.c).to.be.lessThan(raw(config, generic));
+    expect(s.features('A man plays.', '一个男人在玩。').margin).to.be.closeTo(generic.explain.margin.scale, 1e-3);
+  });
+
+  it('is off (scale 1, C as weighted) when configured off, or with fewer than 20 reference captions a side', () => {
+    const off = { ...config, comparability: { ...config.comparability, nullMargin: { sample: 0, top: 8 } } };
+    const small = scorerOf(config, 19);
+    for (const s of [scorerOf(off, 40), small]) {
+      expect(s.nullMargin.active).to.equal(false);
+      const r = s.score('A man plays.', '一个男人在玩。');
+      expect(r.explain.margin.scale).to.equal(1);
+      expect(r.c).to.be.closeTo(raw(config, r), 1e-9);
+    }
+  });
+});

@@ -38,6 +38,21 @@ export class TermStatsRepo {
       .then((rows) => rows.map((r) => ({ id: Number(r.id), caption: r.caption && r.caption.trim() ? r.caption : null })));
   }
 
+  /**
+   * A fixed sample of at most `n` captions of a bank (items whose caption passed, non-empty): the comparability null
+   * margin's reference. The order is a hash of the id, so the sample is the same on every call and both backends, and an
+   * item joins it as the bank grows only if its hash places it among the first n.
+   */
+  async sampleCaptions(bank: BankName, n: number): Promise<string[]> {
+    if (n <= 0) return [];
+    const rows = await this.db.all<{ caption: string }>(
+      `SELECT caption FROM items WHERE bank = ? AND caption_status = 'ok' AND caption IS NOT NULL AND caption <> ''
+       ORDER BY (id * 7919) % 10007, id LIMIT ?`,
+      [bank, n],
+    );
+    return rows.map((r) => r.caption).filter((c) => c.trim() !== '');
+  }
+
   /** Whether a bank (none given: either bank) has captions left to count. */
   async anyUncounted(bank?: BankName): Promise<boolean> {
     const row = bank

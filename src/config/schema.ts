@@ -162,6 +162,9 @@ export const configSchema = z
         weights: z.object({ alpha: nonneg(), beta: nonneg(), gamma: nonneg(), delta: nonneg(), epsilon: nonneg().default(0) }).strict(),
         parWeights: z.object({ alpha: nonneg(), beta: nonneg(), gamma: nonneg(), delta: nonneg(), epsilon: nonneg() }).strict().optional(),
         comMinSignificance: nonneg().default(0),
+        // the null margin of C (src/lib/comparability/margin.ts): reference captions a side (0 = off), and how many of
+        // a caption's highest C against them make its chance level
+        nullMargin: z.object({ sample: int().min(0), top: pos() }).strict().default({ sample: 0, top: 8 }),
         hanziPerWord: z.number().positive(),
         thresholds: z
           .object({ par: z.number(), com: z.number(), pse: z.number() })

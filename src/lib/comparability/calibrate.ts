@@ -27,6 +27,8 @@ export interface LabelledFeatures {
   fs?: number;
   /** Significance in nats, strong links only (the com gate; absent: no gate). */
   s?: number;
+  /** The null margin's scale of C (margin.ts; absent: 1). */
+  margin?: number;
   /** Length units, for hanziPerWord and fl: English words and Chinese characters. */
   enLength: number;
   zhLength: number;
@@ -70,6 +72,8 @@ interface Scored {
 
 const combine = (r: LabelledFeatures & { fl: number }, w: Weights): number =>
   w.alpha * r.fc + w.beta * r.fe + w.gamma * r.fl + w.delta * r.fcov + (w.epsilon ?? 0) * (r.fs ?? 0);
+/** The C-measure: the weighted features times the null margin's scale, at most 1 (the par score has no margin). */
+const combineC = (r: LabelledFeatures & { fl: number }, w: Weights): number => Math.min(1, combine(r, w) * (r.margin ?? 1));
 
 function withFl(rows: LabelledFeatures[], hanziPerWord: number): Array<LabelledFeatures & { fl: number }> {
   return rows.map((r) => ({ ...r, fl: lengthFeature(r.enLength, r.zhLength, hanziPerWord) }));
@@ -79,7 +83,7 @@ function withFl(rows: LabelledFeatures[], hanziPerWord: number): Array<LabelledF
 export function scoreRows(rows: LabelledFeatures[], v: Pick<CalibrationValues, 'weights' | 'hanziPerWord'> & { parWeights?: Weights }): Scored[] {
   return withFl(rows, v.hanziPerWord).map((r) => ({
     level: r.level,
-    c: combine(r, v.weights),
+    c: combineC(r, v.weights),
     cPar: combine(r, v.parWeights ?? v.weights),
     fl: r.fl,
     s: r.s ?? Infinity,
@@ -234,7 +238,7 @@ function fitWeights(rows: Array<LabelledFeatures & { fl: number }>, start: Weigh
   const rated = rows.filter((r) => r.level !== 'pse');
   const ratings = rated.map((r) => LEVEL_RANK[r.level]);
   const objective = (w: Weights): [number, number] => {
-    const cs = (list: typeof rows) => list.map((r) => combine(r, w));
+    const cs = (list: typeof rows) => list.map((r) => combineC(r, w));
     const [par, com, inc] = [cs(parRows), cs(comRows), cs(incRows)];
     const pairs = com.length ? (comOnly ? [auc(com, inc)] : [auc(par, com), auc(com, inc)]) : [auc(par, inc)];
     const aucs = pairs.filter((x) => Number.isFinite(x));

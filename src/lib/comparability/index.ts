@@ -10,6 +10,7 @@ import { ConceptSpace, DEFAULT_MEASURE, contentSimilarity, entityCooccurrence, l
 import { alignSentences, type Span } from './align.js';
 import { boundedSentences, chineseWordCount, type BoundedSentences } from './sentences.js';
 import { isCreditOrDateline, splitCredit } from '../captions/index.js';
+import { NullMargin } from './margin.js';
 
 export type { Level } from './levels.js';
 export { LEVELS, LEVEL_RANK, levelOf } from './levels.js';
@@ -26,6 +27,7 @@ export interface ScoreResult {
   fcov: number;
   /** Significance under the null model (null-model.ts), on [0, 1). */
   fs: number;
+  /** The C-measure: the weighted features times the null margin's scale (margin.ts), at most 1. */
   c: number;
   /** The par score (comparability.parWeights): what decides par. */
   cPar: number;
@@ -37,6 +39,11 @@ export interface ScoreResult {
      * counting strong links only (what the com gate asks).
      */
     chance: { en: number; zh: number; s: number; sStrong: number };
+    /**
+     * The null margin (margin.ts): C's scale, this pair's chance level d (how high its captions score with unrelated
+     * captions of the bank) and the bank's typical one m; scale 1 and 0s when the margin is off.
+     */
+    margin: { scale: number; chance: number; typical: number };
     entities: Array<{ en: string; zh: string; kind: string }>;
     enTokens: string[];
     zhTokens: string[];
@@ -83,7 +90,7 @@ export interface Scorer extends CaptionScorer {
   /** A caption pair split into sentences and aligned (src/lib/comparability/align.ts). */
   align(en: string, zh: string): CaptionAlignment;
   /** The features alone (no explanation objects), for calibration and benchmarks. */
-  features(en: string, zh: string): { fc: number; fe: number; fl: number; fcov: number; fs: number; s: number; enLength: number; zhLength: number };
+  features(en: string, zh: string): { fc: number; fe: number; fl: number; fcov: number; fs: number; s: number; margin: number; enLength: number; zhLength: number };
   /** Words of a Chinese text as jieba cuts them (the seed paper's length filter). */
   chineseWordCount(text: string): number;
   /** Documents (captions of both languages) in the IDF table in use. */
@@ -92,6 +99,8 @@ export interface Scorer extends CaptionScorer {
   lexicon: Lexicon;
   /** The IDF table in use (the bank's, loaded at creation, or a private one fed by addCaptions). */
   termStats: TermStats;
+  /** The null margin's reference captions (the bank's sample, or those fed by addCaptionsToIdf). */
+  nullMargin: NullMargin;
 }
 
 export interface ScorerOptions {
@@ -118,8 +127,17 @@ export function createScorer(config: Config, opts: ScorerOptions = {}): Scorer |
   const bank = opts.bank;
   if (!bank) return buildScorer(config, opts, lexicon, analyzer, measure, new TermStats());
   return (async () => {
-    if (opts.refreshIdf !== false) await countCaptions(bank, analyzer, config.comparability.maxCaptionChars);
-    return buildScorer(config, opts, lexicon, analyzer, measure, TermStats.from(await bank.repo(TermStatsRepo).load()));
+    const cfg = config.comparability;
+    if (opts.refreshIdf !== false) await countCaptions(bank, analyzer, cfg.maxCaptionChars);
+    const scorer = buildScorer(config, opts, lexicon, analyzer, measure, TermStats.from(await bank.repo(TermStatsRepo).load()));
+    // the null margin's reference: a fixed sample of each bank's captions (read as scoring reads them)
+    for (const [which, lang] of [['source', 'en'], ['target', 'zh']] as const) {
+      for (const caption of await bank.repo(TermStatsRepo).sampleCaptions(which, cfg.nullMargin.sample)) {
+        const text = splitCredit(caption.slice(0, cfg.maxCaptionChars), lang).caption;
+        scorer.nullMargin.add(lang, lang === 'en' ? analyzer.english(text) : analyzer.chinese(text));
+      }
+    }
+    return scorer;
   })();
 }
 
@@ -131,16 +149,20 @@ function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, anal
   const combine = (w: W, f: { fc: number; fe: number; fl: number; fcov: number; fs: number }) =>
     w.alpha * f.fc + w.beta * f.fe + w.gamma * f.fl + w.delta * f.fcov + (w.epsilon ?? 0) * f.fs;
 
-  const featuresOf = (a: Analysis, b: Analysis, explain = true) => {
-    const { fc, fcov, sig, links } = contentSimilarity(space, a, b, idf, explain);
+  const featuresOf = (a: Analysis, b: Analysis, explain = true, withSignificance = true) => {
+    const { fc, fcov, sig, links } = contentSimilarity(space, a, b, idf, explain, withSignificance);
     const { fe, matches } = entityCooccurrence(a.entities, b.entities);
     const fl = lengthRatio(a, b, cfg.hanziPerWord);
     return { fc, fe, fl, fcov, fs: sig.fs, sig, links, matches };
   };
+  // C before the margin, of a caption against a reference caption (the margin's chance level)
+  const nullMargin = new NullMargin(cfg.nullMargin, (a, b) => combine(cfg.weights, featuresOf(a, b, false, false)));
+  const marginOf = (a: Analysis, b: Analysis) => nullMargin.scale(a, b, analysisKey(a), analysisKey(b));
   const scoreAnalyses = (a: Analysis, b: Analysis): ScoreResult => {
     const f = featuresOf(a, b);
     const { fc, fe, fl, fcov, fs, sig, links, matches } = f;
-    const c = combine(cfg.weights, f);
+    const margin = marginOf(a, b);
+    const c = Math.min(1, combine(cfg.weights, f) * margin.scale);
     const cPar = combine(cfg.parWeights ?? cfg.weights, f);
     return {
       fc,
@@ -154,6 +176,7 @@ function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, anal
       explain: {
         matches: links.map((l) => ({ en: l.en, zh: l.zh, gloss: l.gloss, weight: round(l.weight) })),
         chance: { en: round(sig.pEn), zh: round(sig.pZh), s: round(sig.s), sStrong: round(sig.sStrong) },
+        margin: { scale: round(margin.scale), chance: round(margin.chance), typical: round(margin.typical) },
         entities: matches,
         enTokens: a.tokens,
         zhTokens: b.tokens,
@@ -181,6 +204,7 @@ function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, anal
     analyzer,
     lexicon,
     termStats,
+    nullMargin,
     chineseWordCount,
     get idfDocs() {
       return termStats.docs.en + termStats.docs.zh;
@@ -189,7 +213,7 @@ function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, anal
       const a = analyzer.english(bounded(en, 'en'));
       const b = analyzer.chinese(bounded(zh, 'zh'));
       const { fc, fe, fl, fcov, fs, sig } = featuresOf(a, b, false);
-      return { fc, fe, fl, fcov, fs, s: sig.sStrong, enLength: a.length, zhLength: b.length };
+      return { fc, fe, fl, fcov, fs, s: sig.sStrong, margin: marginOf(a, b).scale, enLength: a.length, zhLength: b.length };
     },
     score(en, zh) {
       return scoreAnalyses(analyzer.english(bounded(en, 'en')), analyzer.chinese(bounded(zh, 'zh')));
@@ -234,6 +258,11 @@ function alignBounded(
 }
 
 const round = (x: number): number => Math.round(x * 1e4) / 1e4;
+
+/** What a caption's score against other captions depends on: its tokens, entities and length (the margin's memo key). */
+function analysisKey(a: Analysis): string {
+  return `${a.length}\u0002${a.tokens.join('\u0001')}\u0002${a.entities.map((e) => e.key).join('\u0001')}`;
+}
 
 /**
  * Length of a credit or dateline at the start of a sentence: a bracketed credit ("(AP Photo/Name)", "（中新社记者 X 摄）")
@@ -297,8 +326,16 @@ async function countCaptions(
 /** Adds captions to a scorer's in-memory IDF table (no bank): e.g. the captions about to be scored. */
 export function addCaptionsToIdf(scorer: Scorer, captions: Array<{ en?: string; zh?: string }>): void {
   for (const c of captions) {
-    if (c.en) scorer.termStats.addDocument('en', scorer.analyzer.english(c.en).tokens);
-    if (c.zh) scorer.termStats.addDocument('zh', scorer.analyzer.chinese(c.zh).tokens);
+    if (c.en) {
+      const a = scorer.analyzer.english(c.en);
+      scorer.termStats.addDocument('en', a.tokens);
+      scorer.nullMargin.add('en', a);
+    }
+    if (c.zh) {
+      const a = scorer.analyzer.chinese(c.zh);
+      scorer.termStats.addDocument('zh', a.tokens);
+      scorer.nullMargin.add('zh', a);
+    }
   }
 }
 export { type Figures, calibrate, chooseParRule, figures, scoreRows, splitHoldout, stratifiedFolds } from './calibrate.js';

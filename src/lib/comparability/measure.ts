@@ -398,6 +398,7 @@ export function contentSimilarity(
   zh: Analysis,
   idf: IdfSource,
   explain = true,
+  withSignificance = true,
 ): { fc: number; fcov: number; sig: Significance; links: Link[] } {
   const Ew = weighted(en.tokens, 'en', idf);
   const Zw = weighted(zh.tokens, 'zh', idf);
@@ -450,6 +451,7 @@ export function contentSimilarity(
     if (explain) links.push({ en: eTerms[i]!, zh: zTerms[j]!, gloss: cl[k]!.gloss, sim, weight: cs[k]! / (ne * nz) });
   }
   const fcov = Math.min(coverage(Ew.counts, simE), coverage(Zw.counts, simZ));
+  if (!withSignificance) return { fc: Math.min(1, dot / (ne * nz)), fcov, sig: NO_SIGNIFICANCE, links };
   const linked = (terms: string[], sims: Float64Array) => new Map(terms.flatMap((t, i) => (sims[i]! > 0 ? [[t, sims[i]!] as const] : [])));
   const sig = significance(eTerms, zTerms, linked(eTerms, simE), linked(zTerms, simZ), idf, space.opts.nullScale);
   return { fc: Math.min(1, dot / (ne * nz)), fcov, sig, links };
