@@ -16,6 +16,10 @@
 //   image rows without bytes: nothing reads a padding image), then `capbridge eval --set` through the CLI on each
 //   P@1 set in turn (each set's targets then stay in the bank: later sets see earlier ones' targets as distractors).
 //   --skip-reference: today's index only.  --queries N: at most N sources per set.
+//   --probes a,b / --variants "multiprobe=48+shortlist=60,maxBucket=1200": the same build of today's index searched
+//   again with other query-side settings (lsh.multiprobe, lsh.maxBucket, lsh.shortlist; no re-encoding, no rebuild).
+//   --bits b: today's index built once more at that bucket width (today-b18), searched with the same variants.
+//   A miss is listed as set:source@rank (the true target's place in the shortlist, -1: not shortlisted)→top hit.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -70,17 +74,43 @@ for (const s of sets) {
 }
 log(`${real.length} real targets, ${queries.length} queries (${SETS.map((n) => `${n} ${queries.filter((q) => q.set.name === n).length}`).join(', ')})`);
 
+/** Query-side settings searched again on one build: --probes 32,48 (multiprobe) and --variants
+ *  "multiprobe=48+shortlist=60,maxBucket=1200" (named today-p48-s60, today-mb1200). */
+interface QueryVariant {
+  multiprobe?: number;
+  maxBucket?: number;
+  shortlist?: number;
+}
+const VARIANT_KEYS = { multiprobe: 'p', maxBucket: 'mb', shortlist: 's' } as const;
+const VARIANTS: QueryVariant[] = [
+  ...opt('probes', '').split(',').filter(Boolean).map((n) => ({ multiprobe: Number(n) })),
+  ...opt('variants', '').split(',').filter(Boolean).map((spec) => {
+    const v: QueryVariant = {};
+    for (const kv of spec.split('+')) {
+      const [k, val] = kv.split('=');
+      if (!(k! in VARIANT_KEYS) || !(Number(val) > 0)) throw new Error(`--variants: "${kv}" is not one of ${Object.keys(VARIANT_KEYS).join(', ')}=N`);
+      v[k as keyof QueryVariant] = Number(val);
+    }
+    return v;
+  }),
+];
+const variantName = (v: QueryVariant) => Object.entries(v).map(([k, n]) => `${VARIANT_KEYS[k as keyof QueryVariant]}${n}`).join('-');
+
 // --- one index over real + padding targets, searched by every query ------------------------------------------------
 /** The two indexes behind one face: codes, batch add, bytes, search. */
 interface Kind {
   name: string;
+  /** Bucket width instead of lsh.bits: auto (--bits). */
+  bits?: number;
   make(keypoints: number): {
     codes(p: Prepared): Uint32Array;
     addBatch(list: Uint32Array[]): void;
     finish(): void;
     bytes(): number;
     bits: number;
-    search(q: Features, load: (slot: number) => Prepared | undefined): Promise<{ hits: { slot: number; score: number }[] }>;
+    search(q: Features, load: (slot: number) => Prepared | undefined): Promise<{ hits: { slot: number; score: number }[]; shortlist: number[] }>;
+    /** Query-side settings of a one-table index (the reference has none): lsh.multiprobe, lsh.maxBucket, lsh.shortlist. */
+    setQuery?(v: QueryVariant): void;
   };
 }
 const KINDS: Kind[] = [
@@ -99,18 +129,27 @@ const KINDS: Kind[] = [
       };
     },
   },
-  ...[config.lsh.multiprobe, ...opt('probes', '').split(',').filter(Boolean).map(Number)].map((probes, k) => ({
-    // today's index at the config's lsh.multiprobe, and at each of --probes a,b (e.g. today-p32)
-    name: k ? `today-p${probes}` : 'today',
+  // today's index at the config's settings, and at --bits b (another build: today-b18); --probes a,b and --variants
+  // search the same index again with other query-side settings (today-p32, today-mb1200-s60): one build serves them
+  ...[undefined, ...opt('bits', '').split(',').filter(Boolean).map(Number)].map((bits) => ({
+    name: bits === undefined ? 'today' : `today-b${bits}`,
+    bits,
     make(kp: number) {
-      const index = new LshIndex({ ...lshParams(config, kp), probes });
-      const p = { ...searchParams(config) };
+      const index = new LshIndex({ ...lshParams(config, kp), ...(bits !== undefined ? { bits } : {}) });
+      const base = { probes: index.params.probes, maxBucket: index.params.maxBucket };
+      const p0 = searchParams(config);
+      let p = { ...p0 };
       return {
         codes: (pr: Prepared) => index.codes(pr.vecs, pr.f.count),
         addBatch: (l: Uint32Array[]) => void index.addBatch(l),
         finish: () => index.merge(),
         bytes: () => index.memoryBytes(),
         bits: index.params.bits,
+        setQuery: (v: QueryVariant) => {
+          index.params.probes = v.multiprobe ?? base.probes;
+          index.params.maxBucket = v.maxBucket ?? base.maxBucket;
+          p = { ...p0, shortlist: v.shortlist ?? p0.shortlist };
+        },
         search: (q: Features, load: (slot: number) => Prepared | undefined) => search(index, load, q, p),
       };
     },
@@ -153,7 +192,7 @@ async function runQueries(ix: ReturnType<Kind['make']>, pads: PaddingRef[]) {
     cpu.push(cpuMs() - c0);
     const best = r.hits[0];
     if (best && best.score > 0 && q.truth.has(best.slot)) p1[q.set.name]!++;
-    else wrong.push(`${q.set.name}:${q.id}${best && best.score > 0 ? `→${best.slot < real.length ? real[best.slot]!.key : `pad:${pads[best.slot - real.length]?.index}~${pads[best.slot - real.length]?.copy}`}` : ''}`);
+    else wrong.push(`${q.set.name}:${q.id}@${r.shortlist.findIndex((s) => q.truth.has(s))}${best && best.score > 0 ? `→${best.slot < real.length ? real[best.slot]!.key : `pad:${pads[best.slot - real.length]?.index}~${pads[best.slot - real.length]?.copy}`}` : ''}`);
   }
   const per = Object.fromEntries(SETS.map((n) => [n, round(p1[n]! / queries.filter((q) => q.set.name === n).length)]));
   return { queryCpuMs: { p50: round(percentile(cpu, 0.5), 1), p95: round(percentile(cpu, 0.95), 1), mean: round(cpu.reduce((a, b) => a + b, 0) / cpu.length, 1) }, p1: per, misses: wrong };
@@ -163,19 +202,24 @@ async function atScale(n: number) {
   const pads = paddingRefs(config, Math.max(0, n - real.length), true);
   const copies = pads.filter((r) => r.copy).length;
   const out: Record<string, unknown> = { targets: real.length + pads.length, padding: pads.length, realPadding: pads.length - copies, noisyCopies: copies };
-  for (const kind of KINDS) {
+  // today's index first (its recall is logged early), the reference last
+  for (const kind of [...KINDS.slice(1), KINDS[0]!]) {
     if (kind.name === 'reference' && flag('skip-reference')) continue;
     const { ix, kp, buildCpuS, rssGrowth } = await build(kind, pads);
-    const q = await runQueries(ix, pads);
     const bytes = ix.bytes();
-    out[kind.name] = { bits: ix.bits, keypointsPerImage: round(kp / (real.length + pads.length), 1), indexBytes: bytes, bytesPerImage: Math.round(bytes / (real.length + pads.length)), rssGrowthBytes: rssGrowth, buildCpuS, ...q };
-    log(`${n} ${kind.name}: ${JSON.stringify(out[kind.name])} (load ${os.loadavg().map((v) => round(v, 1)).join(' ')})`);
+    const runs: [string, QueryVariant | undefined][] = [[kind.name, undefined], ...(ix.setQuery ? VARIANTS.map((v): [string, QueryVariant] => [`${kind.name}-${variantName(v)}`, v]) : [])];
+    for (const [name, v] of runs) {
+      ix.setQuery?.(v ?? {});
+      const q = await runQueries(ix, pads);
+      out[name] = { bits: ix.bits, ...(v ? { query: v, sameIndexAs: kind.name } : {}), keypointsPerImage: round(kp / (real.length + pads.length), 1), indexBytes: bytes, bytesPerImage: Math.round(bytes / (real.length + pads.length)), rssGrowthBytes: rssGrowth, buildCpuS, ...q };
+      log(`${n} ${name}: ${JSON.stringify(out[name])} (load ${os.loadavg().map((x) => round(x, 1)).join(' ')})`);
+    }
   }
   const r = out.reference as { queryCpuMs: { p50: number; p95: number } } | undefined;
   if (r)
-    for (const k of KINDS.slice(1)) {
-      const t = out[k.name] as { queryCpuMs: { p50: number; p95: number } };
-      out[k.name === 'today' ? 'queryCpuRatio' : `queryCpuRatio-${k.name}`] = { p50: round(t.queryCpuMs.p50 / r.queryCpuMs.p50, 2), p95: round(t.queryCpuMs.p95 / r.queryCpuMs.p95, 2) };
+    for (const name of Object.keys(out).filter((k) => k.startsWith('today'))) {
+      const t = out[name] as { queryCpuMs: { p50: number; p95: number } };
+      out[name === 'today' ? 'queryCpuRatio' : `queryCpuRatio-${name}`] = { p50: round(t.queryCpuMs.p50 / r.queryCpuMs.p50, 2), p95: round(t.queryCpuMs.p95 / r.queryCpuMs.p95, 2) };
     }
   return out;
 }
