@@ -8,7 +8,7 @@ import { generateCandidates, type GenerateContext } from '../src/lib/extraction/
 import { describe as describeCandidate, type PageContext } from '../src/lib/extraction/features.js';
 import { featureVector, FEATURE_NAMES } from '../src/lib/extraction/vector.js';
 import { fitLogistic, predict } from '../src/lib/extraction/model.js';
-import { imageUrlOf } from '../src/lib/extraction/images.js';
+import { bodyRoots, imageUrlOf } from '../src/lib/extraction/images.js';
 
 const page = (body: string, title = 'A story') => `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`;
 const para = (n: number, zh = false) =>
@@ -81,9 +81,10 @@ describe('crawler: extraction units', () => {
     expect(m.features.every((n) => FEATURE_NAMES.includes(n))).to.equal(true);
     expect(m.weights).to.have.length(m.features.length + 1);
     expect(m.threshold).to.be.within(0.05, 0.95);
-    const { ctx, anchors, pageCtx, good } = setup(page(`<div><p><img src="/a.jpg"></p><p>Tourists visit the Forbidden City. (Xinhua/Li Ming)</p>${para(2)}</div>`));
+    // In an article body (four paragraphs, as a news page has: the model weighs where the article's text is).
+    const { $, ctx, anchors, pageCtx, good } = setup(page(`<div><p><img src="/a.jpg"></p><p>Tourists visit the Forbidden City. (Xinhua/Li Ming)</p>${para(4)}</div>`));
     const a = generateCandidates(ctx, anchors[0]!);
-    const f = describeCandidate(a, a.candidates.find((c) => c.source === 'next-block')!, pageCtx, 'en', good);
+    const f = describeCandidate(a, a.candidates.find((c) => c.source === 'next-block')!, { ...pageCtx, bodyRoots: bodyRoots($, false) }, 'en', good);
     expect(f.clean).to.deep.equal({ caption: 'Tourists visit the Forbidden City.', credit: 'Xinhua/Li Ming' });
     expect(predict(m, featureVector(f, 'en', m.features))).to.be.above(m.threshold);
   });

@@ -3,7 +3,7 @@
 // credits and datelines split off, the Chinese layouts, slideshows, and the precision kinds. The decision is the
 // shipped fitted model (src/lib/extraction/model-weights.ts).
 import { expect } from 'chai';
-import { extractPairs } from '../src/lib/extraction/index.js';
+import { cleanCaption, extractPairs } from '../src/lib/extraction/index.js';
 import { furnitureOf, imageUrlOf, isDecorative } from '../src/lib/extraction/images.js';
 import * as cheerio from 'cheerio';
 import type { Element } from 'domhandler';
@@ -121,6 +121,88 @@ describe('extraction kinds (issue 31, round 2): credits printed apart from the c
 
   it('a slide counter before the credit ("Slide: 1 / of 2 . | Getty Images") leaves no caption', () => {
     const html = page(`<article>${en(2)}<figure><img src="/img/slide-1.jpg" width="800" height="533"><figcaption>Slide: 1 / of 2 . | Getty Images</figcaption></figure>${en(2)}</article>`);
+    expect(pairsOf(html)).to.deep.equal([]);
+  });
+});
+
+// Round 3: pages generated per kind in several plausible CMS shapes (none copied from a site).
+describe('extraction kinds (issue 31, round 3): generation', () => {
+  it('a lazy <img> whose src is "#" or about:blank reads its data-* URL, never the page itself', () => {
+    const url = 'https://news.example.com/2026/03/story.html';
+    for (const src of ['#', 'about:blank', '#lazy']) {
+      const $ = cheerio.load(`<img src="${src}" data-src="/photos/train.jpg">`);
+      expect(imageUrlOf($('img')[0] as Element, url)).to.equal('https://news.example.com/photos/train.jpg');
+    }
+    const html = page(`<article>${en(2)}<figure><img src="#" data-src="/photos/train.jpg"><figcaption>The first train arrives at the new station.</figcaption></figure>${en(2)}</article>`);
+    expect(pairsOf(html, url)).to.deep.equal([{ image_url: 'https://news.example.com/photos/train.jpg', caption: 'The first train arrives at the new station.' }]);
+  });
+
+  it('share and social buttons carrying the page picture in data-* attributes are not gallery slides', () => {
+    const bars = [
+      `<div class="share-bar"><a class="share-pinterest" href="#" data-image="https://news.example.com/photos/lead.jpg" data-description="Town news of the week: flood hits the valley"></a></div>`,
+      `<ul class="social-links"><li><a href="https://www.pinterest.com/pin/create/button/" data-image="/photos/lead.jpg" data-caption="Flood hits the valley"></a></li></ul>`,
+      `<button data-image="/photos/lead.jpg" data-title="Flood hits the valley" data-caption="Flood hits the valley">Share</button>`,
+    ];
+    for (const bar of bars) expect(pairsOf(page(`<article>${en(3)}${bar}${en(2)}</article>`))).to.deep.equal([]);
+    // A real slide with no <img> is still one.
+    const slide = `<div class="slider"><div class="slide" data-src="/gallery/n1.jpg" data-caption="The marathon winners cross the line." data-credit="Jo Bloggs"></div></div>`;
+    expect(pairsOf(page(`<article>${en(1)}${slide}${en(2)}</article>`))).to.deep.equal([{ image_url: 'https://news.example.com/gallery/n1.jpg', caption: 'The marathon winners cross the line.', credit: 'Jo Bloggs' }]);
+  });
+
+  it('a sign-off naming the editor or writer is not the credit line of the paragraph above it', () => {
+    const enPage = page(`<div class="article">${en(2)}<p><img src="/photos/so2.jpg"></p><p>The event drew hundreds of residents who came to watch the performances and enjoy the food stalls that lined the river bank, organisers said, adding that they hoped to make the festival an annual fixture of the town's calendar for many years to come.</p><p>Photos: John Smith | Editing: Mary Jones</p></div>`);
+    expect(pairsOf(enPage)).to.deep.equal([]);
+    const zhPage = page(`<div class="article">${zh(2)}<p style="text-align:center"><img src="/pic/2026/so.jpg"></p><p>活动当天，社区组织了丰富多彩的文艺表演，吸引了大批居民前来观看，现场气氛热烈，居民们纷纷表示希望以后多举办这样的活动，让大家的生活更加丰富多彩。</p><p>供稿：社区办 摄影：李明 编辑：王芳</p></div>`, '社区活动');
+    expect(pairsOf(zhPage, 'https://www.example.cn/n/21.html')).to.deep.equal([]);
+  });
+
+  it('a poster in a video wrapper or embed (not only a named player) is the video, not a photo', () => {
+    for (const wrap of ['video-wrapper', 'video-embed', 'media-video', 'video-container']) {
+      const $ = cheerio.load(`<figure><div class="${wrap}"><img id="p" src="/video/poster.jpg"></div></figure>`);
+      expect(isDecorative($('#p')[0] as Element, 'https://e.com/video/poster.jpg'), wrap).to.equal('video');
+    }
+    const html = page(`<article>${en(2)}<figure class="media-video"><div class="video-wrapper"><img src="/video/poster2.jpg" width="640" height="360"></div><figcaption>Officials describe the rescue operation. (2:31)</figcaption></figure>${en(2)}</article>`);
+    expect(pairsOf(html)).to.deep.equal([]);
+  });
+
+  it('slideshow slides with their text in a slide or gallery description block, however long', () => {
+    const desc = (i: number) => `Rescue workers search through the rubble of collapsed building number ${i} in the old town after the earthquake struck early on Monday, killing at least twelve people and injuring dozens more, according to local officials who said the search would continue through the night as heavy machinery arrived.`;
+    for (const cls of ['slide-description', 'gallery-item-text', 'slideshow-desc']) {
+      const slides = [1, 2].map((i) => `<li class="slide"><img src="/gallery/${cls}-${i}.jpg"><div class="${cls}"><p>${desc(i)}</p></div></li>`).join('');
+      const pairs = pairsOf(page(`<article>${en(1)}<ul class="slideshow">${slides}</ul>${en(2)}</article>`));
+      expect(pairs.map((p) => p.image_url), cls).to.deep.equal([1, 2].map((i) => `https://news.example.com/gallery/${cls}-${i}.jpg`));
+      expect(pairs[1]!.caption).to.equal(desc(2));
+    }
+  });
+});
+
+describe('extraction kinds (issue 31, round 3): page layout and template images', () => {
+  it('a furniture word on the block that holds the article text (page builders, layout columns) is layout, not furniture', () => {
+    for (const cls of ['elementor-widget elementor-widget-theme-post-content', 'sidebar_content main-col', 'widget-area post-widget']) {
+      const html = page(`<div class="${cls}">${en(3)}<figure class="wp-block-image"><img src="/uploads/2026/03/chip.jpg" width="1024" height="576"><figcaption class="wp-element-caption">The new chip on a test board in the laboratory.</figcaption></figure>${en(3)}</div>`);
+      expect(pairsOf(html), cls).to.deep.equal([{ image_url: 'https://news.example.com/uploads/2026/03/chip.jpg', caption: 'The new chip on a test board in the laboratory.' }]);
+      const $ = cheerio.load(html);
+      const img = $('img[src="/uploads/2026/03/chip.jpg"]')[0] as Element;
+      const root = $('div').first()[0] as Element;
+      expect(furnitureOf(img, 'https://news.example.com/uploads/2026/03/chip.jpg', [root]), cls).to.include({ sidebar: false, teaser: false });
+    }
+    // A widget inside the article text is still furniture.
+    const $ = cheerio.load(`<div class="post">${en(3)}<div class="sidebar-widget"><img id="w" src="/uploads/w.jpg"></div></div>`);
+    expect(furnitureOf($('#w')[0] as Element, 'https://e.com/uploads/w.jpg', [$('.post')[0] as Element])).to.include({ sidebar: true });
+  });
+
+  it("images of a site template's image folder (theme, skin, layout) are never photos", () => {
+    const el = cheerio.load('<img src="x">')('img')[0] as Element;
+    for (const u of ['https://static.example.tw/web/layout/img/clicktonext.png', 'https://e.com/wp-content/themes/daily/images/default-thumb.jpg', 'https://e.com/skins/blue/imgs/more.jpg', 'https://e.com/templates/site/img/arrow-next.png']) expect(isDecorative(el, u), u).to.equal('decorative');
+    for (const u of ['https://e.com/wp-content/uploads/2026/03/flood.jpg', 'https://e.com/themes/2026/flood.jpg', 'https://img.e.com/news/layout-change.jpg']) expect(isDecorative(el, u), u).to.equal(null);
+  });
+});
+
+describe('extraction kinds (issue 31, round 3): date and byline lines', () => {
+  it("an article's date-and-byline line under the lead photo is no caption (and a caption that opens with a date is one)", () => {
+    for (const line of ['2015-05-13 16:37:41 UTC | By Jane Roe', 'Updated: 2026-03-05 10:20', '2026年3月5日 10:20']) expect(cleanCaption(line), line).to.equal(null);
+    expect(cleanCaption('2026-03-05: Crowds gather in the square before the vote.')).to.deep.equal({ caption: '2026-03-05: Crowds gather in the square before the vote.' });
+    const html = page(`<article><div class="hero"><img src="/photos/hero.jpg" width="950" height="534"><div class="meta">2026-03-05 16:37:41 UTC <span class="byline">By Jane Roe</span></div></div>${en(4)}</article>`);
     expect(pairsOf(html)).to.deep.equal([]);
   });
 });

@@ -1,5 +1,5 @@
 // Candidate generation: for each photo of the page, every text that could be its caption, with where it came from.
-// Nothing is decided here (features.ts describes each candidate, rules.ts scores them); a candidate only has to be
+// Nothing is decided here (features.ts describes each candidate, model.ts scores them); a candidate only has to be
 // a plausible place for a caption:
 //   profile    the site profile's caption selector (config/sites/*.yaml)
 //   figcaption the <figcaption> (or caption-classed child) of the photo's <figure>
@@ -62,7 +62,7 @@ export interface AnchorCandidates {
   secondInFigure: boolean;
 }
 
-export const CAPTION_CLASS = /caption|figcaption|pic[-_]?title|pic[-_]?txt|pictext|pic[-_]?text|pic[-_]?info|pic[-_]?desc|img[-_]?desc(r)?|img[-_]?title|img[-_]?txt|img[-_]?text|img[-_]?info|img[-_]?note|image[-_]?(text|desc|title|info)|photo[-_]?(title|text|desc|info|caption|cutline)|cutline|wp-caption-text|media[-_]?caption|tu[-_]?zhu|tuzhu|picnote|pic[-_]?note|illustration[-_]?text|legend|figure__text|credit-caption|图注|图片说明|圖說/i;
+export const CAPTION_CLASS = /caption|figcaption|pic[-_]?title|pic[-_]?txt|pictext|pic[-_]?text|pic[-_]?info|pic[-_]?desc|img[-_]?desc(r)?|img[-_]?title|img[-_]?txt|img[-_]?text|img[-_]?info|img[-_]?note|image[-_]?(text|desc|title|info)|photo[-_]?(title|text|desc|info|caption|cutline)|cutline|wp-caption-text|media[-_]?caption|tu[-_]?zhu|tuzhu|picnote|pic[-_]?note|illustration[-_]?text|legend|figure__text|credit-caption|(slide|slider|slideshow|gallery|carousel)[-_]?(item[-_]?)?(desc\w*|text|info)|图注|图片说明|圖說/i;
 const CREDIT_CLASS = /credit|byline|copyright|source|photographer|attribution|author|courtesy/i;
 // A class token whose last part names a credit ("credit", "caption-credit", "figure__byline") marks a credit
 // element, even inside a caption ("caption-credit"); "credit-caption" is a caption that carries its credit.
@@ -154,7 +154,8 @@ export function continuation(capEl: Element, good: Set<Element>, lang: 'en' | 'z
     const t = textOf(nx);
     if (!t) break;
     const n = [...t].length;
-    const creditLine = n <= 60 && isCreditOrDateline(t, lang);
+    // A sign-off naming the article's editor or writer as well ("供稿：… 摄影：… 编辑：…") closes the article, not a caption.
+    const creditLine = n <= 60 && isCreditOrDateline(t, lang) && !SIGN_OFF.test(t);
     const sameLine = signature(nx) === sig && sig !== 'p|||' && sig !== 'div|||' && n <= (lang === 'zh' ? 40 : 140);
     if (!creditLine && !sameLine) break;
     out.push(nx);
@@ -162,6 +163,8 @@ export function continuation(capEl: Element, good: Set<Element>, lang: 'en' | 'z
   }
   return out;
 }
+
+const SIGN_OFF = /编辑|編輯|责编|責編|校对|校對|审核|審核|审校|審校|监制|監製|撰稿|撰文|供稿|文字|文\s*[\/／:：]|\b(edit(ed|ing|or)|reporting|reported by|written by|writer|text)\b/i;
 
 function $hasImg(e: Element): boolean {
   for (const c of e.children) {

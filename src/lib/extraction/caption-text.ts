@@ -31,6 +31,10 @@ const NOT_CAPTION: RegExp[] = [
   /^[A-Z]{2,6}-[A-Z]{2,6}$/,
 ];
 
+// A date or a time stamp alone: what is left of an article's date-and-byline line ("2015-05-13 16:37:41 UTC | By
+// Name") once the byline is read as a credit. No caption, and no credit either.
+const DATE_ONLY = /^((published|updated|posted|发布时间|發布時間|更新时间|更新時間)\s*[:：]?\s*)?\d{4}\s*[-/.年]\s*\d{1,2}\s*[-/.月]\s*\d{1,2}\s*日?(\s*[T ]?\s*\d{1,2}:\d{2}(:\d{2})?)?\s*([A-Z]{2,4}|[+-]\d{2}:?\d{2})?(\s*[|·•]?\s*by\s+[^|]{2,60})?$/iu;
+
 export function collapse(s: string): string {
   return collapseSpace(s);
 }
@@ -70,7 +74,7 @@ export function cleanCaption(raw: string, explicitCredit?: string | null, lang?:
   const split = splitCredit(t, l);
   t = split.caption.replace(/^[\s|•·:：,，-]+/u, '').replace(/[\s|•·,，]+$/u, '').trim();
   if (split.credit) credit = credit ? `${split.credit} ${credit}` : split.credit;
-  if (!t || isCreditOnly(t, l)) return null;
+  if (!t || isCreditOnly(t, l) || DATE_ONLY.test(t) || DATE_ONLY.test(collapse(raw))) return null;
   const out: CleanCaption = { caption: t };
   if (credit) out.credit = credit;
   if (split.dateline) out.dateline = split.dateline;

@@ -4,7 +4,7 @@
 //                  attributes, JSON-LD ImageObjects; decorative images and page furniture dropped
 //   candidates.ts  every text that could caption each photo, with where it came from
 //   features.ts    what each candidate looks like, measured the same way on any site
-//   rules.ts       hand rules scoring the features; each photo takes its best candidate above the bar
+//   model.ts       the fitted model scoring the features; each photo takes its best candidate above the bar
 //   caption-text   interface text removed, credit and dateline split off (src/lib/captions/credit.ts)
 // A caption element captions one photo (or the stack of image-only blocks right above it). Work per page is
 // bounded (characters parsed, photos looked at).
@@ -232,7 +232,7 @@ export interface PageCandidates {
 }
 
 /** The page's photos: <img> elements that can be photos, then gallery slides named only in data-* attributes. */
-function collectAnchors($: cheerio.CheerioAPI, base: string, maxImages: number): { anchors: ImageAnchor[]; good: Set<Element> } {
+function collectAnchors($: cheerio.CheerioAPI, base: string, maxImages: number, roots: Element[]): { anchors: ImageAnchor[]; good: Set<Element> } {
   const anchors: ImageAnchor[] = [];
   const good = new Set<Element>();
   const imgs = $('img').toArray().slice(0, maxImages * 3) as Element[];
@@ -240,11 +240,11 @@ function collectAnchors($: cheerio.CheerioAPI, base: string, maxImages: number):
   for (const e of imgs) {
     const url = imageUrlOf(e, base);
     if (!url || isDecorative(e, url)) continue;
-    anchors.push({ el: e, url, kind: 'img', furniture: furnitureOf(e, url) });
+    anchors.push({ el: e, url, kind: 'img', furniture: furnitureOf(e, url, roots) });
     good.add(e);
     if (anchors.length >= maxImages) break;
   }
-  for (const g of galleryAnchors($, base, Math.max(0, maxImages - anchors.length))) anchors.push({ ...g, furniture: furnitureOf(g.el, g.url) });
+  for (const g of galleryAnchors($, base, Math.max(0, maxImages - anchors.length))) anchors.push({ ...g, furniture: furnitureOf(g.el, g.url, roots) });
   return { anchors, good };
 }
 
@@ -274,11 +274,12 @@ function candidatesOf(prep: Prepared, opts: ExtractOptions): PageCandidates {
   const { $, base, jsonLd, charset } = prep;
   const lang = opts.lang ?? pageLanguage($);
   const names = (opts.model ?? shippedModel()).features;
-  const { anchors, good } = collectAnchors($, base, opts.maxImages ?? 400);
+  const roots = bodyRoots($, lang === 'zh');
+  const { anchors, good } = collectAnchors($, base, opts.maxImages ?? 400, roots);
   anchors.push(...scriptAnchors($, anchors, jsonLd, opts.maxImages ?? 400));
   const ctx = { $, lang, good, anchors, jsonLd };
   const all = anchors.map((a) => generateCandidates(ctx, a));
-  const page: PageContext = { lang, titles: pageTitles($), bodyRoots: bodyRoots($, lang === 'zh'), repeats: repeatCounts(all), altCarriesCaptions: altCarriesCaptions(all), photos: anchors.length };
+  const page: PageContext = { lang, titles: pageTitles($), bodyRoots: roots, repeats: repeatCounts(all), altCarriesCaptions: altCarriesCaptions(all), photos: anchors.length };
   const rows: CandidateRow[] = [];
   all.forEach((ac, i) => {
     for (const c of ac.candidates) {

@@ -92,7 +92,8 @@ export function imageUrlOf(el: Element, base: string): string | null {
   }
   if (src && !src.startsWith('data:')) candidates.push(src);
   for (const c of candidates) {
-    if (!c || c.startsWith('data:') || c.includes('{')) continue;
+    // "#", "about:blank" and templates ("{src}") name no photo (a lazy <img>'s src before its script runs).
+    if (!c || c.startsWith('data:') || c.startsWith('#') || /^about:/i.test(c) || c.includes('{')) continue;
     const abs = resolveUrl(c, base);
     if (abs) return abs;
   }
@@ -147,13 +148,18 @@ export function isDecorative(el: Element, url: string): string | null {
   // containers: those are features).
   const pathPart = url.replace(/^https?:\/\/[^/]+/, '').split('?')[0]!;
   const own = `${pathPart.split('/').pop() ?? ''} ${classId(el).replace(/lazy-?load(ed|ing)?/gi, '')}`;
-  if (NOT_A_PHOTO.test(own) || /\/(icons?|logos?|emoji|emoticons?|sprites?|qrcodes?|erweima)\//i.test(pathPart)) return 'decorative';
+  if (NOT_A_PHOTO.test(own) || /\/(icons?|logos?|emoji|emoticons?|sprites?|qrcodes?|erweima)\//i.test(pathPart) || TEMPLATE_DIR.test(pathPart)) return 'decorative';
   // A poster inside a video player is the video, not a photo (the labelling rule: video captions are not pairs).
   for (const a of ancestors(el, 6)) if (a.name === 'video' || PLAYER.test(classId(a))) return 'video';
   return null;
 }
 
-const PLAYER = /(^|[\s_-])(video-?player|jw-?player|vjs|video-js|player-?container|media-?player)([\s_-]|$)/i;
+// A video's own wrappers (players, embeds, poster holders): the image inside is its poster.
+// The image folder of a site's template (a theme, skin or layout): buttons, arrows, badges, default thumbnails. Such
+// images sit on 15 open sites and none is a captioned photo.
+const TEMPLATE_DIR = /\/(layouts?|templates?|skins?|themes?)\/([\w-]+\/)*(img|images|imgs)\//i;
+
+const PLAYER = /(^|[\s_-])(video-?player|jw-?player|jwplayer|vjs|video-js|player-?container|media-?player|video-?(wrap\w*|embed\w*|container|poster|holder|frame)|media-?video)([\s_-]|$)/i;
 
 const NOT_A_PHOTO = /(^|[\W_])(logos?|icons?|favicon|sprite|spacer|emoji|emoticon|smiley|qrcode|qr[-_]code|erweima|ewm|二维码|gravatar|avatar)([\W_]|$)/i;
 
@@ -258,7 +264,12 @@ function inCardList(el: Element): boolean {
   return false;
 }
 
-export function furnitureOf(el: Element, url: string): Furniture {
+/**
+ * Where the photo sits. `roots` are the page's article-body elements (bodyRoots): a block holding the article's text
+ * is page layout whatever its class says (page builders wrap the body in "…-widget" blocks, layouts in "sidebar_…"
+ * columns), so the walk up stops there as it does at a block marked as the body.
+ */
+export function furnitureOf(el: Element, url: string, roots: Element[] = []): Furniture {
   const out: Furniture = { decorName: false, teaser: false, sidebar: false, ad: false, nav: false, aside: false, lightbox: false, hidden: false, markedBody: false, card: isCard(el), cardList: inCardList(el) };
   const pathPart = url.replace(/^https?:\/\/[^/]+/, '').split('?')[0]!;
   const file = pathPart.split('/').pop() ?? '';
@@ -273,6 +284,7 @@ export function furnitureOf(el: Element, url: string): Furniture {
       out.markedBody = true;
       break;
     }
+    if (roots.includes(a)) break;
     if (a.name === 'body' || a.name === 'html') break;
     if (a.name === 'nav' || a.name === 'footer' || a.name === 'header') out.nav = true;
     if (a.name === 'aside') out.aside = true;
@@ -304,6 +316,14 @@ export function dataImageUrl(el: Element, base: string): string | null {
   return null;
 }
 
+const SHARE = /(^|[\s_-])(share\w*|social\w*|sharing|pin(terest)?|tweet|twitter|facebook|fb|whatsapp|linkedin|email|weibo|wechat|weixin|qq)([\s_-]|$)/i;
+
+/** A share or social button (or one inside a share bar): its data-* picture is the page's, for the networks. */
+function shareButton(el: Element): boolean {
+  if (el.name === 'button') return true;
+  return [el, ...ancestors(el, 3)].some((a) => SHARE.test(classId(a)) || /share|intent\/tweet|sharer|pinterest\.com\/pin/i.test(attr(a, 'href') ?? ''));
+}
+
 export const DATA_CAPTION_ATTRS = ['data-caption', 'data-description', 'data-desc', 'data-title'];
 export const DATA_CREDIT_ATTRS = ['data-credit', 'data-photographer', 'data-copyright', 'data-byline'];
 
@@ -314,6 +334,8 @@ export function galleryAnchors($: $T, base: string, limit: number): ImageAnchor[
     const el = node as Element;
     if (el.name === 'img') continue;
     if ($(el).find('img').length) continue;
+    // Share and social buttons carry the page's picture and title in data-* attributes for the networks: no slide.
+    if (shareButton(el)) continue;
     const url = dataImageUrl(el, base);
     if (!url) continue;
     if (/\.(svg|gif|ico)(\?|$)/i.test(url)) continue;
