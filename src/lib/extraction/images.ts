@@ -196,6 +196,9 @@ const AD = /(^|[\s_-])(ad|ads|advert\w*|sponsor\w*|banner|promo\w*|partner|outbr
 const NAV = /(^|[\s_-])(footer|header[-_]?nav|nav(bar|igation)?|menu|breadcrumb|share\w*|social|comment\w*|author\w*|byline|avatar|logo)([\s_-]|$)/i;
 const LIGHTBOX = /(^|[\s_-])(modal|lightbox\w*|overlay|fullscreen)([\s_-]|$)/i;
 
+/** A link path with a long slug: a link to another story. */
+const STORY_LINK = /\/[\w-]{12,}/;
+
 /** Up to three levels of the photo's own block (short text, no other <img>) hold a heading or a story link. */
 function isCard(el: Element): boolean {
   for (const a of ancestors(el, 3)) {
@@ -209,7 +212,7 @@ function isCard(el: Element): boolean {
       const e = n as Element;
       if (e.name === 'img') imgs++;
       if (/^h[1-4]$/.test(e.name)) card = true;
-      if (e.name === 'a' && !e.children.some((c) => (c as Element).name === 'img') && /\/[\w-]{12,}/.test(attr(e, 'href') ?? '')) card = true;
+      if (e.name === 'a' && !e.children.some((c) => (c as Element).name === 'img') && STORY_LINK.test(attr(e, 'href') ?? '')) card = true;
       stack.push(...e.children);
     }
     if (imgs > 1) return false;
@@ -218,7 +221,6 @@ function isCard(el: Element): boolean {
   return false;
 }
 
-const STORY_LINK = /\/[\w-]{12,}/;
 const PHOTO_LINK = /\.(jpe?g|png|webp)(\?|$)|\/(photos?|gallery|galleries|slideshows?|images?|pictures?)\//i;
 
 /** A block that is a teaser card: an image and a heading or a link to another story, little text. */
