@@ -1,9 +1,12 @@
 // Target shards (issue 35): the index split by target item id range, a match job per window and shard, the shards'
 // candidates merged per source. On real SQLite and PostgreSQL banks: one process with lsh.shards 3 and two in-process
-// workers sharing the shard jobs end with the candidates and pairs of the unsharded run; the queue gives a worker the
+// workers sharing the shard jobs end with the candidates and pairs of the unsharded run, and give the wide-baseline
+// stages (views, archive matching: cheap settings, every unconfident source hopeful) to the same sources, decided
+// once over every shard's plain search (a source confident on its own shard gets none on the others); the queue gives a worker the
 // jobs of the shards it holds first; the merge drops mirrored hits once any shard is confident; a changed index
 // representation is re-encoded in place, resumably, without sending any source back to matching.
 import { expect } from 'chai';
+import fs from 'node:fs';
 import path from 'node:path';
 import { Bank, CandidatesRepo, JobsRepo, LshRepo, MatchPartialsRepo, type CandidateInput, type LshRow, type MatchPartial } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
@@ -12,16 +15,27 @@ import { runPairing } from '../src/stages/pair/pairing.js';
 import { importManifest } from '../src/import/manifest.js';
 import { mergePartials, parseShardKey, storedPlan } from '../src/stages/match/shards.js';
 import { runFeatures } from '../src/stages/features/stage.js';
-import { runMatch } from '../src/stages/match/stage.js';
+import { observeSourceCosts, runMatch } from '../src/stages/match/stage.js';
 import { dropIndexes, indexTargets, openIndex, paramsKey } from '../src/lib/image-index/store.js';
 import { schedule } from '../src/worker/schedule.js';
 import { Worker } from '../src/worker/worker.js';
 import { tempDir } from './helpers.js';
 import { forEachBackend, postgresBackend, sqliteBackend, type TestBackend } from './helpers/backends.js';
 import { pgUnavailable } from './helpers/postgres.js';
-import { harvestManifests, pairsByExtId } from './helpers/scale.js';
+import { EN, harvestManifests, pairsByExtId } from './helpers/scale.js';
+import { scene, write } from './lsh-helpers.js';
 
-const base = loadConfig({}).config;
+// The wide-baseline stages on every unconfident source (no promise gate), at a fraction of their default cost.
+const defaults = loadConfig({}).config;
+const views = defaults.match.views;
+const base: Config = {
+  ...defaults,
+  match: {
+    ...defaults.match,
+    views: { ...views, minVotingKeypoints: 0, tilts: [2.83], rotations: 2, keypointsPerView: 200, denseKeypoints: 0,
+      archive: { ...views.archive, candidates: 2, maxTilt: 2, targetMaxTilt: 2, keypointsPerView: 300, targetKeypointsPerView: 300 } },
+  },
+};
 const withLsh = (c: Config, lsh: Partial<Config['lsh']>, batch = 2): Config => ({ ...c, lsh: { ...c.lsh, ...lsh }, sift: { ...c.sift, threads: 1 }, worker: { ...c.worker, batch: { ...c.worker.batch, match: batch }, pollSeconds: 0.05 } });
 
 /** Every source's candidates as "source → target rank score", sorted. */
@@ -44,16 +58,32 @@ describe('target shards', function () {
   let manifests: { source: string; target: string };
   before(async () => {
     manifests = await harvestManifests(dir, 3, 2);
+    // a source without a counterpart after s1: the windows of 2 are {s1, u1} and {s2, s3}
+    const rows = fs.readFileSync(manifests.source, 'utf8').trim().split('\n');
+    rows.splice(2, 0, ['u1', write(dir, 'u1.png', await scene(700)), EN[3]!, 'https://example.org/en/u1'].join('\t'));
+    fs.writeFileSync(manifests.source, rows.join('\n') + '\n');
   });
 
+  /** Which sources got which wide-baseline stage ("views:id", "archive:id", each once) while `fn` ran. */
+  async function wideStages(fn: () => Promise<unknown>): Promise<string[]> {
+    const seen = new Set<string>();
+    const stop = observeSourceCosts((c) => void (c.stage !== 'plain' && seen.add(`${c.stage}:${c.itemId}`)));
+    try {
+      await fn();
+    } finally {
+      stop();
+    }
+    return [...seen].sort();
+  }
+
   // The unsharded run (SQLite) is the reference of both: candidates and pairs do not depend on the backend.
-  const reference: { cand: string[]; pairs: string[] } = { cand: [], pairs: [] };
+  const reference: { cand: string[]; pairs: string[]; wide: string[] } = { cand: [], pairs: [], wide: [] };
   let workersUrl: string | undefined;
   describe('one process and workers over a sharded index', () => {
     before(async () => {
       const whole = await harvest(sqliteBackend, dir, 'whole', manifests, withLsh(base, {}));
       try {
-        await runMatch(whole, withLsh(base, {}), { threads: 1 });
+        reference.wide = await wideStages(() => runMatch(whole, withLsh(base, {}), { threads: 1 }));
         await runPairing(whole, base);
         reference.cand = await candidatesOf(whole);
         reference.pairs = await pairsByExtId(whole);
@@ -64,14 +94,17 @@ describe('target shards', function () {
     });
     it('one process (SQLite) with lsh.shards 3 ends with the unsharded run\'s candidates and pairs, and keeps no partial result', async () => {
       for (const i of [1, 2, 3]) expect(reference.cand.some((c) => c.startsWith(`s${i}→t${i} #1 `)), reference.cand.join('; ')).to.equal(true);
+      expect(reference.wide.some((w) => w.startsWith('archive:')), 'the unconfident source reaches archive matching').to.equal(true);
       const config = withLsh(base, { shards: 3 });
       const bank = await harvest(sqliteBackend, dir, 'one', manifests, config);
       try {
-        const m = await runMatch(bank, config, { threads: 1 });
+        let sources = 0;
+        const wide = await wideStages(async () => (sources = (await runMatch(bank, config, { threads: 1 })).sources));
+        expect(wide, 'the same sources get the same stages as the unsharded run').to.deep.equal(reference.wide);
         const plan = (await storedPlan(bank))!;
         expect(plan.ranges).to.have.length(3);
         expect(plan.ranges[2]!.last).to.equal(Number.MAX_SAFE_INTEGER);
-        expect(m.sources, 'each source searched once per shard').to.equal(3 * 3);
+        expect(sources, 'each source searched once per shard').to.equal(4 * 3);
         expect(await bank.repo(MatchPartialsRepo).count()).to.equal(0);
         await runPairing(bank, config);
         expect(await candidatesOf(bank)).to.deep.equal(reference.cand);
@@ -97,7 +130,8 @@ describe('target shards', function () {
       const second = await Bank.open(path.join(dir, 'pg-workers'), { url });
       try {
         const workers = [first, second].map((bk, k) => new Worker(bk, config, { stages: ['match', 'pair'], concurrency: 1, drain: true, id: `w${k}`, threads: 1 }));
-        await Promise.all(workers.map((w) => w.run()));
+        const wide = await wideStages(() => Promise.all(workers.map((w) => w.run())));
+        expect(wide, 'the same sources get the same stages as the unsharded run').to.deep.equal(reference.wide);
         expect(await first.repo(MatchPartialsRepo).count()).to.equal(0);
         // each holds the shards it loaded (every shard by one of them at least)
         const held = workers.map((w) => w.state.shards);
@@ -105,6 +139,7 @@ describe('target shards', function () {
         const jobs = await first.repo(JobsRepo).list();
         const matchJobs = jobs.filter((j) => j.stage === 'match');
         expect(matchJobs.every((j) => parseShardKey(j.key!) !== null)).to.equal(true);
+        expect(matchJobs.filter((j) => parseShardKey(j.key!)!.phase === 'wide'), 'the wide phase of the window with the unconfident source, on each shard').to.have.length(3);
         expect(await candidatesOf(first)).to.deep.equal(reference.cand);
         expect(await pairsByExtId(first)).to.deep.equal(reference.pairs);
       } finally {

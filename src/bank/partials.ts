@@ -12,15 +12,47 @@ export interface MatchPartial {
   /** The shard's direct search found a confident hit. */
   confident: boolean;
   candidates: CandidateInput[];
+  /** What the window's wide-baseline decision needs of this shard's plain search, and what it decided (absent:
+   *  a source with no features, or a partial written before issue 35 round 4). */
+  wide?: PartialWide | null;
+}
+
+/**
+ * A source's plain search on one shard, as the wide-baseline decision (match.views, taken once for the whole index
+ * when the window's shards are all in) reads it; then the stages that decision gave its picture, and whether this
+ * shard has run them.
+ */
+export interface PartialWide {
+  /** The picture (twin group) the source shows in its window; searched: the source the window searched for it. */
+  picture: string;
+  searched: boolean;
+  /** The shard's plain search has a hit at match.views.confidence. */
+  sure: boolean;
+  /** viewEvidence of the shard's plain search (null: views could not pay). */
+  evidence: number | null;
+  /** Its three most-voted images' votes, counted in the query's keypoints (shortlistVotes), best first. */
+  top: number[];
+  /** Set by the decision: the picture's wide-baseline stages (views: full or the dense query alone). */
+  stages?: { views?: 'full' | 'dense'; archive?: boolean };
+  /** This shard has run them. */
+  done?: boolean;
 }
 
 type Stored = Omit<CandidateInput, 'pairs'> & { pairs: string | null };
 
-const encode = (list: CandidateInput[]): string =>
-  JSON.stringify(list.map((c): Stored => ({ ...c, pairs: c.pairs ? Buffer.from(c.pairs.buffer, c.pairs.byteOffset, c.pairs.byteLength).toString('base64') : null })));
+// The candidates column holds the list (a partial of before round 4) or { candidates, wide } (no migration needed).
+const encode = (list: CandidateInput[], wide?: PartialWide | null): string => {
+  const candidates = list.map((c): Stored => ({ ...c, pairs: c.pairs ? Buffer.from(c.pairs.buffer, c.pairs.byteOffset, c.pairs.byteLength).toString('base64') : null }));
+  return JSON.stringify(wide ? { candidates, wide } : candidates);
+};
 
-function decode(text: string): CandidateInput[] {
-  return (JSON.parse(text) as Stored[]).map((c) => {
+function decode(text: string): { candidates: CandidateInput[]; wide: PartialWide | null } {
+  const v = JSON.parse(text) as Stored[] | { candidates: Stored[]; wide: PartialWide };
+  return Array.isArray(v) ? { candidates: decodeList(v), wide: null } : { candidates: decodeList(v.candidates), wide: v.wide };
+}
+
+function decodeList(list: Stored[]): CandidateInput[] {
+  return list.map((c) => {
     if (!c.pairs) return { ...c, pairs: null };
     const b = Buffer.from(c.pairs, 'base64');
     const pairs = new Float32Array(b.length >> 2);
@@ -37,17 +69,26 @@ export class MatchPartialsRepo {
     await this.db.run('DELETE FROM match_partials WHERE source_item_id = ? AND shard = ?', [p.sourceItemId, p.shard]);
     await this.db.run(
       `INSERT INTO match_partials (source_item_id, shard, plan, image_sha256, seq, confident, candidates, searched_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      [p.sourceItemId, p.shard, p.plan, p.imageSha256, p.seq, p.confident ? 1 : 0, encode(p.candidates), now],
+      [p.sourceItemId, p.shard, p.plan, p.imageSha256, p.seq, p.confident ? 1 : 0, encode(p.candidates, p.wide), now],
     );
   }
 
   /** The stored results of a source, any plan. */
-  async forSource(sourceItemId: number): Promise<MatchPartial[]> {
+  forSource(sourceItemId: number): Promise<MatchPartial[]> {
+    return this.select('source_item_id = ? ORDER BY shard', [sourceItemId]);
+  }
+
+  /** The stored results of one plan's sources with ids in first..last (every shard), in source id order. */
+  inRange(plan: string, first: number, last: number): Promise<MatchPartial[]> {
+    return this.select('plan = ? AND source_item_id >= ? AND source_item_id <= ? ORDER BY source_item_id, shard', [plan, first, last]);
+  }
+
+  private async select(where: string, args: (string | number)[]): Promise<MatchPartial[]> {
     const rows = await this.db.all<{ sourceItemId: number; shard: string; plan: string; imageSha256: string; seq: number; confident: number; candidates: string }>(
-      `SELECT source_item_id AS "sourceItemId", shard, plan, image_sha256 AS "imageSha256", seq, confident, candidates FROM match_partials WHERE source_item_id = ? ORDER BY shard`,
-      [sourceItemId],
+      `SELECT source_item_id AS "sourceItemId", shard, plan, image_sha256 AS "imageSha256", seq, confident, candidates FROM match_partials WHERE ${where}`,
+      args,
     );
-    return rows.map((r) => ({ ...r, sourceItemId: Number(r.sourceItemId), seq: Number(r.seq), confident: Number(r.confident) === 1, candidates: decode(r.candidates) }));
+    return rows.map((r) => ({ ...r, sourceItemId: Number(r.sourceItemId), seq: Number(r.seq), confident: Number(r.confident) === 1, ...decode(r.candidates) }));
   }
 
   async deleteFor(sourceItemId: number): Promise<void> {

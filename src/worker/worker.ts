@@ -40,11 +40,12 @@ export function crawlJobSites(job: Job): string[] {
   return sites;
 }
 
-/** The shard of a match job (its key: "first-last@plan", see src/stages/match/shards.ts). */
-export function matchShard(job: Job): { plan: string; range: { first: number; last: number } } {
-  const m = /^(\d+)-(\d+)@([0-9a-f]+)$/.exec(job.key ?? '');
+/** The shard of a match job and its phase (its key: "first-last@plan", "first-last@plan/wide", see
+ *  src/stages/match/shards.ts). */
+export function matchShard(job: Job): { plan: string; range: { first: number; last: number }; phase: 'plain' | 'wide' } {
+  const m = /^(\d+)-(\d+)@([0-9a-f]+)(\/wide)?$/.exec(job.key ?? '');
   if (!m) throw new Error(`match job ${job.id}: its key is not a shard ("${job.key}")`);
-  return { plan: m[3]!, range: { first: Number(m[1]), last: Number(m[2]) } };
+  return { plan: m[3]!, range: { first: Number(m[1]), last: Number(m[2]) }, phase: m[4] ? 'wide' : 'plain' };
 }
 
 export interface WorkerSummary {

@@ -159,6 +159,22 @@ export class DenseViewsSource {
     return f;
   }
 
+  /**
+   * A query's own dense views (maxTilt, keypointsPerView), read from the bank or computed from `g` and written there:
+   * a sharded window matches a chosen picture on every shard, and its dense views are then computed once, not once a
+   * shard (issue 35).
+   */
+  async query(sha: string, q: Features, g: GreyImage): Promise<Features> {
+    const key = denseKey(asiftSpecs(this.a.maxTilt), this.a.keypointsPerView, this.a.maxSide, this.sp);
+    const repo = this.bank.repo(DenseViewsRepo);
+    const held = await repo.get(sha, key);
+    if (held) return held;
+    const t0 = performance.now();
+    const f = await denseViews(g, q, this.a.maxTilt, this.a.keypointsPerView, this.a.maxSide, this.sp, this.runViews);
+    await repo.put(sha, key, f, performance.now() - t0);
+    return f;
+  }
+
   private async grey(sha: string): Promise<GreyImage | undefined> {
     try {
       const c = this.config.sift;

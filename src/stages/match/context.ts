@@ -2,7 +2,7 @@
 // options and summary of the stage, the state of the current window, and what the wide-baseline stages need of the
 // run (MatchContext), so that wide.ts does not import the run that drives it.
 import diagnostics_channel from 'node:diagnostics_channel';
-import type { Bank, IdRange, CandidateInput, TargetRange } from '../../bank/index.js';
+import type { Bank, IdRange, CandidateInput, PartialWide, TargetRange } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import type { Progress } from '../../util/progress.js';
 import type { Logger } from '../../util/log.js';
@@ -28,7 +28,7 @@ export interface MatchOptions {
   /** One shard of the index (a worker's match job, keyed by shard: see shards.ts): the run searches the sources
    *  against that shard only, and merges each source whose every shard is in. Absent: the whole index, or, when the
    *  config shards it (lsh.shards, lsh.memoryMB), each shard in turn. */
-  shard?: { plan: string; range: TargetRange };
+  shard?: { plan: string; range: TargetRange; phase?: 'plain' | 'wide' };
   /** A progress bar for re-encoding the index's stored codes, made only when a changed representation needs it. */
   reencodeProgress?: IndexTargetsOptions['reencodeProgress'];
 }
@@ -91,6 +91,8 @@ export interface PictureEntry {
   cand: CandidateInput[];
   width: number;
   members: { id: number; sha: string; width: number }[];
+  /** Its plain search as a sharded window's wide-baseline decision reads it (shardSink). */
+  wide?: PartialWide;
 }
 
 /** A searched picture whose search found nothing confident: what the wide-baseline stages may take up. */
@@ -141,6 +143,8 @@ export interface MatchContext {
   readonly window: MatchWindow;
   /** Where candidates go: the candidates table, or (a shard's job) the shard's partial results. */
   readonly sink: MatchSink;
+  /** The run searches one shard of the index (a chosen picture is matched on every shard). */
+  readonly sharded: boolean;
   /** lsh.window (the news case): a source keeps only the candidates harvested within N days of it. */
   inWindow(sourceId: number, cand: CandidateInput[]): Promise<CandidateInput[]>;
 }

@@ -14,7 +14,17 @@ import type { DirectVotes } from '../../lib/image-index/index.js';
  * 8-table index; counted in keypoints, the evidence does not move with them. 0 when no keypoint could vote.
  */
 export function shortlistPromise(v: DirectVotes): number {
-  if (!(v.copy > 0) || !(v.keypoints > 0)) return 0;
-  const top = [...v.votes].sort((a, b) => b - a).slice(0, 3);
-  return (top.reduce((a, x) => a + x, 0) * v.keypoints) / v.copy;
+  return promiseOf(shortlistVotes(v));
+}
+
+/** The shortlist's three most-voted images' votes, each counted in the query's keypoints, best first (empty when no
+ *  keypoint could vote). Counted in keypoints, the votes of one query on several shards of the index compare. */
+export function shortlistVotes(v: DirectVotes): number[] {
+  if (!(v.copy > 0) || !(v.keypoints > 0)) return [];
+  return [...v.votes].sort((a, b) => b - a).slice(0, 3).map((x) => (x * v.keypoints) / v.copy);
+}
+
+/** The promise of the three most-voted images among these votes in keypoints (one shard's, or several shards'). */
+export function promiseOf(votes: number[]): number {
+  return [...votes].sort((a, b) => b - a).slice(0, 3).reduce((a, x) => a + x, 0);
 }

@@ -212,10 +212,12 @@ export async function archiveRank(
   runViews: ViewRunner,
   dense: DenseViewsSource,
   sourceAt?: number,
+  /** The query's dense views from elsewhere (a sharded run: DenseViewsSource.query, computed once for all shards). */
+  queryDense?: () => Promise<Features>,
 ): Promise<{ hits: Hit[]; archive: ArchiveResult }> {
   const a = archiveParams(config);
   const sp = siftParams(config.sift);
-  const qd = await denseViews(g, q, a.maxTilt, a.keypointsPerView, a.maxSide, sp, runViews);
+  const qd = queryDense ? await queryDense() : await denseViews(g, q, a.maxTilt, a.keypointsPerView, a.maxSide, sp, runViews);
   const p = { ...searchParams(config), window: searchWindow(handle, config, sourceAt) };
   const byDense = await search(handle.index, () => undefined, q, { ...p, mirror: false, recollide: 0 }, qd);
   const votes = new Map(hits.map((h) => [h.slot, h.votes]));

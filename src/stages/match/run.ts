@@ -5,15 +5,15 @@
 // matched, all at once (a run stopped mid-window leaves the whole window pending, and the next run searches it again
 // as one window, with the same budgets).
 import type { Bank, Item } from '../../bank/index.js';
-import { CandidatesRepo, FeaturesRepo, LshRepo, isInfrastructureFailure, type CandidateInput } from '../../bank/index.js';
+import { CandidatesRepo, FeaturesRepo, LshRepo, MatchPartialsRepo, isInfrastructureFailure, type CandidateInput, type PartialWide } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { errorMessage } from '../../util/errors.js';
 import { indexTargets, openIndex, type IndexHandle } from '../../lib/image-index/index.js';
 import { ViewPool, denseViewsFor, greyLoader, rankAgainstIndex, rescaleCandidate, unconfident } from './rank.js';
 import type { DenseViewsSource } from './archive.js';
 import { WideBaseline } from './wide.js';
-import { shortlistPromise } from './promise.js';
-import { shardSink, wholeSink, type MatchShard, type MatchSink } from './shards.js';
+import { shortlistPromise, shortlistVotes } from './promise.js';
+import { OPEN_END, shardSink, wholeSink, type MatchShard, type MatchSink } from './shards.js';
 import { MatchWindow, publishSourceCost, type MatchContext, type MatchOptions, type MatchStageName, type MatchSummary } from './context.js';
 
 export type { MatchOptions, MatchStageName, MatchSummary };
@@ -23,6 +23,8 @@ interface SourceResult {
   sha: string;
   cand: CandidateInput[];
   failed?: string;
+  /** Its plain search as a sharded window's wide-baseline decision reads it. */
+  wide?: PartialWide;
 }
 
 export const emptySummary = (): MatchSummary => ({
@@ -40,9 +42,11 @@ export class MatchRun implements MatchContext {
   private readonly cands: CandidatesRepo;
   private readonly feats: FeaturesRepo;
   private readonly wide: WideBaseline;
+  readonly sharded: boolean;
 
-  private constructor(readonly bank: Bank, readonly config: Config, readonly opts: MatchOptions, readonly handle: IndexHandle, readonly sink: MatchSink, readonly summary: MatchSummary, readonly seq: number) {
+  private constructor(readonly bank: Bank, readonly config: Config, readonly opts: MatchOptions, readonly handle: IndexHandle, readonly sink: MatchSink, readonly summary: MatchSummary, readonly seq: number, readonly shard: MatchShard | null) {
     this.top = opts.top ?? config.match.top;
+    this.sharded = shard !== null;
     this.windowMs = config.lsh.window * 86_400_000;
     this.cands = bank.repo(CandidatesRepo);
     this.feats = bank.repo(FeaturesRepo);
@@ -73,12 +77,14 @@ export class MatchRun implements MatchContext {
     opts.progress?.setTotal(total);
     opts.logger?.info(`match: ${total} source items against ${handle.index.size} indexed target images${shard ? ` (shard ${shard.range.first}..${shard.range.last})` : ''}`);
     const top = opts.top ?? config.match.top;
-    const sink = shard ? shardSink(shard, seq, top, config.lsh.confidentScore) : wholeSink(seq);
-    return new MatchRun(bank, config, opts, handle, sink, summary, seq);
+    const window = opts.idRange ?? { first: 0, last: OPEN_END };
+    const sink = shard ? shardSink(shard, { config, seq, top, confidentScore: config.lsh.confidentScore, window, queueWide: shard.queueWide }) : wholeSink(seq);
+    return new MatchRun(bank, config, opts, handle, sink, summary, seq, shard);
   }
 
-  /** The pending sources, window after window. */
+  /** The pending sources, window after window (a shard's wide phase: the sources its window's decision chose). */
   async walk(): Promise<void> {
+    if (this.shard?.phase === 'wide') return this.walkWide();
     const range = this.opts.idRange;
     const perWindow = this.config.worker.batch.match;
     const batchSize = this.opts.batchSize ?? 20;
@@ -129,6 +135,7 @@ export class MatchRun implements MatchContext {
    */
   private async searchSource(s: { id: number; imageSha256: string }): Promise<SourceResult> {
     let cand: CandidateInput[] = [];
+    let wide: PartialWide | undefined;
     try {
       const q = await this.feats.get(s.imageSha256);
       if (q && this.handle.index.size) {
@@ -139,6 +146,7 @@ export class MatchRun implements MatchContext {
         if (seen) {
           cand = seen.cand.map((c) => rescaleCandidate(c, width / seen.width, 1));
           seen.members.push({ id: s.id, sha: s.imageSha256, width });
+          if (seen.wide) wide = { ...seen.wide, searched: false };
           this.summary.reused++;
         } else {
           // The plain search only: views and archive matching are handed out at the window's end (wide.ts).
@@ -146,7 +154,8 @@ export class MatchRun implements MatchContext {
           const w0 = performance.now();
           const r = await rankAgainstIndex(this.handle, this.config, q, this.top, greyLoader(this.config, () => this.bank.images.read(s.imageSha256)), this.views.run, () => false, at);
           cand = r.cand;
-          this.window.pictures.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }] });
+          wide = { picture, searched: true, sure: !unconfident(this.config, r.hits), evidence: r.evidence, top: shortlistVotes(r.votes) };
+          this.window.pictures.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }], wide });
           if (unconfident(this.config, r.hits)) this.window.unconfident.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence, hits: r.hits, promise: shortlistPromise(r.votes), ranking: r.votes.slots, at });
           publishSourceCost(s.id, 'plain', c0, w0, cand.length);
         }
@@ -157,7 +166,7 @@ export class MatchRun implements MatchContext {
       this.opts.logger?.warn(`match: source item ${s.id} failed: ${reason}`);
       return { id: s.id, sha: s.imageSha256, cand: [], failed: reason };
     }
-    return { id: s.id, sha: s.imageSha256, cand: await this.inWindow(s.id, cand) };
+    return { id: s.id, sha: s.imageSha256, cand: await this.inWindow(s.id, cand), wide };
   }
 
   /** A batch's candidates in one transaction; a failed source is marked failed (not matched: it waits for a new image
@@ -166,7 +175,7 @@ export class MatchRun implements MatchContext {
     const now = new Date().toISOString();
     await this.bank.transaction(async (tx) => {
       for (const r of results) {
-        await this.sink.put(tx, r, r.cand, now);
+        await this.sink.put(tx, r, r.cand, now, r.wide);
         if (r.failed) await tx.items.setStatus(r.id, 'failed', r.failed);
       }
     });
@@ -188,15 +197,54 @@ export class MatchRun implements MatchContext {
    * searched once per window, as in a worker's job.
    */
   private async endWindow(): Promise<boolean> {
-    const done = await this.wide.spend(this.window);
+    // sharded, the wide-baseline stages wait for every shard's plain searches (the sink decides, shardSink)
+    const done = this.shard ? true : await this.wide.spend(this.window);
+    return this.closeWindow(done);
+  }
+
+  private async closeWindow(done: boolean): Promise<boolean> {
     if (!done) {
       this.summary.aborted = true;
       return false;
     }
     const now = new Date().toISOString();
     const sources = [...this.window.sources];
-    await this.bank.transaction((tx) => this.sink.windowDone(tx, sources, now));
+    const count = this.window.count;
+    await this.bank.transaction((tx) => this.sink.windowDone(tx, sources, now, count));
     this.window.reset();
     return true;
+  }
+
+  /**
+   * A shard's wide phase (issue 35): the sources of this job's window whose pictures the window's decision gave
+   * wide-baseline stages (their partial results on this shard, not yet done), each picture searched again on this
+   * shard (the plain search: its hits and ranking, which archive matching starts from), then the stages; the window
+   * ends as any (the sink merges once every shard is done).
+   */
+  private async walkWide(): Promise<void> {
+    const r = this.opts.idRange ?? { first: 0, last: OPEN_END };
+    const key = `${this.shard!.range.first}-${this.shard!.range.last}`;
+    const parts = (await this.bank.repo(MatchPartialsRepo).inRange(this.shard!.plan.id, r.first, r.last)).filter((p) => p.shard === key && p.wide?.stages && !p.wide.done);
+    const stages = new Map<string, NonNullable<PartialWide['stages']>>();
+    for (const p of parts) {
+      const w = p.wide!;
+      const q = await this.feats.get(p.imageSha256);
+      const width = q ? q.width / q.scale : 1;
+      let entry = this.window.pictures.get(w.picture);
+      if (!entry) this.window.pictures.set(w.picture, (entry = { cand: [], width, members: [] }));
+      entry.members.push({ id: p.sourceItemId, sha: p.imageSha256, width });
+      this.window.sources.push({ id: p.sourceItemId, sha: p.imageSha256 });
+      await this.sink.put(this.bank, { id: p.sourceItemId, sha: p.imageSha256 }, p.candidates, new Date().toISOString(), w);
+      if (!w.searched || !q) continue;
+      entry.cand = p.candidates;
+      entry.width = width;
+      stages.set(w.picture, w.stages!);
+      const at = this.windowMs ? this.harvestedAt(await this.bank.items.byId(p.sourceItemId)) : undefined;
+      const plain = await rankAgainstIndex(this.handle, this.config, q, this.top, greyLoader(this.config, () => this.bank.images.read(p.imageSha256)), this.views.run, () => false, at);
+      this.window.unconfident.push({ picture: w.picture, id: p.sourceItemId, sha: p.imageSha256, evidence: plain.evidence, hits: plain.hits, promise: 0, ranking: plain.votes.slots, at });
+    }
+    this.window.count = parts.length;
+    if (!parts.length) return;
+    await this.closeWindow(await this.wide.spendChosen(this.window, stages));
   }
 }

@@ -9,21 +9,31 @@
 // open-ended (new targets join it). It is kept in the bank (meta lsh.shardPlan) and made again only when the count
 // changes or a shard outgrows its share by half, so workers keep the shards they loaded.
 import { createHash } from 'node:crypto';
-import type { Bank, BankScope, CandidateInput, MatchPartial, TargetRange } from '../../bank/index.js';
-import { CandidatesRepo, LshRepo, MatchPartialsRepo } from '../../bank/index.js';
+import type { Bank, BankScope, CandidateInput, IdRange, MatchPartial, PartialWide, TargetRange } from '../../bank/index.js';
+import { CandidatesRepo, JobsRepo, LshRepo, MatchPartialsRepo } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { estimateIndexBytes } from '../../lib/image-index/index.js';
+import { decideWide } from './wide.js';
 
 export interface ShardPlan {
   id: string;
   ranges: TargetRange[];
 }
 
-/** A match run's part of the plan: which shard it searches (the rest it merges with). */
+/**
+ * A match run's part of the plan: which shard it searches (the rest it merges with), and which phase of its window:
+ * 'plain', the plain searches (the last shard in merges them and decides, once for the whole index, which pictures
+ * get the wide-baseline stages); 'wide', those stages for the pictures that decision chose (the last shard in merges).
+ */
 export interface MatchShard {
   plan: ShardPlan;
   range: TargetRange;
+  phase: ShardPhase;
+  /** A worker's job: the wide phase's jobs are queued when its decision asks for them (one process runs them). */
+  queueWide: boolean;
 }
+
+export type ShardPhase = 'plain' | 'wide';
 
 const META = 'lsh.shardPlan';
 /** The last shard's upper bound: every later target joins it. */
@@ -31,12 +41,13 @@ export const OPEN_END = Number.MAX_SAFE_INTEGER;
 
 const rangeText = (r: TargetRange) => `${r.first}-${r.last}`;
 
-/** A match job's key: its shard and plan ("first-last@plan"). */
-export const shardKey = (plan: ShardPlan | string, r: TargetRange): string => `${rangeText(r)}@${typeof plan === 'string' ? plan : plan.id}`;
+/** A match job's key: its shard and plan ("first-last@plan"; its wide-baseline phase: "first-last@plan/wide"). */
+export const shardKey = (plan: ShardPlan | string, r: TargetRange, phase: ShardPhase = 'plain'): string =>
+  `${rangeText(r)}@${typeof plan === 'string' ? plan : plan.id}${phase === 'wide' ? '/wide' : ''}`;
 
-export function parseShardKey(key: string): { plan: string; range: TargetRange } | null {
-  const m = /^(\d+)-(\d+)@([0-9a-f]+)$/.exec(key);
-  return m ? { plan: m[3]!, range: { first: Number(m[1]), last: Number(m[2]) } } : null;
+export function parseShardKey(key: string): { plan: string; range: TargetRange; phase: ShardPhase } | null {
+  const m = /^(\d+)-(\d+)@([0-9a-f]+)(\/wide)?$/.exec(key);
+  return m ? { plan: m[3]!, range: { first: Number(m[1]), last: Number(m[2]) }, phase: m[4] ? 'wide' : 'plain' } : null;
 }
 
 /** The shard count the config asks for, given the index's size (1: unsharded). */
@@ -127,9 +138,11 @@ export function mergePartials(parts: MatchPartial[], top: number): CandidateInpu
 
 /** Where a match run puts each source's candidates, and what ends a window. */
 export interface MatchSink {
-  put(tx: BankScope, s: { id: number; sha: string }, cand: CandidateInput[], now: string): Promise<void>;
-  /** The window's sources are searched (views included): they are marked matched, or, sharded, merged when complete. */
-  windowDone(tx: BankScope, sources: { id: number; sha: string }[], now: string): Promise<void>;
+  /** wide: what the window's wide-baseline decision needs of this plain search (a shard's sink keeps it). */
+  put(tx: BankScope, s: { id: number; sha: string }, cand: CandidateInput[], now: string, wide?: PartialWide): Promise<void>;
+  /** The window's sources are searched (views included): they are marked matched, or, sharded, merged when complete.
+   *  count: the pending rows the window took (its wide-baseline budgets' base). */
+  windowDone(tx: BankScope, sources: { id: number; sha: string }[], now: string, count: number): Promise<void>;
 }
 
 /** The whole index in one run: candidates stored as they are, sources marked matched at the window's end. */
@@ -142,29 +155,104 @@ export function wholeSink(seq: number): MatchSink {
   };
 }
 
-/** One shard: each source's result kept apart; at the window's end, every source whose shards are all in is merged
- *  (in the same transaction, one merger at a time: whichever shard's job finishes last merges). A shard's result is
- *  confident when its best direct (not mirrored) candidate scores lsh.confidentScore: its search then ran no mirror
- *  pass (the candidates are the verified hits, best first). */
-export function shardSink(shard: MatchShard, seq: number, top: number, confidentScore: number): MatchSink {
+/** What a shard's sink is told besides the shard: the index watermark, candidates kept, lsh.confidentScore, the
+ *  window's id range, and whether to queue the wide-baseline jobs its decision asks for (workers; one process runs
+ *  them itself). */
+export interface ShardSinkOptions {
+  config: Config;
+  seq: number;
+  top: number;
+  confidentScore: number;
+  window: IdRange;
+  queueWide: boolean;
+}
+
+/**
+ * One shard: each source's result kept apart (MatchPartialsRepo). A result is confident when its best direct (not
+ * mirrored) candidate scores lsh.confidentScore (its search then ran no mirror pass). At the window's end, under the
+ * merge lock (one merger at a time: whichever shard's job finishes last merges):
+ * - plain phase: once every shard's plain searches of the window are in, the wide-baseline decision is taken over
+ *   them together (decideWide: as one search of the whole index would be judged); the sources it gives no stage are
+ *   merged and marked matched, the others wait for the wide phase (its jobs queued for every shard);
+ * - wide phase: this shard has run the stages; once every shard has, the sources are merged and marked matched.
+ */
+export function shardSink(shard: MatchShard, o: ShardSinkOptions): MatchSink {
   const key = rangeText(shard.range);
+  const wideOf = new Map<number, PartialWide | undefined>();
+  const candOf = new Map<number, CandidateInput[]>();
+  const put = (tx: BankScope, s: { id: number; sha: string }, cand: CandidateInput[], now: string, wide?: PartialWide) => {
+    if (wide) wideOf.set(s.id, wide);
+    candOf.set(s.id, cand);
+    const confident = cand.some((c) => !c.mirrored && c.imageScore >= o.confidentScore);
+    return tx.repo(MatchPartialsRepo).put({ sourceItemId: s.id, shard: key, plan: shard.plan.id, imageSha256: s.sha, seq: o.seq, confident, candidates: cand, wide: wideOf.get(s.id) }, now);
+  };
+  const merger = new ShardMerger(shard, o.config, o.top);
   return {
-    put: (tx, s, cand, now) => {
-      const confident = cand.some((c) => !c.mirrored && c.imageScore >= confidentScore);
-      return tx.repo(MatchPartialsRepo).put({ sourceItemId: s.id, shard: key, plan: shard.plan.id, imageSha256: s.sha, seq, confident, candidates: cand }, now);
-    },
-    windowDone: async (tx, sources, now) => {
-      const repo = tx.repo(MatchPartialsRepo);
-      await repo.lockMerge();
-      const want = new Set(shard.plan.ranges.map(rangeText));
-      for (const s of sources) {
-        const parts = (await repo.forSource(s.id)).filter((p) => p.plan === shard.plan.id && p.imageSha256 === s.sha && want.has(p.shard));
-        if (parts.length < want.size) continue;
-        await tx.repo(CandidatesRepo).replaceFor(s.id, mergePartials(parts, top), now);
-        await tx.repo(CandidatesRepo).markMatched(s.id, s.sha, Math.min(...parts.map((p) => p.seq)), now);
-        await repo.deleteFor(s.id);
+    put,
+    windowDone: async (tx, sources, now, count) => {
+      await tx.repo(MatchPartialsRepo).lockMerge();
+      if (shard.phase === 'wide') {
+        for (const s of sources) await put(tx, s, candOf.get(s.id) ?? [], now, { ...wideOf.get(s.id)!, done: true });
+        await merger.mergeComplete(tx, sources, now, (p) => p.wide?.done === true);
+        return;
+      }
+      const waiting = await merger.decide(tx, sources, now, count);
+      if (waiting && o.queueWide) {
+        const r = o.window;
+        await tx.repo(JobsRepo).enqueueKeyedRanges('match', shard.plan.ranges.map((t) => ({ range: r, key: shardKey(shard.plan, t, 'wide') })));
       }
     },
   };
 }
 
+/** The merges of one plan's partial results (shardSink's window ends). */
+class ShardMerger {
+  private readonly want: Set<string>;
+  constructor(private readonly shard: MatchShard, private readonly config: Config, private readonly top: number) {
+    this.want = new Set(shard.plan.ranges.map(rangeText));
+  }
+
+  /** Each source's results of this plan and image, when every shard's are in and pass `complete`; else null. */
+  private async parts(tx: BankScope, s: { id: number; sha: string }, complete: (p: MatchPartial) => boolean = () => true): Promise<MatchPartial[] | null> {
+    const parts = (await tx.repo(MatchPartialsRepo).forSource(s.id)).filter((p) => p.plan === this.shard.plan.id && p.imageSha256 === s.sha && this.want.has(p.shard));
+    return parts.length === this.want.size && parts.every(complete) ? parts : null;
+  }
+
+  private async merge(tx: BankScope, id: number, parts: MatchPartial[], now: string): Promise<void> {
+    await tx.repo(CandidatesRepo).replaceFor(id, mergePartials(parts, this.top), now);
+    await tx.repo(CandidatesRepo).markMatched(id, parts[0]!.imageSha256, Math.min(...parts.map((p) => p.seq)), now);
+    await tx.repo(MatchPartialsRepo).deleteFor(id);
+  }
+
+  /** Merges the sources whose every shard's results are in and pass `complete`. */
+  async mergeComplete(tx: BankScope, sources: { id: number; sha: string }[], now: string, complete?: (p: MatchPartial) => boolean): Promise<void> {
+    for (const s of sources) {
+      const parts = await this.parts(tx, s, complete);
+      if (parts) await this.merge(tx, s.id, parts, now);
+    }
+  }
+
+  /**
+   * When the window's plain searches are in from every shard: the wide-baseline decision over them, the sources it
+   * gives no stage merged, the others' results marked with their stages. True when some source waits for them.
+   */
+  async decide(tx: BankScope, sources: { id: number; sha: string }[], now: string, count: number): Promise<boolean> {
+    const complete = new Map<number, MatchPartial[]>();
+    for (const s of sources) {
+      const parts = await this.parts(tx, s);
+      if (parts) complete.set(s.id, parts);
+    }
+    const stages = decideWide(this.config, complete, count);
+    let waiting = false;
+    for (const [id, parts] of complete) {
+      const st = parts[0]!.wide ? stages.get(parts[0]!.wide.picture) : undefined;
+      if (!st) {
+        await this.merge(tx, id, parts, now);
+        continue;
+      }
+      waiting = true;
+      for (const p of parts) await tx.repo(MatchPartialsRepo).put({ ...p, wide: { ...p.wide!, stages: st, done: false } }, now);
+    }
+    return waiting;
+  }
+}

@@ -4,7 +4,7 @@
 // The plain searches come first; the synthesised views and archive matching then go, within each window's budgets,
 // to the sources whose plain search found nothing confident (run.ts, wide.ts).
 import type { Bank, IdRange, Item } from '../../bank/index.js';
-import { CandidatesRepo, LshRepo } from '../../bank/index.js';
+import { CandidatesRepo, LshRepo, MatchPartialsRepo } from '../../bank/index.js';
 import type { CandidateInput } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { extractFeatures } from '../../lib/sift/index.js';
@@ -32,25 +32,36 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
       opts.logger?.warn(`match: job of shard ${opts.shard.range.first}..${opts.shard.range.last} of an old shard plan (${opts.shard.plan}): nothing done`);
       return emptySummary();
     }
-    return runMatchOn(bank, config, opts, { plan, range: opts.shard.range });
+    return runMatchOn(bank, config, opts, { plan, range: opts.shard.range, phase: opts.shard.phase ?? 'plain', queueWide: true });
   }
   const plan = await currentPlan(bank, config);
   if (!plan) return runMatchOn(bank, config, opts, null);
   // The windows the scheduler would make (worker.batch.match pending sources each), fixed before the first shard,
-  // each searched on every shard as one job would: the same windows, so the same views and the same merge.
+  // each searched on every shard as one job would: the same windows, so the same decisions and the same merge. The
+  // plain phase of every window first, then the wide phase of those whose decision asks for it, as the workers' jobs.
   const windows = await pendingWindows(bank, config, opts.idRange);
   opts.logger?.info(`match: ${windows.length} window(s) of sources against the index in ${plan.ranges.length} shards (plan ${plan.id}), shard after shard`);
   const progress = opts.progress;
   progress?.setTotal(windows.reduce((a, w) => a + w.count, 0) * plan.ranges.length);
   const quiet = progress ? { tick: (n?: number, l?: string) => progress.tick(n, l), setTotal: () => undefined, stop: () => undefined } : undefined;
   let sum = emptySummary();
-  for (const range of plan.ranges)
-    for (const w of windows) {
-      const s = await runMatchOn(bank, config, { ...opts, idRange: w, progress: quiet }, { plan, range });
-      sum = addSummaries(sum, s);
-      if (s.aborted) return sum;
-    }
+  for (const phase of ['plain', 'wide'] as const) {
+    const todo = phase === 'plain' ? windows : await wideWindows(bank, plan.id, windows);
+    for (const range of plan.ranges)
+      for (const w of todo) {
+        const s = await runMatchOn(bank, config, { ...opts, idRange: w, progress: quiet }, { plan, range, phase, queueWide: false });
+        sum = addSummaries(sum, s);
+        if (s.aborted) return sum;
+      }
+  }
   return sum;
+}
+
+/** The windows with sources waiting for their wide-baseline stages (the plain phase's decision chose them). */
+async function wideWindows<W extends IdRange>(bank: Bank, plan: string, windows: W[]): Promise<W[]> {
+  const out: W[] = [];
+  for (const w of windows) if ((await bank.repo(MatchPartialsRepo).inRange(plan, w.first, w.last)).some((p) => p.wide?.stages && !p.wide.done)) out.push(w);
+  return out;
 }
 
 /** One match run over the whole index (shard null) or one shard. */

@@ -4,15 +4,70 @@
 // dense views of both photos, seconds of CPU, so a share of the window too, the most promising first) for those still
 // unconfident. Every decision is taken over the window's own sources in id order, so one process and any number of
 // workers (one job is one window) hand out the same stages and end with the same candidates.
-import type { CandidateInput } from '../../bank/index.js';
+import type { CandidateInput, MatchPartial, PartialWide } from '../../bank/index.js';
 import { FeaturesRepo, isInfrastructureFailure } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { errorMessage } from '../../util/errors.js';
 import { archiveRank, candidatesOf, greyLoader, rankAgainstIndex, rescaleCandidate, unconfident } from './rank.js';
 import { publishSourceCost, type MatchContext, type MatchWindow, type PictureEntry, type Unconfident } from './context.js';
+import { promiseOf } from './promise.js';
+
+/** What the choice of a picture for the wide-baseline stages reads of its plain search. */
+interface Hopeful {
+  id: number;
+  evidence: number | null;
+  promise: number;
+}
 
 /** The most promising shortlist first; equal promise by source id (the window's order, the same in every process). */
-const byPromise = (a: Unconfident, b: Unconfident) => b.promise - a.promise || a.id - b.id;
+const byPromise = (a: Hopeful, b: Hopeful) => b.promise - a.promise || a.id - b.id;
+
+/**
+ * Views only where they can pay: of the pictures whose plain search was not confident (`list`), those that found a
+ * plausible candidate (viewEvidence) and a promising shortlist (promise.ts: at least match.views.minVotingKeypoints);
+ * match.views.budget of the window's `count` (at least one) get the views search, the most promising first; the next
+ * match.views.denseBudget get the dense query alone (about two plain searches, not fifteen).
+ */
+export function chooseViews<T extends Hopeful>(list: T[], count: number, v: Config['match']['views']): { u: T; dense: boolean }[] {
+  const hopeful = list.filter((u) => u.evidence !== null && u.promise >= v.minVotingKeypoints).sort(byPromise);
+  const budget = hopeful.length ? Math.max(1, Math.floor(v.budget * count)) : 0;
+  const denseBudget = hopeful.length && v.denseKeypoints ? Math.floor(v.denseBudget * count) : 0;
+  return hopeful.slice(0, Math.max(budget, denseBudget)).map((u, k) => ({ u, dense: k >= budget }));
+}
+
+/**
+ * Archive matching where it can pay: of the pictures still unconfident (`list`), those whose shortlist was promising
+ * (at least match.views.minVotingKeypoints); match.views.archive.budget of the window's `count` (at least one), the
+ * most promising first.
+ */
+export function chooseArchive<T extends Hopeful>(list: T[], count: number, c: Config): T[] {
+  if (!c.match.views.archive.candidates) return [];
+  const left = list.filter((u) => u.promise >= c.match.views.minVotingKeypoints).sort(byPromise);
+  return left.slice(0, left.length ? Math.max(1, Math.floor(c.match.views.archive.budget * count)) : 0);
+}
+
+/**
+ * The wide-baseline decision of a sharded window (issue 35), over every shard's plain search of each source: a
+ * picture is confident when any shard found a confident hit (one search of the whole index would have stopped
+ * there), its evidence is the best shard's, its promise that of the three most-voted images over all shards (votes
+ * counted in keypoints compare across shards); then the same choices as one process's window (chooseViews,
+ * chooseArchive). One difference: one process offers archive matching to the pictures the views search left
+ * unconfident, which a shard cannot know of the others: here archive matching is chosen on the plain searches (a
+ * shard whose own views search turned confident skips it). The stages of each chosen picture, by picture.
+ */
+export function decideWide(config: Config, bySource: Map<number, MatchPartial[]>, count: number): Map<string, NonNullable<PartialWide['stages']>> {
+  const list: (Hopeful & { picture: string })[] = [];
+  for (const [id, parts] of bySource) {
+    const w = parts.map((p) => p.wide).filter((x): x is PartialWide => !!x);
+    if (w.length < parts.length || !w[0]!.searched || w.some((x) => x.sure)) continue;
+    const ev = w.map((x) => x.evidence).filter((e): e is number => e !== null);
+    list.push({ id, picture: w[0]!.picture, evidence: ev.length ? Math.max(...ev) : null, promise: promiseOf(w.flatMap((x) => x.top)) });
+  }
+  const out = new Map<string, NonNullable<PartialWide['stages']>>();
+  for (const { u, dense } of chooseViews(list, count, config.match.views)) out.set(u.picture, { views: dense ? 'dense' : 'full' });
+  for (const u of chooseArchive(list, count, config)) out.set(u.picture, { ...out.get(u.picture), archive: true });
+  return out;
+}
 
 export class WideBaseline {
   /** The views search alone with the dense query and no tilted views (match.views.denseBudget's share). */
@@ -29,26 +84,35 @@ export class WideBaseline {
     return this.archiveStage(w);
   }
 
+  /** The stages a sharded window's decision gave its pictures (decideWide), on this run's shard, in source id order;
+   *  archive matching where the shard's search is still unconfident. False when the run was stopped meanwhile. */
+  async spendChosen(w: MatchWindow, stages: Map<string, NonNullable<PartialWide['stages']>>): Promise<boolean> {
+    const chosen = [...w.unconfident].sort((a, b) => a.id - b.id);
+    for (const u of chosen) {
+      const v = stages.get(u.picture)?.views;
+      if (!v) continue;
+      if (this.stopped()) return false;
+      await this.viewsOf(w, u, v === 'full' ? this.run.config : this.denseOnly);
+    }
+    for (const u of chosen) {
+      if (!stages.get(u.picture)?.archive || !w.pictures.has(u.picture) || !unconfident(this.run.config, u.hits)) continue;
+      if (this.stopped()) return false;
+      await this.archiveOf(w, u);
+    }
+    return true;
+  }
+
   private stopped(): boolean {
     if (!this.run.opts.signal?.aborted) return false;
     this.run.summary.aborted = true;
     return true;
   }
 
-  /**
-   * Views only where they can pay: of the pictures whose plain search was not confident, found a plausible candidate
-   * (viewEvidence) and a promising shortlist (promise.ts: at least match.views.minVotingKeypoints), match.views.budget of the window (at
-   * least one) get the views search, the most promising first; the next match.views.denseBudget get the dense query
-   * alone (about two plain searches, not fifteen).
-   */
+  /** The views (chooseViews) for the window's unconfident pictures. */
   private async viewsStage(w: MatchWindow): Promise<boolean> {
-    const v = this.run.config.match.views;
-    const hopeful = w.unconfident.filter((u) => u.evidence !== null && u.promise >= v.minVotingKeypoints).sort(byPromise);
-    const budget = hopeful.length ? Math.max(1, Math.floor(v.budget * w.count)) : 0;
-    const denseBudget = hopeful.length && v.denseKeypoints ? Math.floor(v.denseBudget * w.count) : 0;
-    for (const [k, u] of hopeful.slice(0, Math.max(budget, denseBudget)).entries()) {
+    for (const { u, dense } of chooseViews(w.unconfident, w.count, this.run.config.match.views)) {
       if (this.stopped()) return false;
-      await this.viewsOf(w, u, k < budget ? this.run.config : this.denseOnly);
+      await this.viewsOf(w, u, dense ? this.denseOnly : this.run.config);
     }
     return true;
   }
@@ -73,17 +137,10 @@ export class WideBaseline {
     }
   }
 
-  /**
-   * Archive matching where it can pay: of the pictures still unconfident whose shortlist was promising (at least
-   * match.views.minVotingKeypoints), match.views.archive.budget of the window (at least one) get it, the most promising first.
-   */
+  /** Archive matching (chooseArchive) for the pictures still unconfident after the views. */
   private async archiveStage(w: MatchWindow): Promise<boolean> {
     const c = this.run.config;
-    const a = c.match.views.archive;
-    if (!a.candidates) return true;
-    const left = w.unconfident.filter((u) => w.pictures.has(u.picture) && u.promise >= c.match.views.minVotingKeypoints && unconfident(c, u.hits)).sort(byPromise);
-    const budget = left.length ? Math.max(1, Math.floor(a.budget * w.count)) : 0;
-    for (const u of left.slice(0, budget)) {
+    for (const u of chooseArchive(w.unconfident.filter((u) => w.pictures.has(u.picture) && unconfident(c, u.hits)), w.count, c)) {
       if (this.stopped()) return false;
       await this.archiveOf(w, u);
     }
@@ -100,7 +157,8 @@ export class WideBaseline {
     try {
       const g = await greyLoader(run.config, () => run.bank.images.read(u.sha))();
       if (!g || g.width !== q.width || g.height !== q.height) return;
-      const r = await archiveRank(run.handle, run.config, q, g, u.hits, u.ranking, run.views.run, run.dense, u.at);
+      const shared = run.sharded ? () => run.dense.query(u.sha, q, g) : undefined;
+      const r = await archiveRank(run.handle, run.config, q, g, u.hits, u.ranking, run.views.run, run.dense, u.at, shared);
       run.summary.archived++;
       u.hits = r.hits;
       const cand = await candidatesOf(run.handle, run.config, q, r.hits, run.top);
