@@ -421,18 +421,38 @@ export async function openIndex(bank: Bank, config: Config, floor = -Infinity, r
     await handle.refresh();
     if (handle.stale) handle = undefined;
   }
+  const params = range ? await shardParams(bank, config, range) : lshParams(config, await wholeKeypoints(bank, config, handle, floor));
   const auto = config.lsh.bits === 'auto';
-  const whole = handle && handle.floor === -Infinity && floor === -Infinity;
-  const params = lshParams(config, auto ? (whole ? handle!.index.keypoints : await repo.keypointTotal(range)) : 0);
   if (!handle || params.bits > handle.index.params.bits || (!auto && params.bits !== handle.index.params.bits)) {
     map.delete(rk);
     await makeRoom(bank, config, range);
     handle = new IndexHandle(bank, params, floor, config.lsh.featureCacheMB * 1024 * 1024, undefined, range);
     await handle.refresh();
-  }
+  } else handle.index.params.maxBucket = params.maxBucket; // a shard's share of the keypoints moves as targets join
   map.delete(rk); // most recently used last
   map.set(rk, handle);
   return handle;
+}
+
+/** The keypoint total that sets the whole index's auto bucket width (none needed with a fixed width). */
+async function wholeKeypoints(bank: Bank, config: Config, handle: IndexHandle | undefined, floor: number): Promise<number> {
+  if (config.lsh.bits !== 'auto') return 0;
+  return handle && handle.floor === -Infinity && floor === -Infinity ? handle.index.keypoints : bank.repo(LshRepo).keypointTotal();
+}
+
+/**
+ * A shard's parameters (issue 35 round 4): the whole bank's bucket width, and lsh.maxBucket scaled by the shard's share
+ * of the keypoints, so that a shard's buckets are the whole index's buckets restricted to its targets and a bucket is
+ * skipped, and a collision weighed, as in the whole index (about: the shard's part of a bucket stands for the whole
+ * bucket in proportion). With the shard's own width (two bits fewer at 4 shards) and the full maxBucket, a shard
+ * bucketed, skipped and weighed otherwise than the whole index: other matches reached verification, other inliers.
+ */
+async function shardParams(bank: Bank, config: Config, range: TargetRange): Promise<LshParams> {
+  const repo = bank.repo(LshRepo);
+  const total = await repo.keypointTotal();
+  const share = total > 0 ? (await repo.keypointTotal(range)) / total : 1;
+  const p = lshParams(config, total);
+  return { ...p, maxBucket: Math.max(1, Math.round(p.maxBucket * share)) };
 }
 
 /** Drops the least recently used shards held for this bank until the one about to load fits in lsh.memoryMB with

@@ -3,7 +3,8 @@
 // fifteen plain ones, so a share of the window, the most evidence first), then archive matching (match.views.archive:
 // dense views of both photos, seconds of CPU, so a share of the window too, the most promising first) for those still
 // unconfident. Every decision is taken over the window's own sources in id order, so one process and any number of
-// workers (one job is one window) hand out the same stages and end with the same candidates.
+// workers (one job is one window) hand out the same stages and end with the same candidates. A sharded index decides
+// once over every shard's plain search (decideWide, when the window's last shard is in), not per shard.
 import type { CandidateInput, MatchPartial, PartialWide } from '../../bank/index.js';
 import { FeaturesRepo, isInfrastructureFailure } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
