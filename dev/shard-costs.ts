@@ -8,8 +8,8 @@ import { Bank, CandidatesRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import { importManifest } from '../src/import/manifest.js';
-import { runFeatures } from '../src/stages/features/stage.js';
-import { observeSourceCosts, runMatch } from '../src/stages/match/stage.js';
+import { runFeatures } from '../src/stages/features/index.js';
+import { observeSourceCosts, runMatch } from '../src/stages/match/index.js';
 
 const argv = process.argv.slice(2);
 const arg = (n: string, d: string) => (argv.includes(`--${n}`) ? argv[argv.indexOf(`--${n}`) + 1]! : d);

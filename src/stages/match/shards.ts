@@ -13,7 +13,7 @@ import type { Bank, BankScope, CandidateInput, IdRange, MatchPartial, PartialWid
 import { CandidatesRepo, JobsRepo, LshRepo, MatchPartialsRepo } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { estimateIndexBytes } from '../../lib/image-index/index.js';
-import { decideWide } from './wide.js';
+import { decideWide } from './choice.js';
 
 export interface ShardPlan {
   id: string;

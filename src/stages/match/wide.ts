@@ -5,70 +5,13 @@
 // unconfident. Every decision is taken over the window's own sources in id order, so one process and any number of
 // workers (one job is one window) hand out the same stages and end with the same candidates. A sharded index decides
 // once over every shard's plain search (decideWide, when the window's last shard is in), not per shard.
-import type { CandidateInput, MatchPartial, PartialWide } from '../../bank/index.js';
+import type { CandidateInput, PartialWide } from '../../bank/index.js';
 import { FeaturesRepo, isInfrastructureFailure } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { errorMessage } from '../../util/errors.js';
 import { archiveRank, candidatesOf, greyLoader, rankAgainstIndex, rescaleCandidate, unconfident } from './rank.js';
 import { publishSourceCost, type MatchContext, type MatchWindow, type PictureEntry, type Unconfident } from './context.js';
-import { promiseOf } from './promise.js';
-
-/** What the choice of a picture for the wide-baseline stages reads of its plain search. */
-interface Hopeful {
-  id: number;
-  evidence: number | null;
-  promise: number;
-}
-
-/** The most promising shortlist first; equal promise by source id (the window's order, the same in every process). */
-const byPromise = (a: Hopeful, b: Hopeful) => b.promise - a.promise || a.id - b.id;
-
-/**
- * Views only where they can pay: of the pictures whose plain search was not confident (`list`), those that found a
- * plausible candidate (viewEvidence) and a promising shortlist (promise.ts: at least match.views.minVotingKeypoints);
- * match.views.budget of the window's `count` (at least one) get the views search, the most promising first; the next
- * match.views.denseBudget get the dense query alone (about two plain searches, not fifteen).
- */
-export function chooseViews<T extends Hopeful>(list: T[], count: number, v: Config['match']['views']): { u: T; dense: boolean }[] {
-  const hopeful = list.filter((u) => u.evidence !== null && u.promise >= v.minVotingKeypoints).sort(byPromise);
-  const budget = hopeful.length ? Math.max(1, Math.floor(v.budget * count)) : 0;
-  const denseBudget = hopeful.length && v.denseKeypoints ? Math.floor(v.denseBudget * count) : 0;
-  return hopeful.slice(0, Math.max(budget, denseBudget)).map((u, k) => ({ u, dense: k >= budget }));
-}
-
-/**
- * Archive matching where it can pay: of the pictures still unconfident (`list`), those whose shortlist was promising
- * (at least match.views.minVotingKeypoints); match.views.archive.budget of the window's `count` (at least one), the
- * most promising first.
- */
-export function chooseArchive<T extends Hopeful>(list: T[], count: number, c: Config): T[] {
-  if (!c.match.views.archive.candidates) return [];
-  const left = list.filter((u) => u.promise >= c.match.views.minVotingKeypoints).sort(byPromise);
-  return left.slice(0, left.length ? Math.max(1, Math.floor(c.match.views.archive.budget * count)) : 0);
-}
-
-/**
- * The wide-baseline decision of a sharded window (issue 35), over every shard's plain search of each source: a
- * picture is confident when any shard found a confident hit (one search of the whole index would have stopped
- * there), its evidence is the best shard's, its promise that of the three most-voted images over all shards (votes
- * counted in keypoints compare across shards); then the same choices as one process's window (chooseViews,
- * chooseArchive). One difference: one process offers archive matching to the pictures the views search left
- * unconfident, which a shard cannot know of the others: here archive matching is chosen on the plain searches (a
- * shard whose own views search turned confident skips it). The stages of each chosen picture, by picture.
- */
-export function decideWide(config: Config, bySource: Map<number, MatchPartial[]>, count: number): Map<string, NonNullable<PartialWide['stages']>> {
-  const list: (Hopeful & { picture: string })[] = [];
-  for (const [id, parts] of bySource) {
-    const w = parts.map((p) => p.wide).filter((x): x is PartialWide => !!x);
-    if (w.length < parts.length || !w[0]!.searched || w.some((x) => x.sure)) continue;
-    const ev = w.map((x) => x.evidence).filter((e): e is number => e !== null);
-    list.push({ id, picture: w[0]!.picture, evidence: ev.length ? Math.max(...ev) : null, promise: promiseOf(w.flatMap((x) => x.top)) });
-  }
-  const out = new Map<string, NonNullable<PartialWide['stages']>>();
-  for (const { u, dense } of chooseViews(list, count, config.match.views)) out.set(u.picture, { views: dense ? 'dense' : 'full' });
-  for (const u of chooseArchive(list, count, config)) out.set(u.picture, { ...out.get(u.picture), archive: true });
-  return out;
-}
+import { chooseArchive, chooseViews } from './choice.js';
 
 export class WideBaseline {
   /** The views search alone with the dense query and no tilted views (match.views.denseBudget's share). */
