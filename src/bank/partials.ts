@@ -32,6 +32,9 @@ export interface PartialWide {
   evidence: number | null;
   /** Its three most-voted images' votes, counted in the query's keypoints (shortlistVotes), best first. */
   top: number[];
+  /** Its shortlist as [target item id, votes counted in keypoints], most-voted first: the order its verification took
+   *  them in (the merge stops where one search of the whole index would have stopped, mergePartials). */
+  shortlist?: [number, number][];
   /** Set by the decision: the picture's wide-baseline stages (views: full or the dense query alone). */
   stages?: { views?: 'full' | 'dense'; archive?: boolean };
   /** This shard has run them. */

@@ -8,7 +8,7 @@ import type { Bank, Item } from '../../bank/index.js';
 import { CandidatesRepo, FeaturesRepo, LshRepo, MatchPartialsRepo, isInfrastructureFailure, type CandidateInput, type PartialWide } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { errorMessage } from '../../util/errors.js';
-import { indexTargets, openIndex, type IndexHandle } from '../../lib/image-index/index.js';
+import { indexTargets, openIndex, type DirectVotes, type IndexHandle } from '../../lib/image-index/index.js';
 import { ViewPool, denseViewsFor, greyLoader, rankAgainstIndex, rescaleCandidate, unconfident } from './rank.js';
 import type { DenseViewsSource } from './archive.js';
 import { WideBaseline } from './wide.js';
@@ -154,7 +154,7 @@ export class MatchRun implements MatchContext {
           const w0 = performance.now();
           const r = await rankAgainstIndex(this.handle, this.config, q, this.top, greyLoader(this.config, () => this.bank.images.read(s.imageSha256)), this.views.run, () => false, at);
           cand = r.cand;
-          wide = { picture, searched: true, sure: !unconfident(this.config, r.hits), evidence: r.evidence, top: shortlistVotes(r.votes) };
+          wide = { picture, searched: true, sure: !unconfident(this.config, r.hits), evidence: r.evidence, top: shortlistVotes(r.votes), shortlist: this.shortlistOf(r.votes) };
           this.window.pictures.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }], wide });
           if (unconfident(this.config, r.hits)) this.window.unconfident.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence, hits: r.hits, promise: shortlistPromise(r.votes), ranking: r.votes.slots, at });
           publishSourceCost(s.id, 'plain', c0, w0, cand.length);
@@ -167,6 +167,12 @@ export class MatchRun implements MatchContext {
       return { id: s.id, sha: s.imageSha256, cand: [], failed: reason };
     }
     return { id: s.id, sha: s.imageSha256, cand: await this.inWindow(s.id, cand), wide };
+  }
+
+  /** A plain search's shortlist as target item ids and votes counted in keypoints (a shard's merge reads it). */
+  private shortlistOf(v: DirectVotes): [number, number][] | undefined {
+    if (!this.shard || !(v.copy > 0)) return undefined;
+    return v.slots.map((s, i) => [this.handle.slot(s)?.itemId ?? -1, Number(((v.votes[i]! * v.keypoints) / v.copy).toFixed(3))]);
   }
 
   /** A batch's candidates in one transaction; a failed source is marked failed (not matched: it waits for a new image

@@ -115,17 +115,25 @@ export async function currentPlan(bank: Bank | BankScope, config: Config): Promi
   return plan;
 }
 
-/** A source's candidates from each shard as one ranked list, as one search of the whole index ranks them. */
-export function mergePartials(parts: MatchPartial[], top: number): CandidateInput[] {
+/**
+ * A source's candidates from each shard as one ranked list, as one search of the whole index ranks them. With
+ * lsh.confidentScore given, a confident hit ends the search as it ends one search: that search verifies its shortlist in
+ * vote order and stops at its first confident hit, so the images another shard verified with fewer votes than the
+ * most-voted confident hit (votes counted in keypoints, PartialWide.shortlist) are dropped.
+ */
+export function mergePartials(parts: MatchPartial[], top: number, confidentScore?: number): CandidateInput[] {
   // A shard whose direct search was confident means the whole search was: it would not have run the mirror pass,
   // so no shard's mirrored hits count.
   const confident = parts.some((p) => p.confident);
+  const stop = confident && confidentScore !== undefined ? stopVotes(parts, confidentScore) : -Infinity;
   // one picture per rank within a shard (its indexed item first, then the items showing the same picture)
   const groups: CandidateInput[][] = [];
   for (const p of parts) {
     const byRank = new Map<number, CandidateInput[]>();
+    const votes = new Map(p.wide?.shortlist ?? []);
     for (const c of p.candidates) {
       if (confident && c.mirrored) continue;
+      if ((votes.get(byRankHead(p, c)) ?? Infinity) < stop) continue;
       let g = byRank.get(c.rank);
       if (!g) byRank.set(c.rank, (g = []));
       g.push(c);
@@ -134,6 +142,21 @@ export function mergePartials(parts: MatchPartial[], top: number): CandidateInpu
   }
   groups.sort((a, b) => b[0]!.imageScore - a[0]!.imageScore || b[0]!.inliers - a[0]!.inliers || a[0]!.targetItemId - b[0]!.targetItemId);
   return groups.slice(0, top).flatMap((g, i) => g.map((c) => ({ ...c, rank: i + 1 })));
+}
+
+/** The indexed item of a candidate's picture in its shard's list (the first candidate of its rank: twins follow it). */
+function byRankHead(p: MatchPartial, c: CandidateInput): number {
+  return p.candidates.find((x) => x.rank === c.rank)!.targetItemId;
+}
+
+/** The votes of the most-voted confident direct hit over the shards (where one search would have stopped). */
+function stopVotes(parts: MatchPartial[], confidentScore: number): number {
+  let stop = -Infinity;
+  for (const p of parts) {
+    const votes = new Map(p.wide?.shortlist ?? []);
+    for (const c of p.candidates) if (!c.mirrored && c.imageScore >= confidentScore) stop = Math.max(stop, votes.get(c.targetItemId) ?? -Infinity);
+  }
+  return stop;
 }
 
 /** Where a match run puts each source's candidates, and what ends a window. */
@@ -219,7 +242,7 @@ class ShardMerger {
   }
 
   private async merge(tx: BankScope, id: number, parts: MatchPartial[], now: string): Promise<void> {
-    await tx.repo(CandidatesRepo).replaceFor(id, mergePartials(parts, this.top), now);
+    await tx.repo(CandidatesRepo).replaceFor(id, mergePartials(parts, this.top, this.config.lsh.confidentScore), now);
     await tx.repo(CandidatesRepo).markMatched(id, parts[0]!.imageSha256, Math.min(...parts.map((p) => p.seq)), now);
     await tx.repo(MatchPartialsRepo).deleteFor(id);
   }
