@@ -8,7 +8,7 @@
 // the features that fewer than `minSites` of its training sites ever show (a weight learnt from one or two sites is
 // that site's layout, not a kind). In leave-one-site-out that choice is made inside each fold, from the training
 // sites only.
-import { decide, featureVector, pageCandidates, photoIdentity, type PageCandidates } from '../src/lib/extraction/index.js';
+import { againstFeatures, decide, featureVector, pageCandidates, photoIdentity, type PageCandidates } from '../src/lib/extraction/index.js';
 import { fitLogistic, predict, type LinearModel } from '../src/lib/extraction/index.js';
 import { normaliseImageUrl } from '../src/lib/extraction/index.js';
 import { add, adjudicate, byLang, dice, loadDisputes, match, type ByLang, type Page, type PredPair, type Truth } from './extract-data.js';
@@ -45,12 +45,12 @@ let disputes: ReturnType<typeof loadDisputes> | null = null;
  * Candidates and features of a page, each row labelled by the page's truth with the disputes applied (a caption the
  * labeller missed is still a caption; figures are reported both ways, the fit learns from the better truth).
  */
-export function prepare(page: Page): Prepared {
+export function prepare(page: Page, features?: string[]): Prepared {
   disputes ??= loadDisputes();
   const adj = adjudicate(page.t, disputes);
   const c0 = process.cpuUsage();
   try {
-    const pc = pageCandidates(page.buf, { url: page.t.url });
+    const pc = pageCandidates(page.buf, { url: page.t.url, features });
     const c = process.cpuUsage(c0);
     return { page, adj, pc, ...labelRows(adj, pc), cpuMs: (c.user + c.system) / 1000, crashed: false };
   } catch (err) {
@@ -95,7 +95,7 @@ export function fitOn(design: Design, pages: Prepared[], lambda: number, thresho
       c.push(p.w[i]!);
     });
   }
-  const weights = fitLogistic(X, y, { lambda, rowWeights: c, init });
+  const weights = fitLogistic(X, y, { lambda, rowWeights: c, init, nonPositive: againstFeatures(design.set.names) });
   const sites = new Set(pages.map((p) => p.page.t.site));
   // A column no training site shows keeps weight 0 (it is in the list so that the vector layout stays the set's).
   return {

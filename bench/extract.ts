@@ -74,7 +74,7 @@ function main(): void {
   const everyPage = loadAll();
   const held = heldOutSites(everyPage);
   const disputes = loadDisputes();
-  const prepared = everyPage.filter((p) => !(devOnly && held.has(p.t.site))).map(prepare);
+  const prepared = everyPage.filter((p) => !(devOnly && held.has(p.t.site))).map((p) => prepare(p));
   const devPool = prepared.filter((p) => !held.has(p.page.t.site));
   const shipped = shippedModel();
   // Leave-one-site-out: each site scored by the shipped setting fitted on every other site of the pool (with

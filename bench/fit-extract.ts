@@ -78,7 +78,9 @@ function main(): void {
   const every = loadAll();
   const held = heldOutSites(every);
   // The pages the choice reads: every open site, or with --dev-only the development sites (see the header).
-  const dev = every.filter((p) => !devOnly || !held.has(p.t.site)).map(prepare);
+  // Candidates are computed with every feature the extractor has, never through the shipped weights file: a stale
+  // file (naming a feature since removed) must not stop the fit that replaces it.
+  const dev = every.filter((p) => !devOnly || !held.has(p.t.site)).map((p) => prepare(p, FEATURE_NAMES));
   process.stderr.write(`${dev.length} pages, ${dev.reduce((n, p) => n + p.pc.rows.length, 0)} candidates, ${dev.reduce((n, p) => n + p.y.filter(Boolean).length, 0)} positive\n`);
   const grid: Cell[] = [];
   const designs = new Map<string, Design>();

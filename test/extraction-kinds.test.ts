@@ -206,3 +206,40 @@ describe('extraction kinds (issue 31, round 3): date and byline lines', () => {
     expect(pairsOf(html)).to.deep.equal([]);
   });
 });
+
+describe('extraction kinds (issue 31, round 4): teaser cards and microdata photos', () => {
+  it("a gallery teaser whose photo link is also a text link beside it (or holds the card's heading) is not captioned by its alt", () => {
+    const teasers = [1, 2]
+      .map((i) => `<li class="hot_lft"><a href="/photos/in-the-news/harbour-festival-draws-crowds-${i}/10${i}.html"><img class="imgs" width="125" alt="Harbour festival draws crowds, day ${i}" src="/images/gallery/harbour-${i}.jpg"></a><a href="/photos/in-the-news/harbour-festival-draws-crowds-${i}/10${i}.html">Harbour festival draws crowds, day ${i}</a></li>`)
+      .join('');
+    const card = `<div class="module"><a href="/resources/real-estate/home-of-the-day/gallery/43/35?src=article" class="item"><div class="item__media"><img src="/view/img/9241/home.jpg" alt="Expansive views over the valley"></div><div class="item__body"><h3>Expansive views over the valley</h3></div></a></div>`;
+    const html = page(`<article><div class="article-body">${en(3)}${card}${en(2)}</div></article><div class="colum"><ul>${teasers}</ul></div>`);
+    expect(pairsOf(html)).to.deep.equal([]);
+    // The same photo linking to its own gallery page with no text link of that page beside it keeps its caption.
+    const own = page(`<article><div class="article-body">${en(2)}<figure><a href="/photos/harbour-festival/3.html"><img src="/images/harbour-3.jpg" width="800" height="533"></a><figcaption>Crowds fill the quay for the harbour festival on Saturday.</figcaption></figure>${en(2)}</div></article>`);
+    expect(pairsOf(own).map((p) => p.caption)).to.deep.equal(['Crowds fill the quay for the harbour festival on Saturday.']);
+  });
+
+  it('a lazy <img> with no URL of its own takes the one its ImageObject microdata names', () => {
+    const html = page(`<article><h1>Candidate leads the by-election</h1>${en(1)}<figure><div itemprop="image" itemscope itemtype="http://schema.org/ImageObject"><meta itemprop="url" content="https://cdn.example.com/images/4/y/leader.710x400.jpg?format=pjpg"><img class="lazyimg" alt="The candidate at the count."></div><figcaption><cite class="caption-producer">Jo Bloggs/Example</cite><div class="caption-text">The candidate speaks to supporters at the count on Tuesday night.</div></figcaption></figure>${en(3)}</article>`);
+    expect(pairsOf(html)).to.deep.equal([{ image_url: 'https://cdn.example.com/images/4/y/leader.710x400.jpg?format=pjpg', caption: 'The candidate speaks to supporters at the count on Tuesday night.', credit: 'Jo Bloggs/Example' }]);
+  });
+});
+
+describe('extraction kinds (issue 31, round 4): body text beside a photo, cards and links to the page itself', () => {
+  it('the text of a paragraph that wraps around a floated photo is the article, not a caption', () => {
+    for (const img of ['<img src="/photos/2008/quote-player.jpg" width="203" height="152" style="float: left; margin: 0 8px 8px 0">', '<img class="alignright size-medium" src="/photos/2008/actor.jpg" width="350" height="463">', '<img align="right" src="/photos/2008/tv.jpg" width="300" height="200">']) {
+      const html = page(`<div class="body"><p>${img} Officials said the plant will close next spring after a long review of its costs.</p>${en(4)}</div>`);
+      expect(pairsOf(html), img).to.deep.equal([]);
+    }
+  });
+
+  it('a photo linking to a place in its own page ("#slideshow") keeps its caption; a long block beside a list of cards is no card', () => {
+    const url = 'https://news.example.com/2026/story.html';
+    const html = page(`<article class="story">${en(2)}<figure><a href="${url}#i1" class="slideshow-trigger"><img src="/view/img/97/ceo-portrait.jpg" class="media__img"></a><p class="media__caption">The chief executive at the company's offices on Monday.</p></figure>${en(2)}</article>`);
+    expect(pairsOf(html, url).map((p) => p.caption)).to.deep.equal(["The chief executive at the company's offices on Monday."]);
+    const cards = [1, 2, 3].map((i) => `<div>\n        <img src="/img/teaser-${i}.jpg">\n        <h3><a href="/news/another-story-number-${i}.html">Another story ${i}</a></h3>\n      </div>`).join('\n');
+    const $ = cheerio.load(`<div id="beta">${cards}<div>\n   <div id="rhs">\n      <img id="lead" src="/pix/lead.jpg">\n      <p class="caption">The lead photo's caption.</p>\n    </div>\n    ${en(4)}\n  </div></div>`);
+    expect(furnitureOf($('#lead')[0] as Element, 'https://e.com/pix/lead.jpg')).to.include({ card: false, cardList: false });
+  });
+});

@@ -15,8 +15,9 @@ import * as cheerio from 'cheerio';
 import type { AnyNode, Element } from 'domhandler';
 import { isCreditOrDateline } from '../captions/index.js';
 import { cleanCaption, collapse, isCreditOnly } from './caption-text.js';
-import { ancestors, attr, classId, contains, hiddenEl, imgCount, nextElement, prevElement, textOf, type $T } from './dom.js';
+import { ancestors, attr, classId, contains, floated, hiddenEl, imgCount, nextElement, prevElement, textOf, type $T } from './dom.js';
 import { BAD_CONTAINER, DATA_CAPTION_ATTRS, DATA_CREDIT_ATTRS, imageKey, type ImageAnchor, type JsonLdImage } from './images.js';
+import { resolveUrl } from './urls.js';
 
 export type SourceKind = 'figcaption' | 'class' | 'own-block' | 'next-block' | 'prev-block' | 'table-row' | 'itemprop' | 'data-attr' | 'script' | 'json-ld' | 'alt';
 
@@ -181,6 +182,44 @@ export function isImageLink(href: string): boolean {
   return /\.(jpe?g|png|webp)(\?|$)/i.test(href) || href === '' || href.startsWith('#') || href.startsWith('javascript') || /\/(photos?|gallery|galleries|slideshows?|images?|pictures?)\//i.test(href);
 }
 
+/** The link goes to the page itself (a place in it, "…/story.html#i1"). */
+function samePage(href: string, pageUrl: string | undefined): boolean {
+  if (!pageUrl || !href) return false;
+  const strip = (u: string) => u.replace(/#.*$/, '');
+  const abs = resolveUrl(href, pageUrl);
+  return !!abs && strip(abs) === strip(pageUrl);
+}
+
+const IMAGE_FILE_LINK = /\.(jpe?g|png|webp|gif)(\?|$)/i;
+
+/**
+ * The photo's link goes to a page (a gallery or photo page, not the image file) that a text link beside it names as
+ * well: the photo and the headline of a teaser card for another page (photo-gallery teasers, sponsored listings),
+ * however the link's path is called.
+ */
+function hasHeadingEl(el: Element, depth = 0): boolean {
+  return depth < 8 && el.children.some((c) => c.type === 'tag' && (/^h[1-4]$/.test((c as Element).name) || hasHeadingEl(c as Element, depth + 1)));
+}
+
+function twinTextLink(link: Element): boolean {
+  const href = attr(link, 'href')?.trim() ?? '';
+  // A link with a fragment goes to a place in a page (most often this one: "…/story.html#i1" opens its slideshow).
+  if (!href || IMAGE_FILE_LINK.test(href) || href.includes('#') || href.startsWith('javascript')) return false;
+  // The link holds the card's heading itself (<a><img><h3>Title</h3></a>).
+  if (hasHeadingEl(link)) return true;
+  for (const a of ancestors(link, 3)) {
+    const stack: AnyNode[] = [...a.children];
+    for (let steps = 0; stack.length && steps < 200; steps++) {
+      const n = stack.pop()!;
+      if (n.type !== 'tag' || n === link) continue;
+      const e = n as Element;
+      if (e.name === 'a' && attr(e, 'href')?.trim() === href && textOf(e).replace(/\s+/g, '').length >= 6) return true;
+      stack.push(...e.children);
+    }
+  }
+  return false;
+}
+
 export interface GenerateContext {
   $: $T;
   lang: 'en' | 'zh';
@@ -189,6 +228,8 @@ export interface GenerateContext {
   anchors: ImageAnchor[];
   selectors?: CaptionSelectors;
   jsonLd: JsonLdImage[];
+  /** The page's own URL (its base): a photo linking to this page (a "#slideshow" anchor) links nowhere else. */
+  pageUrl?: string;
 }
 
 function domCandidate(ctx: GenerateContext, source: SourceKind, el: Element, creditSel?: string, withParts = true): CaptionCandidate {
@@ -354,6 +395,8 @@ function ownBlockCandidates(g: Gen): void {
   const { ctx, el, ancs, out } = g;
   const own = ancs.slice(0, 2).find((a) => (a.name === 'p' || a.name === 'div' || a.name === 'center' || a.name === 'td' || a.name === 'span') && imgCount(a, ctx.good) === 1);
   if (own) {
+    // A photo floated left or right in a paragraph: the paragraph's text wraps around it, it is the article's text.
+    if (own.name === 'p' && floated(el)) return;
     const text = textAfter(own, el);
     const credit = leadingCredit(own, el);
     const rest = credit && text.startsWith(credit) ? collapse(text.slice(credit.length)) : text;
@@ -458,7 +501,7 @@ export function generateCandidates(ctx: GenerateContext, anchor: ImageAnchor): A
     return out;
   }
   const link = g.ancs.find((a) => a.name === 'a');
-  if (link) out.linksElsewhere = !isImageLink(attr(link, 'href') ?? '');
+  if (link && !samePage(attr(link, 'href') ?? '', ctx.pageUrl)) out.linksElsewhere = !isImageLink(attr(link, 'href') ?? '') || twinTextLink(link);
   if (!figureCandidates(g)) return out;
   classCandidates(g);
   ownBlockCandidates(g);

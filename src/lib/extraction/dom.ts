@@ -198,3 +198,12 @@ export function presentation(el: Element): Presentation {
   }
   return out;
 }
+
+const FLOAT_CLASS = /(^|\s)(left|right|align-?left|align-?right|float-?left|float-?right|pull-?left|pull-?right|fl|fr|img-?left|img-?right)(\s|$)/i;
+
+/** The photo, or the link around it, is floated left or right beside text (align, float style, a left/right class). */
+export function floated(img: Element): boolean {
+  const own = (e: Element) => /^(left|right)$/i.test(attr(e, 'align') ?? '') || /float\s*:\s*(left|right)/i.test(attr(e, 'style') ?? '') || FLOAT_CLASS.test(attr(e, 'class') ?? '');
+  const parent = img.parent as Element | null;
+  return own(img) || (!!parent && parent.type === 'tag' && parent.name === 'a' && own(parent));
+}

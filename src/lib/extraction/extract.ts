@@ -13,7 +13,7 @@ import type { AnyNode, Element } from 'domhandler';
 import { decodeHtml } from './decode.js';
 import { resolveUrl } from './urls.js';
 import { contains, sampleText } from './dom.js';
-import { bodyRoots, clearSharedPlaceholders, furnitureOf, galleryAnchors, imageKey, imageUrlOf, isDecorative, jsonLdImages, PLACEHOLDER, scriptImages, type ImageAnchor, type JsonLdImage } from './images.js';
+import { bodyRoots, clearSharedPlaceholders, furnitureOf, galleryAnchors, imageKey, imageUrlOf, isDecorative, jsonLdImages, PLACEHOLDER, resolveMicrodataImages, scriptImages, type ImageAnchor, type JsonLdImage } from './images.js';
 import { generateCandidates, type AnchorCandidates, type CaptionCandidate, type CaptionSelectors } from './candidates.js';
 import { describe, normText, type CandidateFeatures, type PageContext } from './features.js';
 import { checkFeatureNames, featureVector } from './vector.js';
@@ -35,6 +35,11 @@ export interface ExtractOptions {
   maxChars?: number;
   /** Another model than the shipped one (leave-one-site-out measurement in bench:extract). */
   model?: LinearModel;
+  /**
+   * The features each candidate row's vector holds (default: the model's). A fit passes every feature the extractor
+   * computes, so that it never depends on the weights file it is about to replace.
+   */
+  features?: string[];
   /** Keep every scored candidate in the result (`capbridge extract --explain`, bench --errors). */
   explain?: boolean;
 }
@@ -104,6 +109,7 @@ function preparePage(input: Uint8Array | string, opts: ExtractOptions) {
   const baseHref = $('base[href]').first().attr('href');
   const base = (baseHref && resolveUrl(baseHref, opts.url)) || opts.url;
   const jsonLd = [...jsonLdImages($, base), ...scriptImages($, base)];
+  resolveMicrodataImages($, base);
   $('script, style, template, svg, iframe, select, button, textarea, input, link, meta:not([http-equiv]):not([charset]):not([property="og:title"])').remove();
 
   // <noscript> fallbacks of lazy images: give the placeholder <img> its real URL, or put the <img> in place.
@@ -273,11 +279,11 @@ type Prepared = ReturnType<typeof preparePage>;
 function candidatesOf(prep: Prepared, opts: ExtractOptions): PageCandidates {
   const { $, base, jsonLd, charset } = prep;
   const lang = opts.lang ?? pageLanguage($);
-  const names = (opts.model ?? shippedModel()).features;
+  const names = opts.features ?? (opts.model ?? shippedModel()).features;
   const roots = bodyRoots($, lang === 'zh');
   const { anchors, good } = collectAnchors($, base, opts.maxImages ?? 400, roots);
   anchors.push(...scriptAnchors($, anchors, jsonLd, opts.maxImages ?? 400));
-  const ctx = { $, lang, good, anchors, jsonLd };
+  const ctx = { $, lang, good, anchors, jsonLd, pageUrl: opts.url };
   const all = anchors.map((a) => generateCandidates(ctx, a));
   const page: PageContext = { lang, titles: pageTitles($), bodyRoots: roots, repeats: repeatCounts(all), altCarriesCaptions: altCarriesCaptions(all), photos: anchors.length };
   const rows: CandidateRow[] = [];

@@ -93,7 +93,7 @@ export interface CandidateFeatures {
 
 // Text about the article's author rather than the photo (author boxes under a headshot): a social handle, an e-mail,
 // the box's links ("Bio", "All work", "More by"), comment counters. Seen on magazine, tech and news sites alike.
-const AUTHOR_TEXT = /(^|\s)@[A-Za-z0-9_]{3,}\b|\b[\w.+-]+@[\w-]+\.[a-z]{2,}\b|\b(bio|all (work|stories|articles|posts)|more by|more from this author|reader comments|posters participating|follow (him|her|them|me) on|contact the (author|reporter)|is a (staff |senior |contributing )?(writer|reporter|correspondent|editor|columnist|contributor) (at|for|with))\b|作者简介|作者簡介|专栏作家|專欄作家/i;
+const AUTHOR_TEXT = /(^|\s)@[A-Za-z0-9_]{3,}\b|\b[\w.+-]+@[\w-]+\.[a-z]{2,}\b|\b(bio|all (work|stories|articles|posts)|more by|more from this author|reader comments|posters participating|follow (him|her|them|me) on|contact the (author|reporter)|is an? ([\w’'-]+ ){0,3}(writer|reporter|correspondent|editor|columnist|contributor|producer|journalist|filmmaker)\b)\b|作者简介|作者簡介|专栏作家|專欄作家/i;
 // Calls to action printed under a photo: newsletter and app sign-ups, follow/subscribe boxes, shops.
 const ACTION_TEXT = /\b(sign up|subscribe|get (the|our) (newsletter|app)|newsletter|download (the|our) app|follow us|join us|support (our|us)|donate)\b|订阅|訂閱|关注我们|關注我們|扫码|掃碼|下载客户端|下載客戶端/i;
 const UP_ARROW = /^[▲△↑⬆]/u;

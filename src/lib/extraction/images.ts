@@ -8,7 +8,8 @@ import { resolveUrl } from './urls.js';
 import { ancestors, attr, classId, sampleText, type $T } from './dom.js';
 import { collapse } from './caption-text.js';
 
-export const LAZY_ATTRS = ['data-src', 'data-original', 'data-lazy-src', 'data-lazyload', 'data-lazy', 'data-url', 'data-original-src', 'data-hi-res-src', 'data-srcset', 'data-lazy-srcset', 'data-noscript-src'];
+const MICRODATA_SRC = 'data-microdata-src';
+export const LAZY_ATTRS = ['data-src', 'data-original', 'data-lazy-src', 'data-lazyload', 'data-lazy', 'data-url', 'data-original-src', 'data-hi-res-src', 'data-srcset', 'data-lazy-srcset', 'data-noscript-src', MICRODATA_SRC];
 export const PLACEHOLDER = /(^data:)|blank|spacer|placeholder|transparent|pixel\.(gif|png)|grey\.(gif|png)|gray\.(gif|png)|loading|lazy[-_]?load|default[-_]?img|1x1|clear\.gif|s\.gif$|\/grey-placeholder|\bimg\/dot\b/i;
 const BAD_IMG = /logo|icon|favicon|avatar|headshot|head-shot|mugshot|author|byline|profile[-_]?pic|sprite|spacer|blank\.|pixel|tracking|beacon|badge|emoji|emoticon|smiley|qrcode|qr[-_]code|erweima|ewm|二维码|banner|button|btn[-_]|share|social|weixin|wechat|weibo|facebook|twitter|whatsapp|gravatar|placeholder|loading|arrow|bullet|rating|star[-_]|play[-_]?btn|video[-_]?play|poster|thumb[-_]?play|doubleclick|adserver|\/ads?\/|[_-]ads?[_.-]|advert|sponsor/i;
 const BAD_DIR = /\/(icons?|logos?|ads?|adv|advert\w*|banners?|buttons?|btns?|emoji|emoticons?|avatars?|sprites?|badges?|share|social-icons?|qrcodes?|erweima)\//i;
@@ -23,6 +24,22 @@ export interface ImageAnchor {
   kind: 'img' | 'data' | 'script';
   /** Where the photo sits (class words, containers): features, not drops. */
   furniture?: Furniture;
+}
+
+/**
+ * A lazy <img> with no URL at all whose ImageObject microdata names the photo
+ * (`<div itemprop="image" itemscope itemtype="…/ImageObject"><meta itemprop="url" content="…jpg"><img class="lazy">`):
+ * the URL is copied onto the <img> before the page's <meta> elements are removed. Only an <img> that names no photo
+ * of its own, and only the one <img> of its ImageObject, takes it.
+ */
+export function resolveMicrodataImages($: $T, base: string): void {
+  for (const obj of $('[itemscope][itemtype*="ImageObject"]').toArray().slice(0, 400) as Element[]) {
+    const imgs = $(obj).find('img').toArray() as Element[];
+    if (imgs.length !== 1 || imageUrlOf(imgs[0]!, base)) continue;
+    const prop = $(obj).find('meta[itemprop="url"], meta[itemprop="contentUrl"], meta[itemprop="contentURL"], link[itemprop="url"], link[itemprop="contentUrl"]').toArray()[0] as Element | undefined;
+    const url = prop ? (attr(prop, 'content') ?? attr(prop, 'href'))?.trim() : undefined;
+    if (url && PHOTO_URL.test(url)) imgs[0]!.attribs[MICRODATA_SRC] = url;
+  }
 }
 
 function firstSrcsetUrl(v: string | undefined): string | undefined {
@@ -199,49 +216,62 @@ const LIGHTBOX = /(^|[\s_-])(modal|lightbox\w*|overlay|fullscreen)([\s_-]|$)/i;
 /** A link path with a long slug: a link to another story. */
 const STORY_LINK = /\/[\w-]{12,}/;
 
-/** Up to three levels of the photo's own block (short text, no other <img>) hold a heading or a story link. */
-function isCard(el: Element): boolean {
-  for (const a of ancestors(el, 3)) {
-    if (sampleText(a, 400).replace(/\s+/g, '').length > 300) return false;
-    let imgs = 0;
-    let card = false;
-    const stack: AnyNode[] = [...a.children];
-    for (let steps = 0; stack.length && steps < 200; steps++) {
-      const n = stack.pop()!;
-      if (n.type !== 'tag') continue;
-      const e = n as Element;
-      if (e.name === 'img') imgs++;
-      if (/^h[1-4]$/.test(e.name)) card = true;
-      if (e.name === 'a' && !e.children.some((c) => (c as Element).name === 'img') && STORY_LINK.test(attr(e, 'href') ?? '')) card = true;
-      stack.push(...e.children);
-    }
-    if (imgs > 1) return false;
-    if (card) return true;
-  }
-  return false;
-}
-
 const PHOTO_LINK = /\.(jpe?g|png|webp)(\?|$)|\/(photos?|gallery|galleries|slideshows?|images?|pictures?)\//i;
 
-/** A block that is a teaser card: an image and a heading or a link to another story, little text. */
-function cardLike(e: Element): boolean {
-  let img = false;
+/**
+ * What a block holds of a teaser card: its <img> elements, and whether it names another story (a heading, or a link
+ * with words of its own to another story's page: not the photo's own link, not a link to a photo or gallery).
+ * One walk for both card detectors below.
+ */
+function teaserParts(block: Element): { imgs: number; story: boolean } {
+  let imgs = 0;
   let story = false;
-  const stack: AnyNode[] = [...e.children];
-  for (let steps = 0; stack.length && steps < 150; steps++) {
+  const stack: AnyNode[] = [...block.children];
+  for (let steps = 0; stack.length && steps < 200; steps++) {
     const n = stack.pop()!;
     if (n.type !== 'tag') continue;
     const x = n as Element;
-    if (x.name === 'img') img = true;
+    if (x.name === 'img') imgs++;
     else if (/^h[1-4]$/.test(x.name)) story = true;
     else if (x.name === 'a') {
       const href = attr(x, 'href') ?? '';
-      // a link with words of its own (not the photo's own link) to another story
       if (STORY_LINK.test(href) && !PHOTO_LINK.test(href) && sampleText(x, 80).replace(/\s+/g, '').length >= 6) story = true;
     }
     stack.push(...x.children);
   }
-  return img && story;
+  return { imgs, story };
+}
+
+/** A card holds little text: a block of more than 300 characters is an article or a section, not a card. */
+function shortBlock(a: Element): boolean {
+  // Characters that are not white space: an indented page's text nodes are mostly spaces and line breaks.
+  let chars = 0;
+  const stack: AnyNode[] = [a];
+  for (let steps = 0; stack.length && steps < 2000; steps++) {
+    const n = stack.pop()!;
+    if (n.type === 'text') chars += (n as unknown as { data: string }).data.replace(/\s+/g, '').length;
+    else if (n.type === 'tag') stack.push(...(n as Element).children);
+    if (chars > 300) return false;
+  }
+  return true;
+}
+
+/** Up to three levels of the photo's own block (short text, no other <img>) name another story: a teaser card. */
+function isCard(el: Element): boolean {
+  for (const a of ancestors(el, 3)) {
+    if (!shortBlock(a)) return false;
+    const t = teaserParts(a);
+    if (t.imgs > 1) return false;
+    if (t.story) return true;
+  }
+  return false;
+}
+
+/** A block that is a teaser card: an image and a heading or a link to another story, little text. */
+function cardLike(e: Element): boolean {
+  if (!shortBlock(e)) return false;
+  const t = teaserParts(e);
+  return t.imgs > 0 && t.story;
 }
 
 const listVerdicts = new WeakMap<Element, Map<string, boolean>>();
@@ -261,7 +291,8 @@ function inCardList(el: Element): boolean {
       verdict = alike.length >= 3 && alike.filter(cardLike).length >= 3;
       byKind.set(sig, verdict);
     }
-    if (verdict) return true;
+    // The photo's own block is one of the cards (not a long block beside a list of them).
+    if (verdict && cardLike(a)) return true;
   }
   return false;
 }

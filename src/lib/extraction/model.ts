@@ -40,6 +40,11 @@ export interface FitOptions {
   init?: number[];
   /** Weight of each row (default 1). */
   rowWeights?: number[];
+  /**
+   * Columns whose weight may not rise above 0: evidence that by its meaning speaks only against a caption (interface
+   * text, a link to another story, a teaser card). Projected Newton: after each step such a weight is clipped to 0.
+   */
+  nonPositive?: boolean[];
 }
 
 /**
@@ -94,9 +99,10 @@ export function fitLogistic(X: number[][], y: number[], opts: FitOptions): numbe
     const step = solve(Hm, Matrix.columnVector([...g]));
     let maxStep = 0;
     for (let j = 0; j < D; j++) {
-      const s = step.get(j, 0);
-      w[j]! -= s;
-      maxStep = Math.max(maxStep, Math.abs(s));
+      const before = w[j]!;
+      w[j]! -= step.get(j, 0);
+      if (opts.nonPositive?.[j] && w[j]! > 0) w[j] = 0;
+      maxStep = Math.max(maxStep, Math.abs(w[j]! - before));
     }
     if (maxStep < 1e-6) break;
   }

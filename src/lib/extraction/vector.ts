@@ -115,9 +115,23 @@ const BASE: Feature[] = [
   ['place:data', (f) => b(place(f) === 'data-attr' || place(f) === 'json-ld')],
 ];
 
+/**
+ * Evidence that by its meaning speaks only against a caption: the fit may weigh it 0 or less, never more (a positive
+ * weight would be the layout of the few open sites that show it beside a true caption, not a kind; on a new site it
+ * would raise exactly the false captions it names: author boxes, teaser cards, interface lines). The Chinese copies
+ * ("zh:…") are free: they only adjust the shared weight.
+ */
+const AGAINST = new Set(['interface-text', 'author-text', 'video-text', 'video-block*text', 'links-elsewhere', 'text-is-link', 'file-name', 'holds-headline', 'body-like', 'img:card', 'img:card-list', 'img:decor-name', 'img:teaser', 'img:ad', 'img:nav', 'img:hidden', 'img:furniture*outside-body']);
+
+/** For each named feature, whether its weight must stay at or below 0 (see AGAINST). */
+export function againstFeatures(names: string[]): boolean[] {
+  return names.map((n) => AGAINST.has(n));
+}
+
 /** Every base feature the extractor can compute, by name. */
 export const BASE_FEATURES: string[] = BASE.map(([n]) => n);
 const BY_NAME = new Map(BASE);
+for (const n of AGAINST) if (!BY_NAME.has(n)) throw new Error(`vector.ts: AGAINST names no feature "${n}"`);
 
 /**
  * A model names its inputs: a base feature ("len:log"), the same feature on Chinese pages only ("zh:len:log"), or
