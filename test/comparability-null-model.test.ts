@@ -7,6 +7,7 @@ import { TermStats } from '../src/lib/comparability/idf.js';
 import { surpriseTail, significance } from '../src/lib/comparability/null-model.js';
 import { chooseSentencePairs, sentenceMarginOf } from '../src/stages/pair/sentence-choice.js';
 import { testLexiconDir } from './helpers/comparability.js';
+import { mulberry32 } from '../src/util/random.js';
 
 const { config } = loadConfig({ env: {} });
 
@@ -171,5 +172,56 @@ describe('comparability: the null margin of C (issue 34, round 3)', () => {
       expect(r.explain.margin.scale).to.equal(1);
       expect(r.c).to.be.closeTo(raw(config, r), 1e-9);
     }
+  });
+});
+
+describe("comparability: the null margin's reference index (issue 34, round 4)", () => {
+  // generated captions: people words (links of the person class), things, colours, numbers and names (entities), a word
+  // said twice, one to three sentences
+  const en = {
+    who: ['A man', 'Two women', 'The boy', 'A girl', 'The players', 'A dog', 'Three children', 'The mayor of London', 'A tourist in Beijing'],
+    does: ['rides', 'plays near', 'walks past', 'paints', 'stands by', 'watches', 'sells', 'repairs', 'runs to'],
+    what: ['a red kite', 'the old bridge', 'a small boat', 'the train', '5 bicycles', 'a white church', 'the piano', 'a dog and a dog', 'the market on Monday', 'a tower in Paris'],
+  };
+  const zh = {
+    who: ['一个男人', '两个女人', '男孩', '一个女孩', '球员们', '一只狗', '三个孩子', '伦敦市长', '北京的游客'],
+    does: ['骑着', '在旁边玩', '走过', '画着', '站在', '看着', '卖', '修理', '跑向'],
+    what: ['红色的风筝', '老桥', '一条小船', '火车', '5辆自行车', '白色的教堂', '钢琴', '狗和狗', '星期一的市场', '巴黎的塔'],
+  };
+  const pick = <T>(rnd: () => number, xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const sentences = (rnd: () => number, words: typeof en, join: (w: string, d: string, t: string) => string) =>
+    Array.from({ length: 1 + Math.floor(rnd() * 2.5) }, () => join(pick(rnd, words.who), pick(rnd, words.does), pick(rnd, words.what)));
+  const english = (rnd: () => number) => sentences(rnd, en, (w, d, t) => `${w} ${d} ${t}.`).join(' ');
+  const chinese = (rnd: () => number) => sentences(rnd, zh, (w, d, t) => `${w}${d}${t}。`).join('');
+
+  // uniform IDF: many candidate links of equal score, where the greedy choice depends on their order
+  for (const [margin, uniformIdf] of [[{ sample: 64, top: 8 }, false], [{ sample: 64, top: 1 }, false], [{ sample: 30, top: 40 }, false], [{ sample: 64, top: 8 }, true]] as const) {
+    it(`gives the same d as the full C-measure against every reference, to the last bit (sample ${margin.sample}, top ${margin.top}${uniformIdf ? ', uniform IDF' : ''})`, () => {
+      const rnd = mulberry32(34 + margin.top + (uniformIdf ? 1 : 0));
+      const cfg = { ...config, comparability: { ...config.comparability, nullMargin: margin } };
+      const s = createScorer(cfg, { cacheDir: testLexiconDir(), uniformIdf });
+      addCaptionsToIdf(s, Array.from({ length: 150 }, () => ({ en: english(rnd), zh: chinese(rnd) })));
+      expect(s.nullMargin.active).to.equal(true);
+      for (let k = 0; k < 150; k++) {
+        const a = s.analyzer.english(english(rnd));
+        const b = s.analyzer.chinese(chinese(rnd));
+        expect(s.nullMargin.chanceLevel('en', a, `en${k}`), a.tokens.join(' ')).to.equal(s.nullMargin.chanceLevelFull('en', a));
+        expect(s.nullMargin.chanceLevel('zh', b, `zh${k}`), b.tokens.join(' ')).to.equal(s.nullMargin.chanceLevelFull('zh', b));
+      }
+    });
+  }
+
+  it('follows the IDF table when it changes after the references were indexed', () => {
+    const rnd = mulberry32(35);
+    const s = createScorer(config, { cacheDir: testLexiconDir() });
+    addCaptionsToIdf(s, Array.from({ length: 100 }, () => ({ en: english(rnd), zh: chinese(rnd) })));
+    const a = s.analyzer.english('A man rides a red kite near the old bridge.');
+    const before = s.nullMargin.chanceLevel('en', a, 'before');
+    expect(before).to.equal(s.nullMargin.chanceLevelFull('en', a));
+    // more captions counted into the IDF table, none offered to the reference sample
+    for (let k = 0; k < 200; k++) s.termStats.addDocument('zh', s.analyzer.chinese('一个男人骑着红色的风筝。').tokens);
+    const after = s.nullMargin.chanceLevel('en', a, 'after');
+    expect(after).to.equal(s.nullMargin.chanceLevelFull('en', a));
+    expect(after).to.not.equal(before);
   });
 });

@@ -10,6 +10,8 @@ export interface IdfSource {
   idf(lang: Lang, term: string): number;
   /** The share of captions of this language that hold the term (the null model's chance of meeting it). */
   chance(lang: Lang, term: string): number;
+  /** Changes whenever idf() or chance() may answer differently (what is computed from them is computed again). */
+  readonly version?: number;
 }
 
 /**
@@ -26,10 +28,16 @@ export class TermStats implements IdfSource {
   readonly docs: Record<Lang, number> = { en: 0, zh: 0 };
   readonly df: Record<Lang, Map<string, number>> = { en: new Map(), zh: new Map() };
   private memo: Record<Lang, Map<string, number>> = { en: new Map(), zh: new Map() };
+  private changes = 0;
+
+  get version(): number {
+    return this.changes;
+  }
 
   /** Adds one caption's distinct terms. */
   addDocument(lang: Lang, tokens: Iterable<string>): void {
     this.docs[lang]++;
+    this.changes++;
     this.memo[lang].clear();
     const m = this.df[lang];
     for (const t of new Set(tokens)) m.set(t, (m.get(t) ?? 0) + 1);
@@ -45,6 +53,7 @@ export class TermStats implements IdfSource {
   set(lang: Lang, docs: number, df: Iterable<[string, number]>): void {
     this.docs[lang] = docs;
     this.df[lang] = new Map(df);
+    this.changes++;
     this.memo[lang].clear();
   }
 

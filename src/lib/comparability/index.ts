@@ -11,6 +11,8 @@ import { alignSentences, type Span } from './align.js';
 import { boundedSentences, chineseWordCount, type BoundedSentences } from './sentences.js';
 import { isCreditOrDateline, splitCredit } from '../captions/index.js';
 import { NullMargin } from './margin.js';
+import { ReferenceIndex } from './reference.js';
+import { NO_SIGNIFICANCE } from './null-model.js';
 
 export type { Level } from './levels.js';
 export { LEVELS, LEVEL_RANK, levelOf } from './levels.js';
@@ -155,8 +157,12 @@ function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, anal
     const fl = lengthRatio(a, b, cfg.hanziPerWord);
     return { fc, fe, fl, fcov, fs: sig.fs, sig, links, matches };
   };
-  // C before the margin, of a caption against a reference caption (the margin's chance level)
-  const nullMargin = new NullMargin(cfg.nullMargin, (a, b) => combine(cfg.weights, featuresOf(a, b, false, false)));
+  // C before the margin, of a caption against a reference caption (the margin's chance level): the full computation,
+  // and the reference index's (reference.ts), which gives the same C from the content features it computes
+  const rawC = (a: Analysis, b: Analysis) => combine(cfg.weights, featuresOf(a, b, false, false));
+  const finishC = (a: Analysis, b: Analysis, fc: number, fcov: number) =>
+    combine(cfg.weights, { fc, fe: entityCooccurrence(a.entities, b.entities).fe, fl: lengthRatio(a, b, cfg.hanziPerWord), fcov, fs: NO_SIGNIFICANCE.fs });
+  const nullMargin = new NullMargin(cfg.nullMargin, rawC, (refLang, refs) => new ReferenceIndex(space, idf, refLang, refs, finishC, cfg.weights.alpha >= 0 && cfg.weights.delta >= 0));
   const marginOf = (a: Analysis, b: Analysis) => nullMargin.scale(a, b, analysisKey(a), analysisKey(b));
   const scoreAnalyses = (a: Analysis, b: Analysis): ScoreResult => {
     const f = featuresOf(a, b);

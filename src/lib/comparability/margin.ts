@@ -14,7 +14,10 @@
 // scale stays that of C on any bank (a bank of dogs and people has a higher m, not lower C for all its pairs), a caption
 // as prone to chance as the typical one keeps its C, a generic one loses, a specific one gains (at most × 4). C' is
 // capped at 1. With fewer than MIN_REFERENCE captions a side (a small bank, `score` without a bank) the scale is 1.
+// d is computed through the reference index (reference.ts: the same numbers as the full C-measure against each
+// reference, for a fraction of the CPU); chanceLevelFull computes it the long way, to check the index against.
 import type { Analysis } from './analyze.js';
+import type { ReferenceIndex } from './reference.js';
 import { mulberry32 } from '../../util/random.js';
 
 /** Below this many reference captions on either side the margin is off (scale 1), as IDF is uniform under 20 documents. */
@@ -32,6 +35,8 @@ export interface MarginOptions {
 type Lang = 'en' | 'zh';
 /** The raw C of an English and a Chinese analysis (no significance, no explanation). */
 export type RawC = (en: Analysis, zh: Analysis) => number;
+/** Indexes one language's reference captions: what gives a text's C against each of them at once. */
+export type IndexReferences = (refLang: Lang, refs: readonly Analysis[]) => ReferenceIndex;
 
 /** A seeded reservoir of at most n items: every item offered so far is in it with the same chance. */
 class Reservoir<T> {
@@ -61,9 +66,11 @@ export class NullMargin {
   private readonly ref: Record<Lang, Reservoir<Analysis>>;
   private readonly memo: Record<Lang, Map<string, number>> = { en: new Map(), zh: new Map() };
   private typical: number | null = null;
+  private readonly index: Partial<Record<Lang, ReferenceIndex>> = {};
   constructor(
     private readonly opts: MarginOptions,
     private readonly raw: RawC,
+    private readonly indexReferences?: IndexReferences,
   ) {
     this.ref = { en: new Reservoir(opts.sample, 34), zh: new Reservoir(opts.sample, 35) };
   }
@@ -76,6 +83,8 @@ export class NullMargin {
 
   private reset(): void {
     this.typical = null;
+    delete this.index.en;
+    delete this.index.zh;
     this.memo.en.clear();
     this.memo.zh.clear();
   }
@@ -89,14 +98,38 @@ export class NullMargin {
     const memo = this.memo[lang];
     let d = memo.get(key);
     if (d === undefined) {
-      const other = this.ref[lang === 'en' ? 'zh' : 'en'].items;
-      const cs = other.map((b) => (lang === 'en' ? this.raw(a, b) : this.raw(b, a))).sort((x, y) => y - x);
-      const k = Math.max(1, Math.min(this.opts.top, cs.length));
-      d = cs.slice(0, k).reduce((s, x) => s + x, 0) / k;
+      const refLang = lang === 'en' ? 'zh' : 'en';
+      const refs = this.ref[refLang].items;
+      // the index gives the values that can be among the K highest (all of them when it cannot tell)
+      if (this.indexReferences) d = this.topMean((this.index[refLang] ??= this.indexReferences(refLang, refs)).scores(a, this.topCount(refs.length)), refs.length);
+      else d = this.chanceLevelFull(lang, a);
       if (memo.size > 50_000) memo.clear();
       memo.set(key, d);
     }
     return d;
+  }
+
+  /** d(x) through the full C-measure against each reference caption, not memoised (what the index must equal). */
+  chanceLevelFull(lang: Lang, a: Analysis): number {
+    const other = this.ref[lang === 'en' ? 'zh' : 'en'].items;
+    return this.topMean(
+      other.map((b) => (lang === 'en' ? this.raw(a, b) : this.raw(b, a))),
+      other.length,
+    );
+  }
+
+  /** K, or fewer when there are fewer references (at least 1). */
+  private topCount(references: number): number {
+    return Math.max(1, Math.min(this.opts.top, references));
+  }
+
+  /** The mean of the K highest of these C values (K as of `references` reference captions). */
+  private topMean(values: number[], references: number): number {
+    const k = this.topCount(references);
+    return values
+      .sort((x, y) => y - x)
+      .slice(0, k)
+      .reduce((s, x) => s + x, 0) / k;
   }
 
   /** m: the median chance level of the reference captions, averaged over the two languages. */

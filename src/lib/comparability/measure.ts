@@ -78,12 +78,21 @@ export const BASELINE_MEASURE: MeasureOptions = { ...DEFAULT_MEASURE, wordnet: f
 
 /** Concept id → weight. Synsets are ids ≥ 0, lemmas negative ids (interned). */
 type Concepts = Map<number, number>;
-interface ConceptSet {
+export interface ConceptSet {
   own: Concepts;
   up: Concepts;
   /** The word names people (its most frequent sense is a person or people). */
   person: boolean;
+  /** The highest weight in `own`, and in `up` (0 when empty): a link through them weighs at most their product. */
+  ownMax: number;
+  upMax: number;
 }
+
+const maxWeight = (m: Concepts): number => {
+  let best = 0;
+  for (const w of m.values()) if (w > best) best = w;
+  return best;
+};
 
 /** Where a Chinese word's English concepts come from: a gloss lemma, its weight, and a label for explanations. */
 interface Source {
@@ -193,7 +202,7 @@ export class ConceptSpace {
       for (const [k, w] of head.up) put(up, k, w * this.opts.headWeight);
     }
     if (!this.inUsual) this.addUsualHead(lemma, own);
-    c = { own, up, person: this.opts.personWeight > 0 && synsets !== undefined && this.namesPeople(synsets[0]!) };
+    c = { own, up, person: this.opts.personWeight > 0 && synsets !== undefined && this.namesPeople(synsets[0]!), ownMax: maxWeight(own), upMax: maxWeight(up) };
     if (memo.size > 200_000) memo.clear();
     memo.set(lemma, c);
     return c;
@@ -311,13 +320,15 @@ export class ConceptSpace {
         rel = '';
       }
       if (!this.opts.wordnet || best >= src.weight) continue;
-      const narrower = bestShared(e.own, l.up) * src.weight;
+      // a product of weights never exceeds the product of their maxima (rounding is monotone): a link that cannot beat
+      // the best so far is not looked for
+      const narrower = e.ownMax * l.upMax * src.weight > best ? bestShared(e.own, l.up) * src.weight : 0;
       if (narrower > best) {
         best = narrower;
         bestSrc = src;
         rel = ' (narrower)';
       }
-      const broader = bestShared(e.up, l.own) * src.weight;
+      const broader = e.upMax * l.ownMax * src.weight > best ? bestShared(e.up, l.own) * src.weight : 0;
       if (broader > best) {
         best = broader;
         bestSrc = src;
@@ -331,6 +342,16 @@ export class ConceptSpace {
       }
     }
     return bestSrc ? { sim: best, slot: bestSrc.slot, gloss: bestSrc.label + rel } : NO_LINK;
+  }
+
+  /**
+   * The concept sets a link of this term is made through: an English lemma's own, a Chinese word's every source lemma's
+   * (whatever the source's weight). computeLink is 0 for two terms unless one of the English side's `own` concepts
+   * is among the Chinese side's `own` or `up` ones, or one of its `up` concepts among the Chinese side's `own` ones, or
+   * both name people: the null margin's reference index (reference.ts) skips term pairs that share none.
+   */
+  conceptSets(term: string, lang: 'en' | 'zh'): ConceptSet[] {
+    return lang === 'en' ? [this.english(term)] : this.sources(term).map((src) => this.english(src.lemma));
   }
 
   /** Similarity in [0, 1] of an English lemma and a Chinese word through their best shared concept. */
@@ -365,18 +386,28 @@ export class ConceptSpace {
   }
 }
 
+/** A caption's side of the cosine: its distinct terms in first-occurrence order, their counts and TF-IDF weights. */
+export interface WeightedTerms {
+  terms: string[];
+  counts: number[];
+  /** TF-IDF weight of each term, in the order of `terms`. */
+  w: number[];
+  /** Euclidean norm of the weights. */
+  norm: number;
+}
+
 /** Term frequencies (counts) and TF-IDF weights, in first-occurrence order. */
-function weighted(tokens: string[], lang: 'en' | 'zh', idf: IdfSource): { terms: string[]; counts: number[]; weights: Map<string, number> } {
+export function weightedTerms(tokens: string[], lang: 'en' | 'zh', idf: IdfSource): WeightedTerms {
   const tf = new Map<string, number>();
   for (const t of tokens) tf.set(t, (tf.get(t) ?? 0) + 1);
   const terms = [...tf.keys()];
   const counts = [...tf.values()];
   for (const [t, n] of tf) tf.set(t, n * idf.idf(lang, t));
-  return { terms, counts, weights: tf };
+  return { terms, counts, w: [...tf.values()], norm: norm(tf) };
 }
 
 /** Share of the tokens reached by a link, each counted with its link's similarity. */
-function coverage(counts: number[], sims: Float64Array): number {
+export function coverage(counts: number[], sims: Float64Array): number {
   let total = 0;
   let reached = 0;
   for (let i = 0; i < counts.length; i++) {
@@ -392,51 +423,59 @@ const norm = (m: Map<string, number>): number => {
   return Math.sqrt(s);
 };
 
-export function contentSimilarity(
-  space: ConceptSpace,
-  en: Analysis,
-  zh: Analysis,
-  idf: IdfSource,
-  explain = true,
-  withSignificance = true,
-): { fc: number; fcov: number; sig: Significance; links: Link[] } {
-  const Ew = weighted(en.tokens, 'en', idf);
-  const Zw = weighted(zh.tokens, 'zh', idf);
-  const ne = norm(Ew.weights);
-  const nz = norm(Zw.weights);
-  if (!ne || !nz) return { fc: 0, fcov: 0, sig: NO_SIGNIFICANCE, links: [] };
-  const eTerms = Ew.terms;
-  const zTerms = Zw.terms;
-  const eW = [...Ew.weights.values()];
-  const zW = [...Zw.weights.values()];
-  // Candidate links (i, j, score), then a greedy one-to-one choice by score.
-  const ci: number[] = [];
-  const cj: number[] = [];
-  const cs: number[] = [];
-  const cl: LinkInfo[] = [];
-  for (let i = 0; i < eTerms.length; i++) {
-    const row = space.simRow(eTerms[i]!);
-    for (let j = 0; j < zTerms.length; j++) {
-      const link = row(zTerms[j]!);
-      if (link.sim > 0) {
-        ci.push(i);
-        cj.push(j);
-        cs.push(eW[i]! * zW[j]! * link.sim);
-        cl.push(link);
-      }
+/**
+ * Candidate links of two captions: English term i, Chinese term j, score eW[i]·zW[j]·sim, in the order
+ * contentSimilarity's scan produces them (i ascending, then j ascending), which the greedy choice's stable sort keeps
+ * for equal scores. The null margin's reference index (reference.ts) builds the same list from its own lookups.
+ */
+export class LinkCandidates {
+  readonly ci: number[] = [];
+  readonly cj: number[] = [];
+  readonly cs: number[] = [];
+  readonly cl: LinkInfo[] = [];
+  push(i: number, j: number, score: number, link: LinkInfo): void {
+    this.ci.push(i);
+    this.cj.push(j);
+    this.cs.push(score);
+    this.cl.push(link);
+  }
+}
+
+/** Every term pair of the two sides with a link (similarity > 0), scanned in order. */
+function scanLinks(space: ConceptSpace, E: WeightedTerms, Z: WeightedTerms): LinkCandidates {
+  const out = new LinkCandidates();
+  for (let i = 0; i < E.terms.length; i++) {
+    const row = space.simRow(E.terms[i]!);
+    for (let j = 0; j < Z.terms.length; j++) {
+      const link = row(Z.terms[j]!);
+      if (link.sim > 0) out.push(i, j, E.w[i]! * Z.w[j]! * link.sim, link);
     }
   }
+  return out;
+}
+
+/**
+ * The one-to-one choice of links (greedy by score) and what it gives: fc, the cosine of the aligned TF-IDF vectors,
+ * and fcov, the lower side's coverage. Each English token links once. A Chinese token links once, or (compounds)
+ * once per part: 黑狗 takes "black" through 黑 and "dog" through 狗, 小女孩 "little" and "girl" through the two words
+ * of its gloss.
+ */
+export function chooseLinks(
+  multi: boolean,
+  E: WeightedTerms,
+  Z: WeightedTerms,
+  cand: LinkCandidates,
+  explain: boolean,
+): { fc: number; fcov: number; simE: Float64Array; simZ: Float64Array; links: Link[] } {
+  const { ci, cj, cs, cl } = cand;
   const order = cs.map((_, k) => k);
   if (order.length > 1) order.sort((a, b) => cs[b]! - cs[a]!);
-  // Each English token links once. A Chinese token links once, or (compounds) once per part: 黑狗 takes "black"
-  // through 黑 and "dog" through 狗, 小女孩 "little" and "girl" through the two words of its gloss.
-  const usedE = new Uint8Array(eTerms.length);
-  const usedZ = new Uint32Array(zTerms.length);
-  const multi = space.opts.multiLink;
+  const usedE = new Uint8Array(E.terms.length);
+  const usedZ = new Uint32Array(Z.terms.length);
   let dot = 0;
   const links: Link[] = [];
-  const simE = new Float64Array(eTerms.length);
-  const simZ = new Float64Array(zTerms.length);
+  const simE = new Float64Array(E.terms.length);
+  const simZ = new Float64Array(Z.terms.length);
   for (const k of order) {
     const i = ci[k]!;
     const j = cj[k]!;
@@ -448,13 +487,28 @@ export function contentSimilarity(
     simE[i] = sim;
     if (sim > simZ[j]!) simZ[j] = sim;
     dot += cs[k]!;
-    if (explain) links.push({ en: eTerms[i]!, zh: zTerms[j]!, gloss: cl[k]!.gloss, sim, weight: cs[k]! / (ne * nz) });
+    if (explain) links.push({ en: E.terms[i]!, zh: Z.terms[j]!, gloss: cl[k]!.gloss, sim, weight: cs[k]! / (E.norm * Z.norm) });
   }
-  const fcov = Math.min(coverage(Ew.counts, simE), coverage(Zw.counts, simZ));
-  if (!withSignificance) return { fc: Math.min(1, dot / (ne * nz)), fcov, sig: NO_SIGNIFICANCE, links };
+  const fcov = Math.min(coverage(E.counts, simE), coverage(Z.counts, simZ));
+  return { fc: Math.min(1, dot / (E.norm * Z.norm)), fcov, simE, simZ, links };
+}
+
+export function contentSimilarity(
+  space: ConceptSpace,
+  en: Analysis,
+  zh: Analysis,
+  idf: IdfSource,
+  explain = true,
+  withSignificance = true,
+): { fc: number; fcov: number; sig: Significance; links: Link[] } {
+  const E = weightedTerms(en.tokens, 'en', idf);
+  const Z = weightedTerms(zh.tokens, 'zh', idf);
+  if (!E.norm || !Z.norm) return { fc: 0, fcov: 0, sig: NO_SIGNIFICANCE, links: [] };
+  const { fc, fcov, simE, simZ, links } = chooseLinks(space.opts.multiLink, E, Z, scanLinks(space, E, Z), explain);
+  if (!withSignificance) return { fc, fcov, sig: NO_SIGNIFICANCE, links };
   const linked = (terms: string[], sims: Float64Array) => new Map(terms.flatMap((t, i) => (sims[i]! > 0 ? [[t, sims[i]!] as const] : [])));
-  const sig = significance(eTerms, zTerms, linked(eTerms, simE), linked(zTerms, simZ), idf, space.opts.nullScale);
-  return { fc: Math.min(1, dot / (ne * nz)), fcov, sig, links };
+  const sig = significance(E.terms, Z.terms, linked(E.terms, simE), linked(Z.terms, simZ), idf, space.opts.nullScale);
+  return { fc, fcov, sig, links };
 }
 
 const GENERIC_NAME_WORDS = new Set(['city', 'river', 'mountain', 'lake', 'island', 'province', 'county', 'the', 'of', 'new', 'north', 'south', 'east', 'west', 'great', 'saint', 'st', 'mount', 'university', 'street', 'park']);
