@@ -263,8 +263,11 @@ class ShardMerger {
     const complete = new Map<number, MatchPartial[]>();
     for (const s of sources) {
       const parts = await this.parts(tx, s);
-      if (parts) complete.set(s.id, parts);
+      // decided already: another shard's job found the window complete first (each job's batches are committed
+      // before its window ends, so two can see every shard in; the decision is taken and its jobs queued once)
+      if (parts && !parts.some((p) => p.wide?.stages)) complete.set(s.id, parts);
     }
+    if (!complete.size) return false;
     const stages = decideWide(this.config, complete, count);
     let waiting = false;
     for (const [id, parts] of complete) {
