@@ -9,7 +9,11 @@ import type { Config } from '../src/config/schema.js';
 import { importManifest } from '../src/import/manifest.js';
 import { computeMissingFeatures } from '../src/stages/features/stage.js';
 import { featuresThenMatch } from './helpers/stages.js';
-import { observeSourceCosts } from '../src/stages/match/index.js';
+import { archiveParams, denseViews, inThreadViews, observeSourceCosts } from '../src/stages/match/index.js';
+import { denseKey, denseSiftParams } from '../src/stages/match/archive.js';
+import { decodeGrey } from '../src/lib/sift/index.js';
+import { asiftSpecs } from '../src/lib/sift/index.js';
+import { extractFeatures } from '../src/lib/sift/extract.js';
 import type { Features } from '../src/lib/image-index/features.js';
 import { homographyLogNfa } from '../src/lib/image-index/verify.js';
 import { mulberry32 } from '../src/util/random.js';
@@ -52,6 +56,31 @@ forEachBackend('dense views of targets kept in the bank', (b) => {
     } finally {
       await bank.close();
     }
+  });
+});
+
+describe('archive matching: the dense views\' SIFT (archive.upsample)', function () {
+  this.timeout(60_000);
+  it('describes dense views without the initial upsampling when told, keyed apart from the upsampled ones', async () => {
+    const { config } = loadConfig({});
+    const png = await scene(21);
+    const plain = await extractFeatures(png, config);
+    const g = await decodeGrey(png, { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels, minSide: config.sift.minSide });
+    const a = archiveParams(config);
+    const smallest = async (upsample: boolean) => {
+      const sp = denseSiftParams(config, { upsample });
+      expect(sp.upsample).to.equal(upsample);
+      const f = await denseViews(g, plain, 1, 400, a.maxSide, sp, inThreadViews);
+      expect(f.count).to.be.greaterThan(50);
+      let min = Infinity;
+      for (let i = 0; i < f.count; i++) min = Math.min(min, f.keypoints[i * 6 + 2]!);
+      return { min, key: denseKey(asiftSpecs(1), 400, a.maxSide, sp) };
+    };
+    const up = await smallest(true);
+    const plainScale = await smallest(false);
+    // the upsampled octave holds the finest keypoints (half the size of the first octave's); without it none is that fine
+    expect(plainScale.min).to.be.greaterThan(up.min * 1.5);
+    expect(plainScale.key).to.not.equal(up.key);
   });
 });
 

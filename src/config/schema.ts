@@ -132,6 +132,7 @@ export const configSchema = z
                 targetMaxTilt: int().min(0).max(7),
                 targetKeypointsPerView: pos().max(8192),
                 maxSide: pos(),
+                upsample: z.boolean(),
                 checks: pos(),
                 neighbours: int().min(2).max(16),
                 minInliers: int().min(0),

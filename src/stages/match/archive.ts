@@ -33,6 +33,8 @@ export interface ArchiveParams {
   targetMaxTilt: number;
   targetKeypointsPerView: number;
   maxSide: number;
+  /** Lowe's initial x2 upsampling in the dense views' SIFT (sift.upsample is the plain features'). */
+  upsample: boolean;
   /** Descriptors compared per keypoint in the kd-forest. */
   checks: number;
   /** Nearest target keypoints per query keypoint for the ratio test (pooled: the rival is another place). */
@@ -51,7 +53,7 @@ export function archiveParams(config: Config): ArchiveParams {
   const a = config.match.views.archive;
   return {
     candidates: a.candidates, maxTilt: a.maxTilt, keypointsPerView: a.keypointsPerView, targetMaxTilt: a.targetMaxTilt,
-    targetKeypointsPerView: a.targetKeypointsPerView, maxSide: a.maxSide, checks: a.checks,
+    targetKeypointsPerView: a.targetKeypointsPerView, maxSide: a.maxSide, upsample: a.upsample, checks: a.checks,
     neighbours: a.neighbours, minInliers: a.minInliers, angleTolerance: a.angleTolerance, scaleTolerance: a.scaleTolerance, maxLogNfa: a.maxLogNfa,
   };
 }
@@ -108,6 +110,11 @@ function turned(r: Verification): Verification {
   return { ...r, H: r.H ? invert3(r.H) : null, F: null, pairs };
 }
 
+/** SIFT's settings for dense views: the plain features', with archive.upsample's initial upsampling. */
+export function denseSiftParams(config: Config, a: Pick<ArchiveParams, 'upsample'>): SiftParams {
+  return { ...siftParams(config.sift), upsample: a.upsample };
+}
+
 /** The key of an image's dense views: the views, their sizes and SIFT's settings (a DenseViewsRow's key). */
 export function denseKey(specs: ViewSpec[], keypointsPerView: number, maxSide: number, sift: SiftParams): string {
   const s = `${sift.upsample ? 'u' : ''}${sift.octaveLayers}/${sift.sigma}/${sift.contrastThreshold}/${sift.edgeThreshold}`;
@@ -135,7 +142,7 @@ export class DenseViewsSource {
 
   constructor(private readonly bank: Bank, private readonly config: Config, private readonly a: ArchiveParams, private readonly runViews: ViewRunner, cacheBytes: number) {
     this.held = cacheBytes > 0 ? new LRUCache({ maxSize: cacheBytes, sizeCalculation: featureBytes }) : null;
-    this.sp = siftParams(config.sift);
+    this.sp = denseSiftParams(config, a);
     this.key = denseKey(asiftSpecs(a.targetMaxTilt), a.targetKeypointsPerView, a.maxSide, this.sp);
   }
 

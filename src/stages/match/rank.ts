@@ -13,7 +13,7 @@ import { search, type DirectVotes, type Hit, type SearchParams } from '../../lib
 import { searchParams, type IndexHandle } from '../../lib/image-index/index.js';
 import { errorMessage } from '../../util/errors.js';
 import { inThreadViews, searchProgressive, viewParams, viewsKey, withOwnViews, type GreyImage, type TargetViews, type ViewRunner } from './views.js';
-import { DenseViewsSource, archiveMatch, archiveParams, archiveVerifyParams, denseViews, fuseRankings, type ArchiveResult } from './archive.js';
+import { DenseViewsSource, archiveMatch, denseSiftParams, archiveParams, archiveVerifyParams, denseViews, fuseRankings, type ArchiveResult } from './archive.js';
 
 /**
  * One SiftPool for the synthesised views of a whole run (match) or search, started the first time a query needs
@@ -216,7 +216,7 @@ export async function archiveRank(
   queryDense?: () => Promise<Features>,
 ): Promise<{ hits: Hit[]; archive: ArchiveResult }> {
   const a = archiveParams(config);
-  const sp = siftParams(config.sift);
+  const sp = denseSiftParams(config, a);
   const qd = queryDense ? await queryDense() : await denseViews(g, q, a.maxTilt, a.keypointsPerView, a.maxSide, sp, runViews);
   const p = { ...searchParams(config), window: searchWindow(handle, config, sourceAt) };
   const byDense = await search(handle.index, () => undefined, q, { ...p, mirror: false, recollide: 0 }, qd);
