@@ -233,5 +233,7 @@ describe('target shards', function () {
     const stopped = mergePartials([voted(part('0-9', false, [c(3, 1, 0.25), c(4, 2, 0.22)]), [[3, 80], [4, 20]]), voted(part('10-19', true, [c(12, 1, 0.9)]), [[12, 50]])], 5, 0.3);
     expect(stopped.map((m) => `${m.targetItemId}#${m.rank}`)).to.deep.equal(['12#1', '3#2']);
     expect(mergePartials([voted(part('0-9', false, [c(3, 1, 0.25), c(4, 2, 0.22)]), [[3, 80], [4, 20]]), voted(part('10-19', false, [c(12, 1, 0.28)]), [[12, 50]])], 5, 0.3).map((m) => m.targetItemId), 'nothing confident: nothing stops').to.deep.equal([12, 3, 4]);
+    // one search verifies the 2 most-voted images of all shards' shortlists together: 4 (20 votes) was not among them
+    expect(mergePartials([voted(part('0-9', false, [c(3, 1, 0.25), c(4, 2, 0.22)]), [[3, 80], [4, 20]]), voted(part('10-19', false, [c(12, 1, 0.28)]), [[12, 50]])], 5, 0.3, 2).map((m) => m.targetItemId)).to.deep.equal([12, 3]);
   });
 });

@@ -39,6 +39,8 @@ export interface PartialWide {
   stages?: { views?: 'full' | 'dense'; archive?: boolean };
   /** This shard has run them. */
   done?: boolean;
+  /** They replaced this shard's plain result (its candidates are no longer the shortlist's). */
+  replaced?: boolean;
 }
 
 type Stored = Omit<CandidateInput, 'pairs'> & { pairs: string | null };

@@ -240,7 +240,7 @@ export class MatchRun implements MatchContext {
       if (!entry) this.window.pictures.set(w.picture, (entry = { cand: [], width, members: [] }));
       entry.members.push({ id: p.sourceItemId, sha: p.imageSha256, width });
       this.window.sources.push({ id: p.sourceItemId, sha: p.imageSha256 });
-      await this.sink.put(this.bank, { id: p.sourceItemId, sha: p.imageSha256 }, p.candidates, new Date().toISOString(), w);
+      this.sink.remember?.(p.sourceItemId, p.candidates, w);
       if (!w.searched || !q) continue;
       entry.cand = p.candidates;
       entry.width = width;

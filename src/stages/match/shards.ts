@@ -121,7 +121,8 @@ export async function currentPlan(bank: Bank | BankScope, config: Config): Promi
  * vote order and stops at its first confident hit, so the images another shard verified with fewer votes than the
  * most-voted confident hit (votes counted in keypoints, PartialWide.shortlist) are dropped.
  */
-export function mergePartials(parts: MatchPartial[], top: number, confidentScore?: number): CandidateInput[] {
+export function mergePartials(all: MatchPartial[], top: number, confidentScore?: number, shortlist?: number): CandidateInput[] {
+  const parts = shortlist && confidentScore !== undefined ? withinShortlist(all, shortlist, confidentScore) : all;
   // A shard whose direct search was confident means the whole search was: it would not have run the mirror pass,
   // so no shard's mirrored hits count.
   const confident = parts.some((p) => p.confident);
@@ -142,6 +143,23 @@ export function mergePartials(parts: MatchPartial[], top: number, confidentScore
   }
   groups.sort((a, b) => b[0]!.imageScore - a[0]!.imageScore || b[0]!.inliers - a[0]!.inliers || a[0]!.targetItemId - b[0]!.targetItemId);
   return groups.slice(0, top).flatMap((g, i) => g.map((c) => ({ ...c, rank: i + 1 })));
+}
+
+/**
+ * One search of the whole index verifies its `n` most-voted images; each shard verified its own `n`. Votes counted in
+ * keypoints compare across shards: the direct (not mirrored) candidates of images outside the `n` most-voted of all
+ * shards' shortlists together are dropped, and whether a shard was confident is judged on what is left. A result the
+ * wide-baseline stages replaced (views, archive matching: other images than the shortlist's) is kept whole.
+ */
+function withinShortlist(parts: MatchPartial[], n: number, confidentScore: number): MatchPartial[] {
+  if (!parts.every((p) => p.wide?.shortlist)) return parts;
+  const union = parts.flatMap((p) => p.wide!.shortlist!).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+  const keep = new Set(union.slice(0, n).map(([id]) => id));
+  return parts.map((p) => {
+    if (p.wide!.replaced) return p;
+    const candidates = p.candidates.filter((c) => c.mirrored || keep.has(byRankHead(p, c)));
+    return { ...p, candidates, confident: candidates.some((c) => !c.mirrored && c.imageScore >= confidentScore) };
+  });
 }
 
 /** The indexed item of a candidate's picture in its shard's list (the first candidate of its rank: twins follow it). */
@@ -166,6 +184,8 @@ export interface MatchSink {
   /** The window's sources are searched (views included): they are marked matched, or, sharded, merged when complete.
    *  count: the pending rows the window took (its wide-baseline budgets' base). */
   windowDone(tx: BankScope, sources: { id: number; sha: string }[], now: string, count: number): Promise<void>;
+  /** A shard's wide phase: a waiting source's stored result, as the sink starts from (nothing written). */
+  remember?(id: number, cand: CandidateInput[], wide: PartialWide): void;
 }
 
 /** The whole index in one run: candidates stored as they are, sources marked matched at the window's end. */
@@ -203,7 +223,14 @@ export function shardSink(shard: MatchShard, o: ShardSinkOptions): MatchSink {
   const key = rangeText(shard.range);
   const wideOf = new Map<number, PartialWide | undefined>();
   const candOf = new Map<number, CandidateInput[]>();
-  const put = (tx: BankScope, s: { id: number; sha: string }, cand: CandidateInput[], now: string, wide?: PartialWide) => {
+  const put = async (tx: BankScope, s: { id: number; sha: string }, cand: CandidateInput[], now: string, wide?: PartialWide) => {
+    if (shard.phase === 'wide') {
+      // only while the source waits for this shard's stages (another job may have merged it meanwhile: a lease taken
+      // over); a result the stages replaced is kept whole by the merge (withinShortlist)
+      const mine = (await tx.repo(MatchPartialsRepo).forSource(s.id)).find((p) => p.shard === key && p.plan === shard.plan.id);
+      if (!mine?.wide?.stages) return;
+      wide = { ...(wide ?? wideOf.get(s.id) ?? mine.wide), replaced: wide?.done ? wideOf.get(s.id)?.replaced : true };
+    }
     if (wide) wideOf.set(s.id, wide);
     candOf.set(s.id, cand);
     const confident = cand.some((c) => !c.mirrored && c.imageScore >= o.confidentScore);
@@ -212,6 +239,10 @@ export function shardSink(shard: MatchShard, o: ShardSinkOptions): MatchSink {
   const merger = new ShardMerger(shard, o.config, o.top);
   return {
     put,
+    remember: (id, cand, wide) => {
+      wideOf.set(id, wide);
+      candOf.set(id, cand);
+    },
     windowDone: async (tx, sources, now, count) => {
       await tx.repo(MatchPartialsRepo).lockMerge();
       if (shard.phase === 'wide') {
@@ -242,7 +273,7 @@ class ShardMerger {
   }
 
   private async merge(tx: BankScope, id: number, parts: MatchPartial[], now: string): Promise<void> {
-    await tx.repo(CandidatesRepo).replaceFor(id, mergePartials(parts, this.top, this.config.lsh.confidentScore), now);
+    await tx.repo(CandidatesRepo).replaceFor(id, mergePartials(parts, this.top, this.config.lsh.confidentScore, this.config.lsh.shortlist), now);
     await tx.repo(CandidatesRepo).markMatched(id, parts[0]!.imageSha256, Math.min(...parts.map((p) => p.seq)), now);
     await tx.repo(MatchPartialsRepo).deleteFor(id);
   }
