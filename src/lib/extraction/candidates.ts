@@ -192,15 +192,16 @@ function samePage(href: string, pageUrl: string | undefined): boolean {
 
 const IMAGE_FILE_LINK = /\.(jpe?g|png|webp|gif)(\?|$)/i;
 
+/** The element holds a heading (h1-h4) within eight levels. */
+function hasHeadingEl(el: Element, depth = 0): boolean {
+  return depth < 8 && el.children.some((c) => c.type === 'tag' && (/^h[1-4]$/.test((c as Element).name) || hasHeadingEl(c as Element, depth + 1)));
+}
+
 /**
  * The photo's link goes to a page (a gallery or photo page, not the image file) that a text link beside it names as
  * well: the photo and the headline of a teaser card for another page (photo-gallery teasers, sponsored listings),
  * however the link's path is called.
  */
-function hasHeadingEl(el: Element, depth = 0): boolean {
-  return depth < 8 && el.children.some((c) => c.type === 'tag' && (/^h[1-4]$/.test((c as Element).name) || hasHeadingEl(c as Element, depth + 1)));
-}
-
 function twinTextLink(link: Element): boolean {
   const href = attr(link, 'href')?.trim() ?? '';
   // A link with a fragment goes to a place in a page (most often this one: "…/story.html#i1" opens its slideshow).

@@ -171,11 +171,11 @@ export function isDecorative(el: Element, url: string): string | null {
   return null;
 }
 
-// A video's own wrappers (players, embeds, poster holders): the image inside is its poster.
 // The image folder of a site's template (a theme, skin or layout): buttons, arrows, badges, default thumbnails. Such
 // images sit on 15 open sites and none is a captioned photo.
 const TEMPLATE_DIR = /\/(layouts?|templates?|skins?|themes?)\/([\w-]+\/)*(img|images|imgs)\//i;
 
+// A video's own wrappers (players, embeds, poster holders): the image inside is its poster.
 const PLAYER = /(^|[\s_-])(video-?player|jw-?player|jwplayer|vjs|video-js|player-?container|media-?player|video-?(wrap\w*|embed\w*|container|poster|holder|frame)|media-?video)([\s_-]|$)/i;
 
 const NOT_A_PHOTO = /(^|[\W_])(logos?|icons?|favicon|sprite|spacer|emoji|emoticon|smiley|qrcode|qr[-_]code|erweima|ewm|二维码|gravatar|avatar)([\W_]|$)/i;
