@@ -78,6 +78,48 @@ describe('fault suite: the bank drops connections (PostgreSQL)', function () {
     }
   });
 
+  it('a connection terminated under a streaming read (iterate), between reads or before the first: the read fails naming PostgreSQL, never hangs (the clean-clone CI hang)', async () => {
+    const url = await (await startPg()).createDatabase();
+    const bank = await Bank.open(path.join(dir, 'it'), { url });
+    const { port } = await startPg();
+    try {
+      await bank.transaction(async (tx) => {
+        for (let i = 0; i < 1200; i++) await tx.meta.set(`k${String(i).padStart(4, '0')}`, 'v');
+      });
+      // a read of more than one batch (500 rows), its session ended after the first batch, then before any batch
+      for (const after of [1, 0]) {
+        let seen = 0;
+        let caught: unknown;
+        const t0 = Date.now();
+        try {
+          if (after === 0) {
+            const rows = bank.sql.iterate<{ key: string }>('SELECT key FROM meta WHERE key LIKE ? ORDER BY key', ['k%'])[Symbol.asyncIterator]();
+            const first = rows.next();
+            terminateSessions(port, dbName(url));
+            await first;
+            for (let r = await rows.next(); !r.done; r = await rows.next()) seen++;
+          } else {
+            for await (const _ of bank.sql.iterate<{ key: string }>('SELECT key FROM meta WHERE key LIKE ? ORDER BY key', ['k%'])) {
+              if (++seen === 1) terminateSessions(port, dbName(url));
+              await new Promise((r) => setTimeout(r, 0));
+            }
+          }
+        } catch (err) {
+          caught = err;
+        }
+        expect(isBankUnavailable(caught), `after ${after}: ${String(caught)} (${seen} rows)`).to.equal(true);
+        expect(Date.now() - t0).to.be.below(20_000);
+        await settle(bank);
+      }
+      // the bank serves the next read in full on a new connection
+      let n = 0;
+      for await (const _ of bank.sql.iterate('SELECT key FROM meta WHERE key LIKE ?', ['k%'])) n++;
+      expect(n).to.equal(1200);
+    } finally {
+      await bank.close();
+    }
+  });
+
   it('connections terminated during match: the stage stops, no source is marked failed, a rerun gives the uninterrupted pairs (finding 2)', async () => {
     const manifests = await harvestManifests(path.join(dir, 'h'), 2, 1);
     const load = async (data: string, url?: string) => {

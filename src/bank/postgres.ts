@@ -202,9 +202,9 @@ class PgSql implements Sql {
         yield* rows;
       }
     } finally {
-      await cursor.close().catch(() => undefined);
+      const ended = await closeCursor(cursor, client);
       // a connection that failed is closed, not given back to the pool
-      own?.release(isBankUnavailable(broken) ? (broken as Error) : undefined);
+      own?.release(isBankUnavailable(broken) ? (broken as Error) : ended);
     }
   }
 
@@ -268,6 +268,31 @@ class PgSql implements Sql {
       this.savepoints--;
     }
   }
+}
+
+/**
+ * Closes a cursor's portal, or says why it could not: pg-cursor's close() waits for the server's ReadyForQuery, which
+ * never comes on a connection that has ended (a restart, pg_terminate_backend), so awaiting it alone hung a worker
+ * for good. A cursor whose read failed has no portal left to close (the error ended it); a connection that ends while
+ * closing gives up the wait. Returns the error to release the connection with (closed, not pooled), if any.
+ */
+async function closeCursor(cursor: Cursor<unknown>, client: Client): Promise<Error | undefined> {
+  if ((cursor as unknown as { state: string }).state === 'error') return undefined;
+  const conn = (client as unknown as { connection: NodeJS.EventEmitter }).connection;
+  return new Promise((resolve) => {
+    const onEnd = () => resolve(new Error('the connection ended while a cursor was being closed'));
+    conn.once('end', onEnd);
+    cursor.close().then(
+      () => {
+        conn.removeListener('end', onEnd);
+        resolve(undefined);
+      },
+      (err: Error) => {
+        conn.removeListener('end', onEnd);
+        resolve(err);
+      },
+    );
+  });
 }
 
 /** COPY text format: tab-separated, \N for NULL, backslash escapes; BYTEA as \\x hex. */
