@@ -99,7 +99,8 @@ export class MatchRun implements MatchContext {
       this.window.count += batch.length;
       afterId = batch[batch.length - 1]!.id;
       const results: SourceResult[] = [];
-      for (const s of batch) results.push(await this.searchSource(s));
+      const harvest = await this.harvestTimes(batch.map((b) => b.id));
+      for (const s of batch) results.push(await this.searchSource(s, harvest.get(s.id)));
       await this.storeBatch(results);
       this.opts.progress?.tick(batch.length);
       if (this.window.count >= perWindow && !(await this.endWindow())) return;
@@ -115,6 +116,16 @@ export class MatchRun implements MatchContext {
   /** When the source was harvested (epoch ms; NaN when unknown). */
   harvestedAt(i: Item | undefined): number {
     return i ? Date.parse(i.fetchedAt ?? i.importedAt ?? '') : NaN;
+  }
+
+  /** With lsh.window, when each of these sources was harvested (epoch ms, NaN when unknown), read at once; without
+   *  it, nothing (a source's search then has no time bound). */
+  private async harvestTimes(ids: number[]): Promise<Map<number, number>> {
+    const out = new Map<number, number>();
+    if (!this.windowMs) return out;
+    const items = await this.bank.items.byIds(ids);
+    for (const id of ids) out.set(id, this.harvestedAt(items.get(id)));
+    return out;
   }
 
   /** lsh.window (the news case): a source keeps only the candidates harvested within N days of it. */
@@ -133,13 +144,12 @@ export class MatchRun implements MatchContext {
    * features unreadable, a throw in the search or the verification) is that item's: it is marked failed with the
    * reason and the run goes on with the others.
    */
-  private async searchSource(s: { id: number; imageSha256: string }): Promise<SourceResult> {
+  private async searchSource(s: { id: number; imageSha256: string }, at: number | undefined): Promise<SourceResult> {
     let cand: CandidateInput[] = [];
     let wide: PartialWide | undefined;
     try {
       const q = await this.feats.get(s.imageSha256);
       if (q && this.handle.index.size) {
-        const at = this.windowMs ? this.harvestedAt(await this.bank.items.byId(s.id)) : undefined;
         const picture = (q.twinOf ?? s.imageSha256) + (at === undefined ? '' : `@${at}`);
         const width = q.width / q.scale;
         const seen = this.window.pictures.get(picture);
@@ -232,6 +242,7 @@ export class MatchRun implements MatchContext {
     const key = `${this.shard!.range.first}-${this.shard!.range.last}`;
     const parts = (await this.bank.repo(MatchPartialsRepo).inRange(this.shard!.plan.id, r.first, r.last)).filter((p) => p.shard === key && p.wide?.stages && !p.wide.done);
     const stages = new Map<string, NonNullable<PartialWide['stages']>>();
+    const harvest = await this.harvestTimes(parts.map((p) => p.sourceItemId));
     for (const p of parts) {
       const w = p.wide!;
       const q = await this.feats.get(p.imageSha256);
@@ -245,7 +256,7 @@ export class MatchRun implements MatchContext {
       entry.cand = p.candidates;
       entry.width = width;
       stages.set(w.picture, w.stages!);
-      const at = this.windowMs ? this.harvestedAt(await this.bank.items.byId(p.sourceItemId)) : undefined;
+      const at = harvest.get(p.sourceItemId);
       const plain = await rankAgainstIndex(this.handle, this.config, q, this.top, greyLoader(this.config, () => this.bank.images.read(p.imageSha256)), this.views.run, () => false, at);
       this.window.unconfident.push({ picture: w.picture, id: p.sourceItemId, sha: p.imageSha256, evidence: plain.evidence, hits: plain.hits, promise: 0, ranking: plain.votes.slots, at });
     }

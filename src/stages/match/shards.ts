@@ -122,19 +122,19 @@ export async function currentPlan(bank: Bank | BankScope, config: Config): Promi
  * most-voted confident hit (votes counted in keypoints, PartialWide.shortlist) are dropped.
  */
 export function mergePartials(all: MatchPartial[], top: number, confidentScore?: number, shortlist?: number): CandidateInput[] {
-  const parts = shortlist && confidentScore !== undefined ? withinShortlist(all, shortlist, confidentScore) : all;
+  const voted = all.map(withVotes);
+  const parts = shortlist && confidentScore !== undefined ? withinShortlist(voted, shortlist, confidentScore) : voted;
   // A shard whose direct search was confident means the whole search was: it would not have run the mirror pass,
   // so no shard's mirrored hits count.
-  const confident = parts.some((p) => p.confident);
+  const confident = parts.some((v) => v.p.confident);
   const stop = confident && confidentScore !== undefined ? stopVotes(parts, confidentScore) : -Infinity;
   // one picture per rank within a shard (its indexed item first, then the items showing the same picture)
   const groups: CandidateInput[][] = [];
-  for (const p of parts) {
+  for (const v of parts) {
     const byRank = new Map<number, CandidateInput[]>();
-    const votes = new Map(p.wide?.shortlist ?? []);
-    for (const c of p.candidates) {
+    for (const c of v.p.candidates) {
       if (confident && c.mirrored) continue;
-      if ((votes.get(byRankHead(p, c)) ?? Infinity) < stop) continue;
+      if ((v.votesOf(c) ?? Infinity) < stop) continue;
       let g = byRank.get(c.rank);
       if (!g) byRank.set(c.rank, (g = []));
       g.push(c);
@@ -146,34 +146,45 @@ export function mergePartials(all: MatchPartial[], top: number, confidentScore?:
 }
 
 /**
+ * A shard's result with the one lookup both merge rules use: a candidate's picture (the indexed item at the head of
+ * its rank: the twins showing the same picture follow it, and only the head is in the shortlist) and that picture's
+ * votes in the shard's shortlist (PartialWide.shortlist; undefined when not in it).
+ */
+interface Voted {
+  p: MatchPartial;
+  headOf(c: CandidateInput): number;
+  votesOf(c: CandidateInput): number | undefined;
+}
+
+function withVotes(p: MatchPartial): Voted {
+  const head = new Map<number, number>();
+  for (const c of p.candidates) if (!head.has(c.rank)) head.set(c.rank, c.targetItemId);
+  const votes = new Map(p.wide?.shortlist ?? []);
+  const headOf = (c: CandidateInput) => head.get(c.rank)!;
+  return { p, headOf, votesOf: (c) => votes.get(headOf(c)) };
+}
+
+/**
  * One search of the whole index verifies its `n` most-voted images; each shard verified its own `n`. Votes counted in
  * keypoints compare across shards: the direct (not mirrored) candidates of images outside the `n` most-voted of all
  * shards' shortlists together are dropped, and whether a shard was confident is judged on what is left. A result the
  * wide-baseline stages replaced (views, archive matching: other images than the shortlist's) is kept whole.
  */
-function withinShortlist(parts: MatchPartial[], n: number, confidentScore: number): MatchPartial[] {
-  if (!parts.every((p) => p.wide?.shortlist)) return parts;
-  const union = parts.flatMap((p) => p.wide!.shortlist!).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+function withinShortlist(parts: Voted[], n: number, confidentScore: number): Voted[] {
+  if (!parts.every((v) => v.p.wide?.shortlist)) return parts;
+  const union = parts.flatMap((v) => v.p.wide!.shortlist!).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
   const keep = new Set(union.slice(0, n).map(([id]) => id));
-  return parts.map((p) => {
-    if (p.wide!.replaced) return p;
-    const candidates = p.candidates.filter((c) => c.mirrored || keep.has(byRankHead(p, c)));
-    return { ...p, candidates, confident: candidates.some((c) => !c.mirrored && c.imageScore >= confidentScore) };
+  return parts.map((v) => {
+    if (v.p.wide!.replaced) return v;
+    const candidates = v.p.candidates.filter((c) => c.mirrored || keep.has(v.headOf(c)));
+    return withVotes({ ...v.p, candidates, confident: candidates.some((c) => !c.mirrored && c.imageScore >= confidentScore) });
   });
 }
 
-/** The indexed item of a candidate's picture in its shard's list (the first candidate of its rank: twins follow it). */
-function byRankHead(p: MatchPartial, c: CandidateInput): number {
-  return p.candidates.find((x) => x.rank === c.rank)!.targetItemId;
-}
-
 /** The votes of the most-voted confident direct hit over the shards (where one search would have stopped). */
-function stopVotes(parts: MatchPartial[], confidentScore: number): number {
+function stopVotes(parts: Voted[], confidentScore: number): number {
   let stop = -Infinity;
-  for (const p of parts) {
-    const votes = new Map(p.wide?.shortlist ?? []);
-    for (const c of p.candidates) if (!c.mirrored && c.imageScore >= confidentScore) stop = Math.max(stop, votes.get(c.targetItemId) ?? -Infinity);
-  }
+  for (const v of parts) for (const c of v.p.candidates) if (!c.mirrored && c.imageScore >= confidentScore) stop = Math.max(stop, v.votesOf(c) ?? -Infinity);
   return stop;
 }
 
@@ -221,42 +232,73 @@ export interface ShardSinkOptions {
  */
 export function shardSink(shard: MatchShard, o: ShardSinkOptions): MatchSink {
   const key = rangeText(shard.range);
-  const wideOf = new Map<number, PartialWide | undefined>();
+  const wideOf = new Map<number, PartialWide>();
   const candOf = new Map<number, CandidateInput[]>();
-  const put = async (tx: BankScope, s: { id: number; sha: string }, cand: CandidateInput[], now: string, wide?: PartialWide) => {
-    if (shard.phase === 'wide') {
-      // only while the source waits for this shard's stages (another job may have merged it meanwhile: a lease taken
-      // over); a result the stages replaced is kept whole by the merge (withinShortlist)
-      const mine = (await tx.repo(MatchPartialsRepo).forSource(s.id)).find((p) => p.shard === key && p.plan === shard.plan.id);
-      if (!mine?.wide?.stages) return;
-      wide = { ...(wide ?? wideOf.get(s.id) ?? mine.wide), replaced: wide?.done ? wideOf.get(s.id)?.replaced : true };
-    }
-    if (wide) wideOf.set(s.id, wide);
-    candOf.set(s.id, cand);
-    const confident = cand.some((c) => !c.mirrored && c.imageScore >= o.confidentScore);
-    return tx.repo(MatchPartialsRepo).put({ sourceItemId: s.id, shard: key, plan: shard.plan.id, imageSha256: s.sha, seq: o.seq, confident, candidates: cand, wide: wideOf.get(s.id) }, now);
-  };
   const merger = new ShardMerger(shard, o.config, o.top);
+  const row = (s: { id: number; sha: string }, cand: CandidateInput[], wide: PartialWide | undefined): MatchPartial => ({
+    sourceItemId: s.id, shard: key, plan: shard.plan.id, imageSha256: s.sha, seq: o.seq,
+    confident: cand.some((c) => !c.mirrored && c.imageScore >= o.confidentScore), candidates: cand, wide,
+  });
   return {
-    put,
+    put: async (tx, s, cand, now, wide) => {
+      if (shard.phase === 'plain') return tx.repo(MatchPartialsRepo).put(row(s, cand, wide), now);
+      // the wide phase's results are kept here and written at the window's end, under the merge lock, for the sources
+      // still waiting for this shard's stages (another job may have merged them meanwhile: a lease taken over)
+      candOf.set(s.id, cand);
+      const w = wideOf.get(s.id);
+      if (w) wideOf.set(s.id, { ...w, replaced: true });
+    },
     remember: (id, cand, wide) => {
       wideOf.set(id, wide);
       candOf.set(id, cand);
     },
     windowDone: async (tx, sources, now, count) => {
       await tx.repo(MatchPartialsRepo).lockMerge();
+      // the window's stored results, read once (every shard's, every source's)
+      const rows = new WindowRows(await tx.repo(MatchPartialsRepo).inRange(shard.plan.id, o.window.first, o.window.last));
       if (shard.phase === 'wide') {
-        for (const s of sources) await put(tx, s, candOf.get(s.id) ?? [], now, { ...wideOf.get(s.id)!, done: true });
-        await merger.mergeComplete(tx, sources, now, (p) => p.wide?.done === true);
+        for (const s of sources) {
+          const mine = rows.of(s.id).find((p) => p.shard === key);
+          if (!mine?.wide?.stages || mine.wide.done) continue;
+          const done = row(s, candOf.get(s.id) ?? [], { ...(wideOf.get(s.id) ?? mine.wide), done: true });
+          await tx.repo(MatchPartialsRepo).put(done, now);
+          rows.replace(done);
+        }
+        await merger.mergeComplete(tx, rows, sources, now, (p) => p.wide?.done === true);
         return;
       }
-      const waiting = await merger.decide(tx, sources, now, count);
+      const waiting = await merger.decide(tx, rows, sources, now, count);
       if (waiting && o.queueWide) {
         const r = o.window;
         await tx.repo(JobsRepo).enqueueKeyedRanges('match', shard.plan.ranges.map((t) => ({ range: r, key: shardKey(shard.plan, t, 'wide') })));
       }
     },
   };
+}
+
+/** A window's stored partial results by source (read once at the window's end). */
+class WindowRows {
+  private readonly bySource = new Map<number, MatchPartial[]>();
+  constructor(rows: MatchPartial[]) {
+    for (const r of rows) this.of(r.sourceItemId, true).push(r);
+  }
+
+  of(id: number, create = false): MatchPartial[] {
+    let list = this.bySource.get(id);
+    if (!list) {
+      list = [];
+      if (create) this.bySource.set(id, list);
+    }
+    return list;
+  }
+
+  /** A row just written in place of the one of its source and shard. */
+  replace(p: MatchPartial): void {
+    const list = this.of(p.sourceItemId, true);
+    const i = list.findIndex((x) => x.shard === p.shard);
+    if (i >= 0) list[i] = p;
+    else list.push(p);
+  }
 }
 
 /** The merges of one plan's partial results (shardSink's window ends). */
@@ -266,9 +308,9 @@ class ShardMerger {
     this.want = new Set(shard.plan.ranges.map(rangeText));
   }
 
-  /** Each source's results of this plan and image, when every shard's are in and pass `complete`; else null. */
-  private async parts(tx: BankScope, s: { id: number; sha: string }, complete: (p: MatchPartial) => boolean = () => true): Promise<MatchPartial[] | null> {
-    const parts = (await tx.repo(MatchPartialsRepo).forSource(s.id)).filter((p) => p.plan === this.shard.plan.id && p.imageSha256 === s.sha && this.want.has(p.shard));
+  /** A source's results of this plan and image, when every shard's are in and pass `complete`; else null. */
+  private parts(rows: WindowRows, s: { id: number; sha: string }, complete: (p: MatchPartial) => boolean = () => true): MatchPartial[] | null {
+    const parts = rows.of(s.id).filter((p) => p.plan === this.shard.plan.id && p.imageSha256 === s.sha && this.want.has(p.shard));
     return parts.length === this.want.size && parts.every(complete) ? parts : null;
   }
 
@@ -279,9 +321,9 @@ class ShardMerger {
   }
 
   /** Merges the sources whose every shard's results are in and pass `complete`. */
-  async mergeComplete(tx: BankScope, sources: { id: number; sha: string }[], now: string, complete?: (p: MatchPartial) => boolean): Promise<void> {
+  async mergeComplete(tx: BankScope, rows: WindowRows, sources: { id: number; sha: string }[], now: string, complete?: (p: MatchPartial) => boolean): Promise<void> {
     for (const s of sources) {
-      const parts = await this.parts(tx, s, complete);
+      const parts = this.parts(rows, s, complete);
       if (parts) await this.merge(tx, s.id, parts, now);
     }
   }
@@ -290,10 +332,10 @@ class ShardMerger {
    * When the window's plain searches are in from every shard: the wide-baseline decision over them, the sources it
    * gives no stage merged, the others' results marked with their stages. True when some source waits for them.
    */
-  async decide(tx: BankScope, sources: { id: number; sha: string }[], now: string, count: number): Promise<boolean> {
+  async decide(tx: BankScope, rows: WindowRows, sources: { id: number; sha: string }[], now: string, count: number): Promise<boolean> {
     const complete = new Map<number, MatchPartial[]>();
     for (const s of sources) {
-      const parts = await this.parts(tx, s);
+      const parts = this.parts(rows, s);
       // decided already: another shard's job found the window complete first (each job's batches are committed
       // before its window ends, so two can see every shard in; the decision is taken and its jobs queued once)
       if (parts && !parts.some((p) => p.wide?.stages)) complete.set(s.id, parts);

@@ -59,9 +59,11 @@ export async function runMatch(bank: Bank, config: Config, opts: MatchOptions = 
 
 /** The windows with sources waiting for their wide-baseline stages (the plain phase's decision chose them). */
 async function wideWindows<W extends IdRange>(bank: Bank, plan: string, windows: W[]): Promise<W[]> {
-  const out: W[] = [];
-  for (const w of windows) if ((await bank.repo(MatchPartialsRepo).inRange(plan, w.first, w.last)).some((p) => p.wide?.stages && !p.wide.done)) out.push(w);
-  return out;
+  if (!windows.length) return [];
+  // one read over all the windows (they are in id order)
+  const rows = await bank.repo(MatchPartialsRepo).inRange(plan, windows[0]!.first, windows[windows.length - 1]!.last);
+  const waiting = rows.filter((p) => p.wide?.stages && !p.wide.done).map((p) => p.sourceItemId);
+  return windows.filter((w) => waiting.some((id) => id >= w.first && id <= w.last));
 }
 
 /** One match run over the whole index (shard null) or one shard. */
