@@ -227,12 +227,13 @@ describe('target shards', function () {
     expect(merged.map((m) => `${m.targetItemId}#${m.rank}`)).to.deep.equal(['12#1', '3#2', '4#2', '11#3']);
     const noConfident = mergePartials([part('0-9', false, [c(5, 1, 0.3, true)]), part('10-19', false, [c(12, 1, 0.25)])], 5);
     expect(noConfident.map((m) => `${m.targetItemId}#${m.rank}`)).to.deep.equal(['5#1', '12#2']);
-    // one search stops at its first confident hit in vote order: another shard's image with fewer votes than it
-    // would not have been verified (4: 20 votes < 50), one with more would (3: 80)
+    // one search verifies its whole shortlist: an image another shard verified with fewer votes than a confident hit
+    // is kept (4: 20 votes < 50), as one search keeps it
     const voted = (p: MatchPartial, shortlist: [number, number][]): MatchPartial => ({ ...p, wide: { picture: 'x', searched: true, sure: p.confident, evidence: null, top: [], shortlist } });
-    const stopped = mergePartials([voted(part('0-9', false, [c(3, 1, 0.25), c(4, 2, 0.22)]), [[3, 80], [4, 20]]), voted(part('10-19', true, [c(12, 1, 0.9)]), [[12, 50]])], 5, 0.3);
-    expect(stopped.map((m) => `${m.targetItemId}#${m.rank}`)).to.deep.equal(['12#1', '3#2']);
-    expect(mergePartials([voted(part('0-9', false, [c(3, 1, 0.25), c(4, 2, 0.22)]), [[3, 80], [4, 20]]), voted(part('10-19', false, [c(12, 1, 0.28)]), [[12, 50]])], 5, 0.3).map((m) => m.targetItemId), 'nothing confident: nothing stops').to.deep.equal([12, 3, 4]);
+    const kept = mergePartials([voted(part('0-9', false, [c(3, 1, 0.25), c(4, 2, 0.22)]), [[3, 80], [4, 20]]), voted(part('10-19', true, [c(12, 1, 0.9)]), [[12, 50]])], 5, 0.3);
+    expect(kept.map((m) => `${m.targetItemId}#${m.rank}`)).to.deep.equal(['12#1', '3#2', '4#3']);
+    // a twin (13, after its head 3 at the same rank) goes with its head's place in the shortlist
+    expect(mergePartials([voted(part('0-9', false, [c(3, 1, 0.25), c(13, 1, 0.25), c(4, 2, 0.22)]), [[3, 80], [4, 20]]), voted(part('10-19', false, [c(12, 1, 0.28)]), [[12, 50]])], 5, 0.3, 2).map((m) => `${m.targetItemId}#${m.rank}`)).to.deep.equal(['12#1', '3#2', '13#2']);
     // one search verifies the 2 most-voted images of all shards' shortlists together: 4 (20 votes) was not among them
     expect(mergePartials([voted(part('0-9', false, [c(3, 1, 0.25), c(4, 2, 0.22)]), [[3, 80], [4, 20]]), voted(part('10-19', false, [c(12, 1, 0.28)]), [[12, 50]])], 5, 0.3, 2).map((m) => m.targetItemId)).to.deep.equal([12, 3]);
   });

@@ -117,24 +117,22 @@ export async function currentPlan(bank: Bank | BankScope, config: Config): Promi
 
 /**
  * A source's candidates from each shard as one ranked list, as one search of the whole index ranks them. With
- * lsh.confidentScore given, a confident hit ends the search as it ends one search: that search verifies its shortlist in
- * vote order and stops at its first confident hit, so the images another shard verified with fewer votes than the
- * most-voted confident hit (votes counted in keypoints, PartialWide.shortlist) are dropped.
+ * lsh.confidentScore and lsh.shortlist given, only the images one search would have verified count (withinShortlist).
+ * One search verifies its whole shortlist (a confident hit only spares it the mirror pass and the re-collision), so
+ * every verified image of that shortlist is kept, however few its votes (round 4 dropped those with fewer votes than
+ * the most-voted confident hit: the weak rank-2-5 matches that made bench:scale's pairs differ).
  */
 export function mergePartials(all: MatchPartial[], top: number, confidentScore?: number, shortlist?: number): CandidateInput[] {
-  const voted = all.map(withVotes);
-  const parts = shortlist && confidentScore !== undefined ? withinShortlist(voted, shortlist, confidentScore) : voted;
+  const parts = shortlist && confidentScore !== undefined ? withinShortlist(all, shortlist, confidentScore) : all;
   // A shard whose direct search was confident means the whole search was: it would not have run the mirror pass,
   // so no shard's mirrored hits count.
-  const confident = parts.some((v) => v.p.confident);
-  const stop = confident && confidentScore !== undefined ? stopVotes(parts, confidentScore) : -Infinity;
+  const confident = parts.some((p) => p.confident);
   // one picture per rank within a shard (its indexed item first, then the items showing the same picture)
   const groups: CandidateInput[][] = [];
-  for (const v of parts) {
+  for (const p of parts) {
     const byRank = new Map<number, CandidateInput[]>();
-    for (const c of v.p.candidates) {
+    for (const c of p.candidates) {
       if (confident && c.mirrored) continue;
-      if ((v.votesOf(c) ?? Infinity) < stop) continue;
       let g = byRank.get(c.rank);
       if (!g) byRank.set(c.rank, (g = []));
       g.push(c);
@@ -146,46 +144,24 @@ export function mergePartials(all: MatchPartial[], top: number, confidentScore?:
 }
 
 /**
- * A shard's result with the one lookup both merge rules use: a candidate's picture (the indexed item at the head of
- * its rank: the twins showing the same picture follow it, and only the head is in the shortlist) and that picture's
- * votes in the shard's shortlist (PartialWide.shortlist; undefined when not in it).
- */
-interface Voted {
-  p: MatchPartial;
-  headOf(c: CandidateInput): number;
-  votesOf(c: CandidateInput): number | undefined;
-}
-
-function withVotes(p: MatchPartial): Voted {
-  const head = new Map<number, number>();
-  for (const c of p.candidates) if (!head.has(c.rank)) head.set(c.rank, c.targetItemId);
-  const votes = new Map(p.wide?.shortlist ?? []);
-  const headOf = (c: CandidateInput) => head.get(c.rank)!;
-  return { p, headOf, votesOf: (c) => votes.get(headOf(c)) };
-}
-
-/**
  * One search of the whole index verifies its `n` most-voted images; each shard verified its own `n`. Votes counted in
  * keypoints compare across shards: the direct (not mirrored) candidates of images outside the `n` most-voted of all
  * shards' shortlists together are dropped, and whether a shard was confident is judged on what is left. A result the
- * wide-baseline stages replaced (views, archive matching: other images than the shortlist's) is kept whole.
+ * wide-baseline stages replaced (views, archive matching: other images than the shortlist's) is kept whole. A
+ * candidate's image is the indexed item at the head of its rank (the items showing the same picture follow it; only
+ * the head is in the shortlist).
  */
-function withinShortlist(parts: Voted[], n: number, confidentScore: number): Voted[] {
-  if (!parts.every((v) => v.p.wide?.shortlist)) return parts;
-  const union = parts.flatMap((v) => v.p.wide!.shortlist!).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+function withinShortlist(parts: MatchPartial[], n: number, confidentScore: number): MatchPartial[] {
+  if (!parts.every((p) => p.wide?.shortlist)) return parts;
+  const union = parts.flatMap((p) => p.wide!.shortlist!).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
   const keep = new Set(union.slice(0, n).map(([id]) => id));
-  return parts.map((v) => {
-    if (v.p.wide!.replaced) return v;
-    const candidates = v.p.candidates.filter((c) => c.mirrored || keep.has(v.headOf(c)));
-    return withVotes({ ...v.p, candidates, confident: candidates.some((c) => !c.mirrored && c.imageScore >= confidentScore) });
+  return parts.map((p) => {
+    if (p.wide!.replaced) return p;
+    const head = new Map<number, number>();
+    for (const c of p.candidates) if (!head.has(c.rank)) head.set(c.rank, c.targetItemId);
+    const candidates = p.candidates.filter((c) => c.mirrored || keep.has(head.get(c.rank)!));
+    return { ...p, candidates, confident: candidates.some((c) => !c.mirrored && c.imageScore >= confidentScore) };
   });
-}
-
-/** The votes of the most-voted confident direct hit over the shards (where one search would have stopped). */
-function stopVotes(parts: Voted[], confidentScore: number): number {
-  let stop = -Infinity;
-  for (const v of parts) for (const c of v.p.candidates) if (!c.mirrored && c.imageScore >= confidentScore) stop = Math.max(stop, v.votesOf(c) ?? -Infinity);
-  return stop;
 }
 
 /** Where a match run puts each source's candidates, and what ends a window. */
