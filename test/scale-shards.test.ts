@@ -1,5 +1,6 @@
-// Target shards (issue 35): the index split by target item id range, a match job per window and shard, the shards'
-// candidates merged per source. On real SQLite and PostgreSQL banks: one process with lsh.shards 3 and two in-process
+// Target shards (issue 35): the index split by target item id range, a match job per window and shard that only votes,
+// each source's voted images of every shard verified once as one shortlist by the job completing the window (round 5),
+// the wide-baseline stages' results merged per source. On real SQLite and PostgreSQL banks: one process with lsh.shards 3 and two in-process
 // workers sharing the shard jobs end with the candidates and pairs of the unsharded run, and give the wide-baseline
 // stages (views, archive matching: cheap settings, every unconfident source hopeful) to the same sources, decided
 // once over every shard's plain search (a source confident on its own shard gets none on the others); the queue gives a worker the

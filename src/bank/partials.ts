@@ -39,8 +39,21 @@ export interface PartialWide {
   stages?: { views?: 'full' | 'dense'; archive?: boolean };
   /** This shard has run them. */
   done?: boolean;
+  /** The plain search's first step on this shard (issue 35 round 5): its voted images, verified once for all shards by
+   *  the job that completes the window (dropped once it has). */
+  voted?: PartialVoted;
   /** They replaced this shard's plain result (its candidates are no longer the shortlist's). */
   replaced?: boolean;
+}
+
+/** A shard's voted images of one pass: [target item id, image sha-256, votes counted in the query's keypoints,
+ *  collisions as (query kp, target kp) uint16 pairs in base64], most-voted first. */
+export type VotedEntry = [number, string, number, string];
+
+/** The direct pass's and the mirror pass's voted images on one shard. */
+export interface PartialVoted {
+  direct: VotedEntry[];
+  mirror: VotedEntry[];
 }
 
 type Stored = Omit<CandidateInput, 'pairs'> & { pairs: string | null };

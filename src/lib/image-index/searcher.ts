@@ -239,16 +239,36 @@ class Collisions {
   }
 }
 
-/** One pass (the query or its mirror image): votes, shortlist, verification of each shortlisted image. */
-async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchParams, mirrored: boolean, t: { probeMs: number; voteMs: number; verifyMs: number }, scanned: ScanStats, maxQuery = MAX_KP_PER_IMAGE) {
+/**
+ * A pass's first step: the votes of the query's keypoints and its shortlist, with each shortlisted image's collisions
+ * (the keypoint pairs the index brought together, for the ratio test). Needs the index; its second step
+ * (verifyShortlist) needs only the shortlisted images' features. A sharded index (issue 35) votes on each shard and
+ * verifies one shortlist of all shards' together.
+ */
+export interface VotedPass {
+  /** Shortlisted slots, most-voted first. */
+  shortlist: number[];
+  /** Their votes (the index's weights), in shortlist order. */
+  votes: number[];
+  /** Per shortlisted image: its collisions as (query kp, target kp) pairs. */
+  coll: number[][];
+  /** The query's sketches and keypoints searched (the re-collision of unverified images reads them). */
+  sketches: Uint32Array;
+  keypoints: number;
+  /** The votes an exact copy would get (DirectVotes.copy). */
+  copy: number;
+  stats: ScanStats;
+  probeMs: number;
+  voteMs: number;
+}
+
+export function votePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored: boolean, maxQuery = MAX_KP_PER_IMAGE): VotedPass {
   const t0 = performance.now();
   const n = Math.min(v.f.count, maxQuery);
   const pr = index.probe(v.vecs, n);
   const t1 = performance.now();
   const { votes, copy, found, stats } = scanVotes(index, pr.probes, pr.sketches, n, p);
-  Object.assign(scanned, sumScans([{ scan: scanned }, { scan: stats }]));
   const shortlist = topK(votes, mirrored ? Math.min(p.shortlist, p.mirrorShortlist) : p.shortlist, index.tieKeys, p.window);
-  const t2 = performance.now();
   const pos = new Int32Array(index.slots).fill(-1);
   shortlist.forEach((s, i) => (pos[s] = i));
   const coll: number[][] = shortlist.map(() => []);
@@ -256,17 +276,37 @@ async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchPar
     const i = pos[found[k]!]!;
     if (i >= 0) coll[i]!.push(found[k + 1]!, found[k + 2]!);
   }
+  return { shortlist, votes: shortlist.map((s) => votes[s]!), coll, sketches: pr.sketches, keypoints: n, copy, stats, probeMs: t1 - t0, voteMs: performance.now() - t1 };
+}
+
+/** What a pass's verification reads besides the shortlist: its images' features, whether an image is still indexed,
+ *  and a target's sketches (re-collision). */
+export interface ShortlistSource {
+  load: SlotLoader;
+  isAlive(slot: number): boolean;
+  sketchesOf(t: Prepared): Uint32Array;
+}
+
+/** The sketches of an index's targets, and its images' liveness: an index as a ShortlistSource. */
+export function indexSource(index: LshIndex, load: SlotLoader): ShortlistSource {
+  return { load, isAlive: (s) => index.isAlive(s), sketchesOf: (t) => targetSketches(index, t) };
+}
+
+/** A pass's second step: each shortlisted image verified (ratio test on its collisions, RANSAC, image score); when
+ *  nothing is confident, the best-voted that did not verify are matched again against all their keypoints. */
+export async function verifyShortlist(src: ShortlistSource, v: Prepared, voted: Pick<VotedPass, 'shortlist' | 'votes' | 'coll' | 'sketches' | 'keypoints'>, p: SearchParams, mirrored: boolean): Promise<Hit[]> {
+  const { shortlist, coll } = voted;
   const hits: Hit[] = [];
   // A shortlisted image's features are read (from the bank) only when it is verified: most of a shortlist has too
   // few collisions to verify (an unmatched source's whole shortlist, often), and the reads were a fifth of a
   // search's CPU on PostgreSQL. An image whose features are gone gets no hit, as when they were all read up front.
   const few = (i: number) => coll[i]!.length / 2 < Math.max(4, p.minInliers);
-  const targets = await Promise.all(shortlist.map((slot, i) => (few(i) ? undefined : load(slot))));
+  const targets = await Promise.all(shortlist.map((slot, i) => (few(i) ? undefined : src.load(slot))));
   shortlist.forEach((slot, i) => {
     const target = targets[i];
-    const base = { slot, votes: Math.round(votes[slot]! * 10) / 10, mirrored };
+    const base = { slot, votes: Math.round(voted.votes[i]! * 10) / 10, mirrored };
     if (few(i)) {
-      if (index.isAlive(slot)) hits.push({ ...unverified('too few collisions'), ...base });
+      if (src.isAlive(slot)) hits.push({ ...unverified('too few collisions'), ...base });
       return;
     }
     if (!target) return;
@@ -282,18 +322,26 @@ async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchPar
   for (let i = 0; i < (confident || mirrored ? 0 : Math.min(p.recollide, hits.length)); i++) {
     const h = hits[i]!;
     if (h.score >= p.confidentScore) continue;
-    const target = targets[shortlist.indexOf(h.slot)] ?? (await load(h.slot));
+    const target = targets[shortlist.indexOf(h.slot)] ?? (await src.load(h.slot));
     if (!target) continue;
-    const c = sketchCollisions(pr.sketches, n, targetSketches(index, target), p.recollideHamming);
+    const c = sketchCollisions(voted.sketches, voted.keypoints, src.sketchesOf(target), p.recollideHamming);
     if (c.length / 2 < Math.max(4, p.minInliers)) continue;
     const r = verifyCandidate(v, target, c, p);
     if (r.score > h.score || (r.score === h.score && r.inliers > h.inliers)) hits[i] = { ...r, slot: h.slot, votes: h.votes, mirrored };
   }
-  const t3 = performance.now();
-  t.probeMs += t1 - t0;
-  t.voteMs += t2 - t1;
-  t.verifyMs += t3 - t2;
-  return { hits, shortlist, votes: { slots: shortlist, votes: shortlist.map((s) => votes[s]!), keypoints: n, copy } satisfies DirectVotes };
+  return hits;
+}
+
+/** One pass (the query or its mirror image): votes, shortlist, verification of each shortlisted image. */
+async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchParams, mirrored: boolean, t: { probeMs: number; voteMs: number; verifyMs: number }, scanned: ScanStats, maxQuery = MAX_KP_PER_IMAGE) {
+  const voted = votePass(index, v, p, mirrored, maxQuery);
+  Object.assign(scanned, sumScans([{ scan: scanned }, { scan: voted.stats }]));
+  const t2 = performance.now();
+  const hits = await verifyShortlist(indexSource(index, load), v, voted, p, mirrored);
+  t.probeMs += voted.probeMs;
+  t.voteMs += voted.voteMs;
+  t.verifyMs += performance.now() - t2;
+  return { hits, shortlist: voted.shortlist, votes: { slots: voted.shortlist, votes: voted.votes, keypoints: voted.keypoints, copy: voted.copy } satisfies DirectVotes };
 }
 
 /** The sketches of a target's keypoints, computed from its features once per prepared object (the index holds

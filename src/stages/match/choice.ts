@@ -1,8 +1,7 @@
 // Which pictures of a window get the wide-baseline stages (wide.ts runs them): the choices of one process's window,
 // and the same decision for a sharded window, taken once over every shard's plain search (shards.ts).
-import type { MatchPartial, PartialWide } from '../../bank/index.js';
+import type { PartialWide } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
-import { promiseOf } from './promise.js';
 
 /** What the choice of a picture for the wide-baseline stages reads of its plain search. */
 interface Hopeful {
@@ -39,22 +38,16 @@ export function chooseArchive<T extends Hopeful>(list: T[], count: number, c: Co
 }
 
 /**
- * The wide-baseline decision of a sharded window (issue 35), over every shard's plain search of each source: a
- * picture is confident when any shard found a confident hit (one search of the whole index would have stopped
- * there), its evidence is the best shard's, its promise that of the three most-voted images over all shards (votes
- * counted in keypoints compare across shards); then the same choices as one process's window (chooseViews,
- * chooseArchive). One difference: one process offers archive matching to the pictures the views search left
- * unconfident, which a shard cannot know of the others: here archive matching is chosen on the plain searches (a
- * shard whose own views search turned confident skips it). The stages of each chosen picture, by picture.
+ * The wide-baseline decision of a sharded window (issue 35), over each source's one search verified over every
+ * shard's votes (global.ts): the pictures searched and not confident, with their evidence and promise (votes counted in
+ * keypoints compare across shards); then the same choices as one process's window (chooseViews, chooseArchive). One
+ * difference: one process offers archive matching to the pictures the views search left unconfident, which a shard
+ * cannot know of the others: here archive matching is chosen on the plain searches (a shard whose own views search
+ * turned confident skips it). The stages of each chosen picture, by picture.
  */
-export function decideWide(config: Config, bySource: Map<number, MatchPartial[]>, count: number): Map<string, NonNullable<PartialWide['stages']>> {
+export function decideWide(config: Config, bySource: Map<number, (Omit<Hopeful, 'id'> & { picture: string; searched: boolean; sure: boolean }) | null>, count: number): Map<string, NonNullable<PartialWide['stages']>> {
   const list: (Hopeful & { picture: string })[] = [];
-  for (const [id, parts] of bySource) {
-    const w = parts.map((p) => p.wide).filter((x): x is PartialWide => !!x);
-    if (w.length < parts.length || !w[0]!.searched || w.some((x) => x.sure)) continue;
-    const ev = w.map((x) => x.evidence).filter((e): e is number => e !== null);
-    list.push({ id, picture: w[0]!.picture, evidence: ev.length ? Math.max(...ev) : null, promise: promiseOf(w.flatMap((x) => x.top)) });
-  }
+  for (const [id, g] of bySource) if (g && g.searched && !g.sure) list.push({ id, picture: g.picture, evidence: g.evidence, promise: g.promise });
   const out = new Map<string, NonNullable<PartialWide['stages']>>();
   for (const { u, dense } of chooseViews(list, count, config.match.views)) out.set(u.picture, { views: dense ? 'dense' : 'full' });
   for (const u of chooseArchive(list, count, config)) out.set(u.picture, { ...out.get(u.picture), archive: true });

@@ -2,7 +2,7 @@
 // options and summary of the stage, the state of the current window, and what the wide-baseline stages need of the
 // run (MatchContext), so that wide.ts does not import the run that drives it.
 import diagnostics_channel from 'node:diagnostics_channel';
-import type { Bank, IdRange, CandidateInput, PartialWide, TargetRange } from '../../bank/index.js';
+import type { Bank, BankScope, IdRange, CandidateInput, Item, PartialWide, TargetRange } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import type { Progress } from '../../util/progress.js';
 import type { Logger } from '../../util/log.js';
@@ -147,4 +147,18 @@ export interface MatchContext {
   readonly sharded: boolean;
   /** lsh.window (the news case): a source keeps only the candidates harvested within N days of it. */
   inWindow(sourceId: number, cand: CandidateInput[]): Promise<CandidateInput[]>;
+}
+
+/** When an item was harvested (epoch ms; NaN when unknown). */
+export function harvestedAt(i: Item | undefined): number {
+  return i ? Date.parse(i.fetchedAt ?? i.importedAt ?? '') : NaN;
+}
+
+/** lsh.window (the news case, `windowMs` > 0): a source keeps only the candidates harvested within it of the source. */
+export async function candidatesInWindow(bank: Pick<BankScope, 'items'>, windowMs: number, sourceId: number, cand: CandidateInput[]): Promise<CandidateInput[]> {
+  if (!windowMs || !cand.length) return cand;
+  const items = await bank.items.byIds([sourceId, ...cand.map((c) => c.targetItemId)]);
+  const at = harvestedAt(items.get(sourceId));
+  if (Number.isNaN(at)) return cand;
+  return cand.filter((c) => Math.abs(harvestedAt(items.get(c.targetItemId)) - at) <= windowMs);
 }

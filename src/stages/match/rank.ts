@@ -1,7 +1,7 @@
 // Ranking one query against the index, as `match` and `search` store and show it: the verified hits turned into
 // candidates in original pixels (toOriginal, every target item showing the picture), the search with the synthesised
 // views where they run, archive matching of a search that stayed unconfident, and the views' threads (ViewPool).
-import type { Bank } from '../../bank/index.js';
+import type { Bank, BankScope } from '../../bank/index.js';
 import { TwinsRepo, isInfrastructureFailure, type CandidateInput } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { decodeGrey } from '../../lib/sift/index.js';
@@ -124,12 +124,20 @@ export function rescaleCandidate(c: CandidateInput, ks: number, kt: number): Can
   return { ...c, homography, fundamental, pairs };
 }
 
+/** What candidatesOf reads of a hit's target: its item and image (by the hit's slot), its features, and the items
+ *  showing the same picture (the bank's twins). An index handle, or the sharded search's one shortlist (global.ts). */
+export interface HitTargets {
+  slot(s: number): { itemId: number; sha: string } | undefined;
+  load(s: number): Promise<{ f: Features } | undefined>;
+  bank: Pick<BankScope, 'repo'>;
+}
+
 /**
  * The stored candidates of verified hits: those scoring at least match.minScore with match.minInliers inliers, best
  * first, at most `top` pictures, in original pixels; every other target item showing the same picture (the same
  * image, or a near-identical copy at another size) gets the candidate too, in its own pixels.
  */
-export async function candidatesOf(handle: IndexHandle, config: Config, q: Features, hits: Hit[], top: number): Promise<CandidateInput[]> {
+export async function candidatesOf(handle: HitTargets, config: Config, q: Features, hits: Hit[], top: number): Promise<CandidateInput[]> {
   const cand: CandidateInput[] = [];
   const twins = handle.bank.repo(TwinsRepo);
   let ranked = 0;

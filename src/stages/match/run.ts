@@ -8,13 +8,14 @@ import type { Bank, Item } from '../../bank/index.js';
 import { CandidatesRepo, FeaturesRepo, LshRepo, MatchPartialsRepo, isInfrastructureFailure, type CandidateInput, type PartialWide } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { errorMessage } from '../../util/errors.js';
-import { indexTargets, openIndex, type DirectVotes, type IndexHandle } from '../../lib/image-index/index.js';
-import { ViewPool, denseViewsFor, greyLoader, rankAgainstIndex, rescaleCandidate, unconfident } from './rank.js';
+import { indexTargets, mirrorFeatures, openIndex, prepare, searchParams, votePass, type Features, type IndexHandle } from '../../lib/image-index/index.js';
+import { votedEntries } from './global.js';
+import { ViewPool, denseViewsFor, greyLoader, rankAgainstIndex, rescaleCandidate, searchWindow, unconfident } from './rank.js';
 import type { DenseViewsSource } from './archive.js';
 import { WideBaseline } from './wide.js';
 import { shortlistPromise, shortlistVotes } from './promise.js';
 import { OPEN_END, shardSink, wholeSink, type MatchShard, type MatchSink } from './shards.js';
-import { MatchWindow, publishSourceCost, type MatchContext, type MatchOptions, type MatchStageName, type MatchSummary } from './context.js';
+import { MatchWindow, candidatesInWindow, harvestedAt, publishSourceCost, type MatchContext, type MatchOptions, type MatchStageName, type MatchSummary } from './context.js';
 
 export type { MatchOptions, MatchStageName, MatchSummary };
 
@@ -78,7 +79,13 @@ export class MatchRun implements MatchContext {
     opts.logger?.info(`match: ${total} source items against ${handle.index.size} indexed target images${shard ? ` (shard ${shard.range.first}..${shard.range.last})` : ''}`);
     const top = opts.top ?? config.match.top;
     const window = opts.idRange ?? { first: 0, last: OPEN_END };
-    const sink = shard ? shardSink(shard, { config, seq, top, confidentScore: config.lsh.confidentScore, window, queueWide: shard.queueWide }) : wholeSink(seq);
+    const sink = shard ? shardSink(shard, { config, seq, top, confidentScore: config.lsh.confidentScore, window, queueWide: shard.queueWide,
+      inWindow: (id, c) => candidatesInWindow(bank, windowMs, id, c),
+      merged: (c) => {
+        summary.withCandidates += c.length ? 1 : 0;
+        summary.candidates += c.length;
+      },
+    }) : wholeSink(seq);
     return new MatchRun(bank, config, opts, handle, sink, summary, seq, shard);
   }
 
@@ -115,7 +122,7 @@ export class MatchRun implements MatchContext {
 
   /** When the source was harvested (epoch ms; NaN when unknown). */
   harvestedAt(i: Item | undefined): number {
-    return i ? Date.parse(i.fetchedAt ?? i.importedAt ?? '') : NaN;
+    return harvestedAt(i);
   }
 
   /** With lsh.window, when each of these sources was harvested (epoch ms, NaN when unknown), read at once; without
@@ -129,12 +136,8 @@ export class MatchRun implements MatchContext {
   }
 
   /** lsh.window (the news case): a source keeps only the candidates harvested within N days of it. */
-  async inWindow(sourceId: number, cand: CandidateInput[]): Promise<CandidateInput[]> {
-    if (!this.windowMs || !cand.length) return cand;
-    const items = await this.bank.items.byIds([sourceId, ...cand.map((c) => c.targetItemId)]);
-    const at = this.harvestedAt(items.get(sourceId));
-    if (Number.isNaN(at)) return cand;
-    return cand.filter((c) => Math.abs(this.harvestedAt(items.get(c.targetItemId)) - at) <= this.windowMs);
+  inWindow(sourceId: number, cand: CandidateInput[]): Promise<CandidateInput[]> {
+    return candidatesInWindow(this.bank, this.windowMs, sourceId, cand);
   }
 
   /**
@@ -149,7 +152,8 @@ export class MatchRun implements MatchContext {
     let wide: PartialWide | undefined;
     try {
       const q = await this.feats.get(s.imageSha256);
-      if (q && this.handle.index.size) {
+      // a shard votes even when it holds no target (its part of the source's one search is then empty)
+      if (q && (this.handle.index.size || this.shard)) {
         const picture = (q.twinOf ?? s.imageSha256) + (at === undefined ? '' : `@${at}`);
         const width = q.width / q.scale;
         const seen = this.window.pictures.get(picture);
@@ -158,13 +162,20 @@ export class MatchRun implements MatchContext {
           seen.members.push({ id: s.id, sha: s.imageSha256, width });
           if (seen.wide) wide = { ...seen.wide, searched: false };
           this.summary.reused++;
+        } else if (this.shard) {
+          // A shard's plain search is its first step only: the window's merge verifies every shard's votes at once.
+          const c0 = process.cpuUsage();
+          const w0 = performance.now();
+          wide = this.voteOnShard(q, picture, at);
+          this.window.pictures.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }], wide });
+          publishSourceCost(s.id, 'plain', c0, w0, 0);
         } else {
           // The plain search only: views and archive matching are handed out at the window's end (wide.ts).
           const c0 = process.cpuUsage();
           const w0 = performance.now();
           const r = await rankAgainstIndex(this.handle, this.config, q, this.top, greyLoader(this.config, () => this.bank.images.read(s.imageSha256)), this.views.run, () => false, at);
           cand = r.cand;
-          wide = { picture, searched: true, sure: !unconfident(this.config, r.hits), evidence: r.evidence, top: shortlistVotes(r.votes), shortlist: this.shortlistOf(r.votes) };
+          wide = { picture, searched: true, sure: !unconfident(this.config, r.hits), evidence: r.evidence, top: shortlistVotes(r.votes) };
           this.window.pictures.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }], wide });
           if (unconfident(this.config, r.hits)) this.window.unconfident.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence, hits: r.hits, promise: shortlistPromise(r.votes), ranking: r.votes.slots, at });
           publishSourceCost(s.id, 'plain', c0, w0, cand.length);
@@ -179,10 +190,14 @@ export class MatchRun implements MatchContext {
     return { id: s.id, sha: s.imageSha256, cand: await this.inWindow(s.id, cand), wide };
   }
 
-  /** A plain search's shortlist as target item ids and votes counted in keypoints (a shard's merge reads it). */
-  private shortlistOf(v: DirectVotes): [number, number][] | undefined {
-    if (!this.shard || !(v.copy > 0)) return undefined;
-    return v.slots.map((s, i) => [this.handle.slot(s)?.itemId ?? -1, Number(((v.votes[i]! * v.keypoints) / v.copy).toFixed(3))]);
+  /** A shard's votes for one picture (the direct pass and the mirror pass, each with its shortlist's collisions), as the
+   *  window's merge verifies them (global.ts); its shortlist and top votes in keypoints, as the merges read them. */
+  private voteOnShard(q: Features, picture: string, at: number | undefined): PartialWide {
+    const p = { ...searchParams(this.config), window: searchWindow(this.handle, this.config, at) };
+    const direct = votedEntries(this.handle, votePass(this.handle.index, prepare(q), p, false));
+    const mirror = p.mirror ? votedEntries(this.handle, votePass(this.handle.index, prepare(mirrorFeatures(q)), p, true)) : [];
+    const top = direct.slice(0, 3).map((e) => e[2]);
+    return { picture, searched: true, sure: false, evidence: null, top, shortlist: direct.map((e) => [e[0], e[2]]), voted: { direct, mirror } };
   }
 
   /** A batch's candidates in one transaction; a failed source is marked failed (not matched: it waits for a new image

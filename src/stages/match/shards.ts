@@ -14,6 +14,7 @@ import { CandidatesRepo, JobsRepo, LshRepo, MatchPartialsRepo } from '../../bank
 import type { Config } from '../../config/schema.js';
 import { estimateIndexBytes } from '../../lib/image-index/index.js';
 import { decideWide } from './choice.js';
+import { GlobalVerifier, type GlobalPlain } from './global.js';
 
 export interface ShardPlan {
   id: string;
@@ -195,6 +196,10 @@ export interface ShardSinkOptions {
   confidentScore: number;
   window: IdRange;
   queueWide: boolean;
+  /** lsh.window's filter of a source's candidates (the merge's verified search stores them as a search does). */
+  inWindow: (id: number, cand: CandidateInput[]) => Promise<CandidateInput[]>;
+  /** Told each merged source's candidates (the run's summary counts them: a shard's plain job stores none). */
+  merged?: (cand: CandidateInput[]) => void;
 }
 
 /**
@@ -210,7 +215,7 @@ export function shardSink(shard: MatchShard, o: ShardSinkOptions): MatchSink {
   const key = rangeText(shard.range);
   const wideOf = new Map<number, PartialWide>();
   const candOf = new Map<number, CandidateInput[]>();
-  const merger = new ShardMerger(shard, o.config, o.top);
+  const merger = new ShardMerger(shard, o);
   const row = (s: { id: number; sha: string }, cand: CandidateInput[], wide: PartialWide | undefined): MatchPartial => ({
     sourceItemId: s.id, shard: key, plan: shard.plan.id, imageSha256: s.sha, seq: o.seq,
     confident: cand.some((c) => !c.mirrored && c.imageScore >= o.confidentScore), candidates: cand, wide,
@@ -280,7 +285,9 @@ class WindowRows {
 /** The merges of one plan's partial results (shardSink's window ends). */
 class ShardMerger {
   private readonly want: Set<string>;
-  constructor(private readonly shard: MatchShard, private readonly config: Config, private readonly top: number) {
+  private readonly config: Config;
+  constructor(private readonly shard: MatchShard, private readonly o: ShardSinkOptions) {
+    this.config = o.config;
     this.want = new Set(shard.plan.ranges.map(rangeText));
   }
 
@@ -290,8 +297,10 @@ class ShardMerger {
     return parts.length === this.want.size && parts.every(complete) ? parts : null;
   }
 
-  private async merge(tx: BankScope, id: number, parts: MatchPartial[], now: string): Promise<void> {
-    await tx.repo(CandidatesRepo).replaceFor(id, mergePartials(parts, this.top, this.config.lsh.confidentScore, this.config.lsh.shortlist), now);
+  private async merge(tx: BankScope, id: number, parts: MatchPartial[], now: string, cand?: CandidateInput[]): Promise<void> {
+    const merged = cand ?? mergePartials(parts, this.o.top, this.config.lsh.confidentScore, this.config.lsh.shortlist);
+    await tx.repo(CandidatesRepo).replaceFor(id, merged, now);
+    this.o.merged?.(merged);
     await tx.repo(CandidatesRepo).markMatched(id, parts[0]!.imageSha256, Math.min(...parts.map((p) => p.seq)), now);
     await tx.repo(MatchPartialsRepo).deleteFor(id);
   }
@@ -305,8 +314,10 @@ class ShardMerger {
   }
 
   /**
-   * When the window's plain searches are in from every shard: the wide-baseline decision over them, the sources it
-   * gives no stage merged, the others' results marked with their stages. True when some source waits for them.
+   * When the window's plain searches are in from every shard: each source's one search verified over every shard's
+   * votes (GlobalVerifier), the wide-baseline decision over those searches, the sources it gives no stage merged (their
+   * candidates: that search's), the others' results marked with their stages and holding that search's candidates of
+   * their own shard (the wide phase starts from them). True when some source waits for the stages.
    */
   async decide(tx: BankScope, rows: WindowRows, sources: { id: number; sha: string }[], now: string, count: number): Promise<boolean> {
     const complete = new Map<number, MatchPartial[]>();
@@ -317,17 +328,37 @@ class ShardMerger {
       if (parts && !parts.some((p) => p.wide?.stages)) complete.set(s.id, parts);
     }
     if (!complete.size) return false;
-    const stages = decideWide(this.config, complete, count);
+    const verifier = new GlobalVerifier(tx, this.config, this.o.top, this.o.inWindow);
+    const plain = new Map<number, GlobalPlain | null>();
+    for (const s of sources) if (complete.has(s.id)) plain.set(s.id, await verifier.verify(s.id, s.sha, complete.get(s.id)!));
+    const stages = decideWide(this.config, plain, count);
     let waiting = false;
     for (const [id, parts] of complete) {
-      const st = parts[0]!.wide ? stages.get(parts[0]!.wide.picture) : undefined;
+      const g = plain.get(id);
+      const st = g ? stages.get(g.picture) : undefined;
+      // a source without the shards' votes (no features; a partial of before round 5): merged as the shards left it
       if (!st) {
-        await this.merge(tx, id, parts, now);
+        await this.merge(tx, id, parts, now, g?.cand);
         continue;
       }
       waiting = true;
-      for (const p of parts) await tx.repo(MatchPartialsRepo).put({ ...p, wide: { ...p.wide!, stages: st, done: false } }, now);
+      for (const p of parts) {
+        const candidates = onShard(g!.cand, p.shard);
+        const confident = candidates.some((c) => !c.mirrored && c.imageScore >= this.config.lsh.confidentScore);
+        await tx.repo(MatchPartialsRepo).put({ ...p, candidates, confident, wide: { ...p.wide!, voted: undefined, stages: st, done: false } }, now);
+      }
     }
     return waiting;
   }
+}
+
+/** The candidates whose picture (the indexed item heading its rank; the twins follow it) is in a shard's range. */
+function onShard(cand: CandidateInput[], shard: string): CandidateInput[] {
+  const [first, last] = shard.split('-').map(Number) as [number, number];
+  const head = new Map<number, number>();
+  for (const c of cand) if (!head.has(c.rank)) head.set(c.rank, c.targetItemId);
+  return cand.filter((c) => {
+    const h = head.get(c.rank)!;
+    return h >= first && h <= last;
+  });
 }

@@ -55,7 +55,7 @@ export function viewParams(config: Config): ViewParams {
  * source without a counterpart mostly looks like); otherwise the evidence, larger = more promising (the best
  * candidate's inliers, then its votes), by which a budget of view searches is handed out (see runMatch).
  */
-export function viewEvidence(plain: SearchResult, vp: ViewParams): number | null {
+export function viewEvidence(plain: Pick<SearchResult, 'hits'>, vp: ViewParams): number | null {
   if (!vp.enabled || (!vp.tilts.length && !vp.denseKeypoints)) return null;
   let best = -1;
   let votes = 0;
