@@ -15,9 +15,9 @@ import * as cheerio from 'cheerio';
 import type { AnyNode, Element } from 'domhandler';
 import { isCreditOrDateline } from '../captions/index.js';
 import { cleanCaption, collapse, isCreditOnly } from './caption-text.js';
-import { ancestors, attr, classId, contains, floated, hiddenEl, imgCount, nextElement, prevElement, textOf, type $T } from './dom.js';
+import { ancestors, attr, classId, contains, floated, hiddenEl, imgCount, nextElement, prevElement, textOf, walkBelow, type $T } from './dom.js';
 import { BAD_CONTAINER, DATA_CAPTION_ATTRS, DATA_CREDIT_ATTRS, imageKey, type ImageAnchor, type JsonLdImage } from './images.js';
-import { resolveUrl } from './urls.js';
+import { IMAGE_FILE_LINK, photoLink, resolveUrl } from './urls.js';
 
 export type SourceKind = 'figcaption' | 'class' | 'own-block' | 'next-block' | 'prev-block' | 'table-row' | 'itemprop' | 'data-attr' | 'script' | 'json-ld' | 'alt';
 
@@ -179,7 +179,7 @@ function $hasImg(e: Element): boolean {
 
 /** A link that opens the photo itself: the image file, a photo/gallery page, a script or an anchor. */
 export function isImageLink(href: string): boolean {
-  return /\.(jpe?g|png|webp)(\?|$)/i.test(href) || href === '' || href.startsWith('#') || href.startsWith('javascript') || /\/(photos?|gallery|galleries|slideshows?|images?|pictures?)\//i.test(href);
+  return photoLink(href) || href === '' || href.startsWith('#') || href.startsWith('javascript');
 }
 
 /** The link goes to the page itself (a place in it, "…/story.html#i1"). */
@@ -189,8 +189,6 @@ function samePage(href: string, pageUrl: string | undefined): boolean {
   const abs = resolveUrl(href, pageUrl);
   return !!abs && strip(abs) === strip(pageUrl);
 }
-
-const IMAGE_FILE_LINK = /\.(jpe?g|png|webp|gif)(\?|$)/i;
 
 /** The element holds a heading (h1-h4) within eight levels. */
 function hasHeadingEl(el: Element, depth = 0): boolean {
@@ -208,17 +206,8 @@ function twinTextLink(link: Element): boolean {
   if (!href || IMAGE_FILE_LINK.test(href) || href.includes('#') || href.startsWith('javascript')) return false;
   // The link holds the card's heading itself (<a><img><h3>Title</h3></a>).
   if (hasHeadingEl(link)) return true;
-  for (const a of ancestors(link, 3)) {
-    const stack: AnyNode[] = [...a.children];
-    for (let steps = 0; stack.length && steps < 200; steps++) {
-      const n = stack.pop()!;
-      if (n.type !== 'tag' || n === link) continue;
-      const e = n as Element;
-      if (e.name === 'a' && attr(e, 'href')?.trim() === href && textOf(e).replace(/\s+/g, '').length >= 6) return true;
-      stack.push(...e.children);
-    }
-  }
-  return false;
+  const twin = (e: Element) => (e === link ? 'skip' : e.name === 'a' && attr(e, 'href')?.trim() === href && textOf(e).replace(/\s+/g, '').length >= 6 ? 'stop' : undefined);
+  return ancestors(link, 3).some((a) => walkBelow(a, 200, twin));
 }
 
 export interface GenerateContext {

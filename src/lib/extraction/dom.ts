@@ -31,6 +31,23 @@ export function ancestors(el: Element, max = 40): Element[] {
   return out;
 }
 
+/**
+ * Visits the elements below root depth-first (its last child first), popping at most `limit` nodes. visit returns
+ * 'stop' to end the walk (walkBelow then returns true), 'skip' not to enter the element.
+ */
+export function walkBelow(root: Element, limit: number, visit: (e: Element) => 'stop' | 'skip' | void): boolean {
+  const stack: AnyNode[] = [...root.children];
+  for (let steps = 0; stack.length && steps < limit; steps++) {
+    const n = stack.pop()!;
+    if (n.type !== 'tag') continue;
+    const e = n as Element;
+    const v = visit(e);
+    if (v === 'stop') return true;
+    if (v !== 'skip') stack.push(...e.children);
+  }
+  return false;
+}
+
 export function contains(a: AnyNode, b: AnyNode): boolean {
   let p: AnyNode | null = b;
   for (let i = 0; p && i < 200; i++) {

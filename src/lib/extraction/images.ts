@@ -4,8 +4,8 @@
 // headshots, spacers, tiny images) and images in page furniture (navigation, related-story lists, share bars) are
 // dropped here, before any caption is looked for.
 import type { AnyNode, Element } from 'domhandler';
-import { resolveUrl } from './urls.js';
-import { ancestors, attr, classId, sampleText, type $T } from './dom.js';
+import { photoLink, resolveUrl } from './urls.js';
+import { ancestors, attr, classId, sampleText, walkBelow, type $T } from './dom.js';
 import { collapse } from './caption-text.js';
 
 const MICRODATA_SRC = 'data-microdata-src';
@@ -216,30 +216,22 @@ const LIGHTBOX = /(^|[\s_-])(modal|lightbox\w*|overlay|fullscreen)([\s_-]|$)/i;
 /** A link path with a long slug: a link to another story. */
 const STORY_LINK = /\/[\w-]{12,}/;
 
-const PHOTO_LINK = /\.(jpe?g|png|webp)(\?|$)|\/(photos?|gallery|galleries|slideshows?|images?|pictures?)\//i;
-
 /**
  * What a block holds of a teaser card: its <img> elements, and whether it names another story (a heading, or a link
  * with words of its own to another story's page: not the photo's own link, not a link to a photo or gallery).
  * One walk for both card detectors below.
  */
 function teaserParts(block: Element): { imgs: number; story: boolean } {
-  let imgs = 0;
-  let story = false;
-  const stack: AnyNode[] = [...block.children];
-  for (let steps = 0; stack.length && steps < 200; steps++) {
-    const n = stack.pop()!;
-    if (n.type !== 'tag') continue;
-    const x = n as Element;
-    if (x.name === 'img') imgs++;
-    else if (/^h[1-4]$/.test(x.name)) story = true;
+  const parts = { imgs: 0, story: false };
+  walkBelow(block, 200, (x) => {
+    if (x.name === 'img') parts.imgs++;
+    else if (/^h[1-4]$/.test(x.name)) parts.story = true;
     else if (x.name === 'a') {
       const href = attr(x, 'href') ?? '';
-      if (STORY_LINK.test(href) && !PHOTO_LINK.test(href) && sampleText(x, 80).replace(/\s+/g, '').length >= 6) story = true;
+      if (STORY_LINK.test(href) && !photoLink(href) && sampleText(x, 80).replace(/\s+/g, '').length >= 6) parts.story = true;
     }
-    stack.push(...x.children);
-  }
-  return { imgs, story };
+  });
+  return parts;
 }
 
 /** A card holds little text: a block of more than 300 characters is an article or a section, not a card. */

@@ -28,6 +28,16 @@ export function normaliseImageUrl(href: string, base: string): string | null {
   return s;
 }
 
+/** A link to an image file (what a photo's link opens when it opens the photo itself). */
+export const IMAGE_FILE_LINK = /\.(jpe?g|png|webp|gif)(\?|$)/i;
+/** A link to a photo or gallery page. */
+const PHOTO_PAGE_LINK = /\/(photos?|gallery|galleries|slideshows?|images?|pictures?)\//i;
+
+/** A link to a photo: its image file or a photo/gallery page (one test for the caption candidates and the card walks). */
+export function photoLink(href: string): boolean {
+  return IMAGE_FILE_LINK.test(href) || PHOTO_PAGE_LINK.test(href);
+}
+
 const TRACKING = /^(utm_\w+|fbclid|gclid|mc_cid|mc_eid|ref|cmpid|ocid|spm)$/i;
 
 /** Crawl-side page URL normalisation for de-duplication: lower-case host, no fragment, default port dropped,
