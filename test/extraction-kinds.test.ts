@@ -243,3 +243,10 @@ describe('extraction kinds (issue 31, round 4): body text beside a photo, cards 
     expect(furnitureOf($('#lead')[0] as Element, 'https://e.com/pix/lead.jpg')).to.include({ card: false, cardList: false });
   });
 });
+
+describe('extraction kinds (issue 31, round 5): credits on new sites', () => {
+  it('a credit element printed right after the caption\'s full stop with no space is split off (not after an initial)', () => {
+    expect(cleanCaption('Audience members listen to a speaker in San Francisco, Calif.Leah Roe/The Chronicle')).to.deep.equal({ caption: 'Audience members listen to a speaker in San Francisco, Calif.', credit: 'Leah Roe/The Chronicle' });
+    expect(cleanCaption('Troops of the U.S.Army train near the border.')).to.deep.equal({ caption: 'Troops of the U.S.Army train near the border.' });
+  });
+});

@@ -240,7 +240,10 @@ function peelTail(text: string, lang: CreditLang, afterPiece: boolean): Peeled |
   for (let b = start; b < n; b++) {
     if (b > 0) {
       const prev = t[b - 1]!;
-      const isBoundary = /[\s。！？!?；;，,、|｜:：)）\]】」』]/u.test(prev) || (prev === '.' && /\s/.test(t[b] ?? ''));
+      // A sentence's full stop with the credit's element printed right after it ("…Calif.Leah Millis/The Chronicle":
+      // two spans with no space between them) is a boundary too, after a word (not an initial such as "J.K.").
+      const glued = prev === '.' && b >= 3 && /\p{Ll}{2}/u.test(t.slice(b - 3, b - 1)) && /\p{Lu}/u.test(t[b] ?? '');
+      const isBoundary = /[\s。！？!?；;，,、|｜:：)）\]】」』]/u.test(prev) || (prev === '.' && /\s/.test(t[b] ?? '')) || glued;
       if (!isBoundary) continue;
     } else continue; // the whole text is not a tail of itself
     if (/[\s\p{Ll}]/u.test(t[b]!)) continue; // credits start with a capital, a digit, a bracket or a hanzi
