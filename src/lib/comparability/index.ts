@@ -13,6 +13,7 @@ import { isCreditOrDateline, splitCredit } from '../captions/index.js';
 import { NullMargin } from './margin.js';
 import { ReferenceIndex } from './reference.js';
 import { NO_SIGNIFICANCE } from './null-model.js';
+import { Specificity } from './specificity.js';
 
 export type { Level } from './levels.js';
 export { LEVELS, LEVEL_RANK, levelOf } from './levels.js';
@@ -43,9 +44,10 @@ export interface ScoreResult {
     chance: { en: number; zh: number; s: number; sStrong: number };
     /**
      * The null margin (margin.ts): C's scale, this pair's chance level d (how high its captions score with unrelated
-     * captions of the bank) and the bank's typical one m; scale 1 and 0s when the margin is off.
+     * captions of the bank) and the bank's typical one m; scale 1 and 0s when the margin is off. specificity: C's factor
+     * for how specific the linked words are (specificity.ts; 1 when off).
      */
-    margin: { scale: number; chance: number; typical: number };
+    margin: { scale: number; chance: number; typical: number; specificity: number };
     entities: Array<{ en: string; zh: string; kind: string }>;
     enTokens: string[];
     zhTokens: string[];
@@ -91,7 +93,8 @@ export interface Scorer extends CaptionScorer {
   score(en: string, zh: string): ScoreResult;
   /** A caption pair split into sentences and aligned (src/lib/comparability/align.ts). */
   align(en: string, zh: string): CaptionAlignment;
-  /** The features alone (no explanation objects), for calibration and benchmarks. */
+  /** The features alone (no explanation objects), for calibration and benchmarks; margin: C's scale (the null margin's
+   *  times the specificity factor). */
   features(en: string, zh: string): { fc: number; fe: number; fl: number; fcov: number; fs: number; s: number; margin: number; enLength: number; zhLength: number };
   /** Words of a Chinese text as jieba cuts them (the seed paper's length filter). */
   chineseWordCount(text: string): number;
@@ -164,11 +167,13 @@ function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, anal
     combine(cfg.weights, { fc, fe: entityCooccurrence(a.entities, b.entities).fe, fl: lengthRatio(a, b, cfg.hanziPerWord), fcov, fs: NO_SIGNIFICANCE.fs });
   const nullMargin = new NullMargin(cfg.nullMargin, rawC, (refLang, refs) => new ReferenceIndex(space, idf, refLang, refs, finishC, cfg.weights.alpha >= 0 && cfg.weights.delta >= 0));
   const marginOf = (a: Analysis, b: Analysis) => nullMargin.scale(a, b, analysisKey(a), analysisKey(b));
+  const specificity = new Specificity(lexicon, measure);
   const scoreAnalyses = (a: Analysis, b: Analysis): ScoreResult => {
     const f = featuresOf(a, b);
     const { fc, fe, fl, fcov, fs, sig, links, matches } = f;
     const margin = marginOf(a, b);
-    const c = Math.min(1, combine(cfg.weights, f) * margin.scale);
+    const specific = specificity.factor(links);
+    const c = Math.min(1, combine(cfg.weights, f) * margin.scale * specific);
     const cPar = combine(cfg.parWeights ?? cfg.weights, f);
     return {
       fc,
@@ -182,7 +187,7 @@ function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, anal
       explain: {
         matches: links.map((l) => ({ en: l.en, zh: l.zh, gloss: l.gloss, weight: round(l.weight) })),
         chance: { en: round(sig.pEn), zh: round(sig.pZh), s: round(sig.s), sStrong: round(sig.sStrong) },
-        margin: { scale: round(margin.scale), chance: round(margin.chance), typical: round(margin.typical) },
+        margin: { scale: round(margin.scale), chance: round(margin.chance), typical: round(margin.typical), specificity: round(specific) },
         entities: matches,
         enTokens: a.tokens,
         zhTokens: b.tokens,
@@ -218,8 +223,9 @@ function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, anal
     features(en, zh) {
       const a = analyzer.english(bounded(en, 'en'));
       const b = analyzer.chinese(bounded(zh, 'zh'));
-      const { fc, fe, fl, fcov, fs, sig } = featuresOf(a, b, false);
-      return { fc, fe, fl, fcov, fs, s: sig.sStrong, margin: marginOf(a, b).scale, enLength: a.length, zhLength: b.length };
+      const { fc, fe, fl, fcov, fs, sig, links } = featuresOf(a, b, specificity.enabled);
+      const margin = marginOf(a, b).scale * specificity.factor(links);
+      return { fc, fe, fl, fcov, fs, s: sig.sStrong, margin, enLength: a.length, zhLength: b.length };
     },
     score(en, zh) {
       return scoreAnalyses(analyzer.english(bounded(en, 'en')), analyzer.chinese(bounded(zh, 'zh')));

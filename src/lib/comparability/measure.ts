@@ -53,6 +53,10 @@ export interface MeasureOptions {
   personWeight: number;
   /** An English lemma also stands for the head of its usual Chinese word at this weight (ConceptSpace.addUsualHead), 0 = off. */
   usualWeight: number;
+  /** How much a link through a word of many readings is discounted in C (specificity.ts), 0 = off. */
+  specificity: number;
+  /** The links' typical specificity, where C keeps its value (specificity.ts). */
+  specificityTypical: number;
 }
 
 export const DEFAULT_MEASURE: MeasureOptions = {
@@ -72,9 +76,11 @@ export const DEFAULT_MEASURE: MeasureOptions = {
   nullScale: NULL_SCALE,
   personWeight: 0.1,
   usualWeight: 0.3,
+  specificity: 0.1,
+  specificityTypical: 0.67,
 };
 
-export const BASELINE_MEASURE: MeasureOptions = { ...DEFAULT_MEASURE, wordnet: false, compounds: false, multiLink: false, glossDecay: 1, glossFree: 0, personWeight: 0, usualWeight: 0 };
+export const BASELINE_MEASURE: MeasureOptions = { ...DEFAULT_MEASURE, wordnet: false, compounds: false, multiLink: false, glossDecay: 1, glossFree: 0, personWeight: 0, usualWeight: 0, specificity: 0 };
 
 /** Concept id → weight. Synsets are ids ≥ 0, lemmas negative ids (interned). */
 type Concepts = Map<number, number>;
