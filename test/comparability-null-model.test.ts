@@ -156,11 +156,13 @@ describe('comparability: the null margin of C (issue 34, round 3)', () => {
     expect(specific.explain.margin.scale).to.be.greaterThan(1);
     expect(generic.explain.margin.chance).to.be.greaterThan(specific.explain.margin.chance);
     for (const r of [generic, specific]) {
-      expect(r.c).to.be.closeTo(Math.min(1, raw(config, r) * r.explain.margin.scale), 1e-3); // the scale is printed to 4 places
+      // the scale and the specificity factor are printed to 4 places
+      expect(r.c).to.be.closeTo(Math.min(1, raw(config, r) * r.explain.margin.scale * r.explain.margin.specificity), 2e-3);
       expect(r.explain.margin.scale).to.be.at.most(4);
     }
     expect(generic.c).to.be.lessThan(raw(config, generic));
-    expect(s.features('A man plays.', '一个男人在玩。').margin).to.be.closeTo(generic.explain.margin.scale, 1e-3);
+    const scaleOfC = generic.explain.margin.scale * generic.explain.margin.specificity;
+    expect(s.features('A man plays.', '一个男人在玩。').margin).to.be.closeTo(scaleOfC, 1e-3);
   });
 
   it('is off (scale 1, C as weighted) when configured off, or with fewer than 20 reference captions a side', () => {
@@ -170,8 +172,32 @@ describe('comparability: the null margin of C (issue 34, round 3)', () => {
       expect(s.nullMargin.active).to.equal(false);
       const r = s.score('A man plays.', '一个男人在玩。');
       expect(r.explain.margin.scale).to.equal(1);
-      expect(r.c).to.be.closeTo(raw(config, r), 1e-9);
+      expect(r.c).to.be.closeTo(raw(config, r) * r.explain.margin.specificity, 1e-4);
     }
+  });
+});
+
+describe('comparability: the specificity of the linked words (issue 34, round 5)', () => {
+  it('discounts C for links through words of many readings, keeps it for specific ones, and is off at 0', () => {
+    const s = createScorer(config, { cacheDir: testLexiconDir() });
+    const off = createScorer(config, { cacheDir: testLexiconDir(), measure: { specificity: 0 } });
+    const vague = s.score('A man plays.', '一个男人在玩。'); // man, play: glossed by many Chinese words; 玩: 8 senses
+    const specific = s.score('A kite over the castle.', '城堡上空的风筝。'); // kite, castle, 风筝, 城堡: few readings
+    expect(vague.explain.matches.map((m) => m.en).sort()).to.deep.equal(['man', 'play']);
+    expect(specific.explain.matches.length).to.equal(2);
+    expect(vague.explain.margin.specificity).to.be.lessThan(1);
+    expect(specific.explain.margin.specificity).to.be.greaterThan(1);
+    for (const [en, zh] of [['A man plays.', '一个男人在玩。'], ['A kite over the castle.', '城堡上空的风筝。']] as const) {
+      const a = s.score(en, zh);
+      const b = off.score(en, zh);
+      expect(b.explain.margin.specificity).to.equal(1);
+      expect(a.c).to.be.closeTo(Math.min(1, b.c * a.explain.margin.specificity), 2e-4);
+      expect(a.cPar).to.equal(b.cPar); // the par score does not use it
+      expect(s.features(en, zh).margin).to.be.closeTo(a.explain.margin.specificity, 1e-4); // no null margin here
+    }
+    const unlinked = s.score('A quiet morning.', '城堡。');
+    expect(unlinked.explain.matches).to.deep.equal([]);
+    expect(unlinked.explain.margin.specificity).to.equal(1); // nothing linked: nothing to discount
   });
 });
 
