@@ -168,7 +168,8 @@ describe('match: archive matching within each window\'s budget', function () {
         for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: cfg });
         let archived = 0;
         const reached: number[] = [];
-        const stop = observeSourceCosts((x) => x.stage === 'archive' && reached.push(x.itemId));
+        const viewedIds: number[] = [];
+        const stop = observeSourceCosts((x) => (x.stage === 'archive' ? reached.push(x.itemId) : x.stage === 'views' && viewedIds.push(x.itemId)));
         try {
           if (!jobs) archived = (await featuresThenMatch(bank, cfg, { threads: 1 })).archived;
           else {
@@ -185,8 +186,8 @@ describe('match: archive matching within each window\'s budget', function () {
           const it = (await bank.items.get('source', ext))!;
           for (const x of await bank.repo(CandidatesRepo).listFor(it.id)) cands.push(`${ext}→${(await bank.items.byId(x.targetItemId))!.extId} ${x.inliers}`);
         }
-        const ext = await Promise.all(reached.map(async (id) => (await bank.items.byId(id))!.extId));
-        return { archived, reached: ext, cands };
+        const extOf = (ids: number[]) => Promise.all(ids.map(async (id) => (await bank.items.byId(id))!.extId));
+        return { archived, reached: await extOf(reached), viewed: await extOf(viewedIds), cands };
       } finally {
         await bank.close();
       }
@@ -200,5 +201,14 @@ describe('match: archive matching within each window\'s budget', function () {
     const none = await outcome('none', false, { ...c, match: { ...c.match, views: { ...c.match.views, minVotingKeypoints: 1e9 } } });
     expect(none.archived).to.equal(0);
     expect(none.cands).to.deep.equal([]);
+    // the views on too (one source a window): before archive matching (the views reach the wall's sources, which
+    // stay unconfident), or archive matching first, which subsumes them ('none': the views go to no source it took)
+    const viewsOn = (order: Config['match']['views']['archive']['views']): Config => ({ ...c, match: { ...c.match, views: { ...c.match.views, enabled: true, budget: 1, archive: { ...c.match.views.archive, views: order } } } });
+    const before = await outcome('before', false, viewsOn('before'));
+    expect(before.viewed).to.include.members(['s1', 's2']);
+    const first = await outcome('first', false, viewsOn('none'));
+    expect(first.reached).to.include.members(['s1', 's2']);
+    expect(first.viewed.filter((x) => first.reached.includes(x)), 'no views for a source archive matching took').to.deep.equal([]);
+    expect(first.cands.filter((x) => x.startsWith('s1→t1') || x.startsWith('s2→t1'))).to.have.length(2);
   });
 });

@@ -49,7 +49,9 @@ export function decideWide(config: Config, bySource: Map<number, (Omit<Hopeful, 
   const list: (Hopeful & { picture: string })[] = [];
   for (const [id, g] of bySource) if (g && g.searched && !g.sure) list.push({ id, picture: g.picture, evidence: g.evidence, promise: g.promise });
   const out = new Map<string, NonNullable<PartialWide['stages']>>();
-  for (const { u, dense } of chooseViews(list, count, config.match.views)) out.set(u.picture, { views: dense ? 'dense' : 'full' });
-  for (const u of chooseArchive(list, count, config)) out.set(u.picture, { ...out.get(u.picture), archive: true });
+  const archive = chooseArchive(list, count, config);
+  const subsumed = new Set(config.match.views.archive.views === 'none' ? archive.map((u) => u.picture) : []);
+  for (const { u, dense } of chooseViews(list.filter((u) => !subsumed.has(u.picture)), count, config.match.views)) out.set(u.picture, { views: dense ? 'dense' : 'full' });
+  for (const u of archive) out.set(u.picture, { ...out.get(u.picture), archive: true });
   return out;
 }
