@@ -254,16 +254,17 @@ describe('lsh-index: search with synthesised query views', function () {
       ['t1', write(dir, 't1.png', await perspective(base, BELOW)), '从下面看的墙', 'https://example.org/zh/t1'],
       ...(await Promise.all([22, 23, 24].map(async (k) => [`d${k}`, write(dir, `d${k}.png`, await perspective(await scene(k), BELOW)), '无关的照片', `https://example.org/zh/d${k}`]))),
     ]);
-    // 0: query views only; 8: two-sided views; 'archive': archive matching alone (its dense views of t1 from the store)
+    // 0: query views only; 8: two-sided views; 'archive': archive matching alone (its dense views of t1 from the store;
+    // it subsumes the views search, archive.views 'none')
     for (const n of [0, 8, 'archive'] as const) {
       // minVotingKeypoints 0: one source, whose shortlist's votes are not what this is about
       const v = { ...config.match.views, minVotingKeypoints: 0 };
-      const c: Config = { ...config, match: { ...config.match, views: n === 'archive' ? { ...v, targetViews: 0, archive: { ...v.archive, candidates: 4, maxTilt: 4, keypointsPerView: 400, targetMaxTilt: 4, targetKeypointsPerView: 400 } } : { ...v, targetViews: n, archive: { ...v.archive, candidates: 0 } } } };
+      const c: Config = { ...config, match: { ...config.match, views: n === 'archive' ? { ...v, targetViews: 0, archive: { ...v.archive, views: 'none', candidates: 4, maxTilt: 4, keypointsPerView: 400, targetMaxTilt: 4, targetKeypointsPerView: 400 } } : { ...v, targetViews: n, archive: { ...v.archive, candidates: 0 } } } };
       const bank = await Bank.open(path.join(dir, `data${n}`));
       try {
         for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });
         const s = await featuresThenMatch(bank, c, { threads: 1 });
-        expect(s.viewed).to.equal(1);
+        expect(s.viewed).to.equal(n === 'archive' ? 0 : 1);
         const list = await bank.repo(CandidatesRepo).listFor((await bank.items.get('source', 's1'))!.id);
         if (!n) expect(list, 'query views only').to.deep.equal([]);
         else {

@@ -43,7 +43,8 @@ export function chooseArchive<T extends Hopeful>(list: T[], count: number, c: Co
  * keypoints compare across shards); then the same choices as one process's window (chooseViews, chooseArchive). One
  * difference: one process offers archive matching to the pictures the views search left unconfident, which a shard
  * cannot know of the others: here archive matching is chosen on the plain searches (a shard whose own views search
- * turned confident skips it). The stages of each chosen picture, by picture.
+ * turned confident skips it; with archive.views `none`, the default, a picture chosen for archive matching gets no
+ * views). The stages of each chosen picture, by picture.
  */
 export function decideWide(config: Config, bySource: Map<number, (Omit<Hopeful, 'id'> & { picture: string; searched: boolean; sure: boolean }) | null>, count: number): Map<string, NonNullable<PartialWide['stages']>> {
   const list: (Hopeful & { picture: string })[] = [];

@@ -2,7 +2,8 @@
 // whose plain search found nothing confident, first the synthesised views (match.views: a view search costs about
 // fifteen plain ones, so a share of the window, the most evidence first), then archive matching (match.views.archive:
 // dense views of both photos, seconds of CPU, so a share of the window too, the most promising first) for those still
-// unconfident. Every decision is taken over the window's own sources in id order, so one process and any number of
+// unconfident; match.views.archive.views orders them: by default (`none`) archive matching first, and a picture it
+// takes gets no views search (it subsumes them; issue 33 round 5: the same pairs for less CPU). Every decision is taken over the window's own sources in id order, so one process and any number of
 // workers (one job is one window) hand out the same stages and end with the same candidates. A sharded index decides
 // once over every shard's plain search (decideWide, when the window's last shard is in), not per shard.
 import type { CandidateInput, PartialWide } from '../../bank/index.js';
