@@ -250,3 +250,12 @@ describe('extraction kinds (issue 31, round 5): credits on new sites', () => {
     expect(cleanCaption('Troops of the U.S.Army train near the border.')).to.deep.equal({ caption: 'Troops of the U.S.Army train near the border.' });
   });
 });
+
+describe('extraction kinds (issue 31, round 5): an <aside> inline-media block', () => {
+  it('an <aside> holding one photo and one unclassed line reads as a figure and its caption; an aside teaser with a heading does not', () => {
+    const html = page(`<article>${en(2)}<aside><img src="/img/pier.jpg" width="800" height="533"><p>The old pier after the storm on Sunday morning.</p></aside>${en(1)}
+      <aside class="inline"><a href="/img/big/boats.jpg"><img src="/img/boats.jpg" width="600" height="400"></a><div>Volunteers clear the beach near the pier on Monday.</div></aside>${en(1)}
+      <aside class="related"><a href="/2026/other-story-about-the-harbour"><img src="/img/t.jpg" width="300" height="200"></a><h3><a href="/2026/other-story-about-the-harbour">Harbour plan approved</a></h3></aside>${en(2)}</article>`);
+    expect(pairsOf(html).map((p) => p.caption)).to.deep.equal(['The old pier after the storm on Sunday morning.', 'Volunteers clear the beach near the pier on Monday.']);
+  });
+});

@@ -15,7 +15,7 @@ import * as cheerio from 'cheerio';
 import type { AnyNode, Element } from 'domhandler';
 import { isCreditOrDateline } from '../captions/index.js';
 import { cleanCaption, collapse, isCreditOnly } from './caption-text.js';
-import { ancestors, attr, classId, contains, floated, hiddenEl, imgCount, nextElement, prevElement, textOf, walkBelow, type $T } from './dom.js';
+import { ancestors, attr, childElements, classId, contains, floated, hiddenEl, imgCount, nextElement, prevElement, textOf, walkBelow, type $T } from './dom.js';
 import { BAD_CONTAINER, DATA_CAPTION_ATTRS, DATA_CREDIT_ATTRS, imageKey, type ImageAnchor, type JsonLdImage } from './images.js';
 import { IMAGE_FILE_LINK, photoLink, resolveUrl } from './urls.js';
 
@@ -321,11 +321,26 @@ function slideCandidates(g: Gen): void {
   if (inner) pushPrinted(g, domCandidate(ctx, 'class', inner));
 }
 
+/**
+ * An <aside> that holds one photo and one short line of text, nothing else (an inline-media block marked up without
+ * <figure>): it is the photo's figure, and the line is its caption element.
+ */
+function asideFigure(ctx: GenerateContext, ancs: Element[]): { fig: Element; line: Element } | undefined {
+  const aside = ancs.slice(0, 4).find((a) => a.name === 'aside');
+  if (!aside || imgCount(aside, ctx.good) !== 1) return undefined;
+  const lines = childElements(aside).filter((c) => imgCount(c, ctx.good) === 0 && textOf(c).trim());
+  if (lines.length !== 1 || !/^(p|div|span|small|em)$/.test(lines[0]!.name)) return undefined;
+  const n = collapse(textOf(lines[0]!)).length;
+  if (n < 8 || n > 300) return undefined;
+  return { fig: aside, line: lines[0]! };
+}
+
 /** <figure> / <figcaption>; false when the photo is not the figure's first (the caption is not its own). */
 function figureCandidates(g: Gen): boolean {
   const { ctx, el, ancs, anchor, out } = g;
   const { $ } = ctx;
-  const fig = ancs.slice(0, 6).find((a) => a.name === 'figure');
+  const aside = asideFigure(ctx, ancs);
+  const fig = ancs.slice(0, 6).find((a) => a.name === 'figure') ?? aside?.fig;
   if (!fig) return true;
   out.inFigure = true;
   const first = ctx.anchors.find((x) => contains(fig, x.el));
@@ -333,7 +348,7 @@ function figureCandidates(g: Gen): boolean {
     out.secondInFigure = true;
     return false;
   }
-  const capEl = ($(fig).find('figcaption').toArray()[0] ??
+  const capEl = (($(fig).find('figcaption').toArray()[0] as Element | undefined) ?? (aside?.fig === fig ? aside.line : undefined) ??
     $(fig)
       .find('*')
       .toArray()
