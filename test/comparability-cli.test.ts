@@ -101,6 +101,31 @@ describe('comparability: score and calibrate commands', function () {
     expect(r.stdout).to.contain('dog ↔ 小狗');
   });
 
+  it('score --en --zh --reference takes the null margin from the reference captions (none without: scale 1)', async () => {
+    const things = [['kite', '风筝'], ['violin', '小提琴'], ['tractor', '拖拉机'], ['lighthouse', '灯塔'], ['bicycle', '自行车'], ['piano', '钢琴'], ['castle', '城堡'], ['bridge', '桥'], ['windmill', '风车'], ['train', '火车']];
+    const rows = Array.from({ length: 30 }, (_, i) => {
+      const [en, zh] = things[i % things.length]!;
+      return i % 2 ? `A man plays near the ${en}.\t一个男人在${zh}旁边玩。` : `The ${en} stands in the rain.\t${zh}在雨中。`;
+    });
+    const file = path.join(dir, 'reference.tsv');
+    fs.writeFileSync(file, 'en\tzh\n' + rows.join('\n') + '\n');
+    const margin = async (en: string, zh: string, ...more: string[]) => {
+      const r = await cliHere(['--data', path.join(dir, 'nodata'), 'score', '--json', '--en', en, '--zh', zh, ...more]);
+      expect(r.code, r.stderr).to.equal(0);
+      return JSON.parse(r.stdout.trim()).explain.margin;
+    };
+    const alone = await margin('A man plays.', '一个男人在玩。');
+    const generic = await margin('A man plays.', '一个男人在玩。', '--reference', file);
+    const specific = await margin('A kite over the castle.', '城堡上空的风筝。', '--reference', file);
+    expect(alone.scale).to.equal(1); // one pair, no bank: fewer than 20 reference captions, no margin
+    expect(generic.typical).to.be.greaterThan(0);
+    // "a man plays" meets half the reference captions by chance, kite and castle few: the specific pair's C gains more
+    expect(generic.chance).to.be.greaterThan(specific.chance);
+    expect(specific.scale).to.be.greaterThan(generic.scale);
+    const text = await cliHere(['--data', path.join(dir, 'nodata'), 'score', '--en', 'A man plays.', '--zh', '一个男人在玩。', '--reference', file]);
+    expect(text.stdout).to.match(/scale of C: null margin \d\.\d+ \(chance level 0\.\d+, typical 0\.\d+\), specificity \d\.\d+/);
+  });
+
   it('score --sentences aligns the sentences of two captions as the pairing stage does', async () => {
     const r = await cliHere(['--data', path.join(dir, 'nodata'), 'score', '--json', '--sentences',
       '--en', 'A dog runs on the beach. The stock market fell sharply. Photo: Reuters/Jane Doe', '--zh', '一只小狗在海滩上奔跑。新华社记者 张三 摄']);

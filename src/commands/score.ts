@@ -11,16 +11,19 @@ import { UserError } from '../util/errors.js';
 import { action, printJson, type Context } from './context.js';
 
 /**
- * A scorer for a command: IDF from the bank when the data dir holds one with enough captions, otherwise from
- * the captions about to be scored (as the paper does); the lexicon cache in the data dir when it exists.
+ * A scorer for a command: IDF and the null margin's reference captions from `reference` when given (captions of the
+ * user's kind, e.g. a TSV of their own pairs), else from the bank when the data dir holds one with enough captions,
+ * otherwise from the captions about to be scored (as the paper does); the lexicon cache in the data dir when it exists.
  */
-export async function scorerForCommand(ctx: Context, captions: Array<{ en?: string; zh?: string }>): Promise<Scorer> {
-  const hasBank = fs.existsSync(path.join(ctx.dataDir, DB_FILE));
+export async function scorerForCommand(ctx: Context, captions: Array<{ en?: string; zh?: string }>, reference?: Array<{ en?: string; zh?: string }>): Promise<Scorer> {
+  const hasBank = !reference && fs.existsSync(path.join(ctx.dataDir, DB_FILE));
   // The lexicon cache lives in the data dir when there is one; scoring alone never creates it.
   const dataDir = fs.existsSync(ctx.dataDir) ? ctx.dataDir : undefined;
   const scorer = hasBank ? await createScorer(ctx.config, { bank: await ctx.bank }) : createScorer(ctx.config, { dataDir });
+  if (reference) addCaptionsToIdf(scorer, reference);
   const st = scorer.termStats;
   if (st.docs.en < MIN_DOCS_FOR_IDF || st.docs.zh < MIN_DOCS_FOR_IDF) addCaptionsToIdf(scorer, captions);
+  if (!scorer.nullMargin.active) ctx.logger.debug('null margin off: fewer than 20 reference captions a side (give --reference FILE, or score in a bank)');
   const s = scorer.lexicon.stats;
   ctx.logger.debug(`lexicon ${s.fromCache ? 'loaded from' : 'built into'} ${s.file} in ${s.loadMs} ms`);
   return scorer;
@@ -34,6 +37,8 @@ function jsonOf(res: ScoreResult, extra: Record<string, unknown> = {}): Record<s
 
 function textOf(res: ScoreResult): string {
   const lines = [`C = ${res.c.toFixed(3)}  level ${res.level}  (fc ${res.fc.toFixed(3)}, fe ${res.fe.toFixed(3)}, fl ${res.fl.toFixed(3)}, fcov ${res.fcov.toFixed(3)})`];
+  const mg = res.explain.margin;
+  lines.push(`  scale of C: null margin ${mg.scale.toFixed(3)} (chance level ${mg.chance.toFixed(3)}, typical ${mg.typical.toFixed(3)}), specificity ${mg.specificity.toFixed(3)}`);
   for (const m of res.explain.matches) lines.push(`  ${m.en} ↔ ${m.zh}  via "${m.gloss}"  ${m.weight.toFixed(3)}`);
   for (const e of res.explain.entities) lines.push(`  entity ${e.kind}: ${e.en} ↔ ${e.zh}`);
   return lines.join('\n') + '\n';
@@ -46,14 +51,16 @@ export function registerScore(program: Command): void {
     .option('--en <text>', 'English caption')
     .option('--zh <text>', 'Chinese caption')
     .option('--pairs <file>', 'TSV with a header and columns en, zh (others ignored): one result per pair, in input order')
+    .option('--reference <file>', 'TSV with a header and columns en, zh: captions of your own kind to take IDF and the null margin from (at least 20 a side for the margin) instead of the bank or the captions scored')
     .option('--sentences', 'split --en and --zh into sentences and align them, as the pairing stage does: one result per sentence pair')
     .option('--json', 'one JSON line per pair')
     .action(
-      action(async (ctx, opts: { en?: string; zh?: string; pairs?: string; sentences?: boolean; json?: boolean }) => {
+      action(async (ctx, opts: { en?: string; zh?: string; pairs?: string; reference?: string; sentences?: boolean; json?: boolean }) => {
+        const reference = opts.reference ? await readPairsFile(opts.reference) : undefined;
         if (opts.pairs) {
           if (opts.en || opts.zh) throw new UserError('give either --pairs FILE or --en and --zh, not both');
           const rows = await readPairsFile(opts.pairs);
-          const scorer = await scorerForCommand(ctx, rows);
+          const scorer = await scorerForCommand(ctx, rows, reference);
           for (const row of rows) {
             const res = scorer.score(row.en, row.zh);
             if (opts.json) printJson(jsonOf(res, { line: row.line }));
@@ -62,7 +69,7 @@ export function registerScore(program: Command): void {
           return 0;
         }
         if (!opts.en?.trim() || !opts.zh?.trim()) throw new UserError('give --en TEXT and --zh TEXT (both non-empty), or --pairs FILE.tsv');
-        const scorer = await scorerForCommand(ctx, [{ en: opts.en, zh: opts.zh }]);
+        const scorer = await scorerForCommand(ctx, [{ en: opts.en, zh: opts.zh }], reference);
         if (opts.sentences) {
           const al = scorer.align(opts.en, opts.zh);
           if (al.refused) throw new UserError(`--${al.refused}: no sentence ends within comparability.maxCaptionChars (${ctx.config.comparability.maxCaptionChars}) characters`);
