@@ -303,7 +303,7 @@ describe('lsh-index: the dense query', function () {
     for (const k of [31, 32, 33]) src.push([`u${k}`, write(dir, `u${k}.png`, await scene(k)), 'Another place.', '']);
     writeManifest(path.join(dir, 'source.tsv'), src);
     writeManifest(path.join(dir, 'target.tsv'), [['t1', write(dir, 't1.jpg', target), '淡的一半', ''], ['d1', write(dir, 'd1.png', await scene(12)), '无关', '']]);
-    const c: Config = { ...config, match: { ...config.match, views: { ...config.match.views, budget: 0.01, denseBudget: 1, minVotingKeypoints: 0 } } }; // every unconfident source hopeful: this is about the budgets
+    const c: Config = { ...config, match: { ...config.match, views: { ...config.match.views, budget: 0.01, denseBudget: 1, minVotingKeypoints: 0, archive: { ...config.match.views.archive, views: 'before' } } } }; // every unconfident source hopeful, the views before archive matching (which would otherwise take half of them): this is about the views budgets
     const bank = await Bank.open(path.join(dir, 'data'));
     try {
       for (const b of ['source', 'target'] as const) await importManifest(bank, { bank: b, manifest: path.join(dir, `${b}.tsv`), config: c });
