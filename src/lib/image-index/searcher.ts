@@ -279,6 +279,9 @@ export function votePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored
   return { shortlist, votes: shortlist.map((s) => votes[s]!), coll, sketches: pr.sketches, keypoints: n, copy, stats, probeMs: t1 - t0, voteMs: performance.now() - t1 };
 }
 
+/** Too few collisions (keypoint pairs, two numbers each) for an image to be verified: not worth reading its features. */
+export const tooFewCollisions = (pairs: ArrayLike<number>, p: Pick<SearchParams, 'minInliers'>): boolean => pairs.length / 2 < Math.max(4, p.minInliers);
+
 /** What a pass's verification reads besides the shortlist: its images' features, whether an image is still indexed,
  *  and a target's sketches (re-collision). */
 export interface ShortlistSource {
@@ -300,7 +303,7 @@ export async function verifyShortlist(src: ShortlistSource, v: Prepared, voted: 
   // A shortlisted image's features are read (from the bank) only when it is verified: most of a shortlist has too
   // few collisions to verify (an unmatched source's whole shortlist, often), and the reads were a fifth of a
   // search's CPU on PostgreSQL. An image whose features are gone gets no hit, as when they were all read up front.
-  const few = (i: number) => coll[i]!.length / 2 < Math.max(4, p.minInliers);
+  const few = (i: number) => tooFewCollisions(coll[i]!, p);
   const targets = await Promise.all(shortlist.map((slot, i) => (few(i) ? undefined : src.load(slot))));
   shortlist.forEach((slot, i) => {
     const target = targets[i];
@@ -325,7 +328,7 @@ export async function verifyShortlist(src: ShortlistSource, v: Prepared, voted: 
     const target = targets[shortlist.indexOf(h.slot)] ?? (await src.load(h.slot));
     if (!target) continue;
     const c = sketchCollisions(voted.sketches, voted.keypoints, src.sketchesOf(target), p.recollideHamming);
-    if (c.length / 2 < Math.max(4, p.minInliers)) continue;
+    if (tooFewCollisions(c, p)) continue;
     const r = verifyCandidate(v, target, c, p);
     if (r.score > h.score || (r.score === h.score && r.inliers > h.inliers)) hits[i] = { ...r, slot: h.slot, votes: h.votes, mirrored };
   }

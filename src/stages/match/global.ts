@@ -8,7 +8,7 @@
 import type { BankScope, CandidateInput, MatchPartial, PartialVoted, VotedEntry } from '../../bank/index.js';
 import { FeaturesRepo } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
-import { LshIndex, mergeHits, mirrorFeatures, prepare, verifyShortlist, type Features, type Hit, type IndexHandle, type Prepared, type VotedPass } from '../../lib/image-index/index.js';
+import { LshIndex, mergeHits, mirrorFeatures, prepare, tooFewCollisions, verifyShortlist, type Features, type Hit, type IndexHandle, type Prepared, type VotedPass } from '../../lib/image-index/index.js';
 import { lshParams, searchParams } from '../../lib/image-index/index.js';
 import { candidatesOf, rescaleCandidate, unconfident } from './rank.js';
 import { viewEvidence, viewParams } from './views.js';
@@ -95,7 +95,7 @@ export class GlobalVerifier {
     };
     // read one after the other (one transaction's connection runs one query at a time): the images with collisions
     // enough to be verified
-    for (let i = 0; i < entries.length; i++) if (voted.coll[i]!.length / 2 >= Math.max(4, p.minInliers)) await this.prepared(entries[i]![1]);
+    for (let i = 0; i < entries.length; i++) if (!tooFewCollisions(voted.coll[i]!, p)) await this.prepared(entries[i]![1]);
     const src = { load: (s: number) => this.prepared(this.targets[s]!.sha), isAlive: () => true, sketchesOf: (t: Prepared) => this.lsh.sketches(t.vecs, t.f.count) };
     return verifyShortlist(src, v, voted, p, mirrored);
   }

@@ -12,7 +12,7 @@ import type { Features } from '../../lib/image-index/index.js';
 import { concatFeatures } from '../../lib/image-index/index.js';
 import type { LshIndex } from '../../lib/image-index/index.js';
 import { mergeHits, prepare, search, sketchCollisions, sumScans, type Hit, type SearchParams, type SearchResult, type SlotLoader } from '../../lib/image-index/index.js';
-import { verifyCandidate } from '../../lib/image-index/index.js';
+import { tooFewCollisions, verifyCandidate } from '../../lib/image-index/index.js';
 
 
 export interface ViewParams {
@@ -239,7 +239,7 @@ async function twoSided(
     if (!tf?.count) continue;
     const ta = prepare(tf);
     const c = sketchCollisions(qs, qa.f.count, index.probe(ta.vecs, ta.f.count).sketches, p.recollideHamming);
-    if (c.length / 2 < Math.max(4, p.minInliers)) continue;
+    if (tooFewCollisions(c, p)) continue;
     const r = verifyCandidate(qa, ta, c, pooled);
     if (r.score > 0) out.push({ ...r, slot: h.slot, votes: h.votes, mirrored: false });
   }
