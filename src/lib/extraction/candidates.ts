@@ -339,8 +339,10 @@ function asideFigure(ctx: GenerateContext, ancs: Element[]): { fig: Element; lin
 function figureCandidates(g: Gen): boolean {
   const { ctx, el, ancs, anchor, out } = g;
   const { $ } = ctx;
-  const aside = asideFigure(ctx, ancs);
-  const fig = ancs.slice(0, 6).find((a) => a.name === 'figure') ?? aside?.fig;
+  // an <aside> figure is looked for only when no <figure> holds the photo
+  const figure = ancs.slice(0, 6).find((a) => a.name === 'figure');
+  const aside = figure ? undefined : asideFigure(ctx, ancs);
+  const fig = figure ?? aside?.fig;
   if (!fig) return true;
   out.inFigure = true;
   const first = ctx.anchors.find((x) => contains(fig, x.el));
@@ -348,7 +350,7 @@ function figureCandidates(g: Gen): boolean {
     out.secondInFigure = true;
     return false;
   }
-  const capEl = (($(fig).find('figcaption').toArray()[0] as Element | undefined) ?? (aside?.fig === fig ? aside.line : undefined) ??
+  const capEl = (($(fig).find('figcaption').toArray()[0] as Element | undefined) ?? aside?.line ??
     $(fig)
       .find('*')
       .toArray()
