@@ -22,6 +22,12 @@ describe('config', () => {
     expect(() => loadConfig({ configFile: file, env: {} })).to.throw(/comparability\.levels" was replaced by comparability\.thresholds/);
   });
 
+  it('refuses a retired value with why and what to use instead', () => {
+    const file = path.join(tempDir(), 'old-order.yaml');
+    fs.writeFileSync(file, 'match:\n  views:\n    archive:\n      views: unfound\n');
+    expect(() => loadConfig({ configFile: file, env: {} })).to.throw(/old-order\.yaml.*"match\.views\.archive\.views".*"unfound" was removed.*use none \(the default\) or before/);
+  });
+
   it('overrides from a file, then from CAPBRIDGE_* variables', () => {
     const dir = tempDir();
     const file = path.join(dir, 'my.yaml');

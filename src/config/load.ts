@@ -53,6 +53,14 @@ const RETIRED_KEYS: Record<string, string> = {
   'match.views.minPromise': 'replaced by match.views.minVotingKeypoints (the same gate counted in the query\'s keypoints, which do not change with the index\'s vote weights; votes did)',
 };
 
+/** Values a key no longer takes, with why and what to use (keyed "key.path=value"). */
+const RETIRED_VALUES: Record<string, string> = {
+  'match.views.archive.views=unfound': 'removed: it found no more pairs than `none` and adds the views search to archive matching\'s cost for a source without counterpart (issue 33 round 6); use none (the default) or before',
+};
+
+/** The value at a key path of a tree (undefined when absent). */
+const valueAt = (tree: Tree, keyPath: PropertyKey[]): unknown => keyPath.reduce<unknown>((t, k) => (isTree(t) ? t[String(k)] : undefined), tree);
+
 function validate(tree: Tree, origin: string): Config {
   const res = configSchema.safeParse(tree);
   if (res.success) return res.data;
@@ -63,7 +71,8 @@ function validate(tree: Tree, origin: string): Config {
       const hints = keys.filter((k) => RETIRED_KEYS[k]).map((k) => ` ("${k}" was ${RETIRED_KEYS[k]})`);
       return `unknown key ${keys.map((k) => `"${k}"`).join(', ')}${hints.join('')}`;
     }
-    return `"${keyPath}": ${issue.message}`;
+    const retired = issue.code === 'invalid_value' ? RETIRED_VALUES[`${keyPath}=${String(valueAt(tree, issue.path))}`] : undefined;
+    return `"${keyPath}": ${issue.message}${retired ? ` ("${String(valueAt(tree, issue.path))}" was ${retired})` : ''}`;
   });
   throw new UserError(`${origin}: invalid configuration: ${lines.join('; ')}`);
 }

@@ -139,7 +139,7 @@ export const configSchema = z
                 angleTolerance: z.number().gt(0).max(180),
                 scaleTolerance: z.number().gt(0),
                 maxLogNfa: z.number().max(0),
-                views: z.enum(['before', 'unfound', 'none']),
+                views: z.enum(['before', 'none']),
               })
               .strict(),
           })

@@ -45,6 +45,9 @@ export interface SourceCost {
   viewed: boolean;
   candidates: number;
   stage: MatchStageName;
+  /** Stage 'plain' of one process's run, when the plain search left the source unconfident: its shortlist's promise
+   *  (promise.ts, what match.views.minVotingKeypoints gates), so that a benchmark can measure the gate's null. */
+  promise?: number;
 }
 
 /** Where the match stage publishes each SourceCost (node:diagnostics_channel), for benchmarks and tests to measure
@@ -58,11 +61,12 @@ export function observeSourceCosts(fn: (s: SourceCost) => void): () => void {
   return () => void sourceCosts.unsubscribe(h);
 }
 
-/** Publishes one part of a source's matching, begun at process.cpuUsage() c0 and performance.now() w0. */
-export function publishSourceCost(itemId: number, stage: MatchStageName, c0: NodeJS.CpuUsage, w0: number, candidates: number): void {
+/** Publishes one part of a source's matching, begun at process.cpuUsage() c0 and performance.now() w0 (`promise`: an
+ *  unconfident plain search's). */
+export function publishSourceCost(itemId: number, stage: MatchStageName, c0: NodeJS.CpuUsage, w0: number, candidates: number, promise?: number): void {
   if (!sourceCosts.hasSubscribers) return;
   const cpu = process.cpuUsage(c0);
-  sourceCosts.publish({ itemId, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: stage !== 'plain', candidates, stage } satisfies SourceCost);
+  sourceCosts.publish({ itemId, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: stage !== 'plain', candidates, stage, ...(promise === undefined ? {} : { promise }) } satisfies SourceCost);
 }
 
 export interface MatchSummary {

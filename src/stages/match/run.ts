@@ -177,8 +177,9 @@ export class MatchRun implements MatchContext {
           cand = r.cand;
           wide = { picture, searched: true, sure: !unconfident(this.config, r.hits), evidence: r.evidence, top: shortlistVotes(r.votes) };
           this.window.pictures.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }], wide });
-          if (unconfident(this.config, r.hits)) this.window.unconfident.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence, hits: r.hits, promise: shortlistPromise(r.votes), ranking: r.votes.slots, at });
-          publishSourceCost(s.id, 'plain', c0, w0, cand.length);
+          const promise = unconfident(this.config, r.hits) ? shortlistPromise(r.votes) : undefined;
+          if (promise !== undefined) this.window.unconfident.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence, hits: r.hits, promise, ranking: r.votes.slots, at });
+          publishSourceCost(s.id, 'plain', c0, w0, cand.length, promise);
         }
       }
     } catch (err) {

@@ -29,39 +29,33 @@ export class WideBaseline {
       if (!(await this.viewsStage(w, w.unconfident))) return false;
       return this.archiveStage(w);
     }
-    const archived = new Map<string, boolean>();
+    const archived = new Set<string>();
     if (!(await this.archiveStage(w, archived))) return false;
-    return this.viewsStage(w, w.unconfident.filter((u) => this.viewsAfterArchive(archived.get(u.picture)) && w.pictures.has(u.picture) && unconfident(this.run.config, u.hits)));
-  }
-
-  /** Archive first: whether a picture still gets the views search, given what archive matching found for it
-   *  (undefined: not archived; false: archived, nothing found). */
-  private viewsAfterArchive(found: boolean | undefined): boolean {
-    if (found === undefined) return true;
-    return this.run.config.match.views.archive.views === 'unfound' && !found;
+    return this.viewsStage(w, w.unconfident.filter((u) => !archived.has(u.picture) && w.pictures.has(u.picture) && unconfident(this.run.config, u.hits)));
   }
 
   /** The stages a sharded window's decision gave its pictures (decideWide), on this run's shard, in source id order;
    *  archive matching where the shard's search is still unconfident. False when the run was stopped meanwhile. */
   async spendChosen(w: MatchWindow, stages: Map<string, NonNullable<PartialWide['stages']>>): Promise<boolean> {
     const chosen = [...w.unconfident].sort((a, b) => a.id - b.id);
-    const archived = new Map<string, boolean>();
+    const archived = new Set<string>();
     const first = this.run.config.match.views.archive.views !== 'before';
     if (first && !(await this.archiveChosen(w, chosen, stages, archived))) return false;
     for (const u of chosen) {
       const v = stages.get(u.picture)?.views;
-      if (!v || !w.pictures.has(u.picture) || (first && !this.viewsAfterArchive(archived.get(u.picture)))) continue;
+      if (!v || !w.pictures.has(u.picture) || (first && archived.has(u.picture))) continue;
       if (this.stopped()) return false;
       await this.viewsOf(w, u, v === 'full' ? this.run.config : this.denseOnly);
     }
     return first || this.archiveChosen(w, chosen, stages, archived);
   }
 
-  private async archiveChosen(w: MatchWindow, chosen: Unconfident[], stages: Map<string, NonNullable<PartialWide['stages']>>, archived: Map<string, boolean>): Promise<boolean> {
+  private async archiveChosen(w: MatchWindow, chosen: Unconfident[], stages: Map<string, NonNullable<PartialWide['stages']>>, archived: Set<string>): Promise<boolean> {
     for (const u of chosen) {
       if (!stages.get(u.picture)?.archive || !w.pictures.has(u.picture) || !unconfident(this.run.config, u.hits)) continue;
       if (this.stopped()) return false;
-      archived.set(u.picture, await this.archiveOf(w, u));
+      archived.add(u.picture);
+      await this.archiveOf(w, u);
     }
     return true;
   }
@@ -101,41 +95,39 @@ export class WideBaseline {
     }
   }
 
-  /** Archive matching (chooseArchive) for the pictures still unconfident (after the views, or first); what it found
-   *  for each, in `archived`. */
-  private async archiveStage(w: MatchWindow, archived?: Map<string, boolean>): Promise<boolean> {
+  /** Archive matching (chooseArchive) for the pictures still unconfident (after the views, or first); the pictures it
+   *  took, in `archived`. */
+  private async archiveStage(w: MatchWindow, archived?: Set<string>): Promise<boolean> {
     const c = this.run.config;
     for (const u of chooseArchive(w.unconfident.filter((u) => w.pictures.has(u.picture) && unconfident(c, u.hits)), w.count, c)) {
       if (this.stopped()) return false;
-      const found = await this.archiveOf(w, u);
-      archived?.set(u.picture, found);
+      archived?.add(u.picture);
+      await this.archiveOf(w, u);
     }
     return true;
   }
 
-  /** One picture's archive matching; whether it found a hit. */
-  private async archiveOf(w: MatchWindow, u: Unconfident): Promise<boolean> {
+  /** One picture's archive matching: its candidates (and every source's showing it) replaced by what it found. */
+  private async archiveOf(w: MatchWindow, u: Unconfident): Promise<void> {
     const run = this.run;
     const q = await run.bank.repo(FeaturesRepo).get(u.sha);
     const entry = w.pictures.get(u.picture);
-    if (!q || !entry || !u.hits.length) return false;
+    if (!q || !entry || !u.hits.length) return;
     const c0 = process.cpuUsage();
     const w0 = performance.now();
     try {
       const g = await greyLoader(run.config, () => run.bank.images.read(u.sha))();
-      if (!g || g.width !== q.width || g.height !== q.height) return false;
+      if (!g || g.width !== q.width || g.height !== q.height) return;
       const shared = run.sharded ? () => run.dense.query(u.sha, q, g) : undefined;
       const r = await archiveRank(run.handle, run.config, q, g, u.hits, u.ranking, run.views.run, run.dense, u.at, shared);
       run.summary.archived++;
       u.hits = r.hits;
       const cand = await candidatesOf(run.handle, run.config, q, r.hits, run.top);
       publishSourceCost(u.id, 'archive', c0, w0, cand.length);
-      if (!r.archive.hits.length) return false;
+      if (!r.archive.hits.length) return;
       await this.replace(entry, cand);
-      return true;
     } catch (err) {
       await this.failed(entry, u, 'archive', err);
-      return false;
     }
   }
 
