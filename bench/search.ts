@@ -22,17 +22,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Bank, DenseViewsRepo } from '../src/bank/index.js';
 import type { Config } from '../src/config/schema.js';
 import { loadConfig } from '../src/config/load.js';
-import { importManifest } from '../src/import/manifest.js';
-import { exportCandidatesJsonl } from '../src/stages/export/index.js';
-import { observeSourceCosts } from '../src/stages/match/index.js';
-import { loadStage } from '../src/stages/index.js';
 import { benchArgs, heldOut, metrics, percentile, readSet, round, sharedDataDir, type RetrievalSet } from './search-lib.js';
+import { featuredBank, matchRun, type MatchRun, type StageName } from './search-run.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = sharedDataDir(repoRoot);
@@ -44,101 +39,7 @@ const MAXQ = Number(opt('queries', '0'));
 const CONFIG_FILE = opt('config', '');
 const { config } = loadConfig(CONFIG_FILE ? { configFile: CONFIG_FILE } : {});
 const log = (m: string) => process.stderr.write(`[bench:search] ${m}\n`);
-const cpuMs = (c: NodeJS.CpuUsage) => (c.user + c.system) / 1000;
-
-/** What the featured bank depends on: the layers that import, describe and index (their source) and their config. */
-function bankKey(set: RetrievalSet): string {
-  const h = createHash('sha1');
-  h.update(JSON.stringify({ set: set.name, queries: MAXQ, sift: config.sift, lsh: { multiprobe: config.lsh.multiprobe, seed: config.lsh.seed }, import: config.import, database: config.database }));
-  const feeds = /\/(sift|bank|ingest|import|captions|config|util|features)\/|\/(lsh|store|descriptors|mean-rootsift|features|searcher)\.ts$/;
-  const walk = (d: string): string[] => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]));
-  for (const f of walk(path.join(repoRoot, 'src')).filter((f) => f.endsWith('.ts') && feeds.test(f)).sort()) h.update(f).update(fs.readFileSync(f));
-  return h.digest('hex').slice(0, 16);
-}
-
-/** The set's manifests, the sources cut to the first --queries N. */
-function manifests(set: RetrievalSet, dir: string): { source: string; target: string } {
-  const source = path.join(set.dir, 'source.tsv');
-  if (!MAXQ) return { source, target: path.join(set.dir, 'target.tsv') };
-  const lines = fs.readFileSync(source, 'utf8').split('\n').filter(Boolean);
-  const head = lines[0]!.split('\t');
-  const imageCol = head.indexOf('image');
-  // absolute image paths: the cut manifest lives elsewhere
-  const rows = lines.slice(1, MAXQ + 1).map((l) => l.split('\t').map((c, i) => (i === imageCol ? path.join(set.dir, c) : c)).join('\t'));
-  const cut = path.join(dir, 'source.tsv');
-  fs.writeFileSync(cut, [lines[0], ...rows].join('\n') + '\n');
-  return { source: cut, target: path.join(set.dir, 'target.tsv') };
-}
-
-/** A bank with the set imported and featured (the features stage: SIFT, LSH codes), from the cache or made now. */
-async function featuredBank(set: RetrievalSet): Promise<{ dir: string; featuresCpuMs: number | null }> {
-  const dir = path.join(repoRoot, 'bench', '.cache', 'banks', `${set.name}-${bankKey(set)}`);
-  const meta = path.join(dir, 'bench.json');
-  if (!flag('fresh') && fs.existsSync(meta)) return { dir, featuresCpuMs: (JSON.parse(fs.readFileSync(meta, 'utf8')) as { featuresCpuMs: number }).featuresCpuMs };
-  fs.rmSync(dir, { recursive: true, force: true });
-  const tmp = `${dir}.tmp${process.pid}`;
-  fs.mkdirSync(tmp, { recursive: true });
-  const bank = await Bank.open(tmp);
-  let featuresCpuMs = 0;
-  try {
-    const m = manifests(set, tmp);
-    for (const b of ['source', 'target'] as const) {
-      const s = await importManifest(bank, { bank: b, manifest: m[b], config });
-      if (s.failed) log(`${set.name}: ${s.failed} ${b} rows failed to import`);
-    }
-    const c0 = process.cpuUsage();
-    await (await loadStage('features'))(bank, config, {});
-    featuresCpuMs = cpuMs(process.cpuUsage(c0));
-  } finally {
-    await bank.close();
-  }
-  fs.writeFileSync(path.join(tmp, 'bench.json'), JSON.stringify({ featuresCpuMs }));
-  fs.renameSync(tmp, dir);
-  return { dir, featuresCpuMs };
-}
-
-type StageName = 'plain' | 'views' | 'archive';
-interface MatchRun {
-  summary: Record<string, unknown>;
-  cpuMs: number;
-  wallMs: number;
-  /** source ext id -> exported candidates, by rank */
-  cands: Map<string, { target: string; score: number; inliers: number; model: string }[]>;
-  /** per stage: CPU ms of each query that reached it */
-  stages: Record<StageName, number[]>;
-  /** targets' dense views the run left in the bank (archive matching) */
-  denseViews: { images: number; bytes: number };
-}
-
-/** `match --top 5` then `export --format jsonl --candidates` on a copy of the featured bank. */
-async function matchRun(set: RetrievalSet, base: string, cfg: Config): Promise<MatchRun> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `capbridge-bench-search-${set.name}-`));
-  fs.cpSync(base, dir, { recursive: true });
-  const bank = await Bank.open(dir);
-  const stages: Record<StageName, number[]> = { plain: [], views: [], archive: [] };
-  try {
-    const stop = observeSourceCosts((s) => stages[s.stage].push(s.cpuMs));
-    const c0 = process.cpuUsage();
-    const w0 = performance.now();
-    const r = await (await loadStage('match'))(bank, cfg, { top: 5 }).finally(stop);
-    const cpu = cpuMs(process.cpuUsage(c0));
-    const wallMs = performance.now() - w0;
-    const out = path.join(dir, 'candidates.jsonl');
-    await exportCandidatesJsonl(bank, out);
-    const cands = new Map<string, { target: string; score: number; inliers: number; model: string; rank: number }[]>();
-    for (const line of fs.readFileSync(out, 'utf8').split('\n').filter(Boolean)) {
-      const c = JSON.parse(line) as { source_id: string; target_id: string; rank: number; image_score: number; inliers: number; model: string };
-      if (!cands.has(c.source_id)) cands.set(c.source_id, []);
-      cands.get(c.source_id)!.push({ target: c.target_id, score: c.image_score, inliers: c.inliers, model: c.model, rank: c.rank });
-    }
-    for (const l of cands.values()) l.sort((a, b) => a.rank - b.rank);
-    const denseViews = await bank.repo(DenseViewsRepo).size();
-    return { summary: r.detail as unknown as Record<string, unknown>, cpuMs: cpu, wallMs, cands, stages, denseViews };
-  } finally {
-    await bank.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
+const bankOptions = { repoRoot, config, queries: MAXQ, fresh: flag('fresh'), log };
 
 const stats = (xs: number[]) =>
   xs.length ? { median: round(percentile(xs, 0.5), 0), p95: round(percentile(xs, 0.95), 0), mean: round(xs.reduce((a, b) => a + b, 0) / xs.length, 0) } : null;
@@ -160,7 +61,7 @@ function score(set: RetrievalSet, run: MatchRun, queries: Set<string>) {
 async function runSet(name: string): Promise<Record<string, unknown>> {
   const set = readSet(path.join(shared, name));
   const t0 = performance.now();
-  const base = await featuredBank(set);
+  const base = await featuredBank(set, bankOptions);
   log(`${name}: featured bank ready (${round((performance.now() - t0) / 1000, 0)} s)`);
   const run = await matchRun(set, base.dir, config);
   const sources = MAXQ ? set.sources.slice(0, MAXQ) : set.sources;
