@@ -93,6 +93,8 @@ async function runSet(name: string): Promise<Record<string, unknown>> {
       const fmt = (c: (typeof l)[number]) => `${c.target}${rel?.has(c.target) ? '*' : ''} ${c.model} s${c.score} i${c.inliers}`;
       if (rel && !rel.has(l[0]?.target ?? '')) log(`miss ${name} ${s.id}: ${l.slice(0, 3).map(fmt).join(' | ') || 'no candidate'}`);
       for (const c of l) if (!rel?.has(c.target)) log(`unrelated ${name} ${s.id} -> ${fmt(c)}`);
+      const wide = (['views', 'archive'] as const).filter((k) => run.bySource[k].has(s.id)).map((k) => `${k} ${Math.round(run.bySource[k].get(s.id)!)} ms`);
+      if (wide.length) log(`wide ${name} ${s.id}: promise ${round(run.promises.get(s.id) ?? NaN, 2)}, ${wide.join(', ')}, top ${l[0] ? fmt(l[0]) : 'none'}`);
     }
   }
   if (flag('opencv')) out.opencv = opencv(set, sources.map((s) => s.id), dev);
