@@ -206,6 +206,12 @@ function tailReport(promises: { id: string; promise: number }[], P: number, C: n
   return { tail: { n: t.n, k: t.k, u: round(t.u, 2), s: round(t.s, 2) }, at, rule: { P: round(P, 1), C: C === null ? null : Math.round(C), maxShare: C ? round((0.5 * P) / C, 5) : null, gate: rule } };
 }
 
+/** tailReport of a part, shortened to what compares across parts. */
+function partReport(part: { id: string; promise: number }[], P: number, C: number | null) {
+  const r = tailReport(part, P, C);
+  return { n: r.tail.n, u: r.tail.u, s: r.tail.s, gate: r.rule.gate, atOrAbove: Object.fromEntries(Object.entries(r.at).map(([g, v]) => [g, v.observed])) };
+}
+
 async function main() {
   const { pool, others, bySet } = readPool();
   const [f0, f1] = folds(pool);
@@ -227,6 +233,11 @@ async function main() {
     plain: { sources, unconfident: promises.length, cpuMsPerSource: round(P, 1), unrelated: runs.map((r) => unrelatedOf(r.plain)) },
     promise: { quantiles: Object.fromEntries([0.5, 0.75, 0.9, 0.95, 0.99].map((q) => [q, round(percentile(promises.map((p) => p.promise), q), 2)])), highest: sorted.slice(0, 15).map((p) => ({ ...p, promise: round(p.promise, 2) })) },
     ...tailReport(promises, P, C),
+    // the same rule on parts of the null (P and C of the whole): each fold alone (a split-half check), each set's photos
+    parts: Object.fromEntries([
+      ...runs.map((r, k) => [`fold${k}`, r.plain.promises] as const),
+      ...POOL_SETS.map(({ name }) => [name, new Map(promises.filter((p) => p.id.startsWith(`${name}.`)).map((p) => [p.id, p.promise]))] as const),
+    ].map(([k, m]) => [k, partReport([...m].map(([id, promise]) => ({ id, promise })), P, C)])),
     archive,
     loadavgEnd: os.loadavg().map((x) => round(x, 1)),
     maxRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
