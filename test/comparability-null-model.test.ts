@@ -2,7 +2,7 @@
 // the margin by which a sentence pair is chosen inside a caption pair (src/stages/pair/sentence-choice.ts).
 import { expect } from 'chai';
 import { loadConfig } from '../src/config/load.js';
-import { addCaptionsToIdf, createScorer } from '../src/lib/comparability/index.js';
+import { addCaptionsToIdf, createScorer, DEFAULT_MEASURE } from '../src/lib/comparability/index.js';
 import { TermStats } from '../src/lib/comparability/idf.js';
 import { surpriseTail, significance } from '../src/lib/comparability/null-model.js';
 import { chooseSentencePairs, sentenceMarginOf } from '../src/stages/pair/sentence-choice.js';
@@ -198,6 +198,69 @@ describe('comparability: the specificity of the linked words (issue 34, round 5)
     const unlinked = s.score('A quiet morning.', '城堡。');
     expect(unlinked.explain.matches).to.deep.equal([]);
     expect(unlinked.explain.margin.specificity).to.equal(1); // nothing linked: nothing to discount
+  });
+});
+
+describe("comparability: the specificity factor's typical value is the bank's (issue 34, round 6)", () => {
+  // two banks of 40 captions: one where every caption is made of vague words (people doing common things), one of things
+  const vagueBank = Array.from({ length: 40 }, (_, i) => ({
+    en: [`A man plays.`, `A woman walks.`, `People sit.`, `A man stands.`, `The girl plays.`][i % 5]!,
+    zh: [`一个男人在玩。`, `一个女人在走路。`, `人们坐着。`, `一个男人站着。`, `女孩在玩。`][i % 5]!,
+  }));
+  const things: Array<[string, string]> = [
+    ['kite', '风筝'], ['violin', '小提琴'], ['tractor', '拖拉机'], ['lighthouse', '灯塔'], ['bicycle', '自行车'],
+    ['piano', '钢琴'], ['castle', '城堡'], ['windmill', '风车'], ['church', '教堂'], ['temple', '寺庙'],
+  ];
+  const thingBank = Array.from({ length: 40 }, (_, i) => {
+    const [a, za] = things[i % things.length]!;
+    const [b, zb] = things[(i * 3 + 1) % things.length]!;
+    return { en: `The ${a} by the ${b}.`, zh: `${zb}旁边的${za}。` };
+  });
+  const scorerOf = (captions: Array<{ en: string; zh: string }>) => {
+    const s = createScorer(config, { cacheDir: testLexiconDir() });
+    addCaptionsToIdf(s, captions);
+    return s;
+  };
+  // the factor's word measure, written out: 1 / ((1 + k ln(1 + nEn)) (1 + k ln(1 + nZh))), weighted by the links' weights
+  const meanOf = (s: ReturnType<typeof scorerOf>, links: ReadonlyArray<{ en: string; zh: string; weight: number }>) => {
+    const k = DEFAULT_MEASURE.specificity;
+    let sum = 0;
+    let w = 0;
+    for (const l of links) {
+      sum += (l.weight / (1 + k * Math.log(1 + s.lexicon.zhFor(l.en).length))) * (1 / (1 + k * Math.log(1 + (s.lexicon.senses(l.zh)?.length ?? 1))));
+      w += l.weight;
+    }
+    return sum / w;
+  };
+
+  it("is the median over the null margin's chance pairs, lower in a bank of vague words, and relative to it", () => {
+    const vague = scorerOf(vagueBank);
+    const specific = scorerOf(thingBank);
+    const typicals = [vague, specific].map((s) => {
+      const values = s.nullMargin.chanceLinks().filter((l) => l.length).map((l) => meanOf(s, l)).sort((x, y) => x - y);
+      expect(values.length).to.be.at.least(20);
+      const typical = s.score('A man plays.', '一个男人在玩。').explain.margin.specificityTypical;
+      expect(typical).to.be.closeTo(values[values.length >> 1]!, 1e-4);
+      return typical;
+    });
+    expect(typicals[0]).to.be.lessThan(typicals[1]! - 0.02);
+    // the same pair is discounted less where such links are the bank's usual ones
+    const inVague = vague.score('A man plays.', '一个男人在玩。');
+    const inSpecific = specific.score('A man plays.', '一个男人在玩。');
+    expect(inVague.explain.matches.map((m) => m.en).sort()).to.deep.equal(['man', 'play']);
+    expect(inVague.explain.margin.specificity).to.be.greaterThan(inSpecific.explain.margin.specificity);
+    expect(inVague.explain.margin.specificity).to.be.closeTo(meanOf(vague, inVague.explain.matches) / typicals[0]!, 2e-3);
+  });
+
+  it('falls back to the fixed value without a reference sample, and follows the sample when it changes', () => {
+    const small = scorerOf(vagueBank.slice(0, 19));
+    expect(small.nullMargin.active).to.equal(false);
+    expect(small.score('A man plays.', '一个男人在玩。').explain.margin.specificityTypical).to.equal(DEFAULT_MEASURE.specificityTypical);
+    // 21 more captions a side: the margin starts, and the typical value is the sample's own
+    addCaptionsToIdf(small, thingBank.slice(0, 21));
+    expect(small.nullMargin.active).to.equal(true);
+    const values = small.nullMargin.chanceLinks().filter((l) => l.length).map((l) => meanOf(small, l)).sort((x, y) => x - y);
+    expect(small.score('A man plays.', '一个男人在玩。').explain.margin.specificityTypical).to.be.closeTo(values[values.length >> 1]!, 1e-4);
   });
 });
 

@@ -38,7 +38,7 @@ function jsonOf(res: ScoreResult, extra: Record<string, unknown> = {}): Record<s
 function textOf(res: ScoreResult): string {
   const lines = [`C = ${res.c.toFixed(3)}  level ${res.level}  (fc ${res.fc.toFixed(3)}, fe ${res.fe.toFixed(3)}, fl ${res.fl.toFixed(3)}, fcov ${res.fcov.toFixed(3)})`];
   const mg = res.explain.margin;
-  lines.push(`  scale of C: null margin ${mg.scale.toFixed(3)} (chance level ${mg.chance.toFixed(3)}, typical ${mg.typical.toFixed(3)}), specificity ${mg.specificity.toFixed(3)}`);
+  lines.push(`  scale of C: null margin ${mg.scale.toFixed(3)} (chance level ${mg.chance.toFixed(3)}, typical ${mg.typical.toFixed(3)}), specificity ${mg.specificity.toFixed(3)} (typical link specificity ${mg.specificityTypical.toFixed(3)})`);
   for (const m of res.explain.matches) lines.push(`  ${m.en} ↔ ${m.zh}  via "${m.gloss}"  ${m.weight.toFixed(3)}`);
   for (const e of res.explain.entities) lines.push(`  entity ${e.kind}: ${e.en} ↔ ${e.zh}`);
   return lines.join('\n') + '\n';

@@ -45,9 +45,10 @@ export interface ScoreResult {
     /**
      * The null margin (margin.ts): C's scale, this pair's chance level d (how high its captions score with unrelated
      * captions of the bank) and the bank's typical one m; scale 1 and 0s when the margin is off. specificity: C's factor
-     * for how specific the linked words are (specificity.ts; 1 when off).
+     * for how specific the linked words are (specificity.ts; 1 when off), relative to the bank's typical value
+     * specificityTypical (how specific the links of two unrelated captions of the bank usually are).
      */
-    margin: { scale: number; chance: number; typical: number; specificity: number };
+    margin: { scale: number; chance: number; typical: number; specificity: number; specificityTypical: number };
     entities: Array<{ en: string; zh: string; kind: string }>;
     enTokens: string[];
     zhTokens: string[];
@@ -167,7 +168,7 @@ function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, anal
     combine(cfg.weights, { fc, fe: entityCooccurrence(a.entities, b.entities).fe, fl: lengthRatio(a, b, cfg.hanziPerWord), fcov, fs: NO_SIGNIFICANCE.fs });
   const nullMargin = new NullMargin(cfg.nullMargin, rawC, (refLang, refs) => new ReferenceIndex(space, idf, refLang, refs, finishC, cfg.weights.alpha >= 0 && cfg.weights.delta >= 0));
   const marginOf = (a: Analysis, b: Analysis) => nullMargin.scale(a, b, analysisKey(a), analysisKey(b));
-  const specificity = new Specificity(lexicon, measure);
+  const specificity = new Specificity(lexicon, measure, nullMargin);
   const scoreAnalyses = (a: Analysis, b: Analysis): ScoreResult => {
     const f = featuresOf(a, b);
     const { fc, fe, fl, fcov, fs, sig, links, matches } = f;
@@ -187,7 +188,7 @@ function buildScorer(config: Config, opts: ScorerOptions, lexicon: Lexicon, anal
       explain: {
         matches: links.map((l) => ({ en: l.en, zh: l.zh, gloss: l.gloss, weight: round(l.weight) })),
         chance: { en: round(sig.pEn), zh: round(sig.pZh), s: round(sig.s), sStrong: round(sig.sStrong) },
-        margin: { scale: round(margin.scale), chance: round(margin.chance), typical: round(margin.typical), specificity: round(specific) },
+        margin: { scale: round(margin.scale), chance: round(margin.chance), typical: round(margin.typical), specificity: round(specific), specificityTypical: round(specificity.typical()) },
         entities: matches,
         enTokens: a.tokens,
         zhTokens: b.tokens,

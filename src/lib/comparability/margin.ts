@@ -18,6 +18,7 @@
 // reference, for a fraction of the CPU); chanceLevelFull computes it the long way, to check the index against.
 import type { Analysis } from './analyze.js';
 import type { ReferenceIndex } from './reference.js';
+import type { Link } from './measure.js';
 import { mulberry32 } from '../../util/random.js';
 
 /** Below this many reference captions on either side the margin is off (scale 1), as IDF is uniform under 20 documents. */
@@ -66,6 +67,8 @@ export class NullMargin {
   private readonly ref: Record<Lang, Reservoir<Analysis>>;
   private readonly memo: Record<Lang, Map<string, number>> = { en: new Map(), zh: new Map() };
   private typical: number | null = null;
+  private chance: Link[][] | null = null;
+  private sampleVersion = 0;
   private readonly index: Partial<Record<Lang, ReferenceIndex>> = {};
   constructor(
     private readonly opts: MarginOptions,
@@ -82,7 +85,9 @@ export class NullMargin {
   }
 
   private reset(): void {
+    this.sampleVersion++;
     this.typical = null;
+    this.chance = null;
     delete this.index.en;
     delete this.index.zh;
     this.memo.en.clear();
@@ -142,6 +147,31 @@ export class NullMargin {
       this.typical = (median('en') + median('zh')) / 2;
     }
     return this.typical;
+  }
+
+  /** Changes whenever the reference sample does (what is computed from it, m and chanceLinks, is computed again). */
+  get version(): number {
+    return this.sampleVersion;
+  }
+
+  /**
+   * How unrelated captions of this bank meet by chance: the chosen links of every reference caption with each of the K
+   * reference captions of the other language it scores highest with (the pairs behind its chance level d), both
+   * languages; empty when the margin is off or has no reference index. Computed once per sample, as m is.
+   */
+  chanceLinks(): Link[][] {
+    if (!this.active || !this.indexReferences) return [];
+    if (this.chance === null) {
+      const out: Link[][] = [];
+      for (const lang of ['en', 'zh'] as const) {
+        const refLang = lang === 'en' ? 'zh' : 'en';
+        const refs = this.ref[refLang].items;
+        const index = (this.index[refLang] ??= this.indexReferences(refLang, refs));
+        for (const a of this.ref[lang].items) out.push(...index.topLinks(a, this.topCount(refs.length)));
+      }
+      this.chance = out;
+    }
+    return this.chance;
   }
 
   /** The scale of a pair's C: m / max(d, m / 4), 1 when the margin is off. Keys identify the texts (memo). */

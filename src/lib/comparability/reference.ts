@@ -11,7 +11,7 @@
 // `NullMargin.chanceLevelFull` computes d through the full C-measure; a test holds the two equal on generated captions.
 import type { Analysis } from './analyze.js';
 import type { IdfSource } from './idf.js';
-import { LinkCandidates, chooseLinks, coverage, weightedTerms, type ConceptSet, type ConceptSpace, type LinkInfo, type WeightedTerms } from './measure.js';
+import { LinkCandidates, chooseLinks, coverage, weightedTerms, type ConceptSet, type ConceptSpace, type Link, type LinkInfo, type WeightedTerms } from './measure.js';
 
 type Lang = 'en' | 'zh';
 /** C of an English and a Chinese caption given their content features (fc, fcov); entities and length are its own. */
@@ -180,6 +180,30 @@ export class ReferenceIndex {
       best.offer(c);
     }
     return out;
+  }
+
+  /**
+   * The chosen links of the text with each of the `top` references it scores highest with (ties in reference order):
+   * the chance pairs behind its chance level, as the full C-measure links them. Every reference is scored (no bound).
+   */
+  topLinks(a: Analysis, top: number): Link[][] {
+    const refW = this.refWeights();
+    const Q = weightedTerms(a.tokens, this.queryLang, this.idf);
+    const links = Q.norm ? this.linksOf(Q) : null;
+    const scored: Array<{ c: number; links: Link[] }> = [];
+    for (let r = 0; r < this.refs.length; r++) {
+      if (!links || links.head[r]! < 0 || !refW[r]!.norm) {
+        scored.push({ c: this.c(a, r, 0, 0), links: [] });
+        continue;
+      }
+      const [E, Z] = this.queryLang === 'en' ? [Q, refW[r]!] : [refW[r]!, Q];
+      const chosen = chooseLinks(this.space.opts.multiLink, E, Z, this.candidates(E, Z, links, r), true);
+      scored.push({ c: this.c(a, r, chosen.fc, chosen.fcov), links: chosen.links });
+    }
+    return scored
+      .sort((x, y) => y.c - x.c)
+      .slice(0, top)
+      .map((x) => x.links);
   }
 
   /** C of the text and reference r given their content features. */
