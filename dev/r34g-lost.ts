@@ -1,15 +1,10 @@
 // scratch (issue 34 round 6): mining-flickr8k true caption pairs whose level differs with the specificity factor on/off
-import path from 'node:path';
 import { loadConfig } from '../src/config/load.js';
 import { addCaptionsToIdf, createScorer } from '../src/lib/comparability/index.js';
-import { readTsvObjects } from '../src/util/tsv.js';
+import { miningSet } from './r34g-mining.js';
 const { config } = loadConfig({ env: {} });
-const set = '/work/shared/data/mining-flickr8k';
-const src = await readTsvObjects(path.join(set, 'source.tsv'), ['id', 'caption']);
-const tgt = await readTsvObjects(path.join(set, 'target.tsv'), ['id', 'caption']);
-const truth = await readTsvObjects(path.join(set, 'truth.tsv'), ['source_id', 'target_id']);
-const byId = new Map([...src, ...tgt].map((r) => [r.id!, r.caption!]));
-const mk = (measure: any) => { const sc = createScorer(config, { measure }); addCaptionsToIdf(sc, [...src.map((r) => ({ en: r.caption })), ...tgt.map((r) => ({ zh: r.caption }))]); return sc; };
+const { truth, byId, captions } = await miningSet();
+const mk = (measure: any) => { const sc = createScorer(config, { measure }); addCaptionsToIdf(sc, captions); return sc; };
 const on = mk({}), off = mk({ specificity: 0 });
 let n = 0;
 for (const r of truth) {

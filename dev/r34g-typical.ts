@@ -1,10 +1,9 @@
 // scratch (issue 34 round 6): candidate per-bank typical values of the specificity factor, from the null margin's
 // reference sample, on the labelled file (IDF and sample from the file's fit part or all) and on mining-flickr8k's
 // captions (IDF and sample from its two banks); beside them the median raw factor of true pairs.
-import path from 'node:path';
 import { loadConfig } from '../src/config/load.js';
 import { addCaptionsToIdf, createScorer, readPairsFile, splitHoldout, ConceptSpace, contentSimilarity, DEFAULT_MEASURE, type Scorer } from '../src/lib/comparability/index.js';
-import { readTsvObjects } from '../src/util/tsv.js';
+import { miningSet } from './r34g-mining.js';
 const { config } = loadConfig({ env: {} });
 const k = 0.1;
 const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[s.length >> 1]! : NaN; };
@@ -66,14 +65,10 @@ for (const [name, part] of [['labelled all', rows], ['labelled fit', split.fit]]
     study(`${name} ${corpus}`, s2, lsub.map((r) => [r.en, r.zh]), lsub.filter((r) => r.level === 'com').map((r) => [r.en, r.zh]));
   }
 }
-const set = '/work/shared/data/mining-flickr8k';
-const src = await readTsvObjects(path.join(set, 'source.tsv'), ['id', 'caption']);
-const tgt = await readTsvObjects(path.join(set, 'target.tsv'), ['id', 'caption']);
-const truth = await readTsvObjects(path.join(set, 'truth.tsv'), ['source_id', 'target_id']);
+const { src, tgt, truth, byId, captions, pairs } = await miningSet();
 const sc = createScorer(config, {});
-addCaptionsToIdf(sc, [...src.map((r) => ({ en: r.caption })), ...tgt.map((r) => ({ zh: r.caption }))]);
-const byId = new Map([...src, ...tgt].map((r) => [r.id!, r.caption!]));
-study('mining-flickr8k', sc, truth.map((r) => [byId.get(r.source_id!)!, byId.get(r.target_id!)!]));
+addCaptionsToIdf(sc, captions);
+study('mining-flickr8k', sc, pairs.map((p) => [p.en, p.zh]));
 if (process.env.SHUFFLES) {
   const { mulberry32 } = await import('../src/util/random.js');
   for (let s = 1; s <= Number(process.env.SHUFFLES); s++) {

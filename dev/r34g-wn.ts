@@ -2,11 +2,10 @@
 // com-vs-inc AUC per corpus on the FIT two thirds (5 folds x 5 draws, deltas against the shipped measure), ϑ_com as
 // calibrate's rule gives it on the fit part for each variant, and mining-flickr8k's true pairs at com or better in the
 // kept eval bank (BANK) with that ϑ_com and the bank's own typical value.
-import path from 'node:path';
 import { Bank } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { addCaptionsToIdf, auc, createScorer, readPairsFile, splitHoldout, stratifiedFolds, type Scorer } from '../src/lib/comparability/index.js';
-import { readTsvObjects } from '../src/util/tsv.js';
+import { miningSet } from './r34g-mining.js';
 const { config } = loadConfig({ env: {} });
 const rows = await readPairsFile('/work/shared/data/comparability/pairs.tsv', { requireLevel: true });
 const { fit, heldOut } = splitHoldout(rows, 1 / 3, 15);
@@ -38,12 +37,8 @@ const scored = fit.map((r) => ({ r, s: sc.score(r.en, r.zh) }));
 // mining: the kept eval bank, its own sample and IDF
 const bank = await Bank.open(process.env.BANK ?? '/tmp/r34g-bank');
 const msc = await createScorer(config, { bank, dataDir: bank.dataDir, measure: { specificity: 0 } });
-const set = '/work/shared/data/mining-flickr8k';
-const src = await readTsvObjects(path.join(set, 'source.tsv'), ['id', 'caption']);
-const tgt = await readTsvObjects(path.join(set, 'target.tsv'), ['id', 'caption']);
-const truth = await readTsvObjects(path.join(set, 'truth.tsv'), ['source_id', 'target_id']);
-const byId = new Map([...src, ...tgt].map((r) => [r.id!, r.caption!]));
-const mres = truth.map((t) => msc.score(byId.get(t.source_id!)!, byId.get(t.target_id!)!));
+const { pairs } = await miningSet();
+const mres = pairs.map((p) => msc.score(p.en, p.zh));
 const comMin = config.comparability.comMinSignificance;
 const base: Record<string, number[]> = {};
 for (const [name, f] of Object.entries(variants)) {
