@@ -17,7 +17,8 @@
 //   P@1 set in turn (each set's targets then stay in the bank: later sets see earlier ones' targets as distractors).
 //   --skip-reference: today's index only.  --queries N: at most N sources per set.
 //   --probes a,b / --variants "multiprobe=48+shortlist=60,maxBucket=1200": the same build of today's index searched
-//   again with other query-side settings (lsh.multiprobe, lsh.maxBucket, lsh.shortlist; no re-encoding, no rebuild).
+//   again with other query-side settings (lsh.multiprobe, lsh.maxBucket, lsh.shortlist, lsh.voteSigma,
+//   lsh.voteHamming; no re-encoding, no rebuild).
 //   --bits b: today's index built once more at that bucket width (today-b18), searched with the same variants.
 //   A miss is listed as set:source@rank (the true target's place in the shortlist, -1: not shortlisted)→top hit.
 import fs from 'node:fs';
@@ -80,15 +81,17 @@ interface QueryVariant {
   multiprobe?: number;
   maxBucket?: number;
   shortlist?: number;
+  voteSigma?: number;
+  voteHamming?: number;
 }
-const VARIANT_KEYS = { multiprobe: 'p', maxBucket: 'mb', shortlist: 's' } as const;
+const VARIANT_KEYS = { multiprobe: 'p', maxBucket: 'mb', shortlist: 's', voteSigma: 'sg', voteHamming: 'vh' } as const;
 const VARIANTS: QueryVariant[] = [
-  ...opt('probes', '').split(',').filter(Boolean).map((n) => ({ multiprobe: Number(n) })),
+  ...opt('probes', '').split(',').filter(Boolean).map((n): QueryVariant => ({ multiprobe: Number(n) })),
   ...opt('variants', '').split(',').filter(Boolean).map((spec) => {
     const v: QueryVariant = {};
     for (const kv of spec.split('+')) {
       const [k, val] = kv.split('=');
-      if (!(k! in VARIANT_KEYS) || !(Number(val) > 0)) throw new Error(`--variants: "${kv}" is not one of ${Object.keys(VARIANT_KEYS).join(', ')}=N`);
+      if (!(k! in VARIANT_KEYS) || !(Number(val) >= 0)) throw new Error(`--variants: "${kv}" is not one of ${Object.keys(VARIANT_KEYS).join(', ')}=N`);
       v[k as keyof QueryVariant] = Number(val);
     }
     return v;
@@ -148,7 +151,7 @@ const KINDS: Kind[] = [
         setQuery: (v: QueryVariant) => {
           index.params.probes = v.multiprobe ?? base.probes;
           index.params.maxBucket = v.maxBucket ?? base.maxBucket;
-          p = { ...p0, shortlist: v.shortlist ?? p0.shortlist };
+          p = { ...p0, shortlist: v.shortlist ?? p0.shortlist, voteSigma: v.voteSigma ?? p0.voteSigma, voteHamming: v.voteHamming ?? p0.voteHamming };
         },
         search: (q: Features, load: (slot: number) => Prepared | undefined) => search(index, load, q, p),
       };

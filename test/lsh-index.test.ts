@@ -255,6 +255,31 @@ describe('lsh-index: descriptors and index', () => {
     for (let s = 1; s <= 6; s++) expect(votes.get(s)!).to.be.greaterThan(0).and.lessThan(votes.get(0)! / 2);
   });
 
+  it('with lsh.voteSigma a keypoint\'s vote goes mostly to the image whose sketch is closest (Hamming weighting)', async () => {
+    // The query's first 60 keypoints are in image 0 unchanged and in images 1..6 with noisy descriptors (near the
+    // Hamming bound): shared alike, image 0 gets a seventh of each of those votes; weighted, most of them.
+    const q = randomFeatures(50, 200);
+    const part = (f: Features, to: number): Features => ({ ...f, count: to, keypoints: f.keypoints.slice(0, to * 6), descriptors: f.descriptors.slice(0, to * 128) });
+    const noisy = (f: Features, seed: number): Features => {
+      const r = mulberry32(seed);
+      return { ...f, descriptors: f.descriptors.map((d) => Math.max(0, Math.min(255, d + Math.round((r() - 0.5) * 40)))) };
+    };
+    const imgs = [concatFeatures(q, [part(q, 60), randomFeatures(51, 200)])];
+    for (let i = 1; i <= 6; i++) imgs.push(concatFeatures(q, [noisy(part(q, 60), 60 + i), randomFeatures(51 + i * 7, 200)]));
+    const idx = new LshIndex(PARAMS);
+    const prepared = imgs.map((f) => prepare(f));
+    for (const p of prepared) idx.add(idx.codes(p.vecs, p.f.count));
+    const ratio = async (voteSigma: number) => {
+      const r = await search(idx, (s) => prepared[s], q, { ...SP, mirror: false, voteHamming: 12, voteSigma });
+      const votes = new Map(r.hits.map((h) => [h.slot, h.votes]));
+      return votes.get(0)! / Math.max(...[1, 2, 3, 4, 5, 6].map((s) => votes.get(s) ?? 0));
+    };
+    const flat = await ratio(0);
+    const weighted = await ratio(4);
+    expect(weighted).to.be.greaterThan(2 * flat);
+    expect(weighted).to.be.greaterThan(3);
+  });
+
   it('verifies a mirrored copy through the mirror pass only', async () => {
     const base = randomFeatures(20);
     const mir = mirrorFeatures(base);

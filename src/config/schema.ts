@@ -86,6 +86,7 @@ export const configSchema = z
         maxBucket: pos(),
         seed: int(),
         voteHamming: int().min(0).max(64),
+        voteSigma: nonneg(),
         matchHamming: int().min(0).max(64),
         confidentScore: z.number().min(0).max(1),
         recollide: int().min(0),

@@ -41,6 +41,7 @@ export function searchParams(config: Config): SearchParams {
     mirrorShortlist: config.lsh.mirrorShortlist,
     confidentScore: config.lsh.confidentScore,
     voteHamming: config.lsh.voteHamming,
+    voteSigma: config.lsh.voteSigma,
     matchHamming: config.lsh.matchHamming,
     recollide: config.lsh.recollide,
     recollideHamming: config.lsh.recollideHamming,
