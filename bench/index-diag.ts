@@ -13,7 +13,7 @@ import * as ref from './reference/searcher.js';
 import { LshIndex as RefIndex } from './reference/lsh.js';
 import { lshParams as refParams } from './reference/params.js';
 import { paddingRefs, readPadding } from './padding.js';
-import { benchArgs, ourFeatures, readSet, sharedDataDir } from './search-lib.js';
+import { benchArgs, ourFeatures, p1Targets, sharedDataDir } from './search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = sharedDataDir(repoRoot);
@@ -22,12 +22,7 @@ const { config } = loadConfig({});
 const log = (m: string) => process.stderr.write(`${m}\n`);
 const N = Number(opt('n', '10000'));
 const SET = opt('set', 'retrieval-scenes');
-const sets = ['mining-flickr8k', 'retrieval-smvs', 'retrieval-scenes'].map((n) => readSet(path.join(shared, n)));
-const real: { key: string; p: Prepared }[] = [];
-for (const s of sets) {
-  const f = await ourFeatures(repoRoot, s, config, log);
-  for (const t of s.targets) real.push({ key: `${s.name}:${t.id}`, p: prepare(f.get(t.id)!) });
-}
+const { sets, real } = await p1Targets(repoRoot, shared, config, log);
 const pads = paddingRefs(config, N - real.length, true);
 const padCodes = (codes: (p: Prepared) => Uint32Array) => pads.map((r) => codes(prepare(readPadding(r).features)));
 const set = sets.find((s) => s.name === SET)!;

@@ -33,7 +33,7 @@ import * as ref from './reference/searcher.js';
 import { LshIndex as RefIndex } from './reference/lsh.js';
 import { lshParams as refParams } from './reference/params.js';
 import { paddingRefs, readPadding, type PaddingRef } from './padding.js';
-import { benchArgs, ourFeatures, percentile, readSet, round, sharedDataDir, type RetrievalSet } from './search-lib.js';
+import { benchArgs, P1_SETS, p1Targets, percentile, round, sharedDataDir, type RetrievalSet } from './search-lib.js';
 import { paddedBankEval } from './index-cli.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -54,13 +54,9 @@ const cpuMs = () => {
 };
 
 // --- the sets ------------------------------------------------------------------------------------------------------
-const SETS = ['mining-flickr8k', 'retrieval-smvs', 'retrieval-scenes'];
-const sets = SETS.map((n) => readSet(path.join(shared, n)));
-const feats = new Map<string, Map<string, Features>>();
-for (const s of sets) feats.set(s.name, await ourFeatures(repoRoot, s, config, log));
+const SETS = P1_SETS;
 /** The real targets (every target of the sets), prepared once. */
-const real: { key: string; p: Prepared }[] = [];
-for (const s of sets) for (const t of s.targets) real.push({ key: `${s.name}:${t.id}`, p: prepare(feats.get(s.name)!.get(t.id)!) });
+const { sets, feats, real } = await p1Targets(repoRoot, shared, config, log);
 const slotOfReal = new Map(real.map((r, i) => [r.key, i]));
 interface Query {
   set: RetrievalSet;

@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import type { Features } from '../src/lib/image-index/index.js';
+import type { Features, Prepared } from '../src/lib/image-index/index.js';
+import { prepare } from '../src/lib/image-index/index.js';
 import type { Config } from '../src/config/schema.js';
 import { SiftPool } from '../src/lib/sift/index.js';
 import { decodeGrey } from '../src/lib/sift/index.js';
@@ -55,6 +56,21 @@ export async function ourFeatures(repoRoot: string, set: RetrievalSet, config: C
   await pool.close();
   fs.writeFileSync(path.join(dir, 'index.json'), JSON.stringify(index));
   return loadCv2Features(dir);
+}
+
+/** The P@1 sets of bench:index (issue 35) and every target of them, prepared, keyed `set:target` (the index's real
+ *  targets; padding follows them). */
+export const P1_SETS = ['mining-flickr8k', 'retrieval-smvs', 'retrieval-scenes'];
+export async function p1Targets(repoRoot: string, shared: string, config: Config, log: (s: string) => void) {
+  const sets = P1_SETS.map((n) => readSet(path.join(shared, n)));
+  const feats = new Map<string, Map<string, Features>>();
+  const real: { key: string; p: Prepared }[] = [];
+  for (const s of sets) {
+    const f = await ourFeatures(repoRoot, s, config, log);
+    feats.set(s.name, f);
+    for (const t of s.targets) real.push({ key: `${s.name}:${t.id}`, p: prepare(f.get(t.id)!) });
+  }
+  return { sets, feats, real };
 }
 
 export interface RetrievalSet {

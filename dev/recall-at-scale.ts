@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
 import { LshIndex, prepare, lshParams, search, searchParams, sketchCollisions, targetSketches, verifyCandidate, votePass, type Prepared } from '../src/lib/image-index/index.js';
 import { paddingRefs, readPadding } from '../bench/padding.js';
-import { benchArgs, ourFeatures, readSet, sharedDataDir } from '../bench/search-lib.js';
+import { benchArgs, p1Targets, sharedDataDir } from '../bench/search-lib.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = sharedDataDir(repoRoot);
@@ -26,14 +26,7 @@ const log = (m: string) => process.stderr.write(`${m}\n`);
 const N = Number(opt('n', '10000'));
 const HALF = opt('half', 'all');
 const SETS = opt('sets', 'retrieval-smvs,retrieval-scenes').split(',');
-const all = ['mining-flickr8k', 'retrieval-smvs', 'retrieval-scenes'].map((n) => readSet(path.join(shared, n)));
-const real: { key: string; p: Prepared }[] = [];
-const feats = new Map<string, Map<string, import('../src/lib/image-index/index.js').Features>>();
-for (const s of all) {
-  const f = await ourFeatures(repoRoot, s, config, () => undefined);
-  feats.set(s.name, f);
-  for (const t of s.targets) real.push({ key: `${s.name}:${t.id}`, p: prepare(f.get(t.id)!) });
-}
+const { sets: all, feats, real } = await p1Targets(repoRoot, shared, config, () => undefined);
 const pads = paddingRefs(config, Math.max(0, N - real.length), true);
 const kp = real.reduce((a, r) => a + r.p.f.count, 0) + pads.reduce((a, r) => a + r.count, 0);
 const index = new LshIndex({ ...lshParams(config, kp), ...(opt('bits', '') ? { bits: Number(opt('bits', '')) } : {}) });
