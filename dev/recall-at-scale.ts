@@ -9,7 +9,13 @@
 //   votes   the true target's votes, its rank among all images, and the votes of the last shortlisted image
 //   share   mean number of images a voting inlier keypoint's vote is shared with (the vote's normalisation)
 // Usage: npx tsx dev/recall-at-scale.ts --n 10000 [--sets retrieval-smvs,retrieval-scenes] [--half dev|held|all]
+// --variants "sigma=0+vh=8+mb=600,probes=48": instead of the funnel (or before it, with --funnel), each query searched
+// with the config and with each variant (sigma, vh, probes, mb, s: lsh.voteSigma, voteHamming, multiprobe, maxBucket,
+// shortlist): P@1 per set, the true target's vote rank, query CPU; ONE JSON line on stdout. The half of a query
+// (dev/held) is the first bit of the SHA-1 of `set:query` (nothing looks at a result). The padding's codes are cached
+// in /work/cache/capbridge-padding-codes (a 100k build from the cache takes under a minute).
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +31,7 @@ const { config } = loadConfig({});
 const log = (m: string) => process.stderr.write(`${m}\n`);
 const N = Number(opt('n', '10000'));
 const HALF = opt('half', 'all');
+const loadavgAtStart = os.loadavg().map((x) => Math.round(x * 10) / 10);
 const SETS = opt('sets', 'retrieval-smvs,retrieval-scenes').split(',');
 const { sets: all, feats, real } = await p1Targets(repoRoot, shared, config, () => undefined);
 const pads = paddingRefs(config, Math.max(0, N - real.length), true);
@@ -85,7 +92,6 @@ function reached(probes: Uint32Array, at: number, per: number, qs: Uint32Array, 
   return seen.size;
 }
 const inHalf = (id: string) => HALF === 'all' || (createHash('sha1').update(id).digest()[0]! < 128) === (HALF === 'dev');
-// --variants "sigma=4+vh=10,probes=48": the true target's rank in each variant's votes (no verification), per query
 const VARIANTS = opt('variants', '').split(',').filter(Boolean);
 if (VARIANTS.length) {
   const keys: Record<string, (v: number, o: { p: typeof p; probes: number; maxBucket: number; sl: number }) => void> = {
@@ -127,6 +133,17 @@ if (VARIANTS.length) {
     const h = hit1[spec]!;
     log(`${spec.padEnd(28)} P@1 ${h.filter(Boolean).length}/${h.length} top30 ${in30}/${r.length} cpu p50 ${pct(cpu[spec]!, 0.5).toFixed(1)} p95 ${pct(cpu[spec]!, 0.95).toFixed(1)} mean ${(cpu[spec]!.reduce((a, b) => a + b, 0) / h.length).toFixed(1)} ms; wrong: ${h.map((x, i) => (x ? '' : `${qs[i]}@${r[i]}`)).filter(Boolean).join(' ')}`);
   }
+  // one JSON line (stdout): per variant P@1 per set, shortlist recall, query CPU (process CPU of the whole search)
+  const perSet = (h: boolean[]) => Object.fromEntries(SETS.map((n) => {
+    const k = n.replace('retrieval-', '');
+    const mine = h.filter((_, i) => qs[i]!.startsWith(`${k}:`));
+    return [n, mine.length ? Math.round((mine.filter(Boolean).length / mine.length) * 1000) / 1000 : null];
+  }));
+  const out = Object.fromEntries(Object.keys(ranks).map((spec) => {
+    const c = cpu[spec]!;
+    return [spec, { p1: perSet(hit1[spec]!), hits: hit1[spec]!.filter(Boolean).length, queries: c.length, top30: ranks[spec]!.filter((x) => x >= 0 && x < 30).length, queryCpuMs: { p50: pct(c, 0.5), p95: pct(c, 0.95), mean: Math.round(c.reduce((a, b) => a + b, 0) / c.length) }, wrong: hit1[spec]!.map((x, i) => (x ? '' : `${qs[i]}@${ranks[spec]![i]}`)).filter(Boolean) }];
+  }));
+  process.stdout.write(JSON.stringify({ bench: 'recall-at-scale', date: new Date().toISOString(), machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model.split(' ').slice(0, 2).join(' '), loadavgAtStart, loadavg: os.loadavg().map((x) => Math.round(x * 10) / 10) }, targets: real.length + pads.length, bits: index.params.bits, half: HALF, config: { multiprobe: config.lsh.multiprobe, maxBucket: config.lsh.maxBucket, voteHamming: config.lsh.voteHamming, voteSigma: config.lsh.voteSigma, shortlist: config.lsh.shortlist }, variants: out }) + '\n');
   if (!process.argv.includes('--funnel')) process.exit(0);
   index.params.probes = config.lsh.multiprobe;
   index.params.maxBucket = config.lsh.maxBucket;
