@@ -103,7 +103,8 @@ export async function matchRun(set: RetrievalSet, base: string, cfg: Config): Pr
   const bank = await Bank.open(dir);
   const costs: { itemId: number; stage: StageName; cpuMs: number; promise?: number }[] = [];
   try {
-    const stop = observeSourceCosts((s) => costs.push({ itemId: s.itemId, stage: s.stage, cpuMs: s.cpuMs, promise: s.promise }));
+    // (a sharded run's 'shard-votes' are not a stage of one process's search)
+    const stop = observeSourceCosts((s) => void ((s.stage === 'plain' || s.stage === 'views' || s.stage === 'archive') && costs.push({ itemId: s.itemId, stage: s.stage, cpuMs: s.cpuMs, promise: s.promise })));
     const c0 = process.cpuUsage();
     const w0 = performance.now();
     const r = await (await loadStage('match'))(bank, cfg, { top: 5 }).finally(stop);

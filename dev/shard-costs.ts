@@ -9,7 +9,7 @@ import { loadConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import { importManifest } from '../src/import/manifest.js';
 import { runFeatures } from '../src/stages/features/index.js';
-import { observeSourceCosts, runMatch } from '../src/stages/match/index.js';
+import { observeSourceCosts, observeSourceRankings, runMatch } from '../src/stages/match/index.js';
 
 const argv = process.argv.slice(2);
 const arg = (n: string, d: string) => (argv.includes(`--${n}`) ? argv[argv.indexOf(`--${n}`) + 1]! : d);
@@ -52,10 +52,14 @@ async function matchIn(dir: string, s: number) {
     p.n++;
     p.cpuMs += c.cpuMs;
   });
+  const rankings = new Map<string, string>();
+  const stopRankings = observeSourceRankings((r) => void rankings.set(`${r.kind}:${r.itemId}`, JSON.stringify([r.ranked, r.promise])));
   const c0 = process.cpuUsage();
   const sum = await runMatch(bank, cfg(s), { threads: 1 });
   const cpu = process.cpuUsage(c0);
   stop();
+  stopRankings();
+  ranked.push(rankings);
   const cand: string[] = [];
   for await (const c of bank.repo(CandidatesRepo).iterateJoined()) cand.push(`${c.sourceExtId}→${c.targetExtId} #${c.rank} ${c.imageScore} ${c.inliers}`);
   await bank.close();
@@ -63,9 +67,15 @@ async function matchIn(dir: string, s: number) {
   log(JSON.stringify(out));
   return cand.sort();
 }
+const ranked: Map<string, string>[] = [];
 const a = await matchIn(ref, 0);
 const b = await matchIn(path.join(work, 'sharded'), shards);
 log(`same candidates: ${JSON.stringify(a) === JSON.stringify(b)} (${a.length} vs ${b.length})`);
+// what each source's search ranked (plain shortlist, votes, promise; archive candidates): the same in both runs?
+const [ra, rb] = ranked as [Map<string, string>, Map<string, string>];
+const differ = [...new Set([...ra.keys(), ...rb.keys()])].filter((k) => ra.get(k) !== rb.get(k));
+log(`same rankings: ${!differ.length} (${ra.size} vs ${rb.size}; differing: ${differ.slice(0, 10).join(', ')})`);
+for (const k of differ.slice(0, 3)) log(`  ${k}: ${ra.get(k)?.slice(0, 300)} | ${rb.get(k)?.slice(0, 300)}`);
 if (JSON.stringify(a) !== JSON.stringify(b)) {
   const sa = new Set(a), sb = new Set(b);
   log(`only unsharded: ${a.filter((x) => !sb.has(x)).slice(0, 20).join('; ')}`);

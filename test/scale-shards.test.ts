@@ -16,7 +16,7 @@ import { runPairing } from '../src/stages/pair/pairing.js';
 import { importManifest } from '../src/import/manifest.js';
 import { mergePartials, parseShardKey, storedPlan } from '../src/stages/match/shards.js';
 import { runFeatures } from '../src/stages/features/stage.js';
-import { observeSourceCosts, runMatch } from '../src/stages/match/stage.js';
+import { observeSourceCosts, observeSourceRankings, runMatch } from '../src/stages/match/stage.js';
 import { dropIndexes, indexTargets, openIndex, paramsKey } from '../src/lib/image-index/store.js';
 import { schedule } from '../src/worker/schedule.js';
 import { Worker } from '../src/worker/worker.js';
@@ -65,26 +65,31 @@ describe('target shards', function () {
     fs.writeFileSync(manifests.source, rows.join('\n') + '\n');
   });
 
-  /** Which sources got which wide-baseline stage ("views:id", "archive:id", each once) while `fn` ran. */
-  async function wideStages(fn: () => Promise<unknown>): Promise<string[]> {
+  /** Which sources got which wide-baseline stage ("views:id", "archive:id", each once) while `fn` ran, and what each
+   *  source's search ranked ("plain:id" / "archive:id" -> its shortlist's items and votes and its promise, or archive
+   *  matching's candidates in the order compared). */
+  async function wideStages(fn: () => Promise<unknown>, rankings?: Map<string, string>): Promise<string[]> {
     const seen = new Set<string>();
-    const stop = observeSourceCosts((c) => void (c.stage !== 'plain' && seen.add(`${c.stage}:${c.itemId}`)));
+    const stop = observeSourceCosts((c) => void ((c.stage === 'views' || c.stage === 'archive') && seen.add(`${c.stage}:${c.itemId}`)));
+    const stopRankings = observeSourceRankings((r) => void rankings?.set(`${r.kind}:${r.itemId}`, JSON.stringify([r.ranked, r.promise])));
     try {
       await fn();
     } finally {
       stop();
+      stopRankings();
     }
     return [...seen].sort();
   }
+  const sorted = (m: Map<string, string>) => [...m].sort((a, b) => a[0].localeCompare(b[0]));
 
   // The unsharded run (SQLite) is the reference of both: candidates and pairs do not depend on the backend.
-  const reference: { cand: string[]; pairs: string[]; wide: string[] } = { cand: [], pairs: [], wide: [] };
+  const reference: { cand: string[]; pairs: string[]; wide: string[]; rankings: Map<string, string> } = { cand: [], pairs: [], wide: [], rankings: new Map() };
   let workersUrl: string | undefined;
   describe('one process and workers over a sharded index', () => {
     before(async () => {
       const whole = await harvest(sqliteBackend, dir, 'whole', manifests, withLsh(base, {}));
       try {
-        reference.wide = await wideStages(() => runMatch(whole, withLsh(base, {}), { threads: 1 }));
+        reference.wide = await wideStages(() => runMatch(whole, withLsh(base, {}), { threads: 1 }), reference.rankings);
         await runPairing(whole, base);
         reference.cand = await candidatesOf(whole);
         reference.pairs = await pairsByExtId(whole);
@@ -100,8 +105,13 @@ describe('target shards', function () {
       const bank = await harvest(sqliteBackend, dir, 'one', manifests, config);
       try {
         let sources = 0;
-        const wide = await wideStages(async () => (sources = (await runMatch(bank, config, { threads: 1 })).sources));
+        const rankings = new Map<string, string>();
+        const wide = await wideStages(async () => (sources = (await runMatch(bank, config, { threads: 1 })).sources), rankings);
         expect(wide, 'the same sources get the same stages as the unsharded run').to.deep.equal(reference.wide);
+        // the shards' votes add up to one index's exactly: the same shortlists, votes and promise, and archive matching
+        // compares the same candidates in the same order
+        expect([...reference.rankings.keys()].some((k) => k.startsWith('archive:'))).to.equal(true);
+        expect(sorted(rankings)).to.deep.equal(sorted(reference.rankings));
         const plan = (await storedPlan(bank))!;
         expect(plan.ranges).to.have.length(3);
         expect(plan.ranges[2]!.last).to.equal(Number.MAX_SAFE_INTEGER);
@@ -131,8 +141,10 @@ describe('target shards', function () {
       const second = await Bank.open(path.join(dir, 'pg-workers'), { url });
       try {
         const workers = [first, second].map((bk, k) => new Worker(bk, config, { stages: ['match', 'pair'], concurrency: 1, drain: true, id: `w${k}`, threads: 1 }));
-        const wide = await wideStages(() => Promise.all(workers.map((w) => w.run())));
+        const rankings = new Map<string, string>();
+        const wide = await wideStages(() => Promise.all(workers.map((w) => w.run())), rankings);
         expect(wide, 'the same sources get the same stages as the unsharded run').to.deep.equal(reference.wide);
+        expect(sorted(rankings), 'the same shortlists, votes, promise and archive candidates').to.deep.equal(sorted(reference.rankings));
         expect(await first.repo(MatchPartialsRepo).count()).to.equal(0);
         // each holds the shards it loaded (every shard by one of them at least)
         const held = workers.map((w) => w.state.shards);

@@ -16,7 +16,7 @@ export { LshRepo, type LshRow, type TargetRange } from './lsh.js';
 export { TwinsRepo, type StoredHash, type Twin } from './twins.js';
 export { DenseViewsRepo, packKeypoints, unpackKeypoints } from './dense-views.js';
 export { CandidatesRepo, type CandidateInput, type Candidate, type CandidateJoined } from './candidates.js';
-export { MatchPartialsRepo, type MatchPartial, type PartialVoted, type PartialWide, type VotedEntry } from './partials.js';
+export { MatchPartialsRepo, type MatchPartial, type PartialVoted, type PartialWide, type PassKeypoints, type ShardPass, type VotedEntry } from './partials.js';
 export { JobsRepo, JOB_STAGES, SCHEDULED_STAGES, type JobStage, type ScheduledStage, type Job, type JobCounts, type IdRange } from './jobs.js';
 export { BankUnavailableError, isBankUnavailable, isInfrastructureFailure, isDatabaseRefusal } from './outage.js';
 export type { BankHealth } from './sql.js';

@@ -44,16 +44,40 @@ export interface PartialWide {
   voted?: PartialVoted;
   /** They replaced this shard's plain result (its candidates are no longer the shortlist's). */
   replaced?: boolean;
+  /** Archive matching's dense query voted on this shard (round 6: the shard's wide job; the merge ranks every shard's
+   *  dense votes as one index would, and compares the candidates once); null: no dense query (image unreadable). */
+  dense?: ShardPass | null;
 }
 
 /** A shard's voted images of one pass: [target item id, image sha-256, votes counted in the query's keypoints,
- *  collisions as (query kp, target kp) uint16 pairs in base64], most-voted first. */
-export type VotedEntry = [number, string, number, string];
+ *  collisions as (query kp, target kp) uint16 pairs in base64, the query keypoints that voted for it (uint32,
+ *  ascending, base64; round 6: the merge's exact votes)], most-voted first. */
+export type VotedEntry = [number, string, number, string, string?];
+
+/** What one pass's query keypoints did on a shard (the image index's KeypointVotes, base64: weight float64, hist
+ *  uint16, `bins` counts a keypoint), and the pass's copy votes and keypoints searched (the same on every shard: the
+ *  whole index's bucket sizes). */
+export interface PassKeypoints {
+  weight: string;
+  hist: string;
+  bins: number;
+  copy: number;
+  keypoints: number;
+}
+
+/** A pass's voted images on one shard with what its keypoints did there (round 6: without it, the merge ranks by votes
+ *  counted in keypoints, about the whole index's). */
+export interface ShardPass {
+  entries: VotedEntry[];
+  keypoints?: PassKeypoints;
+}
 
 /** The direct pass's and the mirror pass's voted images on one shard. */
 export interface PartialVoted {
   direct: VotedEntry[];
   mirror: VotedEntry[];
+  /** Round 6: what the passes' query keypoints did on the shard (exact votes). */
+  keypoints?: { direct: PassKeypoints; mirror?: PassKeypoints };
 }
 
 type Stored = Omit<CandidateInput, 'pairs'> & { pairs: string | null };

@@ -242,6 +242,14 @@ export function probeCodes(pr: Float32Array, count: number, bits: number, probes
   return out;
 }
 
+/** Adds one image's stored codes (encode's output) to bucket entry counts of a `bits`-wide table (what an index
+ *  holding the image would count in each bucket). */
+export function countBuckets(sizes: Uint32Array, codes: Uint32Array, bits: number): void {
+  const mask = bits >= 32 ? 0xffffffff : (1 << bits) - 1;
+  const n = Math.min(codes.length / STRIDE, MAX_KP_PER_IMAGE);
+  for (let i = 0; i < n; i++) sizes[codes[i * STRIDE]! & mask]!++;
+}
+
 /** Entries of some images, sorted by bucket: data[STRIDE*k ..] = entry, sketch lo, sketch hi of the k-th entry,
  *  the entries of bucket c at k in [offsets[c], offsets[c+1]). */
 export interface Segment {
@@ -277,6 +285,8 @@ export class LshIndex {
   private tie: Float64Array = new Float64Array(1024);
   private liveEntries = 0;
   private liveImages = 0;
+  /** A shard's view of the whole index's buckets (useBucketSizes); null: its own. */
+  private wholeSizes: Uint32Array | null = null;
 
   constructor(params: LshParams) {
     if (params.bits > CODE_BITS) throw new Error(`lsh.bits above ${CODE_BITS} would need more than 64 MB of offsets per segment`);
@@ -325,6 +335,20 @@ export class LshIndex {
   /** Each slot's tie key (see setTieKey). */
   get tieKeys(): Float64Array {
     return this.tie;
+  }
+
+  /**
+   * A shard of a larger index (issue 35): bucket sizes of the whole index (2^bits entry counts, this shard's own
+   * entries included), by which a query skips and weighs a bucket as one index of every target would; the shard scans
+   * its own entries only. Null: its own sizes.
+   */
+  useBucketSizes(sizes: Uint32Array | null): void {
+    if (sizes && sizes.length !== 1 << this.params.bits) throw new Error(`bucket sizes for ${sizes.length} buckets, the index has ${1 << this.params.bits}`);
+    this.wholeSizes = sizes;
+  }
+
+  get bucketSizes(): Uint32Array | null {
+    return this.wholeSizes;
   }
 
   get aliveFlags(): Uint8Array {

@@ -94,6 +94,35 @@ interface Votes {
   /** Collisions close enough for the ratio test, as (slot, query kp, target kp) triples. */
   found: Int32Array;
   stats: ScanStats;
+  /** With `exact` (a shard's scan): each query keypoint's vote weight and the images it voted for on this index, and
+   *  every (slot, query kp) vote. */
+  exact?: KeypointVotes & { voters: Int32Array };
+}
+
+/** What a shard's query keypoints did (issue 35): each one's weight (its rarest voting bucket's, by the whole index's
+ *  bucket sizes: 0 when it voted for nothing) and how many of the shard's images it voted for at each closest sketch
+ *  distance (`hist`: `bins` = voteHamming + 1 counts a keypoint). Added over every shard, a keypoint's share of its
+ *  vote (weight over its images, or with lsh.voteSigma over their Hamming weights) is the whole index's, so the votes
+ *  of one index come back exactly (exactVotes). */
+export interface KeypointVotes {
+  weight: Float64Array;
+  hist: Uint16Array;
+  bins: number;
+}
+
+/** A shard's voter code: query keypoint * VOTER_H + its closest sketch distance to the image (at most 64). */
+export const VOTER_H = 128;
+
+/** exp(-h^2/sigma^2) by sketch distance h (lsh.voteSigma; null at 0: every vote the same). */
+function hammingWeights(sigma = 0): Float64Array | null {
+  return sigma > 0 ? Float64Array.from({ length: 65 }, (_, h) => Math.exp(-(h * h) / (sigma * sigma))) : null;
+}
+
+/** The Hamming weights of a keypoint's images, counted by distance (`byH`), summed h ascending. */
+function weightedSum(byH: ArrayLike<number>, g: Float64Array): number {
+  let sum = 0;
+  for (let h = 0; h < byH.length; h++) if (byH[h]) sum += byH[h]! * g[h]!;
+  return sum;
 }
 
 /** The votes of one query as its keypoints' collisions come in (scanVotes). */
@@ -113,11 +142,21 @@ class VoteScan {
   private readonly g: Float64Array | null;
   private readonly posOf: Int32Array;
 
-  constructor(slots: number, private readonly alive: Uint8Array, private readonly voteH: number, private readonly matchH: number, sigma = 0) {
+  /** A shard's scan (exact): per keypoint its weight and the sketch distances of the images it voted for, and the
+   *  (slot, keypoint and distance) votes. */
+  readonly kp: KeypointVotes | null;
+  readonly voters: Collisions | null;
+  /** Images of the current keypoint by closest sketch distance (the weighted parts' sum, and a shard's record). */
+  private readonly byH: Int32Array;
+
+  constructor(slots: number, private readonly alive: Uint8Array, private readonly voteH: number, private readonly matchH: number, sigma = 0, keypoints = 0, exact = false) {
     this.votes = new Float32Array(slots);
     this.lastSeen = new Int32Array(slots).fill(-1);
     this.posOf = new Int32Array(slots);
-    this.g = sigma > 0 ? Float64Array.from({ length: 65 }, (_, h) => Math.exp(-(h * h) / (sigma * sigma))) : null;
+    this.g = hammingWeights(sigma);
+    this.byH = new Int32Array(voteH + 1);
+    this.kp = exact ? { weight: new Float64Array(keypoints), hist: new Uint16Array(keypoints * (voteH + 1)), bins: voteH + 1 } : null;
+    this.voters = exact ? new Collisions(2) : null;
   }
 
   startKeypoint(q: number): void {
@@ -163,15 +202,24 @@ class VoteScan {
    */
   endKeypoint(): void {
     const g = this.g;
+    const byH = this.byH;
+    if (g || this.kp) {
+      byH.fill(0);
+      for (let i = 0; i < this.nv; i++) byH[this.bestH[i]!]!++;
+    }
     if (!g) {
       const share = this.wq / this.nv;
       for (let i = 0; i < this.nv; i++) this.votes[this.voted[i]!]! += share;
-      return;
+    } else {
+      // the parts' sum counted by sketch distance, h ascending: the same whatever order the images came in, so that
+      // the shards' counts added give one index's sum exactly (exactVotes)
+      const unit = this.wq / weightedSum(byH, g);
+      for (let i = 0; i < this.nv; i++) this.votes[this.voted[i]!]! += unit * g[this.bestH[i]!]!;
     }
-    let sum = 0;
-    for (let i = 0; i < this.nv; i++) sum += g[this.bestH[i]!]!;
-    const unit = this.wq / sum;
-    for (let i = 0; i < this.nv; i++) this.votes[this.voted[i]!]! += unit * g[this.bestH[i]!]!;
+    if (!this.kp || !this.nv) return;
+    this.kp.weight[this.q] = this.wq;
+    this.kp.hist.set(byH, this.q * this.kp.bins);
+    for (let i = 0; i < this.nv; i++) this.voters!.push(this.voted[i]!, this.q * VOTER_H + this.bestH[i]!);
   }
 }
 
@@ -180,7 +228,7 @@ class VoteScan {
  * bucket's entries with their full sketches beside them; an entry whose sketch is within voteHamming votes for its
  * image, within matchHamming it goes to the ratio test.
  */
-function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, n: number, p: SearchParams): Votes {
+function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, n: number, p: SearchParams, exact = false): Votes {
   const per = Math.max(1, index.params.probes);
   const maxBucket = index.params.maxBucket;
   const { segments, delta } = index.buckets;
@@ -188,7 +236,9 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
   const datas = segments.map((s) => s.data);
   const S = segments.length;
   const maxH = Math.max(p.voteHamming, p.matchHamming);
-  const scan = new VoteScan(index.slots, index.aliveFlags, p.voteHamming, p.matchHamming, p.voteSigma);
+  // a shard of a larger index skips and weighs buckets by the whole index's sizes (LshIndex.useBucketSizes)
+  const whole = index.bucketSizes;
+  const scan = new VoteScan(index.slots, index.aliveFlags, p.voteHamming, p.matchHamming, p.voteSigma, n, exact);
   const st = scan.stats;
   let copy = 0;
   for (let q = 0; q < n; q++) {
@@ -198,18 +248,19 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
     for (let k = 0; k < per; k++) {
       const code = probes[q * per + k]!;
       if (k && code === probes[q * per + k - 1]) continue; // a repeated probe (fewer buckets than probes)
-      let size = 0;
-      for (let s = 0; s < S; s++) size += offs[s]![code + 1]! - offs[s]![code]!;
+      let own = 0;
+      for (let s = 0; s < S; s++) own += offs[s]![code + 1]! - offs[s]![code]!;
       const d = delta ? delta.get(code) : undefined;
-      if (d) size += d.length / 3;
+      if (d) own += d.length / 3;
+      const size = whole ? whole[code]! : own;
       if (k === 0 && size + 1 <= maxBucket) copy += Math.log1p(maxBucket / (size + 1)); // its own bucket, the copy in it
       st.buckets++;
-      if (!size) continue;
+      if (!own) continue;
       if (size > maxBucket) {
         st.skippedBuckets++;
         continue;
       }
-      st.scanned += size;
+      st.scanned += own;
       // A collision in a crowded bucket says less (the idf of text retrieval): weight ln(1 + maxBucket/size).
       const w = Math.log1p(maxBucket / size);
       for (let s = 0; s < S; s++) {
@@ -230,7 +281,8 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
     }
     scan.endKeypoint();
   }
-  return { votes: scan.votes, copy, found: scan.found.view(), stats: st };
+  const exactOut = scan.kp ? { ...scan.kp, voters: scan.voters!.view() } : undefined;
+  return { votes: scan.votes, copy, found: scan.found.view(), stats: st, exact: exactOut };
 }
 
 /** The scan counters of several searches summed (a progressive search's passes). */
@@ -247,19 +299,22 @@ const POP16 = (() => {
   return t;
 })();
 
-/** A growable list of (slot, query kp, target kp) triples. */
+/** A growable list of (slot, query kp, target kp) triples (or of `width`-tuples: (slot, query kp) pairs). */
 class Collisions {
-  private a = new Int32Array(3 * 16384);
+  private a: Int32Array;
   private len = 0;
-  push(s: number, q: number, kp: number): void {
-    if (this.len + 3 > this.a.length) {
+  constructor(private readonly width: 2 | 3 = 3) {
+    this.a = new Int32Array(width * 16384);
+  }
+  push(s: number, q: number, kp = 0): void {
+    if (this.len + this.width > this.a.length) {
       const nb = new Int32Array(this.a.length * 2);
       nb.set(this.a);
       this.a = nb;
     }
     this.a[this.len++] = s;
     this.a[this.len++] = q;
-    this.a[this.len++] = kp;
+    if (this.width === 3) this.a[this.len++] = kp;
   }
   view(): Int32Array {
     return this.a.subarray(0, this.len);
@@ -289,12 +344,12 @@ export interface VotedPass {
   voteMs: number;
 }
 
-export function votePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored: boolean, maxQuery = MAX_KP_PER_IMAGE): VotedPass {
+export function votePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored: boolean, maxQuery = MAX_KP_PER_IMAGE, exact = false): VotedPass | ShardVotedPass {
   const t0 = performance.now();
   const n = Math.min(v.f.count, maxQuery);
   const pr = index.probe(v.vecs, n);
   const t1 = performance.now();
-  const { votes, copy, found, stats } = scanVotes(index, pr.probes, pr.sketches, n, p);
+  const { votes, copy, found, stats, exact: kv } = scanVotes(index, pr.probes, pr.sketches, n, p, exact);
   const shortlist = topK(votes, mirrored ? Math.min(p.shortlist, p.mirrorShortlist) : p.shortlist, index.tieKeys, p.window);
   const pos = new Int32Array(index.slots).fill(-1);
   shortlist.forEach((s, i) => (pos[s] = i));
@@ -303,7 +358,70 @@ export function votePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored
     const i = pos[found[k]!]!;
     if (i >= 0) coll[i]!.push(found[k + 1]!, found[k + 2]!);
   }
-  return { shortlist, votes: shortlist.map((s) => votes[s]!), coll, sketches: pr.sketches, keypoints: n, copy, stats, probeMs: t1 - t0, voteMs: performance.now() - t1 };
+  const out: VotedPass = { shortlist, votes: shortlist.map((s) => votes[s]!), coll, sketches: pr.sketches, keypoints: n, copy, stats, probeMs: t1 - t0, voteMs: performance.now() - t1 };
+  if (!kv) return out;
+  // each shortlisted image's voting keypoints, ascending (the scan records them keypoint after keypoint)
+  const voters: number[][] = shortlist.map(() => []);
+  for (let k = 0; k < kv.voters.length; k += 2) {
+    const i = pos[kv.voters[k]!]!;
+    if (i >= 0) voters[i]!.push(kv.voters[k + 1]!);
+  }
+  return { ...out, voters, keypointVotes: { weight: kv.weight, hist: kv.hist, bins: kv.bins } };
+}
+
+/** How many times lsh.shortlist a shard reports of its most-voted images (shardVotePass): a shard's own ranking is the
+ *  whole index's up to each keypoint's share, which the other shards' images change; the merge ranks the reported
+ *  images by their exact votes (exactVotes) and takes lsh.shortlist of all shards'. */
+export const SHARD_REPORT = 3;
+
+/** A shard's vote pass (issue 35): its most-voted images (SHARD_REPORT x the shortlist), each with the query keypoints
+ *  that voted for it, and what every query keypoint did on the shard (KeypointVotes). The index must have the whole
+ *  index's bucket sizes (LshIndex.useBucketSizes) for the votes to add up to one index's. */
+export interface ShardVotedPass extends VotedPass {
+  /** Per shortlisted image: the query keypoints that voted for it, ascending. */
+  voters: number[][];
+  keypointVotes: KeypointVotes;
+}
+
+export function shardVotePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored: boolean, maxQuery = MAX_KP_PER_IMAGE): ShardVotedPass {
+  const k = (mirrored ? Math.min(p.shortlist, p.mirrorShortlist) : p.shortlist) * SHARD_REPORT;
+  const voted = votePass(index, v, { ...p, shortlist: k, mirrorShortlist: k }, mirrored, maxQuery, true);
+  return voted as ShardVotedPass;
+}
+
+/**
+ * The exact votes of images voted for on several shards of one index (issue 35): a query keypoint's vote is its largest
+ * weight on any shard, shared among the images it voted for on all of them (alike, or with lsh.voteSigma by their
+ * Hamming weights: VoteScan.endKeypoint over the whole index), and an image's votes are its voting keypoints' parts,
+ * added in keypoint order in float32 as one index adds them. `shards`: every shard's KeypointVotes of one pass;
+ * `voters`: each image's voter codes (keypoint * VOTER_H + distance), ascending.
+ */
+export function exactVotes(shards: KeypointVotes[], voters: ArrayLike<number>[], sigma = 0): number[] {
+  const g = hammingWeights(sigma);
+  const bins = shards[0]?.bins ?? 1;
+  const n = Math.max(0, ...shards.map((s) => s.weight.length));
+  const unit = new Float64Array(n);
+  const byH = new Int32Array(bins);
+  for (let q = 0; q < n; q++) {
+    let w = 0;
+    byH.fill(0);
+    for (const s of shards) {
+      if (q >= s.weight.length) continue;
+      if (s.weight[q]! > w) w = s.weight[q]!;
+      for (let h = 0; h < bins; h++) byH[h] += s.hist[q * bins + h]!;
+    }
+    let images = 0;
+    for (let h = 0; h < bins; h++) images += byH[h]!;
+    unit[q] = !images ? 0 : g ? w / weightedSum(byH, g) : w / images;
+  }
+  return voters.map((list) => {
+    let v = 0;
+    for (let i = 0; i < list.length; i++) {
+      const q = Math.floor(list[i]! / VOTER_H);
+      v = Math.fround(v + (g ? unit[q]! * g[list[i]! % VOTER_H]! : unit[q]!));
+    }
+    return v;
+  });
 }
 
 /** Too few collisions (keypoint pairs, two numbers each) for an image to be verified: not worth reading its features. */

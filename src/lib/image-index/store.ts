@@ -5,7 +5,7 @@ import { FeaturesRepo, LshRepo, type LshRow, type TargetRange } from '../../bank
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../util/log.js';
 import type { Progress } from '../../util/progress.js';
-import { CODE_BITS, LshIndex, SKETCH_BITS, type LshParams } from './lsh.js';
+import { CODE_BITS, LshIndex, SKETCH_BITS, countBuckets, type LshParams } from './lsh.js';
 import { prepare, type SearchParams } from './searcher.js';
 import type { Prepared } from './verify.js';
 import type { Features } from '../sift/index.js';
@@ -422,17 +422,62 @@ export async function openIndex(bank: Bank, config: Config, floor = -Infinity, r
     await handle.refresh();
     if (handle.stale) handle = undefined;
   }
-  const params = range ? await shardParams(bank, config, range) : lshParams(config, await wholeKeypoints(bank, config, handle, floor));
+  const params = range ? await shardParams(bank, config) : lshParams(config, await wholeKeypoints(bank, config, handle, floor));
   const auto = config.lsh.bits === 'auto';
   if (!handle || params.bits > handle.index.params.bits || (!auto && params.bits !== handle.index.params.bits)) {
     map.delete(rk);
     await makeRoom(bank, config, range);
     handle = new IndexHandle(bank, params, floor, config.lsh.featureCacheMB * 1024 * 1024, undefined, range);
     await handle.refresh();
-  } else handle.index.params.maxBucket = params.maxBucket; // a shard's share of the keypoints moves as targets join
+  }
+  // a shard skips and weighs buckets by the whole index's sizes (as loaded with the same floor), so that its votes add
+  // up to one index's (issue 35 round 6)
+  if (range) handle.index.useBucketSizes(await wholeBucketSizes(bank, handle.index.params.bits, key, floor));
   map.delete(rk); // most recently used last
   map.set(rk, handle);
   return handle;
+}
+
+/** The whole index's bucket entry counts, per bank, codes, width and floor, kept in step with the rows (counted once,
+ *  then the rows added since; counted again when rows were removed or re-encoded). */
+interface BucketCounts {
+  key: string;
+  bits: number;
+  floor: number;
+  sizes: Uint32Array;
+  upTo: number;
+  sig: { count: number; maxId: number };
+  rows: number;
+}
+const bucketCounts = new WeakMap<Bank, BucketCounts>();
+
+/**
+ * Each bucket's entries in an index of every target with these codes (`key`), `bits` wide, holding the rows harvested
+ * from `floor` on, as openIndex loads the whole index: what a shard needs of the others (2^bits counts, 2 MB at 19
+ * bits; not their entries). Read from the stored codes, every row once per process, then the rows added since.
+ */
+async function wholeBucketSizes(bank: Bank, bits: number, key: string, floor: number): Promise<Uint32Array> {
+  const repo = bank.repo(LshRepo);
+  const sig = await repo.signature(undefined, key);
+  let c = bucketCounts.get(bank);
+  if (c && c.key === key && c.bits === bits && c.floor === floor && c.sig.count === sig.count && c.sig.maxId === sig.maxId) return c.sizes;
+  // rows only added since (ids grow): count those; otherwise (removed, re-encoded, another width) count anew
+  const fresh = (): BucketCounts => ({ key, bits, floor, sizes: new Uint32Array(1 << bits), upTo: 0, sig: { count: 0, maxId: 0 }, rows: 0 });
+  if (!c || c.key !== key || c.bits !== bits || c.floor !== floor || sig.count < c.sig.count || sig.maxId < c.sig.maxId) c = fresh();
+  await countRows(repo, c);
+  if (c.rows !== sig.count) await countRows(repo, (c = fresh())); // rows removed below the last counted
+  c.sig = { count: c.rows, maxId: c.upTo };
+  bucketCounts.set(bank, c);
+  return c.sizes;
+}
+
+async function countRows(repo: LshRepo, c: BucketCounts): Promise<void> {
+  for await (const row of repo.rowsAfter(c.upTo, undefined, c.key)) {
+    c.upTo = row.id;
+    c.rows++;
+    if (row.harvestedAt && Date.parse(row.harvestedAt) < c.floor) continue;
+    countBuckets(c.sizes, row.codes, c.bits);
+  }
 }
 
 /** The keypoint total that sets the whole index's auto bucket width (none needed with a fixed width). */
@@ -442,18 +487,13 @@ async function wholeKeypoints(bank: Bank, config: Config, handle: IndexHandle | 
 }
 
 /**
- * A shard's parameters (issue 35 round 4): the whole bank's bucket width, and lsh.maxBucket scaled by the shard's share
- * of the keypoints, so that a shard's buckets are the whole index's buckets restricted to its targets and a bucket is
- * skipped, and a collision weighed, as in the whole index (about: the shard's part of a bucket stands for the whole
- * bucket in proportion). With the shard's own width (two bits fewer at 4 shards) and the full maxBucket, a shard
- * bucketed, skipped and weighed otherwise than the whole index: other matches reached verification, other inliers.
+ * A shard's parameters: the whole bank's bucket width, so that a shard's buckets are the whole index's buckets
+ * restricted to its targets; lsh.maxBucket as it is, since a shard skips and weighs a bucket by the whole index's size
+ * (openIndex gives it those sizes; round 4 scaled maxBucket by the shard's share instead: about the whole index's,
+ * not exactly, and bench:scale's pairs differed by it).
  */
-async function shardParams(bank: Bank, config: Config, range: TargetRange): Promise<LshParams> {
-  const repo = bank.repo(LshRepo);
-  const total = await repo.keypointTotal();
-  const share = total > 0 ? (await repo.keypointTotal(range)) / total : 1;
-  const p = lshParams(config, total);
-  return { ...p, maxBucket: Math.max(1, Math.round(p.maxBucket * share)) };
+async function shardParams(bank: Bank, config: Config): Promise<LshParams> {
+  return lshParams(config, await bank.repo(LshRepo).keypointTotal());
 }
 
 /** Drops the least recently used shards held for this bank until the one about to load fits in lsh.memoryMB with

@@ -231,6 +231,26 @@ export async function archiveMatch(
 }
 
 /**
+ * The candidates archive matching compares, most promising first: `n` of the plain search's direct-pass ranking and
+ * the dense query's ranking fused (fuseRankings), each with its plain hit's votes (0 when the plain search did not
+ * reach it). Slots are the caller's (an index's, or the sharded merge's targets).
+ */
+export function archiveCandidates(hits: Hit[], ranking: number[], dense: number[], n: number): { slot: number; votes: number }[] {
+  const votes = new Map(hits.map((h) => [h.slot, h.votes]));
+  return fuseRankings([ranking, dense], n).map((slot) => ({ slot, votes: votes.get(slot) ?? 0 }));
+}
+
+/** The plain search's hits with archive matching's: each candidate it verified in place of its earlier hit where it
+ *  scores higher (or added), best first. */
+export function withArchiveHits(hits: Hit[], archive: Hit[]): Hit[] {
+  const by = new Map(archive.map((h) => [h.slot, h]));
+  const had = new Set(hits.map((h) => h.slot));
+  const merged = hits.map((h) => ((by.get(h.slot)?.score ?? 0) > h.score ? by.get(h.slot)! : h));
+  for (const h of archive) if (!had.has(h.slot)) merged.push(h);
+  return merged.sort((x, y) => y.score - x.score);
+}
+
+/**
  * Rankings fused by reciprocal rank (Cormack, Clarke & Büttcher, SIGIR 2009): a slot scores the sum of 1 / (k + rank)
  * over the rankings it is in (rank from 1), at most n slots, best first; equal scores by first appearance. k = 60 is
  * the published constant: a slot ranked well in both rankings comes before one ranked first in one only.

@@ -5,36 +5,93 @@
 // verifies it once, reading the features from the bank (verification needs no index). So each image is verified once
 // per source, not once per shard, and the candidates are those of one search wherever the shards' votes rank as the
 // whole index's do (they do up to the votes' weights: a shard's buckets are its own, see shards.ts).
-import type { BankScope, CandidateInput, MatchPartial, PartialVoted, VotedEntry } from '../../bank/index.js';
+import type { BankScope, CandidateInput, MatchPartial, PartialVoted, PassKeypoints, VotedEntry } from '../../bank/index.js';
 import { FeaturesRepo } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
-import { LshIndex, mergeHits, mirrorFeatures, prepare, tooFewCollisions, verifyShortlist, type Features, type Hit, type IndexHandle, type Prepared, type VotedPass } from '../../lib/image-index/index.js';
+import { LshIndex, exactVotes, mergeHits, mirrorFeatures, prepare, tooFewCollisions, verifyShortlist, type Features, type Hit, type IndexHandle, type KeypointVotes, type Prepared, type ShardVotedPass, type VotedPass } from '../../lib/image-index/index.js';
 import { lshParams, searchParams } from '../../lib/image-index/index.js';
-import { candidatesOf, rescaleCandidate, unconfident } from './rank.js';
+import { candidatesOf, rescaleCandidate, unconfident, type HitTargets } from './rank.js';
 import { viewEvidence, viewParams } from './views.js';
-import { promiseOf } from './promise.js';
+import { promiseOf, shortlistPromise } from './promise.js';
+import { publishSourceRanking } from './rankings.js';
 
-/** A shard's voted images as stored with its partial result: item, image, votes in the query's keypoints, and the
- *  collisions ((query kp, target kp) pairs, uint16 little-endian, base64). */
-export function votedEntries(handle: IndexHandle, v: VotedPass): VotedEntry[] {
+const b64 = (a: ArrayBufferView): string => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('base64');
+const bytesOf = (s: string): Buffer => Buffer.from(s, 'base64');
+/** A base64 array back (copied: a Buffer's bytes need not be aligned for the typed array). */
+const u32 = (s: string): Uint32Array => {
+  const b = bytesOf(s);
+  const out = new Uint32Array(b.length >> 2);
+  new Uint8Array(out.buffer).set(b);
+  return out;
+};
+const u16 = (s: string): Uint16Array => {
+  const b = bytesOf(s);
+  const out = new Uint16Array(b.length >> 1);
+  new Uint8Array(out.buffer).set(b.subarray(0, out.length * 2));
+  return out;
+};
+const f64 = (s: string): Float64Array => {
+  const b = bytesOf(s);
+  const out = new Float64Array(b.length >> 3);
+  new Uint8Array(out.buffer).set(b);
+  return out;
+};
+
+/** A shard's voted images as stored with its partial result: item, image, votes in the query's keypoints, the
+ *  collisions ((query kp, target kp) pairs, uint16 little-endian, base64), and, from a shard's exact pass, the query
+ *  keypoints that voted for it (uint32, base64). */
+export function votedEntries(handle: IndexHandle, v: VotedPass | ShardVotedPass, collisions = true): VotedEntry[] {
   const out: VotedEntry[] = [];
   v.shortlist.forEach((slot, i) => {
     const info = handle.slot(slot);
     if (!info) return;
     const votes = v.copy > 0 ? (v.votes[i]! * v.keypoints) / v.copy : 0;
-    out.push([info.itemId, info.sha, Number(votes.toFixed(4)), Buffer.from(Uint16Array.from(v.coll[i]!).buffer).toString('base64')]);
+    const e: VotedEntry = [info.itemId, info.sha, Number(votes.toFixed(4)), collisions ? b64(Uint16Array.from(v.coll[i]!)) : ''];
+    if ('voters' in v) e.push(b64(Uint32Array.from(v.voters[i]!)));
+    out.push(e);
   });
   return out;
 }
 
-const collisionsOf = (b64: string): number[] => {
-  const b = Buffer.from(b64, 'base64');
-  return Array.from(new Uint16Array(b.buffer, b.byteOffset, b.length >> 1));
+/** What a shard's exact pass's keypoints did, as stored (PassKeypoints). */
+export function passKeypoints(v: ShardVotedPass): PassKeypoints {
+  const k = v.keypointVotes;
+  return { weight: b64(k.weight), hist: b64(k.hist), bins: k.bins, copy: v.copy, keypoints: v.keypoints };
+}
+
+const collisionsOf = (s: string): number[] => {
+  const b = bytesOf(s);
+  return Array.from(new Uint16Array(b.buffer.slice(b.byteOffset, b.byteOffset + (b.length & ~1))));
 };
 
-/** The most-voted `n` of every shard's voted images together (votes, then item id: the index's tie order). */
-function globalShortlist(lists: VotedEntry[][], n: number): VotedEntry[] {
-  return lists.flat().sort((a, b) => b[2] - a[2] || a[0] - b[0]).slice(0, n);
+/** One pass's shortlist of every shard's voted images: entries and their votes, most-voted first. */
+export interface RankedPass {
+  entries: VotedEntry[];
+  votes: number[];
+  /** The copy's votes and keypoints searched (exact ranking only: the promise reads them). */
+  copy: number;
+  keypoints: number;
+  exact: boolean;
+}
+
+/**
+ * The most-voted `n` of every shard's voted images together (votes, then item id: the index's tie order; `sigma`:
+ * lsh.voteSigma). With every
+ * shard's keypoint record (round 6), by the exact votes one index of every target gives them (exactVotes: the shares
+ * of a keypoint that voted on several shards summed over them); else (a partial of before) by votes counted in
+ * keypoints, about the whole index's.
+ */
+export function globalShortlist(lists: VotedEntry[][], stats: (PassKeypoints | undefined)[], n: number, sigma = 0): RankedPass {
+  const all = lists.flat();
+  const exact = stats.length === lists.length && stats.every((s) => s !== undefined) && all.every((e) => e[4] !== undefined);
+  if (!exact) {
+    const entries = all.sort((a, b) => b[2] - a[2] || a[0] - b[0]).slice(0, n);
+    return { entries, votes: entries.map((e) => e[2]), copy: 0, keypoints: 0, exact };
+  }
+  const kv: KeypointVotes[] = stats.map((s) => ({ weight: f64(s!.weight), hist: u16(s!.hist), bins: s!.bins }));
+  const votes = exactVotes(kv, all.map((e) => u32(e[4]!)), sigma);
+  const order = all.map((e, i) => ({ e, v: votes[i]! })).filter((x) => x.v > 0).sort((a, b) => b.v - a.v || a.e[0] - b.e[0]).slice(0, n);
+  return { entries: order.map((x) => x.e), votes: order.map((x) => x.v), copy: stats[0]!.copy, keypoints: stats[0]!.keypoints, exact };
 }
 
 /** What the window's wide-baseline decision and the merge read of a source's one verified search. */
@@ -46,6 +103,12 @@ export interface GlobalPlain {
   /** The source searched its picture in the window (others showing it took its candidates). */
   searched: boolean;
   picture: string;
+  /** The search's hits and its direct pass's shortlist (slots of the verifier's targets, most-voted first): archive
+   *  matching starts from them (absent for a source that took another's candidates). */
+  hits?: Hit[];
+  ranking?: number[];
+  /** The picture's candidates before lsh.window (`cand` is the source's, within it). */
+  raw?: CandidateInput[];
 }
 
 /**
@@ -58,7 +121,7 @@ export class GlobalVerifier {
   private readonly pictures = new Map<string, { cand: CandidateInput[]; width: number }>();
   /** The targets met so far (a slot per image, as one index gives each image one slot over both passes). */
   private readonly targets: { itemId: number; sha: string }[] = [];
-  private readonly slotOf = new Map<number, number>();
+  private readonly slots = new Map<number, number>();
 
   constructor(private readonly tx: BankScope, private readonly config: Config, private readonly top: number, private readonly inWindow: (id: number, cand: CandidateInput[]) => Promise<CandidateInput[]>) {
     // the projections only (the sketches of a target for the re-collision): no entries
@@ -73,22 +136,24 @@ export class GlobalVerifier {
     return this.features.get(sha) ?? undefined;
   }
 
-  private slot(e: VotedEntry): number {
-    let s = this.slotOf.get(e[0]);
+  /** A target's slot among those met so far (one per image). */
+  slotOf(e: VotedEntry): number {
+    let s = this.slots.get(e[0]);
     if (s === undefined) {
-      this.slotOf.set(e[0], (s = this.targets.length));
+      this.slots.set(e[0], (s = this.targets.length));
       this.targets.push({ itemId: e[0], sha: e[1] });
     }
     return s;
   }
 
   /** One pass's shortlist (of every shard's voted images) verified. */
-  private async verifyPass(v: Prepared, entries: VotedEntry[], mirrored: boolean): Promise<Hit[]> {
+  private async verifyPass(v: Prepared, pass: RankedPass, mirrored: boolean): Promise<Hit[]> {
     const p = searchParams(this.config);
     const keypoints = Math.min(v.f.count, 2048);
+    const entries = pass.entries;
     const voted = {
-      shortlist: entries.map((e) => this.slot(e)),
-      votes: entries.map((e) => e[2]),
+      shortlist: entries.map((e) => this.slotOf(e)),
+      votes: pass.votes,
       coll: entries.map((e) => collisionsOf(e[3])),
       sketches: this.lsh.sketches(v.vecs, keypoints),
       keypoints,
@@ -109,31 +174,46 @@ export class GlobalVerifier {
     if (!q) return null;
     const width = q.width / q.scale;
     const seen = this.pictures.get(w.picture);
-    const base = { searched: w.searched, picture: w.picture, promise: promiseOf(voted.flatMap((x) => x.direct.map((e) => e[2]))) };
+    const base = { searched: w.searched, picture: w.picture };
     if (!w.searched && seen) {
       const cand = await this.inWindow(id, seen.cand.map((c) => rescaleCandidate(c, width / seen.width, 1)));
-      return { ...base, cand, sure: true, evidence: null };
+      return { ...base, promise: 0, cand, sure: true, evidence: null };
     }
-    const hits = await this.searchOnce(q, voted);
+    const p = searchParams(this.config);
+    const direct = globalShortlist(voted.map((x) => x.direct), voted.map((x) => x.keypoints?.direct), p.shortlist, p.voteSigma);
+    // the promise of the shortlist's votes counted in keypoints (promise.ts), as one index's search gives it when the
+    // votes are exact; else of the shards' votes in keypoints (about it)
+    const promise = direct.exact ? shortlistPromise({ slots: [], votes: direct.votes, keypoints: direct.keypoints, copy: direct.copy }) : promiseOf(voted.flatMap((x) => x.direct.map((e) => e[2])));
+    publishSourceRanking(id, 'plain', () => direct.entries.map((e, i) => [e[0], direct.votes[i]!]), promise);
+    const hits = await this.searchOnce(q, voted, direct);
     const cand = await candidatesOf(this.hitTargets(), this.config, q, hits, this.top);
     this.pictures.set(w.picture, { cand, width });
-    return { ...base, cand: await this.inWindow(id, cand), sure: !unconfident(this.config, hits), evidence: viewEvidence({ hits }, viewParams(this.config)) };
+    const ranking = direct.entries.map((e) => this.slotOf(e));
+    return { ...base, promise, hits, ranking, raw: cand, cand: await this.inWindow(id, cand), sure: !unconfident(this.config, hits), evidence: viewEvidence({ hits }, viewParams(this.config)) };
   }
 
   /** The direct pass over the global shortlist; the mirror pass (its own global shortlist) when nothing is confident. */
-  private async searchOnce(q: Features, voted: PartialVoted[]): Promise<Hit[]> {
+  private async searchOnce(q: Features, voted: PartialVoted[], ranked: RankedPass): Promise<Hit[]> {
     const p = searchParams(this.config);
-    const direct = await this.verifyPass(prepare(q), globalShortlist(voted.map((x) => x.direct), p.shortlist), false);
+    const direct = await this.verifyPass(prepare(q), ranked, false);
     if (!p.mirror || direct.some((h) => h.score >= p.confidentScore)) return mergeHits(direct, [], false);
-    const mirror = await this.verifyPass(prepare(mirrorFeatures(q)), globalShortlist(voted.map((x) => x.mirror), Math.min(p.shortlist, p.mirrorShortlist)), true);
-    return mergeHits(direct, mirror, false);
+    const mirror = globalShortlist(voted.map((x) => x.mirror), voted.map((x) => x.keypoints?.mirror), Math.min(p.shortlist, p.mirrorShortlist), p.voteSigma);
+    return mergeHits(direct, await this.verifyPass(prepare(mirrorFeatures(q)), mirror, true), false);
   }
 
-  private hitTargets() {
-    return {
-      slot: (s: number) => this.targets[s],
-      load: async (s: number) => this.prepared(this.targets[s]!.sha),
-      bank: this.tx,
-    };
+  /** A slot's target item and image. */
+  target(s: number): { itemId: number; sha: string } | undefined {
+    return this.targets[s];
+  }
+
+  /** A slot's prepared features (read from the bank once). */
+  load(s: number): Promise<Prepared | undefined> {
+    const t = this.targets[s];
+    return t ? this.prepared(t.sha) : Promise.resolve(undefined);
+  }
+
+  /** The targets as candidatesOf reads them. */
+  hitTargets(): HitTargets {
+    return { slot: (s) => this.target(s), load: (s) => this.load(s), bank: this.tx };
   }
 }

@@ -1,7 +1,7 @@
 // The match stage's public interface (run it through the registry, src/stages/index.ts: loadStage('match')): the run,
 // image search (`capbridge search`, the review page), and the progressive-views and archive search the benchmarks
 // measure.
-export { observeSourceCosts, type SourceCost, type MatchStageName } from './stage.js';
+export { observeSourceCosts, observeSourceRankings, type SourceCost, type SourceRanking, type MatchStageName } from './stage.js';
 export { runMatch, searchImage, rankAgainstIndex, toOriginal, rescaleCandidate, ViewPool, type MatchOptions, type MatchSummary, type SearchHit } from './stage.js';
 export {
   viewParams, viewEvidence, inThreadViews, poolViews, withOwnViews, searchProgressive, viewsKey,

@@ -13,7 +13,7 @@ import { search, type DirectVotes, type Hit, type SearchParams } from '../../lib
 import { searchParams, type IndexHandle } from '../../lib/image-index/index.js';
 import { errorMessage } from '../../util/errors.js';
 import { inThreadViews, searchProgressive, viewParams, viewsKey, withOwnViews, type GreyImage, type TargetViews, type ViewRunner } from './views.js';
-import { DenseViewsSource, archiveMatch, denseSiftParams, archiveParams, archiveVerifyParams, denseViews, fuseRankings, type ArchiveResult } from './archive.js';
+import { DenseViewsSource, archiveCandidates, archiveMatch, denseSiftParams, archiveParams, archiveVerifyParams, denseViews, withArchiveHits, type ArchiveResult } from './archive.js';
 
 /**
  * One SiftPool for the synthesised views of a whole run (match) or search, started the first time a query needs
@@ -222,14 +222,13 @@ export async function archiveRank(
   sourceAt?: number,
   /** The query's dense views from elsewhere (a sharded run: DenseViewsSource.query, computed once for all shards). */
   queryDense?: () => Promise<Features>,
-): Promise<{ hits: Hit[]; archive: ArchiveResult }> {
+): Promise<{ hits: Hit[]; archive: ArchiveResult; compared: { slot: number; votes: number }[] }> {
   const a = archiveParams(config);
   const sp = denseSiftParams(config, a);
   const qd = queryDense ? await queryDense() : await denseViews(g, q, a.maxTilt, a.keypointsPerView, a.maxSide, sp, runViews);
   const p = { ...searchParams(config), window: searchWindow(handle, config, sourceAt) };
   const byDense = await search(handle.index, () => undefined, q, { ...p, mirror: false, recollide: 0 }, qd);
-  const votes = new Map(hits.map((h) => [h.slot, h.votes]));
-  const cands = fuseRankings([ranking, byDense.votes.slots], a.candidates).map((slot) => ({ slot, votes: votes.get(slot) ?? 0 }));
+  const cands = archiveCandidates(hits, ranking, byDense.votes.slots, a.candidates);
   const verify = archiveVerifyParams(searchParams(config), a, config.match.views.poolRadius);
   const targetDense = async (slot: number) => {
     const info = handle.slot(slot);
@@ -237,11 +236,8 @@ export async function archiveRank(
     return info && plain ? dense.get(info.sha, plain.f) : undefined;
   };
   const archive = await archiveMatch(qd, cands, a, verify, targetDense, config.match.views.confidence);
-  if (!archive.hits.length) return { hits, archive };
-  const by = new Map(archive.hits.map((h) => [h.slot, h]));
-  const merged = hits.map((h) => ((by.get(h.slot)?.score ?? 0) > h.score ? by.get(h.slot)! : h));
-  for (const h of archive.hits) if (!votes.has(h.slot)) merged.push(h);
-  return { hits: merged.sort((x, y) => y.score - x.score), archive };
+  if (!archive.hits.length) return { hits, archive, compared: cands };
+  return { hits: withArchiveHits(hits, archive.hits), archive, compared: cands };
 }
 
 /** lsh.window's bound for a source harvested at `sourceAt` (epoch ms): only targets within it are shortlisted. */

@@ -8,13 +8,15 @@ import type { Bank, Item } from '../../bank/index.js';
 import { CandidatesRepo, FeaturesRepo, LshRepo, MatchPartialsRepo, isInfrastructureFailure, type CandidateInput, type PartialWide } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { errorMessage } from '../../util/errors.js';
-import { indexTargets, mirrorFeatures, openIndex, prepare, searchParams, votePass, type Features, type IndexHandle } from '../../lib/image-index/index.js';
-import { votedEntries } from './global.js';
+import { indexTargets, mirrorFeatures, openIndex, prepare, searchParams, shardVotePass, type Features, type IndexHandle } from '../../lib/image-index/index.js';
+import { passKeypoints, votedEntries } from './global.js';
 import { ViewPool, denseViewsFor, greyLoader, rankAgainstIndex, rescaleCandidate, searchWindow, unconfident } from './rank.js';
 import type { DenseViewsSource } from './archive.js';
 import { WideBaseline } from './wide.js';
+import { archiveOnce, denseOnShard } from './shard-archive.js';
 import { shortlistPromise, shortlistVotes } from './promise.js';
-import { OPEN_END, shardSink, wholeSink, type MatchShard, type MatchSink } from './shards.js';
+import { OPEN_END, archiveOnly, shardSink, wholeSink, type MatchShard, type MatchSink } from './shards.js';
+import { publishSourceRanking } from './rankings.js';
 import { MatchWindow, candidatesInWindow, harvestedAt, publishSourceCost, type MatchContext, type MatchOptions, type MatchStageName, type MatchSummary } from './context.js';
 
 export type { MatchOptions, MatchStageName, MatchSummary };
@@ -175,6 +177,7 @@ export class MatchRun implements MatchContext {
           const w0 = performance.now();
           const r = await rankAgainstIndex(this.handle, this.config, q, this.top, greyLoader(this.config, () => this.bank.images.read(s.imageSha256)), this.views.run, () => false, at);
           cand = r.cand;
+          publishSourceRanking(s.id, 'plain', () => r.votes.slots.map((sl, i) => [this.handle.slot(sl)?.itemId ?? -1, r.votes.votes[i]!]), shortlistPromise(r.votes));
           wide = { picture, searched: true, sure: !unconfident(this.config, r.hits), evidence: r.evidence, top: shortlistVotes(r.votes) };
           this.window.pictures.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }], wide });
           const promise = unconfident(this.config, r.hits) ? shortlistPromise(r.votes) : undefined;
@@ -195,10 +198,13 @@ export class MatchRun implements MatchContext {
    *  window's merge verifies them (global.ts); its shortlist and top votes in keypoints, as the merges read them. */
   private voteOnShard(q: Features, picture: string, at: number | undefined): PartialWide {
     const p = { ...searchParams(this.config), window: searchWindow(this.handle, this.config, at) };
-    const direct = votedEntries(this.handle, votePass(this.handle.index, prepare(q), p, false));
-    const mirror = p.mirror ? votedEntries(this.handle, votePass(this.handle.index, prepare(mirrorFeatures(q)), p, true)) : [];
+    const d = shardVotePass(this.handle.index, prepare(q), p, false);
+    const m = p.mirror ? shardVotePass(this.handle.index, prepare(mirrorFeatures(q)), p, true) : undefined;
+    const direct = votedEntries(this.handle, d);
+    const mirror = m ? votedEntries(this.handle, m) : [];
     const top = direct.slice(0, 3).map((e) => e[2]);
-    return { picture, searched: true, sure: false, evidence: null, top, shortlist: direct.map((e) => [e[0], e[2]]), voted: { direct, mirror } };
+    const keypoints = { direct: passKeypoints(d), mirror: m && passKeypoints(m) };
+    return { picture, searched: true, sure: false, evidence: null, top, shortlist: direct.map((e) => [e[0], e[2]]), voted: { direct, mirror, keypoints } };
   }
 
   /** A batch's candidates in one transaction; a failed source is marked failed (not matched: it waits for a new image
@@ -244,14 +250,22 @@ export class MatchRun implements MatchContext {
     const count = this.window.count;
     await this.bank.transaction((tx) => this.sink.windowDone(tx, sources, now, count));
     this.window.reset();
+    await this.finish();
     return true;
+  }
+
+  /** A sharded wide phase's last step (the sink's): the window's archive-only pictures matched once, then merged. */
+  private async finish(): Promise<void> {
+    await this.sink.finish?.(this.bank, (bySource) => archiveOnce(this, bySource));
   }
 
   /**
    * A shard's wide phase (issue 35): the sources of this job's window whose pictures the window's decision gave
-   * wide-baseline stages (their partial results on this shard, not yet done), each picture searched again on this
-   * shard (the plain search: its hits and ranking, which archive matching starts from), then the stages; the window
-   * ends as any (the sink merges once every shard is done).
+   * wide-baseline stages (their partial results on this shard, not yet done). A picture given archive matching alone
+   * only votes for its dense query on this shard (denseOnShard; the job completing the window matches it once,
+   * shard-archive.ts); a picture given the views search is searched again on this shard (the plain search: its hits
+   * and ranking, which the stages start from), then its stages run on this shard. The window ends as any (the sink
+   * merges once every shard is done).
    */
   private async walkWide(): Promise<void> {
     const r = this.opts.idRange ?? { first: 0, last: OPEN_END };
@@ -269,15 +283,23 @@ export class MatchRun implements MatchContext {
       this.window.sources.push({ id: p.sourceItemId, sha: p.imageSha256 });
       this.sink.remember?.(p.sourceItemId, p.candidates, w);
       if (!w.searched || !q) continue;
+      const at = harvest.get(p.sourceItemId);
+      if (archiveOnly(w.stages)) {
+        const c0 = process.cpuUsage();
+        const w0 = performance.now();
+        this.sink.remember?.(p.sourceItemId, p.candidates, { ...w, dense: await denseOnShard(this, p.imageSha256, q, at) });
+        publishSourceCost(p.sourceItemId, 'dense-votes', c0, w0, 0);
+        continue;
+      }
       entry.cand = p.candidates;
       entry.width = width;
       stages.set(w.picture, w.stages!);
-      const at = harvest.get(p.sourceItemId);
       const plain = await rankAgainstIndex(this.handle, this.config, q, this.top, greyLoader(this.config, () => this.bank.images.read(p.imageSha256)), this.views.run, () => false, at);
       this.window.unconfident.push({ picture: w.picture, id: p.sourceItemId, sha: p.imageSha256, evidence: plain.evidence, hits: plain.hits, promise: 0, ranking: plain.votes.slots, at });
     }
     this.window.count = parts.length;
-    if (!parts.length) return;
+    // none left on this shard (a job run again after its rows were written): what is complete is still merged
+    if (!parts.length) return this.finish();
     await this.closeWindow(await this.wide.spendChosen(this.window, stages));
   }
 }

@@ -174,7 +174,20 @@ export interface MatchSink {
   windowDone(tx: BankScope, sources: { id: number; sha: string }[], now: string, count: number): Promise<void>;
   /** A shard's wide phase: a waiting source's stored result, as the sink starts from (nothing written). */
   remember?(id: number, cand: CandidateInput[], wide: PartialWide): void;
+  /** After the window's end is committed (a shard's wide phase): the window's archive-only sources whose every shard
+   *  has voted, their candidates computed by `archive` outside the merge lock (shard-archive.ts: archive matching once
+   *  per picture), then merged under it. */
+  finish?(bank: Bank, archive: ArchiveOnce): Promise<void>;
 }
+
+/** Archive matching once for a window's archive-only sources (each one's parts on every shard): their candidates
+ *  (undefined: the shards' as they are). */
+export type ArchiveOnce = (bySource: Map<number, MatchPartial[]>) => Promise<Map<number, CandidateInput[] | undefined>>;
+
+/** Whether a decision's stages send a picture to archive matching without the views search (what the default
+ *  match.views.archive.views 'none' gives every picture chosen for archive matching): matched once per picture, by the
+ *  job completing the window's wide phase (shard-archive.ts), not on each shard. */
+export const archiveOnly = (st: PartialWide['stages'] | undefined): boolean => !!st?.archive && !st.views;
 
 /** The whole index in one run: candidates stored as they are, sources marked matched at the window's end. */
 export function wholeSink(seq: number): MatchSink {
@@ -216,6 +229,8 @@ export function shardSink(shard: MatchShard, o: ShardSinkOptions): MatchSink {
   const wideOf = new Map<number, PartialWide>();
   const candOf = new Map<number, CandidateInput[]>();
   const merger = new ShardMerger(shard, o);
+  /** The plain phase's window just ended (its sources and pending count): finish decides over it. */
+  let plainDone: { sources: { id: number; sha: string }[]; count: number } | null = null;
   const row = (s: { id: number; sha: string }, cand: CandidateInput[], wide: PartialWide | undefined): MatchPartial => ({
     sourceItemId: s.id, shard: key, plan: shard.plan.id, imageSha256: s.sha, seq: o.seq,
     confident: cand.some((c) => !c.mirrored && c.imageScore >= o.confidentScore), candidates: cand, wide,
@@ -234,25 +249,27 @@ export function shardSink(shard: MatchShard, o: ShardSinkOptions): MatchSink {
       candOf.set(id, cand);
     },
     windowDone: async (tx, sources, now, count) => {
+      if (shard.phase === 'plain') return void (plainDone = { sources, count });
       await tx.repo(MatchPartialsRepo).lockMerge();
       // the window's stored results, read once (every shard's, every source's)
       const rows = new WindowRows(await tx.repo(MatchPartialsRepo).inRange(shard.plan.id, o.window.first, o.window.last));
-      if (shard.phase === 'wide') {
-        for (const s of sources) {
-          const mine = rows.of(s.id).find((p) => p.shard === key);
-          if (!mine?.wide?.stages || mine.wide.done) continue;
-          const done = row(s, candOf.get(s.id) ?? [], { ...(wideOf.get(s.id) ?? mine.wide), done: true });
-          await tx.repo(MatchPartialsRepo).put(done, now);
-          rows.replace(done);
-        }
-        await merger.mergeComplete(tx, rows, sources, now, (p) => p.wide?.done === true);
-        return;
+      for (const s of sources) {
+        const mine = rows.of(s.id).find((p) => p.shard === key);
+        if (!mine?.wide?.stages || mine.wide.done) continue;
+        const done = row(s, candOf.get(s.id) ?? [], { ...(wideOf.get(s.id) ?? mine.wide), done: true });
+        await tx.repo(MatchPartialsRepo).put(done, now);
+        rows.replace(done);
       }
-      const waiting = await merger.decide(tx, rows, sources, now, count);
-      if (waiting && o.queueWide) {
-        const r = o.window;
-        await tx.repo(JobsRepo).enqueueKeyedRanges('match', shard.plan.ranges.map((t) => ({ range: r, key: shardKey(shard.plan, t, 'wide') })));
-      }
+      await merger.mergeComplete(tx, rows, sources, now, (p) => p.wide?.done === true);
+    },
+    finish: async (bank, archive) => {
+      if (shard.phase === 'wide') return merger.finishArchive(bank, archive);
+      const done = plainDone;
+      plainDone = null;
+      // the wide phase's jobs queued in the decision's transaction (workers; one process runs them itself)
+      const r = o.window;
+      const queue = (tx: BankScope) => tx.repo(JobsRepo).enqueueKeyedRanges('match', shard.plan.ranges.map((t) => ({ range: r, key: shardKey(shard.plan, t, 'wide') })));
+      if (done) await merger.decide(bank, done.sources, done.count, o.queueWide ? queue : undefined);
     },
   };
 }
@@ -262,6 +279,10 @@ class WindowRows {
   private readonly bySource = new Map<number, MatchPartial[]>();
   constructor(rows: MatchPartial[]) {
     for (const r of rows) this.of(r.sourceItemId, true).push(r);
+  }
+
+  sourceIds(): number[] {
+    return [...this.bySource.keys()];
   }
 
   of(id: number, create = false): MatchPartial[] {
@@ -297,7 +318,7 @@ class ShardMerger {
     return parts.length === this.want.size && parts.every(complete) ? parts : null;
   }
 
-  private async merge(tx: BankScope, id: number, parts: MatchPartial[], now: string, cand?: CandidateInput[]): Promise<void> {
+  async merge(tx: BankScope, id: number, parts: MatchPartial[], now: string, cand?: CandidateInput[]): Promise<void> {
     const merged = cand ?? mergePartials(parts, this.o.top, this.config.lsh.confidentScore, this.config.lsh.shortlist);
     await tx.repo(CandidatesRepo).replaceFor(id, merged, now);
     this.o.merged?.(merged);
@@ -305,50 +326,102 @@ class ShardMerger {
     await tx.repo(MatchPartialsRepo).deleteFor(id);
   }
 
-  /** Merges the sources whose every shard's results are in and pass `complete`. */
+  /** Merges the sources whose every shard's results are in and pass `complete` (not those archive matching takes
+   *  once: finishArchive merges them). */
   async mergeComplete(tx: BankScope, rows: WindowRows, sources: { id: number; sha: string }[], now: string, complete?: (p: MatchPartial) => boolean): Promise<void> {
     for (const s of sources) {
       const parts = this.parts(rows, s, complete);
-      if (parts) await this.merge(tx, s.id, parts, now);
+      if (parts && !archiveOnly(parts[0]!.wide?.stages)) await this.merge(tx, s.id, parts, now);
     }
+  }
+
+  /**
+   * The window's archive-only sources whose every shard's wide job is done: their pictures matched once
+   * (`archive`: shard-archive.ts's archiveOnce, outside any transaction: it reads the bank and the image store, and runs for seconds), then merged
+   * under the merge lock where they are still waiting (another job may have merged them meanwhile: the same result).
+   * Reads the window's rows itself, so that a job run again after its own rows were written still merges them.
+   */
+  async finishArchive(bank: Bank, archive: ArchiveOnce): Promise<void> {
+    const w = this.o.window;
+    const repo = bank.repo(MatchPartialsRepo);
+    const ready = (p: MatchPartial) => p.wide?.done === true && archiveOnly(p.wide.stages);
+    const waiting = (rows: WindowRows) => {
+      const out = new Map<number, MatchPartial[]>();
+      for (const id of rows.sourceIds()) {
+        const parts = this.parts(rows, { id, sha: rows.of(id)[0]!.imageSha256 }, ready);
+        if (parts) out.set(id, parts);
+      }
+      return out;
+    };
+    const before = waiting(new WindowRows(await repo.inRange(this.shard.plan.id, w.first, w.last)));
+    if (!before.size) return;
+    const cand = await archive(before);
+    const now = new Date().toISOString();
+    await bank.transaction(async (tx) => {
+      await tx.repo(MatchPartialsRepo).lockMerge();
+      const now2 = waiting(new WindowRows(await tx.repo(MatchPartialsRepo).inRange(this.shard.plan.id, w.first, w.last)));
+      for (const [id, parts] of now2) if (cand.has(id)) await this.merge(tx, id, parts, now, cand.get(id));
+    });
   }
 
   /**
    * When the window's plain searches are in from every shard: each source's one search verified over every shard's
    * votes (GlobalVerifier), the wide-baseline decision over those searches, the sources it gives no stage merged (their
    * candidates: that search's), the others' results marked with their stages and holding that search's candidates of
-   * their own shard (the wide phase starts from them). True when some source waits for the stages.
+   * their own shard (the wide phase starts from them). The verification reads the bank outside any transaction (seconds
+   * for a window: other jobs' window ends do not wait for it); what it decided is written under the merge lock for the
+   * sources still undecided (two jobs that both found the window complete decide alike; the first writes). True when
+   * some source waits for the stages.
    */
-  async decide(tx: BankScope, rows: WindowRows, sources: { id: number; sha: string }[], now: string, count: number): Promise<boolean> {
-    const complete = new Map<number, MatchPartial[]>();
-    for (const s of sources) {
-      const parts = this.parts(rows, s);
-      // decided already: another shard's job found the window complete first (each job's batches are committed
-      // before its window ends, so two can see every shard in; the decision is taken and its jobs queued once)
-      if (parts && !parts.some((p) => p.wide?.stages)) complete.set(s.id, parts);
-    }
+  async decide(bank: Bank, sources: { id: number; sha: string }[], count: number, queueWide?: (tx: BankScope) => Promise<unknown>): Promise<boolean> {
+    const w = this.o.window;
+    const undecided = (rows: WindowRows) => {
+      const out = new Map<number, MatchPartial[]>();
+      for (const s of sources) {
+        const parts = this.parts(rows, s);
+        // decided already: another shard's job found the window complete first
+        if (parts && !parts.some((p) => p.wide?.stages)) out.set(s.id, parts);
+      }
+      return out;
+    };
+    const complete = undecided(new WindowRows(await bank.repo(MatchPartialsRepo).inRange(this.shard.plan.id, w.first, w.last)));
     if (!complete.size) return false;
-    const verifier = new GlobalVerifier(tx, this.config, this.o.top, this.o.inWindow);
+    const verifier = new GlobalVerifier(bank, this.config, this.o.top, this.o.inWindow);
     const plain = new Map<number, GlobalPlain | null>();
     for (const s of sources) if (complete.has(s.id)) plain.set(s.id, await verifier.verify(s.id, s.sha, complete.get(s.id)!));
     const stages = decideWide(this.config, plain, count);
-    let waiting = false;
-    for (const [id, parts] of complete) {
-      const g = plain.get(id);
-      const st = g ? stages.get(g.picture) : undefined;
-      // a source without the shards' votes (no features; a partial of before round 5): merged as the shards left it
-      if (!st) {
-        await this.merge(tx, id, parts, now, g?.cand);
-        continue;
+    const now = new Date().toISOString();
+    return bank.transaction(async (tx) => {
+      await tx.repo(MatchPartialsRepo).lockMerge();
+      const still = undecided(new WindowRows(await tx.repo(MatchPartialsRepo).inRange(this.shard.plan.id, w.first, w.last)));
+      let waiting = false;
+      for (const [id, parts] of still) {
+        if (!plain.has(id)) continue;
+        const g = plain.get(id);
+        const st = g ? stages.get(g.picture) : undefined;
+        // a source without the shards' votes (no features; a partial of before round 5): merged as the shards left it
+        if (!st) await this.merge(tx, id, parts, now, g?.cand);
+        else {
+          waiting = true;
+          await this.waitFor(tx, parts, g!, st, now);
+        }
       }
-      waiting = true;
-      for (const p of parts) {
-        const candidates = onShard(g!.cand, p.shard);
-        const confident = candidates.some((c) => !c.mirrored && c.imageScore >= this.config.lsh.confidentScore);
-        await tx.repo(MatchPartialsRepo).put({ ...p, candidates, confident, wide: { ...p.wide!, voted: undefined, stages: st, done: false } }, now);
-      }
+      if (waiting) await queueWide?.(tx);
+      return waiting;
+    });
+  }
+
+  /** A source given wide-baseline stages: its result on each shard holds the verified search's candidates of that
+   *  shard, and the stages. */
+  private async waitFor(tx: BankScope, parts: MatchPartial[], g: GlobalPlain, st: NonNullable<PartialWide['stages']>, now: string): Promise<void> {
+    for (const p of parts) {
+      const candidates = onShard(g.cand, p.shard);
+      const confident = candidates.some((c) => !c.mirrored && c.imageScore >= this.config.lsh.confidentScore);
+      // archive matching once (shard-archive.ts) verifies the plain search again from the shards' votes: kept for it;
+      // the shards' shortlists are not the verified search's (withinShortlist would filter by them): dropped
+      const voted = archiveOnly(st) ? p.wide!.voted : undefined;
+      await tx.repo(MatchPartialsRepo).put({ ...p, candidates, confident, wide: { ...p.wide!, voted, shortlist: undefined, stages: st, done: false } }, now);
     }
-    return waiting;
   }
 }
 

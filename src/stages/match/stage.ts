@@ -17,6 +17,7 @@ import { MatchRun, emptySummary, type MatchOptions, type MatchSummary } from './
 import { currentPlan, storedPlan, type MatchShard } from './shards.js';
 
 export { ViewPool, rankAgainstIndex, rescaleCandidate, toOriginal } from './rank.js';
+export { observeSourceRankings, type SourceRanking } from './rankings.js';
 export { observeSourceCosts, type MatchOptions, type MatchStageName, type MatchSummary, type SourceCost } from './context.js';
 
 /**

@@ -11,6 +11,7 @@ import { FeaturesRepo, isInfrastructureFailure } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { errorMessage } from '../../util/errors.js';
 import { archiveRank, candidatesOf, greyLoader, rankAgainstIndex, rescaleCandidate, unconfident } from './rank.js';
+import { publishSourceRanking } from './rankings.js';
 import { publishSourceCost, type MatchContext, type MatchWindow, type PictureEntry, type Unconfident } from './context.js';
 import { chooseArchive, chooseViews } from './choice.js';
 
@@ -120,6 +121,7 @@ export class WideBaseline {
       if (!g || g.width !== q.width || g.height !== q.height) return;
       const shared = run.sharded ? () => run.dense.query(u.sha, q, g) : undefined;
       const r = await archiveRank(run.handle, run.config, q, g, u.hits, u.ranking, run.views.run, run.dense, u.at, shared);
+      publishSourceRanking(u.id, 'archive', () => r.compared.map((c) => [run.handle.slot(c.slot)?.itemId ?? -1, c.votes]));
       run.summary.archived++;
       u.hits = r.hits;
       const cand = await candidatesOf(run.handle, run.config, q, r.hits, run.top);
