@@ -3,8 +3,8 @@
 import { expect } from 'chai';
 import { concatFeatures, MIRROR, mirrorFeatures, rootSift } from '../src/lib/image-index/descriptors.js';
 import { fitHomography, frameAgrees, homographyFrom4, ransacHomography, transferError2 } from '../src/lib/geometry/geometry.js';
-import { CODE_BITS, LshIndex, mulberry32, popcount, probeCodes, STRIDE, type LshParams } from '../src/lib/image-index/lsh.js';
-import { prepare, search, sketchCollisions, topK } from '../src/lib/image-index/searcher.js';
+import { CODE_BITS, LshIndex, countBuckets, mulberry32, popcount, probeCodes, STRIDE, type LshParams } from '../src/lib/image-index/lsh.js';
+import { exactVotes, prepare, search, shardVotePass, sketchCollisions, topK, votePass, type ShardVotedPass } from '../src/lib/image-index/searcher.js';
 import { autoBits } from '../src/lib/image-index/store.js';
 import { homographySane, imageScore, verifyCandidate } from '../src/lib/image-index/verify.js';
 import type { Features } from '../src/lib/image-index/features.js';
@@ -278,6 +278,50 @@ describe('lsh-index: descriptors and index', () => {
     const weighted = await ratio(4);
     expect(weighted).to.be.greaterThan(2 * flat);
     expect(weighted).to.be.greaterThan(3);
+  });
+
+  it("a sharded index's votes, merged by exactVotes, are the whole index's exactly (buckets skipped and weighed by the whole index's sizes)", () => {
+    // 24 images sharing parts of the query (and of each other) in 3 shards by image number; maxBucket low enough that
+    // some of the query's buckets are over it in the whole index and under it in every shard
+    const q = randomFeatures(40, 300);
+    const part = (f: Features, from: number, to: number): Features => ({ ...f, count: to - from, keypoints: f.keypoints.slice(from * 6, to * 6), descriptors: f.descriptors.slice(from * 128, to * 128) });
+    const imgs = Array.from({ length: 24 }, (_, i) => concatFeatures(q, [part(q, (i * 11) % 250, (i * 11) % 250 + 20 + (i % 5) * 6), randomFeatures(41 + i, 150)]));
+    const params = { ...PARAMS, maxBucket: 12 };
+    const codes = imgs.map((f) => {
+      const p = prepare(f);
+      return new LshIndex(params).codes(p.vecs, p.f.count);
+    });
+    const whole = new LshIndex(params);
+    codes.forEach((c, i) => whole.setTieKey(whole.add(c), i));
+    const sizes = new Uint32Array(1 << params.bits);
+    for (const c of codes) countBuckets(sizes, c, params.bits);
+    const shards = [0, 1, 2].map((k) => {
+      const idx = new LshIndex(params);
+      const imageOf: number[] = [];
+      codes.forEach((c, i) => {
+        if (i % 3 !== k) return;
+        const slot = idx.add(c);
+        idx.setTieKey(slot, i);
+        imageOf[slot] = i;
+      });
+      idx.useBucketSizes(sizes);
+      return { idx, imageOf };
+    });
+    const pq = prepare(q);
+    // votes shared alike, and weighted by sketch distance (lsh.voteSigma)
+    for (const sp of [{ ...SP, shortlist: 5, voteSigma: 0 }, { ...SP, shortlist: 5, voteHamming: 10, voteSigma: 4 }]) {
+      const all = votePass(whole, pq, { ...sp, shortlist: 24 }, false);
+      expect(all.stats.skippedBuckets, 'some buckets over maxBucket in the whole index').to.be.greaterThan(0);
+      const wholeVotes = new Map(all.shortlist.map((s, i) => [s, all.votes[i]!]));
+      const passes = shards.map((s) => shardVotePass(s.idx, pq, sp, false) as ShardVotedPass);
+      const images = passes.flatMap((v, k) => v.shortlist.map((slot) => shards[k]!.imageOf[slot]!));
+      const merged = exactVotes(passes.map((v) => v.keypointVotes), passes.flatMap((v) => v.voters), sp.voteSigma);
+      images.forEach((img, i) => expect(merged[i], `image ${img}, sigma ${sp.voteSigma ?? 0}`).to.equal(wholeVotes.get(img)));
+      for (const v of passes) expect(v.copy).to.equal(all.copy);
+      // the whole index's shortlist of 5 is the 5 most-voted of the shards' reports, by their exact votes
+      const top = images.map((img, i) => ({ img, v: merged[i]! })).sort((a, b) => b.v - a.v || a.img - b.img).slice(0, 5).map((x) => x.img);
+      expect(top).to.deep.equal(votePass(whole, pq, sp, false).shortlist);
+    }
   });
 
   it('verifies a mirrored copy through the mirror pass only', async () => {
