@@ -82,20 +82,29 @@ describe('target shards', function () {
   }
   const sorted = (m: Map<string, string>) => [...m].sort((a, b) => a[0].localeCompare(b[0]));
 
-  // The unsharded run (SQLite) is the reference of both: candidates and pairs do not depend on the backend.
-  const reference: { cand: string[]; pairs: string[]; wide: string[]; rankings: Map<string, string> } = { cand: [], pairs: [], wide: [], rankings: new Map() };
+  // The unsharded runs (SQLite) are the references: candidates and pairs do not depend on the backend. With archive
+  // matching off (candidates 0), the unconfident source gets the views search instead: the workers' case.
+  type Reference = { cand: string[]; pairs: string[]; wide: string[]; rankings: Map<string, string> };
+  const ref = (): Reference => ({ cand: [], pairs: [], wide: [], rankings: new Map() });
+  const reference = ref();
+  const viewsReference = ref();
+  const viewsBase: Config = { ...base, match: { ...base.match, views: { ...base.match.views, archive: { ...base.match.views.archive, candidates: 0 } } } };
   let workersUrl: string | undefined;
   describe('one process and workers over a sharded index', () => {
     before(async () => {
-      const whole = await harvest(sqliteBackend, dir, 'whole', manifests, withLsh(base, {}));
-      try {
-        reference.wide = await wideStages(() => runMatch(whole, withLsh(base, {}), { threads: 1 }), reference.rankings);
-        await runPairing(whole, base);
-        reference.cand = await candidatesOf(whole);
-        reference.pairs = await pairsByExtId(whole);
-        expect(await storedPlan(whole)).to.equal(null);
-      } finally {
-        await whole.close();
+      await (await harvest(sqliteBackend, dir, 'whole', manifests, withLsh(base, {}))).close();
+      fs.cpSync(path.join(dir, 'whole'), path.join(dir, 'whole-views'), { recursive: true });
+      for (const [name, config, r] of [['whole', base, reference], ['whole-views', viewsBase, viewsReference]] as const) {
+        const whole = await Bank.open(path.join(dir, name));
+        try {
+          r.wide = await wideStages(() => runMatch(whole, withLsh(config, {}), { threads: 1 }), r.rankings);
+          await runPairing(whole, config);
+          r.cand = await candidatesOf(whole);
+          r.pairs = await pairsByExtId(whole);
+          expect(await storedPlan(whole)).to.equal(null);
+        } finally {
+          await whole.close();
+        }
       }
     });
     it('one process (SQLite) with lsh.shards 3 ends with the unsharded run\'s candidates and pairs, and keeps no partial result', async () => {
@@ -127,10 +136,11 @@ describe('target shards', function () {
       }
     });
 
-    it('two workers (PostgreSQL) share the window x shard jobs, prefer the shards they hold, and end with the same candidates and pairs', async function () {
+    it('two workers (PostgreSQL) share the window x shard jobs, prefer the shards they hold, and end with the same candidates and pairs (the views search once per picture)', async function () {
       const why = pgUnavailable();
       if (why) return this.skip();
-      const config = withLsh(base, { shards: 3 });
+      expect(viewsReference.wide.some((w) => w.startsWith('views:')), 'the unconfident source gets the views search').to.equal(true);
+      const config = withLsh(viewsBase, { shards: 3 });
       const url = (workersUrl = await postgresBackend.url());
       const first = await Bank.open(path.join(dir, 'pg-workers'), { url });
       for (const k of ['target', 'source'] as const) await importManifest(first, { bank: k, manifest: manifests[k], config });
@@ -143,8 +153,8 @@ describe('target shards', function () {
         const workers = [first, second].map((bk, k) => new Worker(bk, config, { stages: ['match', 'pair'], concurrency: 1, drain: true, id: `w${k}`, threads: 1 }));
         const rankings = new Map<string, string>();
         const wide = await wideStages(() => Promise.all(workers.map((w) => w.run())), rankings);
-        expect(wide, 'the same sources get the same stages as the unsharded run').to.deep.equal(reference.wide);
-        expect(sorted(rankings), 'the same shortlists, votes, promise and archive candidates').to.deep.equal(sorted(reference.rankings));
+        expect(wide, 'the same sources get the same stages as the unsharded run').to.deep.equal(viewsReference.wide);
+        expect(sorted(rankings), 'the same shortlists, votes and promise').to.deep.equal(sorted(viewsReference.rankings));
         expect(await first.repo(MatchPartialsRepo).count()).to.equal(0);
         // each holds the shards it loaded (every shard by one of them at least)
         const held = workers.map((w) => w.state.shards);
@@ -153,8 +163,8 @@ describe('target shards', function () {
         const matchJobs = jobs.filter((j) => j.stage === 'match');
         expect(matchJobs.every((j) => parseShardKey(j.key!) !== null)).to.equal(true);
         expect(matchJobs.filter((j) => parseShardKey(j.key!)!.phase === 'wide'), 'the wide phase of the window with the unconfident source, on each shard').to.have.length(3);
-        expect(await candidatesOf(first)).to.deep.equal(reference.cand);
-        expect(await pairsByExtId(first)).to.deep.equal(reference.pairs);
+        expect(await candidatesOf(first)).to.deep.equal(viewsReference.cand);
+        expect(await pairsByExtId(first)).to.deep.equal(viewsReference.pairs);
       } finally {
         dropIndexes(first);
         dropIndexes(second);

@@ -38,6 +38,12 @@ export function unpackKeypoints(b: Buffer, count: number): Float32Array {
   return kp;
 }
 
+/** Features as the table gives them back (keypoints packed and unpacked): what an image's dense views are once
+ *  stored, so that one computed here and one read from the bank (another process's, another shard's) are the same. */
+export function asStored(f: Features): Features {
+  return { ...f, keypoints: unpackKeypoints(packKeypoints(f), f.count) };
+}
+
 export class DenseViewsRepo {
   constructor(private db: Sql) {}
 

@@ -47,6 +47,9 @@ export interface PartialWide {
   /** Archive matching's dense query voted on this shard (round 6: the shard's wide job; the merge ranks every shard's
    *  dense votes as one index would, and compares the candidates once); null: no dense query (image unreadable). */
   dense?: ShardPass | null;
+  /** The views search's passes voted on this shard (round 6: the merge verifies each pass's one shortlist): the dense
+   *  query alone, the plain keypoints with the views'; null: no views (image unreadable). */
+  views?: { dense?: ShardPass; views?: ShardPass } | null;
 }
 
 /** A shard's voted images of one pass: [target item id, image sha-256, votes counted in the query's keypoints,

@@ -7,7 +7,7 @@
 // frames checked (archiveVerifyParams).
 import { LRUCache } from 'lru-cache';
 import type { Bank } from '../../bank/index.js';
-import { DenseViewsRepo, isInfrastructureFailure } from '../../bank/index.js';
+import { DenseViewsRepo, asStored, isInfrastructureFailure } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { decodeGrey } from '../../lib/sift/index.js';
 import { siftParams } from '../../lib/sift/index.js';
@@ -161,6 +161,8 @@ export class DenseViewsSource {
       this.stats.computed++;
       this.stats.computeMs += ms;
       await repo.put(sha, this.key, f, ms);
+      // as stored: the same keypoints whether this process computed them or another read them back (issue 35 round 6)
+      f = asStored(f);
     }
     this.held?.set(sha, f);
     return f;
@@ -179,7 +181,7 @@ export class DenseViewsSource {
     const t0 = performance.now();
     const f = await denseViews(g, q, this.a.maxTilt, this.a.keypointsPerView, this.a.maxSide, this.sp, this.runViews);
     await repo.put(sha, key, f, performance.now() - t0);
-    return f;
+    return asStored(f);
   }
 
   private async grey(sha: string): Promise<GreyImage | undefined> {

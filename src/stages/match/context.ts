@@ -12,7 +12,7 @@ import type { ViewPool } from './rank.js';
 import type { DenseViewsSource } from './archive.js';
 
 /** Which part of the match a source's reported cost is: its plain search, its views search, its archive matching. */
-export type MatchStageName = 'plain' | 'views' | 'archive' | 'dense-votes';
+export type MatchStageName = 'plain' | 'views' | 'archive' | 'shard-votes';
 
 export interface MatchOptions {
   top?: number;
@@ -36,8 +36,9 @@ export interface MatchOptions {
 /**
  * One part of one source's matching and its cost (not for sources that took another's candidates): CPU of the whole
  * process (the views' worker threads included) and wall time of its plain search (stage 'plain', viewed false), its
- * views search (stage 'views', viewed true) or its archive matching ('archive'); a shard's vote for a picture's dense
- * query ('dense-votes': archive matching's part on one shard of a sharded index, which the merge then matches once).
+ * views search (stage 'views', viewed true) or its archive matching ('archive'); a shard's votes for a picture's
+ * wide-baseline queries ('shard-votes': archive matching's or the views search's part on one shard of a sharded index,
+ * which the job completing the window then verifies once).
  */
 export interface SourceCost {
   itemId: number;

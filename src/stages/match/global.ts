@@ -8,7 +8,7 @@
 import type { BankScope, CandidateInput, MatchPartial, PartialVoted, PassKeypoints, VotedEntry } from '../../bank/index.js';
 import { FeaturesRepo } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
-import { LshIndex, exactVotes, mergeHits, mirrorFeatures, prepare, tooFewCollisions, verifyShortlist, type Features, type Hit, type IndexHandle, type KeypointVotes, type Prepared, type ShardVotedPass, type VotedPass } from '../../lib/image-index/index.js';
+import { LshIndex, exactVotes, mergeHits, mirrorFeatures, prepare, tooFewCollisions, verifyShortlist, type Features, type Hit, type IndexHandle, type KeypointVotes, type Prepared, type SearchParams, type ShardVotedPass, type VotedPass } from '../../lib/image-index/index.js';
 import { lshParams, searchParams } from '../../lib/image-index/index.js';
 import { candidatesOf, rescaleCandidate, unconfident, type HitTargets } from './rank.js';
 import { viewEvidence, viewParams } from './views.js';
@@ -146,10 +146,9 @@ export class GlobalVerifier {
     return s;
   }
 
-  /** One pass's shortlist (of every shard's voted images) verified. */
-  private async verifyPass(v: Prepared, pass: RankedPass, mirrored: boolean): Promise<Hit[]> {
-    const p = searchParams(this.config);
-    const keypoints = Math.min(v.f.count, 2048);
+  /** One pass's shortlist (of every shard's voted images) verified (`maxQuery`: the query keypoints its votes took). */
+  async verifyPass(v: Prepared, pass: RankedPass, mirrored: boolean, p: SearchParams = searchParams(this.config), maxQuery = 2048): Promise<Hit[]> {
+    const keypoints = Math.min(v.f.count, maxQuery);
     const entries = pass.entries;
     const voted = {
       shortlist: entries.map((e) => this.slotOf(e)),

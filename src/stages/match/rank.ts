@@ -2,7 +2,7 @@
 // candidates in original pixels (toOriginal, every target item showing the picture), the search with the synthesised
 // views where they run, archive matching of a search that stayed unconfident, and the views' threads (ViewPool).
 import type { Bank, BankScope } from '../../bank/index.js';
-import { TwinsRepo, isInfrastructureFailure, type CandidateInput } from '../../bank/index.js';
+import { TwinsRepo, asStored, isInfrastructureFailure, type CandidateInput } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { decodeGrey } from '../../lib/sift/index.js';
 import { siftParams } from '../../lib/sift/index.js';
@@ -225,7 +225,9 @@ export async function archiveRank(
 ): Promise<{ hits: Hit[]; archive: ArchiveResult; compared: { slot: number; votes: number }[] }> {
   const a = archiveParams(config);
   const sp = denseSiftParams(config, a);
-  const qd = queryDense ? await queryDense() : await denseViews(g, q, a.maxTilt, a.keypointsPerView, a.maxSide, sp, runViews);
+  // the query's dense views as a sharded run reads them back from the bank (asStored: positions to 1/16 px), so that
+  // one process and shards compare the same keypoints
+  const qd = queryDense ? await queryDense() : asStored(await denseViews(g, q, a.maxTilt, a.keypointsPerView, a.maxSide, sp, runViews));
   const p = { ...searchParams(config), window: searchWindow(handle, config, sourceAt) };
   const byDense = await search(handle.index, () => undefined, q, { ...p, mirror: false, recollide: 0 }, qd);
   const cands = archiveCandidates(hits, ranking, byDense.votes.slots, a.candidates);

@@ -13,9 +13,9 @@ import { passKeypoints, votedEntries } from './global.js';
 import { ViewPool, denseViewsFor, greyLoader, rankAgainstIndex, rescaleCandidate, searchWindow, unconfident } from './rank.js';
 import type { DenseViewsSource } from './archive.js';
 import { WideBaseline } from './wide.js';
-import { archiveOnce, denseOnShard } from './shard-archive.js';
+import { denseOnShard, viewsOnShard, wideOnce } from './shard-wide.js';
 import { shortlistPromise, shortlistVotes } from './promise.js';
-import { OPEN_END, archiveOnly, shardSink, wholeSink, type MatchShard, type MatchSink } from './shards.js';
+import { OPEN_END, archiveOnly, shardSink, stagesOnce, wholeSink, type MatchShard, type MatchSink } from './shards.js';
 import { publishSourceRanking } from './rankings.js';
 import { MatchWindow, candidatesInWindow, harvestedAt, publishSourceCost, type MatchContext, type MatchOptions, type MatchStageName, type MatchSummary } from './context.js';
 
@@ -254,17 +254,19 @@ export class MatchRun implements MatchContext {
     return true;
   }
 
-  /** A sharded wide phase's last step (the sink's): the window's archive-only pictures matched once, then merged. */
+  /** A sharded window's last step (the sink's): the plain phase's decision; the wide phase's stages run once per
+   *  picture (shard-wide.ts), then the merge. */
   private async finish(): Promise<void> {
-    await this.sink.finish?.(this.bank, (bySource) => archiveOnce(this, bySource));
+    await this.sink.finish?.(this.bank, (bySource) => wideOnce(this, bySource));
   }
 
   /**
    * A shard's wide phase (issue 35): the sources of this job's window whose pictures the window's decision gave
-   * wide-baseline stages (their partial results on this shard, not yet done). A picture given archive matching alone
-   * only votes for its dense query on this shard (denseOnShard; the job completing the window matches it once,
-   * shard-archive.ts); a picture given the views search is searched again on this shard (the plain search: its hits
-   * and ranking, which the stages start from), then its stages run on this shard. The window ends as any (the sink
+   * wide-baseline stages (their partial results on this shard, not yet done). A picture given archive matching or the
+   * views search alone (stagesOnce) only votes for its queries on this shard (denseOnShard, viewsOnShard; the job
+   * completing the window verifies and matches once, shard-wide.ts); a picture given both (archive.views 'before' or
+   * 'unfound') or two-sided views is searched again on this shard (the plain search: its hits and ranking, which the
+   * stages start from), then its stages run on this shard. The window ends as any (the sink
    * merges once every shard is done).
    */
   private async walkWide(): Promise<void> {
@@ -284,11 +286,13 @@ export class MatchRun implements MatchContext {
       this.sink.remember?.(p.sourceItemId, p.candidates, w);
       if (!w.searched || !q) continue;
       const at = harvest.get(p.sourceItemId);
-      if (archiveOnly(w.stages)) {
+      if (stagesOnce(w.stages, this.config)) {
+        // only this shard's votes: the job completing the wide phase verifies and matches once (shard-wide.ts)
         const c0 = process.cpuUsage();
         const w0 = performance.now();
-        this.sink.remember?.(p.sourceItemId, p.candidates, { ...w, dense: await denseOnShard(this, p.imageSha256, q, at) });
-        publishSourceCost(p.sourceItemId, 'dense-votes', c0, w0, 0);
+        const voted = archiveOnly(w.stages) ? { dense: await denseOnShard(this, p.imageSha256, q, at) } : { views: await viewsOnShard(this, p.imageSha256, q, at, w.stages!.views!) };
+        this.sink.remember?.(p.sourceItemId, p.candidates, { ...w, ...voted });
+        publishSourceCost(p.sourceItemId, 'shard-votes', c0, w0, 0);
         continue;
       }
       entry.cand = p.candidates;

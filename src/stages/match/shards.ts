@@ -174,20 +174,28 @@ export interface MatchSink {
   windowDone(tx: BankScope, sources: { id: number; sha: string }[], now: string, count: number): Promise<void>;
   /** A shard's wide phase: a waiting source's stored result, as the sink starts from (nothing written). */
   remember?(id: number, cand: CandidateInput[], wide: PartialWide): void;
-  /** After the window's end is committed (a shard's wide phase): the window's archive-only sources whose every shard
-   *  has voted, their candidates computed by `archive` outside the merge lock (shard-archive.ts: archive matching once
-   *  per picture), then merged under it. */
-  finish?(bank: Bank, archive: ArchiveOnce): Promise<void>;
+  /** After the window's end is committed: a shard's plain phase decides the window's wide-baseline stages (when every
+   *  shard is in); its wide phase runs the stages run once per picture (`once`: shard-wide.ts) for the window's
+   *  sources whose every shard has voted, outside the merge lock, and merges them under it. */
+  finish?(bank: Bank, once: StagesOnce): Promise<void>;
 }
 
-/** Archive matching once for a window's archive-only sources (each one's parts on every shard): their candidates
- *  (undefined: the shards' as they are). */
-export type ArchiveOnce = (bySource: Map<number, MatchPartial[]>) => Promise<Map<number, CandidateInput[] | undefined>>;
+/** The stages run once for a window's sources (each one's parts on every shard): their candidates (undefined: the
+ *  shards' as they are). */
+export type StagesOnce = (bySource: Map<number, MatchPartial[]>) => Promise<Map<number, CandidateInput[] | undefined>>;
 
 /** Whether a decision's stages send a picture to archive matching without the views search (what the default
  *  match.views.archive.views 'none' gives every picture chosen for archive matching): matched once per picture, by the
- *  job completing the window's wide phase (shard-archive.ts), not on each shard. */
+ *  job completing the window's wide phase (shard-wide.ts), not on each shard. */
 export const archiveOnly = (st: PartialWide['stages'] | undefined): boolean => !!st?.archive && !st.views;
+
+/** The views search alone (the picture's other choice under archive.views 'none'), without two-sided views
+ *  (match.views.targetViews 0, the default): searched once per picture, as archive matching is. */
+export const viewsOnly = (st: PartialWide['stages'] | undefined, config: Config): boolean => !!st?.views && !st.archive && config.match.views.targetViews === 0;
+
+/** The stages the job completing the window's wide phase runs once per picture (shard-wide.ts); the others run on each
+ *  shard (run.ts) and are merged by score (mergePartials). */
+export const stagesOnce = (st: PartialWide['stages'] | undefined, config: Config): boolean => archiveOnly(st) || viewsOnly(st, config);
 
 /** The whole index in one run: candidates stored as they are, sources marked matched at the window's end. */
 export function wholeSink(seq: number): MatchSink {
@@ -262,8 +270,8 @@ export function shardSink(shard: MatchShard, o: ShardSinkOptions): MatchSink {
       }
       await merger.mergeComplete(tx, rows, sources, now, (p) => p.wide?.done === true);
     },
-    finish: async (bank, archive) => {
-      if (shard.phase === 'wide') return merger.finishArchive(bank, archive);
+    finish: async (bank, once) => {
+      if (shard.phase === 'wide') return merger.finishOnce(bank, once);
       const done = plainDone;
       plainDone = null;
       // the wide phase's jobs queued in the decision's transaction (workers; one process runs them itself)
@@ -326,25 +334,26 @@ class ShardMerger {
     await tx.repo(MatchPartialsRepo).deleteFor(id);
   }
 
-  /** Merges the sources whose every shard's results are in and pass `complete` (not those archive matching takes
-   *  once: finishArchive merges them). */
+  /** Merges the sources whose every shard's results are in and pass `complete` (not those whose stages run once:
+   *  finishOnce merges them). */
   async mergeComplete(tx: BankScope, rows: WindowRows, sources: { id: number; sha: string }[], now: string, complete?: (p: MatchPartial) => boolean): Promise<void> {
     for (const s of sources) {
       const parts = this.parts(rows, s, complete);
-      if (parts && !archiveOnly(parts[0]!.wide?.stages)) await this.merge(tx, s.id, parts, now);
+      if (parts && !stagesOnce(parts[0]!.wide?.stages, this.config)) await this.merge(tx, s.id, parts, now);
     }
   }
 
   /**
-   * The window's archive-only sources whose every shard's wide job is done: their pictures matched once
-   * (`archive`: shard-archive.ts's archiveOnce, outside any transaction: it reads the bank and the image store, and runs for seconds), then merged
-   * under the merge lock where they are still waiting (another job may have merged them meanwhile: the same result).
-   * Reads the window's rows itself, so that a job run again after its own rows were written still merges them.
+   * The window's sources whose stages run once (stagesOnce) and whose every shard's wide job is done: their pictures
+   * searched once (`once`: shard-wide.ts's wideOnce, outside any transaction: it reads the bank and the image store,
+   * and runs for seconds), then merged under the merge lock where they are still waiting (another job may have merged
+   * them meanwhile: the same result). Reads the window's rows itself, so that a job run again after its own rows were
+   * written still merges them.
    */
-  async finishArchive(bank: Bank, archive: ArchiveOnce): Promise<void> {
+  async finishOnce(bank: Bank, once: StagesOnce): Promise<void> {
     const w = this.o.window;
     const repo = bank.repo(MatchPartialsRepo);
-    const ready = (p: MatchPartial) => p.wide?.done === true && archiveOnly(p.wide.stages);
+    const ready = (p: MatchPartial) => p.wide?.done === true && stagesOnce(p.wide.stages, this.config);
     const waiting = (rows: WindowRows) => {
       const out = new Map<number, MatchPartial[]>();
       for (const id of rows.sourceIds()) {
@@ -355,7 +364,7 @@ class ShardMerger {
     };
     const before = waiting(new WindowRows(await repo.inRange(this.shard.plan.id, w.first, w.last)));
     if (!before.size) return;
-    const cand = await archive(before);
+    const cand = await once(before);
     const now = new Date().toISOString();
     await bank.transaction(async (tx) => {
       await tx.repo(MatchPartialsRepo).lockMerge();
@@ -417,9 +426,9 @@ class ShardMerger {
     for (const p of parts) {
       const candidates = onShard(g.cand, p.shard);
       const confident = candidates.some((c) => !c.mirrored && c.imageScore >= this.config.lsh.confidentScore);
-      // archive matching once (shard-archive.ts) verifies the plain search again from the shards' votes: kept for it;
+      // the stages run once (shard-wide.ts) verify the plain search again from the shards' votes: kept for them;
       // the shards' shortlists are not the verified search's (withinShortlist would filter by them): dropped
-      const voted = archiveOnly(st) ? p.wide!.voted : undefined;
+      const voted = stagesOnce(st, this.config) ? p.wide!.voted : undefined;
       await tx.repo(MatchPartialsRepo).put({ ...p, candidates, confident, wide: { ...p.wide!, voted, shortlist: undefined, stages: st, done: false } }, now);
     }
   }

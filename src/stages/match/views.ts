@@ -152,20 +152,14 @@ export async function searchProgressive(
   const g = await grey();
   if (!g || g.width !== q.width || g.height !== q.height) return { ...plain, usedViews: false, views: none, evidence };
   const specs = viewSpecs(vp.tilts, vp.rotations);
-  const sp = siftParams(sift);
-  // The dense query is an identity view with more keypoints (the same detector on the same grey image).
-  const [dv, vf] = await Promise.all([
-    vp.denseKeypoints > q.count ? runViews(g, [{ tilt: 1, phi: 0 }], sp, vp.denseKeypoints, Math.max(vp.maxSide, g.width, g.height)) : null,
-    specs.length ? runViews(g, specs, sp, vp.keypointsPerView, vp.maxSide) : { views: [], synthMs: 0, extractMs: 0 },
-  ]);
-  const dq = dv?.views[0] && dv.views[0].count > q.count ? { ...dv.views[0], width: q.width, height: q.height, scale: q.scale } : null;
+  const { dq, vf, dv } = await viewQueries(q, g, vp, sift, runViews);
   const t0 = performance.now();
   // Two more searches, each verified on its own: the dense query alone (a 3D scene from another place: more,
   // weaker keypoints in common; view keypoints of a tilted plane would only crowd its ratio tests), and the
   // plain keypoints with the views' (a plane seen at a steep angle). The mirror pass already ran.
   const passes: SearchResult[] = [];
-  if (dq) passes.push(await search(index, load, dq, { ...p, mirror: false, recollide: Math.max(p.recollide, vp.recollide) }));
-  if (vf.views.length) passes.push(await search(index, load, q, { ...p, mirror: false }, concatFeatures(q, vf.views)));
+  if (dq) passes.push(await search(index, load, dq, viewPassParams(p, vp, 'dense')));
+  if (vf.views.length) passes.push(await search(index, load, q, viewPassParams(p, vp, 'views'), concatFeatures(q, vf.views)));
   const searchMs = performance.now() - t0;
   // Views count only through verified evidence: a later pass's hit replaces an earlier one only with a higher
   // score, and among unverified (score 0) hits the plain pass's order stands, the others' after it.
@@ -199,6 +193,28 @@ export async function searchProgressive(
     },
     evidence,
   };
+}
+
+/**
+ * The queries of a views search: the dense query (an identity view with more keypoints: the same detector on the same
+ * grey image; null when it finds no more than the plain features) and the views' keypoints (tilted and rotated views,
+ * mapped back to the query's frame).
+ */
+export async function viewQueries(q: Features, g: GreyImage, vp: ViewParams, sift: Config['sift'], runViews: ViewRunner = inThreadViews) {
+  const specs = viewSpecs(vp.tilts, vp.rotations);
+  const sp = siftParams(sift);
+  const [dv, vf] = await Promise.all([
+    vp.denseKeypoints > q.count ? runViews(g, [{ tilt: 1, phi: 0 }], sp, vp.denseKeypoints, Math.max(vp.maxSide, g.width, g.height)) : null,
+    specs.length ? runViews(g, specs, sp, vp.keypointsPerView, vp.maxSide) : { views: [], synthMs: 0, extractMs: 0 },
+  ]);
+  const dq: Features | null = dv?.views[0] && dv.views[0].count > q.count ? { ...dv.views[0], width: q.width, height: q.height, scale: q.scale } : null;
+  return { dq, vf, dv };
+}
+
+/** A views search's pass: the dense query alone (more re-matched by full sketch), or the plain keypoints with the
+ *  views'; no mirror pass (the plain search's ran). */
+export function viewPassParams(p: SearchParams, vp: ViewParams, pass: 'dense' | 'views'): SearchParams {
+  return pass === 'dense' ? { ...p, mirror: false, recollide: Math.max(p.recollide, vp.recollide) } : { ...p, mirror: false };
 }
 
 /** hits with each image's hit replaced by a verified one of `better` that scores higher; by score, stable. */
