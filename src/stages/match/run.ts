@@ -264,10 +264,9 @@ export class MatchRun implements MatchContext {
    * A shard's wide phase (issue 35): the sources of this job's window whose pictures the window's decision gave
    * wide-baseline stages (their partial results on this shard, not yet done). A picture given archive matching or the
    * views search alone (stagesOnce) only votes for its queries on this shard (denseOnShard, viewsOnShard; the job
-   * completing the window verifies and matches once, shard-wide.ts); a picture given both (archive.views 'before' or
-   * 'unfound') or two-sided views is searched again on this shard (the plain search: its hits and ranking, which the
-   * stages start from), then its stages run on this shard. The window ends as any (the sink
-   * merges once every shard is done).
+   * completing the window verifies and matches once, shard-wide.ts); a picture given both (archive.views 'before') or
+   * two-sided views is searched again on this shard (the plain search: its hits and ranking, which the stages start
+   * from), then its stages run on this shard. The window ends as any (the sink merges once every shard is done).
    */
   private async walkWide(): Promise<void> {
     const r = this.opts.idRange ?? { first: 0, last: OPEN_END };
