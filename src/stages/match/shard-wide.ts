@@ -34,13 +34,19 @@ export async function denseOnShard(run: MatchContext, sha: string, q: Features, 
   return { entries: votedEntries(run.handle, v, false), keypoints: passKeypoints(v) };
 }
 
+/** The views search's settings for the decision's choice: 'dense', the dense query alone (no tilted views), as wide.ts
+ *  runs it. */
+const modeParams = (run: MatchContext, views: 'full' | 'dense') => {
+  const vp = viewParams(run.config);
+  return views === 'full' ? vp : { ...vp, tilts: [] };
+};
+
 /** The views search's queries of a picture (the dense query, the plain keypoints with the views'), computed from its
  *  image (deterministic: each shard and the merge compute the same), under the stages' views ('dense': no tilts). */
 async function viewQueriesOf(run: MatchContext, sha: string, q: Features, views: 'full' | 'dense'): Promise<{ dense: Features | null; views: Features | null } | null> {
   const g = await greyLoader(run.config, () => run.bank.images.read(sha))();
   if (!g || g.width !== q.width || g.height !== q.height) return null;
-  const vp = viewParams(run.config);
-  const { dq, vf } = await viewQueries(q, g, views === 'full' ? vp : { ...vp, tilts: [] }, run.config.sift, run.views.run);
+  const { dq, vf } = await viewQueries(q, g, modeParams(run, views), run.config.sift, run.views.run);
   return { dense: dq, views: vf.views.length ? concatFeatures(q, [q, concatFeatures(q, vf.views)]) : null };
 }
 
@@ -61,10 +67,10 @@ export async function viewsOnShard(run: MatchContext, sha: string, q: Features, 
 }
 
 /**
- * The candidates of a window's sources given archive matching or the views search alone, whose every shard has voted (`bySource`: each one's parts), in
- * source id order: the searched source's picture matched once, the others showing it taking its candidates in their
- * own pixels (as wide.ts's replace). Undefined for a source whose parts lack what it takes (a partial of before round 6):
- * the merge then takes the shards' candidates as they are.
+ * The candidates of a window's sources given archive matching or the views search alone, whose every shard has voted
+ * (`bySource`: each one's parts), in source id order: the searched source's picture matched once, the others showing it
+ * taking its candidates in their own pixels (as wide.ts's replace). Undefined for a source whose parts lack what it
+ * takes (a partial of before round 6): the merge then takes the shards' candidates as they are.
  */
 export async function wideOnce(run: MatchContext, bySource: Map<number, MatchPartial[]>): Promise<Map<number, CandidateInput[] | undefined>> {
   const verifier = new GlobalVerifier(run.bank, run.config, run.top, (id, c) => run.inWindow(id, c));
@@ -140,10 +146,10 @@ async function matchPicture(run: MatchContext, verifier: GlobalVerifier, id: num
  */
 async function viewPicture(run: MatchContext, verifier: GlobalVerifier, id: number, parts: MatchPartial[], q: Features, plain: GlobalPlain): Promise<{ cand: CandidateInput[]; failed?: string }> {
   const c = run.config;
-  const vp = viewParams(c);
+  const mode = parts[0]!.wide!.stages!.views!;
+  const vp = modeParams(run, mode);
   const kept = { cand: plain.raw! };
   const onShards = parts.map((p) => p.wide?.views);
-  const mode = parts[0]!.wide!.stages!.views!;
   if (onShards.some((v) => !v) || viewEvidence({ hits: plain.hits! }, vp) === null) return kept;
   const c0 = process.cpuUsage();
   const w0 = performance.now();
