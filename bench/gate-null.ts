@@ -200,7 +200,7 @@ function commit(): string | null {
 function tailReport(promises: { id: string; promise: number }[], P: number, C: number | null) {
   const xs = promises.map((p) => p.promise);
   const t = expTail(xs);
-  const gates = [12, 13, 14, 15, 15.5, 16, 17];
+  const gates = [12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 35, 40];
   const at = Object.fromEntries(gates.map((g) => [g, { observed: xs.filter((x) => x >= g).length, fitted: round(t.at(g) * xs.length, 2), ...(C ? { predictedCpuRatio: round(1 + (t.at(g) * C) / P, 2) } : {}) }]));
   const rule = C ? round(t.u + t.s * Math.log(((t.k / t.n) * C) / (0.5 * P)), 2) : null;
   return { tail: { n: t.n, k: t.k, u: round(t.u, 2), s: round(t.s, 2) }, at, rule: { P: round(P, 1), C: C === null ? null : Math.round(C), maxShare: C ? round((0.5 * P) / C, 5) : null, gate: rule } };
