@@ -259,3 +259,35 @@ describe('extraction kinds (issue 31, round 5): an <aside> inline-media block', 
     expect(pairsOf(html).map((p) => p.caption)).to.deep.equal(['The old pier after the storm on Sunday morning.', 'Volunteers clear the beach near the pier on Monday.']);
   });
 });
+
+describe('extraction kinds (issue 31, round 6): no-script slideshows, Xinhua captions, credits above the caption', () => {
+  it("a script slideshow's <noscript> version that prints the photo with its caption is read as a reader without scripts sees it", () => {
+    const html = page(`<div id="gallery"><noscript><table id="slides"><tr><td><div class="slide-image"><img id="slide-image" alt="" src="/media/PhotoAbc123?size=s"></div></td></tr>
+      <tr><td id="slide-caption"><p>Fans wait outside the stadium before the final on Sunday.</p></td></tr></table></noscript></div>
+      <div id="story"><h1>Final draws record crowd</h1>${en(3)}</div>`);
+    expect(pairsOf(html)).to.deep.equal([{ image_url: 'https://news.example.com/media/PhotoAbc123?size=s', caption: 'Fans wait outside the stadium before the final on Sunday.' }]);
+    // a <noscript> that only holds the lazy photo's real URL still fills the placeholder, and prints nothing
+    const lazy = page(`<article>${en(2)}<figure><img src="/img/blank.gif"><noscript><img src="/photos/pier.jpg"></noscript><figcaption>The pier after the storm on Sunday morning.</figcaption></figure>${en(2)}</article>`);
+    expect(pairsOf(lazy)).to.deep.equal([{ image_url: 'https://news.example.com/photos/pier.jpg', caption: 'The pier after the storm on Sunday morning.' }]);
+  });
+
+  it('a Chinese caption that opens with a date and a place (the Xinhua style) under a bare photo is a caption; a body paragraph after a photo is not', () => {
+    const story = `<p><img src="/photo/2026/0513/a.jpg"></p><p>5月13日，在河北省某县一家庭农场，无人驾驶农机在田间播种玉米。</p>${zh(2)}`;
+    const pairs = pairsOf(page(`<div id="detail">${zh(2)}${story}</div>`, '河北：无人驾驶农机助力春播'), 'https://www.example.cn/2026/0513/c.html');
+    expect(pairs).to.deep.equal([{ image_url: 'https://www.example.cn/photo/2026/0513/a.jpg', caption: '5月13日，在河北省某县一家庭农场，无人驾驶农机在田间播种玉米。' }]);
+    const body = `<p><img src="/photo/2026/0513/b.jpg"></p>${zh(3)}`;
+    expect(pairsOf(page(`<div id="detail">${zh(2)}${body}</div>`, '河北：无人驾驶农机助力春播'), 'https://www.example.cn/2026/0513/d.html')).to.deep.equal([]);
+  });
+
+  it("a photographer's credit with an e-mail address, printed above the caption, is split off as the credit", () => {
+    const html = page(`<article>${en(1)}<div class="photo-box"><div class="image"><img src="/media/2026/01/19/huck-polo.jpg" width="300" height="200"></div>
+      <div class="imageByline">Jane Roe/jroe@dailypaper.com</div><div class="imageCaption">The candidate and his wife talk with voters at the park on Saturday.</div></div>${en(3)}</article>`);
+    expect(pairsOf(html)).to.deep.equal([{ image_url: 'https://news.example.com/media/2026/01/19/huck-polo.jpg', caption: 'The candidate and his wife talk with voters at the park on Saturday.', credit: 'Jane Roe/jroe@dailypaper.com' }]);
+  });
+
+  it('a caption element that holds only a name or a short phrase is a caption (a lone name beside the photo is not)', () => {
+    const html = page(`<div id="story"><h1>Actor wins award</h1><div class="entPhoto"><img src="/ent/pics/0110actor-autosized258.jpg" width="130" height="180"><div class="entPhotoCutline">Jane Doering</div></div>${en(3)}
+      <p><img src="/ent/pics/0110other.jpg" width="400" height="300"></p><p>Ann Smith</p>${en(2)}</div>`);
+    expect(pairsOf(html)).to.deep.equal([{ image_url: 'https://news.example.com/ent/pics/0110actor-autosized258.jpg', caption: 'Jane Doering' }]);
+  });
+});

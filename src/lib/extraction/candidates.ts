@@ -91,7 +91,9 @@ function creditLike(t: string): boolean {
   if (!t) return true;
   if (isCreditOnly(t)) return true;
   const words = t.split(/\s+/).length;
-  return [...t].length <= 50 && words <= 7 && !/[.!?。！？]\s*\S/u.test(t);
+  // A sentence goes on after its stop (or a capital glued to it: "…picture.<span>Facebook</span>"); a dot inside an
+  // e-mail address or a site ("name@paper.com") ends none.
+  return [...t].length <= 50 && words <= 7 && !/[.!?](\s+\S|\p{Lu})|[。！？]\s*\S/u.test(t);
 }
 
 // Microdata naming who owns or took the photo (schema.org ImageObject's copyrightHolder, creditText, author).

@@ -112,11 +112,14 @@ function preparePage(input: Uint8Array | string, opts: ExtractOptions) {
   resolveMicrodataImages($, base);
   $('script, style, template, svg, iframe, select, button, textarea, input, link, meta:not([http-equiv]):not([charset]):not([property="og:title"])').remove();
 
-  // <noscript> fallbacks of lazy images: give the placeholder <img> its real URL, or put the <img> in place.
+  // <noscript> fallbacks of lazy images: give the placeholder <img> its real URL, or put the <img> in place. A
+  // fallback that prints text beside its photo (a script slideshow's no-script version: the photo and its caption
+  // in a table or a box) is put in place whole, as a reader without scripts sees it.
   $('noscript').each((_, ns) => {
-    const raw = $(ns).html() ?? '';
-    if (!/<img/i.test(raw)) return;
-    const inner = cheerio.load(raw.includes('&lt;') ? $(ns).text() : raw);
+    const markup = $(ns).html() ?? '';
+    if (!/<img/i.test(markup)) return;
+    const raw = markup.includes('&lt;') ? $(ns).text() : markup;
+    const inner = cheerio.load(raw);
     const nsImg = inner('img').first();
     const src = nsImg.attr('src') ?? nsImg.attr('data-src');
     if (!src) return;
@@ -125,6 +128,8 @@ function preparePage(input: Uint8Array | string, opts: ExtractOptions) {
     if (sibling) {
       const cur = $(sibling).attr('src');
       if (!cur || PLACEHOLDER.test(cur)) $(sibling).attr('data-noscript-src', src);
+    } else if (inner('img').length === 1 && inner('body').text().trim()) {
+      $(ns).replaceWith(raw);
     } else {
       $(ns).replaceWith(`<img src="${src.replace(/"/g, '&quot;')}" alt="${(nsImg.attr('alt') ?? '').replace(/"/g, '&quot;')}">`);
     }

@@ -104,7 +104,10 @@ const RELATED_TEXT = /^(video|watch|listen|audio|gallery|inside|related|read mor
 const VIDEO_TEXT = /^(video|watch|视频|影片|影音|直播)\s*[:：|｜]|\b(watch|play) (the )?video\b|^▶|\(\d{1,2}:\d{2}\)\s*$|^\d{1,2}:\d{2}\s|\bEMBED\s*<>|\bMore Videos\b/i;
 const VIDEO_BLOCK = /(^|[\s_-])(video|player|vjs|jwplayer|media-video|video-?wrap\w*|play-?button)([\s_-]|$)|VideoBlock|VideoPlayer|SingleVideo/;
 const ZH_MARKER = /(?<!拍)摄(?![影像制])|(?<!拍)攝(?![影像製])|供图|供圖|图片来源|圖片來源|新华社记者|新華社記者|◎|图为|圖為|图注|圖註|资料图|資料圖|截图|截圖|图／|圖／|图\/|圖\//u;
-const CAPTION_LEAD = /^(图为|圖為|图：|圖：|上图|下图|左图|右图|上圖|下圖|左圖|右圖|▲|pictured|above|below|left|right|top|bottom|file)\s*[:：,，-]?|^FILE\s*[-–—]/iu;
+// The opening of a Xinhua-style photo caption (syndicated by every Chinese portal): a date, then where ("5月13日，在河北省…",
+// "这是5月13日在…拍摄的…").
+const ZH_DATE_PLACE = /^[\s\u3000]*(这是|這是)?(\d{4}年)?\d{1,2}月\d{1,2}日[，,]?\s*(在|于|於)/u;
+const CAPTION_LEAD = new RegExp(`^(图为|圖為|图：|圖：|上图|下图|左图|右图|上圖|下圖|左圖|右圖|▲|pictured|above|below|left|right|top|bottom|file)\\s*[:：,，-]?|^FILE\\s*[-–—]|${ZH_DATE_PLACE.source}`, 'iu');
 const FILE_NAME = /^[\w.-]+\.(jpe?g|png|gif|webp)$|^(img|dsc|image|photo|pic|p)[-_]?\d+|^[\w-]+[-_][\w-]+$|^\d+$|^(image|photo|picture|图片|圖片|照片|img|thumbnail|pic|untitled)$/i;
 
 const NO_FURNITURE: Furniture = { decorName: false, teaser: false, sidebar: false, ad: false, nav: false, aside: false, lightbox: false, hidden: false, markedBody: false, card: false, cardList: false };
