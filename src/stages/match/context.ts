@@ -1,11 +1,11 @@
 // What the parts of one match run share (run.ts walks the windows, wide.ts spends their wide-baseline stages): the
 // options and summary of the stage, the state of the current window, and what the wide-baseline stages need of the
 // run (MatchContext), so that wide.ts does not import the run that drives it.
-import diagnostics_channel from 'node:diagnostics_channel';
 import type { Bank, BankScope, IdRange, CandidateInput, Item, PartialWide, TargetRange } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import type { Progress } from '../../util/progress.js';
 import type { Logger } from '../../util/log.js';
+import { diagnostics } from '../../util/diagnostics.js';
 import type { Hit, IndexHandle, IndexTargetsOptions } from '../../lib/image-index/index.js';
 import type { MatchSink } from './shards.js';
 import type { ViewPool } from './rank.js';
@@ -54,21 +54,17 @@ export interface SourceCost {
 
 /** Where the match stage publishes each SourceCost (node:diagnostics_channel), for benchmarks and tests to measure
  *  without a hook in the stage's options; nothing is measured while nobody listens. */
-const sourceCosts = diagnostics_channel.channel('capbridge:match:source-cost');
+const sourceCosts = diagnostics<SourceCost>('capbridge:match:source-cost');
 
 /** Calls `fn` with every SourceCost any match run of this process publishes, until the returned function is called. */
-export function observeSourceCosts(fn: (s: SourceCost) => void): () => void {
-  const h = (m: unknown) => fn(m as SourceCost);
-  sourceCosts.subscribe(h);
-  return () => void sourceCosts.unsubscribe(h);
-}
+export const observeSourceCosts = sourceCosts.observe;
 
 /** Publishes one part of a source's matching, begun at process.cpuUsage() c0 and performance.now() w0 (`promise`: an
  *  unconfident plain search's). */
 export function publishSourceCost(itemId: number, stage: MatchStageName, c0: NodeJS.CpuUsage, w0: number, candidates: number, promise?: number): void {
-  if (!sourceCosts.hasSubscribers) return;
+  if (!sourceCosts.listening) return;
   const cpu = process.cpuUsage(c0);
-  sourceCosts.publish({ itemId, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: stage !== 'plain', candidates, stage, ...(promise === undefined ? {} : { promise }) } satisfies SourceCost);
+  sourceCosts.publish({ itemId, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - w0, viewed: stage !== 'plain', candidates, stage, ...(promise === undefined ? {} : { promise }) });
 }
 
 export interface MatchSummary {

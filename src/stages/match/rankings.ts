@@ -1,6 +1,6 @@
 // What a source's search ranked, published for tests and benchmarks (node:diagnostics_channel; nothing is published
 // while nobody listens): one process and a sharded index must rank alike (issue 35).
-import diagnostics_channel from 'node:diagnostics_channel';
+import { diagnostics } from '../../util/diagnostics.js';
 
 /**
  * What a source's search ranked, as the wide-baseline stages read it: its plain search's shortlist (target item ids
@@ -15,16 +15,12 @@ export interface SourceRanking {
   promise?: number;
 }
 
-const sourceRankings = diagnostics_channel.channel('capbridge:match:source-ranking');
+const sourceRankings = diagnostics<SourceRanking>('capbridge:match:source-ranking');
 
 /** Calls `fn` with every SourceRanking any match run of this process publishes, until the returned function is called. */
-export function observeSourceRankings(fn: (s: SourceRanking) => void): () => void {
-  const h = (m: unknown) => fn(m as SourceRanking);
-  sourceRankings.subscribe(h);
-  return () => void sourceRankings.unsubscribe(h);
-}
+export const observeSourceRankings = sourceRankings.observe;
 
 /** Publishes a SourceRanking (`ranked` called only while somebody listens). */
 export function publishSourceRanking(itemId: number, kind: SourceRanking['kind'], ranked: () => [number, number][], promise?: number): void {
-  if (sourceRankings.hasSubscribers) sourceRankings.publish({ itemId, kind, ranked: ranked(), promise } satisfies SourceRanking);
+  if (sourceRankings.listening) sourceRankings.publish({ itemId, kind, ranked: ranked(), promise });
 }
