@@ -18,7 +18,7 @@
 //   --skip-reference: today's index only.  --queries N: at most N sources per set.
 //   --probes a,b / --variants "multiprobe=48+shortlist=60,maxBucket=1200": the same build of today's index searched
 //   again with other query-side settings (lsh.multiprobe, lsh.maxBucket, lsh.shortlist, lsh.voteSigma,
-//   lsh.voteHamming; no re-encoding, no rebuild).
+//   lsh.voteHamming, lsh.recollideVoters; no re-encoding, no rebuild).
 //   --bits b: today's index built once more at that bucket width (today-b18), searched with the same variants.
 //   A miss is listed as set:source@rank (the true target's place in the shortlist, -1: not shortlisted)→top hit.
 import fs from 'node:fs';
@@ -79,8 +79,9 @@ interface QueryVariant {
   shortlist?: number;
   voteSigma?: number;
   voteHamming?: number;
+  recollideVoters?: number;
 }
-const VARIANT_KEYS = { multiprobe: 'p', maxBucket: 'mb', shortlist: 's', voteSigma: 'sg', voteHamming: 'vh' } as const;
+const VARIANT_KEYS = { multiprobe: 'p', maxBucket: 'mb', shortlist: 's', voteSigma: 'sg', voteHamming: 'vh', recollideVoters: 'rv' } as const;
 const VARIANTS: QueryVariant[] = [
   ...opt('probes', '').split(',').filter(Boolean).map((n): QueryVariant => ({ multiprobe: Number(n) })),
   ...opt('variants', '').split(',').filter(Boolean).map((spec) => {
@@ -147,7 +148,7 @@ const KINDS: Kind[] = [
         setQuery: (v: QueryVariant) => {
           index.params.probes = v.multiprobe ?? base.probes;
           index.params.maxBucket = v.maxBucket ?? base.maxBucket;
-          p = { ...p0, shortlist: v.shortlist ?? p0.shortlist, voteSigma: v.voteSigma ?? p0.voteSigma, voteHamming: v.voteHamming ?? p0.voteHamming };
+          p = { ...p0, shortlist: v.shortlist ?? p0.shortlist, voteSigma: v.voteSigma ?? p0.voteSigma, voteHamming: v.voteHamming ?? p0.voteHamming, recollideVoters: v.recollideVoters ?? p0.recollideVoters };
         },
         search: (q: Features, load: (slot: number) => Prepared | undefined) => search(index, load, q, p),
       };

@@ -11,7 +11,7 @@
 // Usage: npx tsx dev/recall-at-scale.ts --n 10000 [--sets retrieval-smvs,retrieval-scenes] [--half dev|held|all]
 // --variants "sigma=0+vh=8+mb=600,probes=48": instead of the funnel (or before it, with --funnel), each query searched
 // with the config and with each variant (sigma, vh, probes, mb, s: lsh.voteSigma, voteHamming, multiprobe, maxBucket,
-// shortlist): P@1 per set, the true target's vote rank, query CPU; ONE JSON line on stdout. The half of a query
+// shortlist; rc, rh, rv: lsh.recollide, recollideHamming, recollideVoters): P@1 per set, the true target's vote rank, query CPU; ONE JSON line on stdout. The half of a query
 // (dev/held) is the first bit of the SHA-1 of `set:query` (nothing looks at a result). The padding's codes are cached
 // in /work/cache/capbridge-padding-codes (a 100k build from the cache takes under a minute).
 import fs from 'node:fs';
@@ -100,12 +100,25 @@ if (VARIANTS.length) {
     probes: (v, o) => (o.probes = v),
     mb: (v, o) => (o.maxBucket = v),
     s: (v, o) => (o.sl = v),
+    rc: (v, o) => (o.p = { ...o.p, recollide: v }),
+    rh: (v, o) => (o.p = { ...o.p, recollideHamming: v }),
+    rv: (v, o) => (o.p = { ...o.p, recollideVoters: v }),
   };
   const ranks: Record<string, number[]> = {};
   const cpu: Record<string, number[]> = {};
   const hit1: Record<string, boolean[]> = {};
+  /** Per variant: wall ms summed over the queries in probing, voting and verification, and the queries left unconfident. */
+  const parts: Record<string, { probe: number; vote: number; verify: number; unconfident: number }> = {};
   const load = (slot: number) => (slot < real.length ? real[slot]!.p : prepare(readPadding(pads[slot - real.length]!).features));
   const pct = (xs: number[], f: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(f * xs.length))]!;
+  /** A variant's query-side settings, set on the index (probes, maxBucket) and returned (search params, shortlist). */
+  const settings = (spec: string) => {
+    const o = { p: { ...p }, probes: config.lsh.multiprobe, maxBucket: config.lsh.maxBucket, sl: p.shortlist };
+    if (spec !== 'base') for (const kv of spec.split('+')) keys[kv.split('=')[0]!]!(Number(kv.split('=')[1]), o);
+    index.params.probes = o.probes;
+    index.params.maxBucket = o.maxBucket;
+    return o;
+  };
   const qs: string[] = [];
   for (const s of all.filter((x) => SETS.includes(x.name)))
     for (const [sid, rel] of s.truth) {
@@ -114,23 +127,51 @@ if (VARIANTS.length) {
       const q = prepare(feats.get(s.name)!.get(sid)!);
       const slots = [...rel].map((t) => real.findIndex((x) => x.key === `${s.name}:${t}`));
       for (const spec of ['base', ...VARIANTS]) {
-        const o = { p: { ...p }, probes: config.lsh.multiprobe, maxBucket: config.lsh.maxBucket, sl: p.shortlist };
-        if (spec !== 'base') for (const kv of spec.split('+')) keys[kv.split('=')[0]!]!(Number(kv.split('=')[1]), o);
-        index.params.probes = o.probes;
-        index.params.maxBucket = o.maxBucket;
+        const o = settings(spec);
         const v = votePass(index, q, { ...o.p, shortlist: 300 }, false);
         (ranks[spec] ??= []).push(v.shortlist.findIndex((x) => slots.includes(x)));
         const c0 = process.cpuUsage();
         const r = await search(index, load, q.f, { ...o.p, shortlist: o.sl });
         const c = process.cpuUsage(c0);
         (cpu[spec] ??= []).push((c.user + c.system) / 1000);
+        const tm = (parts[spec] ??= { probe: 0, vote: 0, verify: 0, unconfident: 0 });
+        tm.probe += r.timings.probeMs;
+        tm.vote += r.timings.voteMs;
+        tm.verify += r.timings.verifyMs;
+        if (r.mirrorPass) tm.unconfident++;
         const best = r.hits[0];
         (hit1[spec] ??= []).push(!!best && best.score > 0 && slots.includes(best.slot));
       }
     }
+  // --null: mining-flickr8k's sources with a counterpart (of the half), searched after their counterparts were removed
+  // from the index (the padding holds no variation of them): what a search costs a source that finds nothing (most of
+  // a harvest's) and how many get an unrelated hit at match.minScore / minInliers
+  const nullCpu: Record<string, number[]> = {};
+  const nullPos: Record<string, string[]> = {};
+  if (process.argv.includes('--null')) {
+    const f8 = all.find((x) => x.name === 'mining-flickr8k')!;
+    const ids = [...f8.truth.keys()].filter((id) => inHalf(`${f8.name}:${id}`));
+    for (const id of ids) for (const t of f8.truth.get(id)!) index.remove(real.findIndex((x) => x.key === `${f8.name}:${t}`));
+    for (const id of ids) {
+      const q = feats.get(f8.name)!.get(id)!;
+      for (const spec of ['base', ...VARIANTS]) {
+        const o = settings(spec);
+        const c0 = process.cpuUsage();
+        const r = await search(index, load, q, { ...o.p, shortlist: o.sl });
+        const c = process.cpuUsage(c0);
+        (nullCpu[spec] ??= []).push((c.user + c.system) / 1000);
+        const best = r.hits[0];
+        nullPos[spec] ??= [];
+        if (best && best.score >= config.match.minScore && best.inliers >= config.match.minInliers) nullPos[spec].push(`${id}→${best.slot < real.length ? real[best.slot]!.key : 'pad'}`);
+      }
+    }
+    for (const [spec, c] of Object.entries(nullCpu)) log(`${spec.padEnd(28)} null ${c.length}: cpu p50 ${pct(c, 0.5).toFixed(1)} p95 ${pct(c, 0.95).toFixed(1)} mean ${(c.reduce((a, b) => a + b, 0) / c.length).toFixed(1)} ms; unrelated hits ${nullPos[spec]!.join(' ') || 'none'}`);
+  }
   for (const [spec, r] of Object.entries(ranks)) {
     const in30 = r.filter((x) => x >= 0 && x < 30).length;
     const h = hit1[spec]!;
+    const tm = parts[spec]!;
+    log(`${spec.padEnd(28)} mean probe ${(tm.probe / h.length).toFixed(1)} vote ${(tm.vote / h.length).toFixed(1)} verify ${(tm.verify / h.length).toFixed(1)} ms, unconfident ${tm.unconfident}`);
     log(`${spec.padEnd(28)} P@1 ${h.filter(Boolean).length}/${h.length} top30 ${in30}/${r.length} cpu p50 ${pct(cpu[spec]!, 0.5).toFixed(1)} p95 ${pct(cpu[spec]!, 0.95).toFixed(1)} mean ${(cpu[spec]!.reduce((a, b) => a + b, 0) / h.length).toFixed(1)} ms; wrong: ${h.map((x, i) => (x ? '' : `${qs[i]}@${r[i]}`)).filter(Boolean).join(' ')}`);
   }
   // one JSON line (stdout): per variant P@1 per set, shortlist recall, query CPU (process CPU of the whole search)
@@ -141,7 +182,7 @@ if (VARIANTS.length) {
   }));
   const out = Object.fromEntries(Object.keys(ranks).map((spec) => {
     const c = cpu[spec]!;
-    return [spec, { p1: perSet(hit1[spec]!), hits: hit1[spec]!.filter(Boolean).length, queries: c.length, top30: ranks[spec]!.filter((x) => x >= 0 && x < 30).length, queryCpuMs: { p50: pct(c, 0.5), p95: pct(c, 0.95), mean: Math.round(c.reduce((a, b) => a + b, 0) / c.length) }, wrong: hit1[spec]!.map((x, i) => (x ? '' : `${qs[i]}@${ranks[spec]![i]}`)).filter(Boolean) }];
+    return [spec, { p1: perSet(hit1[spec]!), hits: hit1[spec]!.filter(Boolean).length, queries: c.length, top30: ranks[spec]!.filter((x) => x >= 0 && x < 30).length, queryCpuMs: { p50: pct(c, 0.5), p95: pct(c, 0.95), mean: Math.round(c.reduce((a, b) => a + b, 0) / c.length) }, wrong: hit1[spec]!.map((x, i) => (x ? '' : `${qs[i]}@${ranks[spec]![i]}`)).filter(Boolean), ...(nullCpu[spec] ? { null: { queries: nullCpu[spec].length, queryCpuMs: { p50: pct(nullCpu[spec], 0.5), p95: pct(nullCpu[spec], 0.95) }, unrelatedHits: nullPos[spec]!.length } } : {}) }];
   }));
   process.stdout.write(JSON.stringify({ bench: 'recall-at-scale', date: new Date().toISOString(), machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model.split(' ').slice(0, 2).join(' '), loadavgAtStart, loadavg: os.loadavg().map((x) => Math.round(x * 10) / 10) }, targets: real.length + pads.length, bits: index.params.bits, half: HALF, config: { multiprobe: config.lsh.multiprobe, maxBucket: config.lsh.maxBucket, voteHamming: config.lsh.voteHamming, voteSigma: config.lsh.voteSigma, shortlist: config.lsh.shortlist }, variants: out }) + '\n');
   if (!process.argv.includes('--funnel')) process.exit(0);

@@ -91,6 +91,7 @@ export const configSchema = z
         confidentScore: z.number().min(0).max(1),
         recollide: int().min(0),
         recollideHamming: int().min(0).max(64),
+        recollideVoters: int().min(0),
         window: nonneg(),
         farDistance: z.number().positive(),
         mirror: z.boolean(),

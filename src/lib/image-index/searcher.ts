@@ -28,6 +28,10 @@ export interface SearchParams extends VerifyParams {
   /** Sketch Hamming bound of that re-matching: looser than matchHamming, so the ratio test sees the true
    *  second neighbour (exhaustive matching in effect). */
   recollideHamming: number;
+  /** When the best-voted do not verify either: this many more shortlisted images, those that the most query keypoints
+   *  voted for, are re-matched the same way (lsh.recollideVoters; 0: none). Among many targets a lost true match's few
+   *  voting keypoints are outvoted by images one lucky keypoint reached in a rare bucket (issue 35 round 7). */
+  recollideVoters?: number;
   /** lsh.window: only images whose time (`at`, per slot, epoch ms) is within [lo, hi] are shortlisted; the rest
    *  take no place in the shortlist (they could not be candidates). Absent: every image. */
   window?: SlotWindow;
@@ -91,6 +95,8 @@ interface Votes {
   votes: Float32Array;
   /** The votes an exact copy of the query would get (DirectVotes.copy). */
   copy: number;
+  /** Per slot: how many query keypoints voted for it. */
+  voting: Uint16Array;
   /** Collisions close enough for the ratio test, as (slot, query kp, target kp) triples. */
   found: Int32Array;
   stats: ScanStats;
@@ -128,6 +134,8 @@ function weightedSum(byH: ArrayLike<number>, g: Float64Array): number {
 /** The votes of one query as its keypoints' collisions come in (scanVotes). */
 class VoteScan {
   readonly votes: Float32Array;
+  /** Per slot: the query keypoints that voted for it. */
+  readonly voting: Uint16Array;
   readonly found = new Collisions();
   readonly stats: ScanStats = { scanned: 0, passed: 0, buckets: 0, skippedBuckets: 0 };
   private readonly lastSeen: Int32Array;
@@ -151,6 +159,7 @@ class VoteScan {
 
   constructor(slots: number, private readonly alive: Uint8Array, private readonly voteH: number, private readonly matchH: number, sigma = 0, keypoints = 0, exact = false) {
     this.votes = new Float32Array(slots);
+    this.voting = new Uint16Array(slots);
     this.lastSeen = new Int32Array(slots).fill(-1);
     this.posOf = new Int32Array(slots);
     this.g = hammingWeights(sigma);
@@ -174,6 +183,7 @@ class VoteScan {
       if (w > this.wq) this.wq = w;
       if (this.lastSeen[sl] !== this.q) {
         this.lastSeen[sl] = this.q;
+        if (this.voting[sl]! < 0xffff) this.voting[sl]!++;
         if (this.nv === this.voted.length) {
           const nb = new Int32Array(this.nv * 2);
           nb.set(this.voted);
@@ -282,7 +292,7 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
     scan.endKeypoint();
   }
   const exactOut = scan.kp ? { ...scan.kp, voters: scan.voters!.view() } : undefined;
-  return { votes: scan.votes, copy, found: scan.found.view(), stats: st, exact: exactOut };
+  return { votes: scan.votes, copy, voting: scan.voting, found: scan.found.view(), stats: st, exact: exactOut };
 }
 
 /** The scan counters of several searches summed (a progressive search's passes). */
@@ -332,6 +342,8 @@ export interface VotedPass {
   shortlist: number[];
   /** Their votes (the index's weights), in shortlist order. */
   votes: number[];
+  /** How many query keypoints voted for each, in shortlist order. */
+  voting: number[];
   /** Per shortlisted image: its collisions as (query kp, target kp) pairs. */
   coll: number[][];
   /** The query's sketches and keypoints searched (the re-collision of unverified images reads them). */
@@ -349,7 +361,7 @@ export function votePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored
   const n = Math.min(v.f.count, maxQuery);
   const pr = index.probe(v.vecs, n);
   const t1 = performance.now();
-  const { votes, copy, found, stats, exact: kv } = scanVotes(index, pr.probes, pr.sketches, n, p, exact);
+  const { votes, copy, voting, found, stats, exact: kv } = scanVotes(index, pr.probes, pr.sketches, n, p, exact);
   const shortlist = topK(votes, mirrored ? Math.min(p.shortlist, p.mirrorShortlist) : p.shortlist, index.tieKeys, p.window);
   const pos = new Int32Array(index.slots).fill(-1);
   shortlist.forEach((s, i) => (pos[s] = i));
@@ -358,7 +370,7 @@ export function votePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored
     const i = pos[found[k]!]!;
     if (i >= 0) coll[i]!.push(found[k + 1]!, found[k + 2]!);
   }
-  const out: VotedPass = { shortlist, votes: shortlist.map((s) => votes[s]!), coll, sketches: pr.sketches, keypoints: n, copy, stats, probeMs: t1 - t0, voteMs: performance.now() - t1 };
+  const out: VotedPass = { shortlist, votes: shortlist.map((s) => votes[s]!), voting: shortlist.map((s) => voting[s]!), coll, sketches: pr.sketches, keypoints: n, copy, stats, probeMs: t1 - t0, voteMs: performance.now() - t1 };
   if (!kv) return out;
   // each shortlisted image's voting keypoints, ascending (the scan records them keypoint after keypoint)
   const voters: number[][] = shortlist.map(() => []);
@@ -442,7 +454,7 @@ export function indexSource(index: LshIndex, load: SlotLoader): ShortlistSource 
 
 /** A pass's second step: each shortlisted image verified (ratio test on its collisions, RANSAC, image score); when
  *  nothing is confident, the best-voted that did not verify are matched again against all their keypoints. */
-export async function verifyShortlist(src: ShortlistSource, v: Prepared, voted: Pick<VotedPass, 'shortlist' | 'votes' | 'coll' | 'sketches' | 'keypoints'>, p: SearchParams, mirrored: boolean): Promise<Hit[]> {
+export async function verifyShortlist(src: ShortlistSource, v: Prepared, voted: Pick<VotedPass, 'shortlist' | 'votes' | 'coll' | 'sketches' | 'keypoints'> & { voting?: number[] }, p: SearchParams, mirrored: boolean): Promise<Hit[]> {
   const { shortlist, coll } = voted;
   const hits: Hit[] = [];
   // A shortlisted image's features are read (from the bank) only when it is verified: most of a shortlist has too
@@ -465,19 +477,43 @@ export async function verifyShortlist(src: ShortlistSource, v: Prepared, voted: 
   // query keypoint against every keypoint of that image: ~0.5M popcounts, 2-3 ms with its verification).
   // Only when nothing verified confidently, as for the mirror pass: run after every query, the re-matches of
   // four unrelated images were half the time of a median query and changed no ranking on the three sets.
-  const confident = hits.some((h) => h.score >= p.confidentScore);
   // Not in the mirror pass: it looks for a flipped copy, whose collisions are plenty without the crowded buckets.
-  for (let i = 0; i < (confident || mirrored ? 0 : Math.min(p.recollide, hits.length)); i++) {
-    const h = hits[i]!;
-    if (h.score >= p.confidentScore) continue;
-    const target = targets[shortlist.indexOf(h.slot)] ?? (await src.load(h.slot));
-    if (!target) continue;
-    const c = sketchCollisions(voted.sketches, voted.keypoints, src.sketchesOf(target), p.recollideHamming);
-    if (tooFewCollisions(c, p)) continue;
-    const r = verifyCandidate(v, target, c, p);
-    if (r.score > h.score || (r.score === h.score && r.inliers > h.inliers)) hits[i] = { ...r, slot: h.slot, votes: h.votes, mirrored };
-  }
+  if (mirrored || hits.some((h) => h.score >= p.confidentScore)) return hits;
+  const again = new Recollision(src, v, voted, targets, p);
+  const first = Math.min(p.recollide, hits.length);
+  for (let i = 0; i < first; i++) await again.hit(hits, i);
+  // Still nothing confident: the images the most query keypoints voted for (lsh.recollideVoters), until one is.
+  if (!p.recollideVoters || !voted.voting || hits.some((h) => h.score >= p.confidentScore)) return hits;
+  const voting = new Map(shortlist.map((slot, i) => [slot, voted.voting![i]!]));
+  const rest = [...hits.keys()].slice(first).sort((a, b) => voting.get(hits[b]!.slot)! - voting.get(hits[a]!.slot)! || a - b);
+  for (const i of rest.slice(0, p.recollideVoters)) if ((await again.hit(hits, i)) >= p.confidentScore) break;
   return hits;
+}
+
+/** Re-matching a shortlisted image by full sketch (lsh.recollide): every query keypoint against every keypoint of the
+ *  image within recollideHamming, then verified; the better of the two verifications is kept. */
+class Recollision {
+  constructor(
+    private readonly src: ShortlistSource,
+    private readonly v: Prepared,
+    private readonly voted: Pick<VotedPass, 'shortlist' | 'sketches' | 'keypoints'>,
+    private readonly targets: (Prepared | undefined)[],
+    private readonly p: SearchParams,
+  ) {}
+
+  /** Re-matches hits[i] (unless already confident); returns its score after. */
+  async hit(hits: Hit[], i: number): Promise<number> {
+    const h = hits[i]!;
+    const p = this.p;
+    if (h.score >= p.confidentScore) return h.score;
+    const target = this.targets[this.voted.shortlist.indexOf(h.slot)] ?? (await this.src.load(h.slot));
+    if (!target) return h.score;
+    const c = sketchCollisions(this.voted.sketches, this.voted.keypoints, this.src.sketchesOf(target), p.recollideHamming);
+    if (tooFewCollisions(c, p)) return h.score;
+    const r = verifyCandidate(this.v, target, c, p);
+    if (r.score > h.score || (r.score === h.score && r.inliers > h.inliers)) hits[i] = { ...r, slot: h.slot, votes: h.votes, mirrored: h.mirrored };
+    return hits[i]!.score;
+  }
 }
 
 /** One pass (the query or its mirror image): votes, shortlist, verification of each shortlisted image. */

@@ -45,6 +45,7 @@ export function searchParams(config: Config): SearchParams {
     matchHamming: config.lsh.matchHamming,
     recollide: config.lsh.recollide,
     recollideHamming: config.lsh.recollideHamming,
+    recollideVoters: config.lsh.recollideVoters,
   };
 }
 

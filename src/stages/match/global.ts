@@ -154,6 +154,8 @@ export class GlobalVerifier {
       shortlist: entries.map((e) => this.slotOf(e)),
       votes: pass.votes,
       coll: entries.map((e) => collisionsOf(e[3])),
+      // the query keypoints that voted for each (an image is on one shard: its voters there are all of them)
+      voting: entries.map((e) => (e[4] ? u32(e[4]).length : 0)),
       sketches: this.lsh.sketches(v.vecs, keypoints),
       keypoints,
     };
