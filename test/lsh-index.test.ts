@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { concatFeatures, MIRROR, mirrorFeatures, rootSift } from '../src/lib/image-index/descriptors.js';
 import { fitHomography, frameAgrees, homographyFrom4, ransacHomography, transferError2 } from '../src/lib/geometry/geometry.js';
 import { CODE_BITS, LshIndex, countBuckets, mulberry32, popcount, probeCodes, STRIDE, type LshParams } from '../src/lib/image-index/lsh.js';
-import { exactVotes, prepare, search, shardVotePass, sketchCollisions, topK, votePass, type ShardVotedPass } from '../src/lib/image-index/searcher.js';
+import { exactVotes, indexSource, prepare, search, shardVotePass, sketchCollisions, topK, verifyShortlist, votePass, type ShardVotedPass } from '../src/lib/image-index/searcher.js';
 import { autoBits } from '../src/lib/image-index/store.js';
 import { homographySane, imageScore, verifyCandidate } from '../src/lib/image-index/verify.js';
 import type { Features } from '../src/lib/image-index/features.js';
@@ -253,6 +253,26 @@ describe('lsh-index: descriptors and index', () => {
     expect(r.shortlist[0]).to.equal(0);
     const votes = new Map(r.hits.map((h) => [h.slot, h.votes]));
     for (let s = 1; s <= 6; s++) expect(votes.get(s)!).to.be.greaterThan(0).and.lessThan(votes.get(0)! / 2);
+  });
+
+  it('with lsh.recollideVoters, a shortlisted copy outvoted by chance images is re-matched by the keypoints that voted for it', async () => {
+    // Six chance images top the votes (one lucky keypoint each) and a warped copy of the query comes seventh with
+    // more voting keypoints; none has collisions enough to verify (all lost in skipped buckets). lsh.recollide 5
+    // re-matches the best-voted five only; recollideVoters 1 takes the image most keypoints voted for next.
+    const q = prepare(randomFeatures(40));
+    const images = [...Array.from({ length: 6 }, (_, i) => randomFeatures(41 + i)), warped(q.f, H0, 47)].map((f) => prepare(f));
+    const idx = new LshIndex(PARAMS);
+    for (const t of images) idx.add(idx.codes(t.vecs, t.f.count));
+    const voted = (voting: number[]) => ({ shortlist: [0, 1, 2, 3, 4, 5, 6], votes: [7, 6, 5, 4, 3, 2, 1], voting, coll: images.map(() => []), sketches: idx.sketches(q.vecs, q.f.count), keypoints: q.f.count });
+    const copyScore = async (recollideVoters: number, voting = [1, 1, 1, 2, 1, 1, 9]) => {
+      const hits = await verifyShortlist(indexSource(idx, (s) => images[s]), q, voted(voting), { ...SP, recollideVoters }, false);
+      return hits.find((h) => h.slot === 6)!.score;
+    };
+    expect(await copyScore(0)).to.equal(0);
+    expect(await copyScore(1)).to.be.greaterThan(SP.confidentScore);
+    // by voting keypoints, not by position: the copy with fewer voters than image 5 is not the one taken
+    expect(await copyScore(1, [1, 1, 1, 1, 1, 3, 2])).to.equal(0);
+    expect(await copyScore(2, [1, 1, 1, 1, 1, 3, 2])).to.be.greaterThan(SP.confidentScore);
   });
 
   it('with lsh.voteSigma a keypoint\'s vote goes mostly to the image whose sketch is closest (Hamming weighting)', async () => {
