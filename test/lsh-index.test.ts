@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { concatFeatures, MIRROR, mirrorFeatures, rootSift } from '../src/lib/image-index/descriptors.js';
 import { fitHomography, frameAgrees, homographyFrom4, ransacHomography, transferError2 } from '../src/lib/geometry/geometry.js';
 import { CODE_BITS, LshIndex, countBuckets, mulberry32, popcount, probeCodes, STRIDE, type LshParams } from '../src/lib/image-index/lsh.js';
-import { exactVotes, indexSource, prepare, search, shardVotePass, sketchCollisions, topK, verifyShortlist, votePass, type ShardVotedPass } from '../src/lib/image-index/searcher.js';
+import { burstCounts, exactVotes, indexSource, prepare, search, shardVotePass, sketchCollisions, topK, verifyShortlist, votePass, type ShardVotedPass } from '../src/lib/image-index/searcher.js';
 import { autoBits } from '../src/lib/image-index/store.js';
 import { homographySane, imageScore, verifyCandidate } from '../src/lib/image-index/verify.js';
 import type { Features } from '../src/lib/image-index/features.js';
@@ -304,6 +304,8 @@ describe('lsh-index: descriptors and index', () => {
     // 24 images sharing parts of the query (and of each other) in 3 shards by image number; maxBucket low enough that
     // some of the query's buckets are over it in the whole index and under it in every shard
     const q = randomFeatures(40, 300);
+    // its keypoints 245 and 246: one element twice (a burst), which three images share (a bucket under maxBucket)
+    for (let i = 246; i < 247; i++) q.descriptors.copyWithin(i * 128, 245 * 128, 246 * 128);
     const part = (f: Features, from: number, to: number): Features => ({ ...f, count: to - from, keypoints: f.keypoints.slice(from * 6, to * 6), descriptors: f.descriptors.slice(from * 128, to * 128) });
     const imgs = Array.from({ length: 24 }, (_, i) => concatFeatures(q, [part(q, (i * 11) % 250, (i * 11) % 250 + 20 + (i % 5) * 6), randomFeatures(41 + i, 150)]));
     const params = { ...PARAMS, maxBucket: 12 };
@@ -337,11 +339,47 @@ describe('lsh-index: descriptors and index', () => {
       const images = passes.flatMap((v, k) => v.shortlist.map((slot) => shards[k]!.imageOf[slot]!));
       const merged = exactVotes(passes.map((v) => v.keypointVotes), passes.flatMap((v) => v.voters), sp.voteSigma);
       images.forEach((img, i) => expect(merged[i], `image ${img}, sigma ${sp.voteSigma ?? 0}`).to.equal(wholeVotes.get(img)));
+      // and so are the burst-discounted votes (the promise's): every shard records the query's bursts alike
+      const wholeBurst = new Map(all.shortlist.map((s, i) => [s, all.burst[i]!]));
+      const mergedBurst = exactVotes(passes.map((v) => v.keypointVotes), passes.flatMap((v) => v.voters), sp.voteSigma, true);
+      images.forEach((img, i) => expect(mergedBurst[i], `image ${img}, bursts`).to.equal(wholeBurst.get(img)));
+      expect(mergedBurst.some((b, i) => b < merged[i]!), 'some keypoint is in a burst').to.equal(true);
       for (const v of passes) expect(v.copy).to.equal(all.copy);
       // the whole index's shortlist of 5 is the 5 most-voted of the shards' reports, by their exact votes
       const top = images.map((img, i) => ({ img, v: merged[i]! })).sort((a, b) => b.v - a.v || a.img - b.img).slice(0, 5).map((x) => x.img);
       expect(top).to.deep.equal(votePass(whole, pq, sp, false).shortlist);
     }
+  });
+
+  it("counts a burst of the query's near-identical keypoints as one keypoint in the burst-discounted votes (Jegou et al. 2009)", () => {
+    // the query: 200 distinct keypoints, then one descriptor repeated 30 times (a texture's repeated element, its
+    // copies slightly perturbed); target A holds the distinct ones, target B that descriptor once among random ones
+    const distinct = randomFeatures(70, 200);
+    const element = randomFeatures(71, 1);
+    const r = mulberry32(72);
+    const texture: Features = {
+      ...element,
+      count: 30,
+      keypoints: Float32Array.from({ length: 30 * 6 }, (_, i) => (i % 6 === 0 ? (i / 6) * 10 : element.keypoints[i % 6]!)),
+      descriptors: Uint8Array.from({ length: 30 * 128 }, (_, i) => Math.max(0, Math.min(255, element.descriptors[i % 128]! + (r() < 0.1 ? 1 : 0)))),
+    };
+    const q = concatFeatures(distinct, [distinct, texture]);
+    const idx = new LshIndex(PARAMS);
+    for (const f of [distinct, concatFeatures(element, [element, randomFeatures(73, 150)])]) {
+      const p = prepare(f);
+      idx.add(idx.codes(p.vecs, p.f.count));
+    }
+    const pq = prepare(q);
+    const pr = idx.probe(pq.vecs, q.count);
+    const m = burstCounts(pr.probes, PARAMS.probes, pr.sketches, q.count, SP.voteHamming);
+    expect(Math.min(...m.subarray(200)), 'the repeated element: one burst').to.be.at.least(25);
+    expect(m.subarray(0, 200).filter((x) => x > 1).length, 'distinct keypoints: hardly any').to.be.below(10);
+    const v = votePass(idx, pq, SP, false);
+    const a = v.shortlist.indexOf(0);
+    const b = v.shortlist.indexOf(1);
+    expect(v.burst[a]! / v.votes[a]!, 'distinct keypoints keep their votes').to.be.above(0.95);
+    expect(v.votes[b]!, 'the texture votes for B').to.be.above(0);
+    expect(v.burst[b]! / v.votes[b]!, 'a burst of 30 votes about as one keypoint').to.be.below(0.1);
   });
 
   it('verifies a mirrored copy through the mirror pass only', async () => {

@@ -66,6 +66,8 @@ export interface PassKeypoints {
   bins: number;
   copy: number;
   keypoints: number;
+  /** Each keypoint's burst (uint16, base64; issue 33 round 7): the merge's burst-discounted votes (the promise). */
+  burst?: string;
 }
 
 /** A pass's voted images on one shard with what its keypoints did there (round 6: without it, the merge ranks by votes

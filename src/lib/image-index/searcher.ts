@@ -70,6 +70,9 @@ export interface DirectVotes {
   /** Each query keypoint's weight in its own bucket with the copy's keypoint added (0 past lsh.maxBucket): the
    *  votes an exact copy would get, in the same weights as every other image's. */
   copy: number;
+  /** The shortlist's votes with each query keypoint's part divided by its burst (burstCounts), in shortlist order;
+   *  absent where the votes came from shards' partials of before (the promise then reads `votes`). */
+  burst?: number[];
 }
 
 /** Scan counters of a search: entries scanned, entries whose sketch passed, probed buckets, buckets skipped as
@@ -93,6 +96,8 @@ interface Votes {
   /** Votes per slot: each query keypoint's vote (weighted by how rare its bucket is) shared among the
    *  images where it has a close colliding keypoint. */
   votes: Float32Array;
+  /** The same with each keypoint's part divided by its burst (burstCounts). */
+  burst: Float32Array;
   /** The votes an exact copy of the query would get (DirectVotes.copy). */
   copy: number;
   /** Per slot: how many query keypoints voted for it. */
@@ -114,6 +119,8 @@ export interface KeypointVotes {
   weight: Float64Array;
   hist: Uint16Array;
   bins: number;
+  /** Each keypoint's burst (burstCounts: the same on every shard); absent in a shard's record of before. */
+  burst?: Uint16Array;
 }
 
 /** A shard's voter code: query keypoint * VOTER_H + its closest sketch distance to the image (at most 64). */
@@ -136,6 +143,7 @@ class VoteScan {
   readonly votes: Float32Array;
   /** Per slot: the query keypoints that voted for it. */
   readonly voting: Uint16Array;
+  readonly burst: Float32Array;
   readonly found = new Collisions();
   readonly stats: ScanStats = { scanned: 0, passed: 0, buckets: 0, skippedBuckets: 0 };
   private readonly lastSeen: Int32Array;
@@ -157,9 +165,10 @@ class VoteScan {
   /** Images of the current keypoint by closest sketch distance (the weighted parts' sum, and a shard's record). */
   private readonly byH: Int32Array;
 
-  constructor(slots: number, private readonly alive: Uint8Array, private readonly voteH: number, private readonly matchH: number, sigma = 0, keypoints = 0, exact = false) {
+  constructor(slots: number, private readonly alive: Uint8Array, private readonly voteH: number, private readonly matchH: number, private readonly bursts: Uint16Array, sigma = 0, keypoints = 0, exact = false) {
     this.votes = new Float32Array(slots);
     this.voting = new Uint16Array(slots);
+    this.burst = new Float32Array(slots);
     this.lastSeen = new Int32Array(slots).fill(-1);
     this.posOf = new Int32Array(slots);
     this.g = hammingWeights(sigma);
@@ -217,14 +226,22 @@ class VoteScan {
       byH.fill(0);
       for (let i = 0; i < this.nv; i++) byH[this.bestH[i]!]!++;
     }
+    const b = 1 / this.bursts[this.q]!;
     if (!g) {
       const share = this.wq / this.nv;
-      for (let i = 0; i < this.nv; i++) this.votes[this.voted[i]!]! += share;
+      for (let i = 0; i < this.nv; i++) {
+        this.votes[this.voted[i]!]! += share;
+        this.burst[this.voted[i]!]! += share * b;
+      }
     } else {
       // the parts' sum counted by sketch distance, h ascending: the same whatever order the images came in, so that
       // the shards' counts added give one index's sum exactly (exactVotes)
       const unit = this.wq / weightedSum(byH, g);
-      for (let i = 0; i < this.nv; i++) this.votes[this.voted[i]!]! += unit * g[this.bestH[i]!]!;
+      for (let i = 0; i < this.nv; i++) {
+        const part = unit * g[this.bestH[i]!]!;
+        this.votes[this.voted[i]!]! += part;
+        this.burst[this.voted[i]!]! += part * b;
+      }
     }
     if (!this.kp || !this.nv) return;
     this.kp.weight[this.q] = this.wq;
@@ -248,7 +265,8 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
   const maxH = Math.max(p.voteHamming, p.matchHamming);
   // a shard of a larger index skips and weighs buckets by the whole index's sizes (LshIndex.useBucketSizes)
   const whole = index.bucketSizes;
-  const scan = new VoteScan(index.slots, index.aliveFlags, p.voteHamming, p.matchHamming, p.voteSigma, n, exact);
+  const bursts = burstCounts(probes, per, sketches, n, p.voteHamming);
+  const scan = new VoteScan(index.slots, index.aliveFlags, p.voteHamming, p.matchHamming, bursts, p.voteSigma, n, exact);
   const st = scan.stats;
   let copy = 0;
   for (let q = 0; q < n; q++) {
@@ -291,8 +309,38 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
     }
     scan.endKeypoint();
   }
-  const exactOut = scan.kp ? { ...scan.kp, voters: scan.voters!.view() } : undefined;
-  return { votes: scan.votes, copy, voting: scan.voting, found: scan.found.view(), stats: st, exact: exactOut };
+  const exactOut = scan.kp ? { ...scan.kp, burst: bursts, voters: scan.voters!.view() } : undefined;
+  return { votes: scan.votes, burst: scan.burst, copy, voting: scan.voting, found: scan.found.view(), stats: st, exact: exactOut };
+}
+
+/**
+ * Each query keypoint's burst m (Jegou, Douze and Schmid, "On the burstiness of visual elements", CVPR 2009): the
+ * number of the query's own keypoints (itself included) in its first probed bucket whose sketches are within
+ * voteHamming of its own; its part of every vote counts 1/m in the burst-discounted votes (VotedPass.burst). A photo of
+ * repetitive structure (slats, a grid of windows, a vault's ribs) has many near-identical keypoints; each votes for any
+ * image with the same texture, and together they made such photos without counterpart the most promising of the
+ * gate's null (issue 33 round 6). Counted 1/m, a burst votes as one keypoint. It depends on the query alone (its
+ * probes and sketches): the same on every shard of an index. `probes`: n * per codes, a keypoint's own bucket first.
+ */
+export function burstCounts(probes: ArrayLike<number>, per: number, sketches: ArrayLike<number>, n: number, voteHamming: number): Uint16Array {
+  const m = new Uint16Array(n).fill(1);
+  // the keypoints by their own bucket; the pairs within one bucket compared by sketch
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => probes[a * per]! - probes[b * per]! || a - b);
+  for (let lo = 0; lo < n; ) {
+    let hi = lo + 1;
+    while (hi < n && probes[order[hi]! * per] === probes[order[lo]! * per]) hi++;
+    for (let x = lo; x < hi; x++)
+      for (let y = x + 1; y < hi; y++) {
+        const i = order[x]!;
+        const j = order[y]!;
+        if (popcount(sketches[2 * i]! ^ sketches[2 * j]!) + popcount(sketches[2 * i + 1]! ^ sketches[2 * j + 1]!) <= voteHamming) {
+          m[i]!++;
+          m[j]!++;
+        }
+      }
+    lo = hi;
+  }
+  return m;
 }
 
 /** The scan counters of several searches summed (a progressive search's passes). */
@@ -344,6 +392,8 @@ export interface VotedPass {
   votes: number[];
   /** How many query keypoints voted for each, in shortlist order. */
   voting: number[];
+  /** The same with each keypoint's part divided by its burst (DirectVotes.burst). */
+  burst: number[];
   /** Per shortlisted image: its collisions as (query kp, target kp) pairs. */
   coll: number[][];
   /** The query's sketches and keypoints searched (the re-collision of unverified images reads them). */
@@ -361,7 +411,7 @@ export function votePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored
   const n = Math.min(v.f.count, maxQuery);
   const pr = index.probe(v.vecs, n);
   const t1 = performance.now();
-  const { votes, copy, voting, found, stats, exact: kv } = scanVotes(index, pr.probes, pr.sketches, n, p, exact);
+  const { votes, burst, copy, voting, found, stats, exact: kv } = scanVotes(index, pr.probes, pr.sketches, n, p, exact);
   const shortlist = topK(votes, mirrored ? Math.min(p.shortlist, p.mirrorShortlist) : p.shortlist, index.tieKeys, p.window);
   const pos = new Int32Array(index.slots).fill(-1);
   shortlist.forEach((s, i) => (pos[s] = i));
@@ -370,7 +420,7 @@ export function votePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored
     const i = pos[found[k]!]!;
     if (i >= 0) coll[i]!.push(found[k + 1]!, found[k + 2]!);
   }
-  const out: VotedPass = { shortlist, votes: shortlist.map((s) => votes[s]!), voting: shortlist.map((s) => voting[s]!), coll, sketches: pr.sketches, keypoints: n, copy, stats, probeMs: t1 - t0, voteMs: performance.now() - t1 };
+  const out: VotedPass = { shortlist, votes: shortlist.map((s) => votes[s]!), voting: shortlist.map((s) => voting[s]!), burst: shortlist.map((s) => burst[s]!), coll, sketches: pr.sketches, keypoints: n, copy, stats, probeMs: t1 - t0, voteMs: performance.now() - t1 };
   if (!kv) return out;
   // each shortlisted image's voting keypoints, ascending (the scan records them keypoint after keypoint)
   const voters: number[][] = shortlist.map(() => []);
@@ -378,7 +428,7 @@ export function votePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored
     const i = pos[kv.voters[k]!]!;
     if (i >= 0) voters[i]!.push(kv.voters[k + 1]!);
   }
-  return { ...out, voters, keypointVotes: { weight: kv.weight, hist: kv.hist, bins: kv.bins } };
+  return { ...out, voters, keypointVotes: { weight: kv.weight, hist: kv.hist, bins: kv.bins, burst: kv.burst } };
 }
 
 /** How many times lsh.shortlist a shard reports of its most-voted images (shardVotePass): a shard's own ranking is the
@@ -406,9 +456,12 @@ export function shardVotePass(index: LshIndex, v: Prepared, p: SearchParams, mir
  * weight on any shard, shared among the images it voted for on all of them (alike, or with lsh.voteSigma by their
  * Hamming weights: VoteScan.endKeypoint over the whole index), and an image's votes are its voting keypoints' parts,
  * added in keypoint order in float32 as one index adds them. `shards`: every shard's KeypointVotes of one pass;
- * `voters`: each image's voter codes (keypoint * VOTER_H + distance), ascending.
+ * `voters`: each image's voter codes (keypoint * VOTER_H + distance), ascending; `discountBursts`: each part divided by
+ * its keypoint's burst (the shards' KeypointVotes.burst), as VotedPass.burst gives them.
  */
-export function exactVotes(shards: KeypointVotes[], voters: ArrayLike<number>[], sigma = 0): number[] {
+export function exactVotes(shards: KeypointVotes[], voters: ArrayLike<number>[], sigma = 0, discountBursts = false): number[] {
+  const burst = discountBursts ? shards[0]?.burst : undefined;
+  if (discountBursts && !burst) throw new Error('exactVotes: the shards recorded no keypoint bursts');
   const g = hammingWeights(sigma);
   const bins = shards[0]?.bins ?? 1;
   const n = Math.max(0, ...shards.map((s) => s.weight.length));
@@ -430,7 +483,8 @@ export function exactVotes(shards: KeypointVotes[], voters: ArrayLike<number>[],
     let v = 0;
     for (let i = 0; i < list.length; i++) {
       const q = Math.floor(list[i]! / VOTER_H);
-      v = Math.fround(v + (g ? unit[q]! * g[list[i]! % VOTER_H]! : unit[q]!));
+      const part = g ? unit[q]! * g[list[i]! % VOTER_H]! : unit[q]!;
+      v = Math.fround(v + (burst ? part * (1 / burst[q]!) : part));
     }
     return v;
   });
@@ -525,7 +579,7 @@ async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchPar
   t.probeMs += voted.probeMs;
   t.voteMs += voted.voteMs;
   t.verifyMs += performance.now() - t2;
-  return { hits, shortlist: voted.shortlist, votes: { slots: voted.shortlist, votes: voted.votes, keypoints: voted.keypoints, copy: voted.copy } satisfies DirectVotes };
+  return { hits, shortlist: voted.shortlist, votes: { slots: voted.shortlist, votes: voted.votes, burst: voted.burst, keypoints: voted.keypoints, copy: voted.copy } satisfies DirectVotes };
 }
 
 /** The sketches of a target's keypoints, computed from its features once per prepared object (the index holds

@@ -56,7 +56,7 @@ export function votedEntries(handle: IndexHandle, v: VotedPass | ShardVotedPass,
 /** What a shard's exact pass's keypoints did, as stored (PassKeypoints). */
 export function passKeypoints(v: ShardVotedPass): PassKeypoints {
   const k = v.keypointVotes;
-  return { weight: b64(k.weight), hist: b64(k.hist), bins: k.bins, copy: v.copy, keypoints: v.keypoints };
+  return { weight: b64(k.weight), hist: b64(k.hist), bins: k.bins, copy: v.copy, keypoints: v.keypoints, ...(k.burst ? { burst: b64(k.burst) } : {}) };
 }
 
 const collisionsOf = (s: string): number[] => {
@@ -68,6 +68,8 @@ const collisionsOf = (s: string): number[] => {
 export interface RankedPass {
   entries: VotedEntry[];
   votes: number[];
+  /** Their burst-discounted votes (DirectVotes.burst), when every shard recorded its keypoints' bursts. */
+  burst?: number[];
   /** The copy's votes and keypoints searched (exact ranking only: the promise reads them). */
   copy: number;
   keypoints: number;
@@ -88,10 +90,12 @@ export function globalShortlist(lists: VotedEntry[][], stats: (PassKeypoints | u
     const entries = all.sort((a, b) => b[2] - a[2] || a[0] - b[0]).slice(0, n);
     return { entries, votes: entries.map((e) => e[2]), copy: 0, keypoints: 0, exact };
   }
-  const kv: KeypointVotes[] = stats.map((s) => ({ weight: f64(s!.weight), hist: u16(s!.hist), bins: s!.bins }));
-  const votes = exactVotes(kv, all.map((e) => u32(e[4]!)), sigma);
-  const order = all.map((e, i) => ({ e, v: votes[i]! })).filter((x) => x.v > 0).sort((a, b) => b.v - a.v || a.e[0] - b.e[0]).slice(0, n);
-  return { entries: order.map((x) => x.e), votes: order.map((x) => x.v), copy: stats[0]!.copy, keypoints: stats[0]!.keypoints, exact };
+  const kv: KeypointVotes[] = stats.map((s) => ({ weight: f64(s!.weight), hist: u16(s!.hist), bins: s!.bins, ...(s!.burst ? { burst: u16(s!.burst) } : {}) }));
+  const voters = all.map((e) => u32(e[4]!));
+  const votes = exactVotes(kv, voters, sigma);
+  const order = all.map((e, i) => ({ e, i, v: votes[i]! })).filter((x) => x.v > 0).sort((a, b) => b.v - a.v || a.e[0] - b.e[0]).slice(0, n);
+  const burst = kv[0]!.burst ? exactVotes(kv, order.map((x) => voters[x.i]!), sigma, true) : undefined;
+  return { entries: order.map((x) => x.e), votes: order.map((x) => x.v), ...(burst ? { burst } : {}), copy: stats[0]!.copy, keypoints: stats[0]!.keypoints, exact };
 }
 
 /** What the window's wide-baseline decision and the merge read of a source's one verified search. */
@@ -184,7 +188,7 @@ export class GlobalVerifier {
     const direct = globalShortlist(voted.map((x) => x.direct), voted.map((x) => x.keypoints?.direct), p.shortlist, p.voteSigma);
     // the promise of the shortlist's votes counted in keypoints (promise.ts), as one index's search gives it when the
     // votes are exact; else of the shards' votes in keypoints (about it)
-    const promise = direct.exact ? shortlistPromise({ slots: [], votes: direct.votes, keypoints: direct.keypoints, copy: direct.copy }) : promiseOf(voted.flatMap((x) => x.direct.map((e) => e[2])));
+    const promise = direct.exact ? shortlistPromise({ slots: [], votes: direct.votes, burst: direct.burst, keypoints: direct.keypoints, copy: direct.copy }) : promiseOf(voted.flatMap((x) => x.direct.map((e) => e[2])));
     publishSourceRanking(id, 'plain', () => direct.entries.map((e, i) => [e[0], direct.votes[i]!]), promise);
     const hits = await this.searchOnce(q, voted, direct);
     const cand = await candidatesOf(this.hitTargets(), this.config, q, hits, this.top);

@@ -14,7 +14,12 @@ import type { DirectVotes } from '../../lib/image-index/index.js';
  * 8-table index; counted in keypoints, the evidence does not move with them. 0 when no keypoint could vote.
  */
 export function shortlistPromise(v: DirectVotes): number {
-  return promiseOf(shortlistVotes(v));
+  if (!v.burst) return promiseOf(shortlistVotes(v));
+  if (!(v.copy > 0) || !(v.keypoints > 0)) return 0;
+  // the three most-voted images' votes with each keypoint's part divided by its burst (round 7), in keypoints
+  const burst = v.burst;
+  const top = v.votes.map((_, i) => i).sort((a, b) => v.votes[b]! - v.votes[a]! || a - b).slice(0, 3);
+  return promiseOf(top.map((i) => (burst[i]! * v.keypoints) / v.copy));
 }
 
 /** The shortlist's three most-voted images' votes, each counted in the query's keypoints, best first (empty when no
