@@ -42,6 +42,12 @@ describe('match: the wide-baseline promise, counted in keypoints', function () {
       expect(shortlistPromise({ ...v, votes: [...votes].reverse() })).to.be.closeTo(p, 1e-9 * Math.max(1, p));
     }
     expect(passed, 'both decisions occur').to.be.within(20, 180);
+    // with burst-discounted votes (round 7), the promise counts them, for the three most-voted images
+    const votes = [90, 60, 30, 20];
+    const v: DirectVotes = { slots: [0, 1, 2, 3], votes, keypoints: 100, copy: 200 };
+    expect(shortlistPromise(v)).to.be.closeTo(90, 1e-9);
+    expect(shortlistPromise({ ...v, burst: [45, 60, 3, 20] })).to.be.closeTo(54, 1e-9);
+    expect(shortlistPromise({ ...v, votes: [...votes].reverse(), burst: [20, 3, 60, 45] }), 'in any order').to.be.closeTo(54, 1e-9);
     expect(shortlistPromise({ slots: [1], votes: [5], keypoints: 10, copy: 0 }), 'nothing a copy could vote with').to.equal(0);
     expect(shortlistPromise({ slots: [], votes: [], keypoints: 10, copy: 100 })).to.equal(0);
   });
