@@ -11,7 +11,8 @@
 //   --simulated N (default 0; 1000000 for the issue's figure, run alone: ~10 GB): N simulated targets, each keypoint
 //   a real keypoint's RootSIFT descriptor (padding and set targets) plus Gaussian noise, projected (the projection is
 //   linear: a real descriptor's projection plus a noise vector's), indexed by today's index with the real set
-//   targets; index bytes, build time, peak RSS, query CPU, P@1. Reference: none (57 GB at 1M).
+//   targets; index bytes, build time, peak RSS, query CPU, P@1 (and --variants' on the same build). Reference: none
+//   (57 GB at 1M). A list (--simulated 100000,1000000) builds each in turn: the query CPU's growth in one run.
 //   --cli N (default 0; 100000 for the issue's figure): a bank padded with N padding targets (items, features,
 //   image rows without bytes: nothing reads a padding image), then `capbridge eval --set` through the CLI on each
 //   P@1 set in turn (each set's targets then stay in the bank: later sets see earlier ones' targets as distractors).
@@ -27,7 +28,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
 import type { Features } from '../src/lib/image-index/index.js';
-import { CODE_BITS, LshIndex, encode, mulberry32, project, prepare, search, lshParams, searchParams } from '../src/lib/image-index/index.js';
+import { CODE_BITS, LshIndex, encode, loadBatch, mulberry32, project, prepare, search, lshParams, searchParams } from '../src/lib/image-index/index.js';
 import type { Prepared } from '../src/lib/image-index/index.js';
 import * as ref from './reference/searcher.js';
 import { LshIndex as RefIndex } from './reference/lsh.js';
@@ -42,7 +43,7 @@ const { opt, flag } = benchArgs();
 const { config } = loadConfig({});
 const log = (m: string) => process.stderr.write(`[bench:index] ${m}\n`);
 const SCALES = opt('scales', '10000,100000').split(',').filter(Boolean).map(Number).filter((n) => n > 0);
-const SIMULATED = Number(opt('simulated', '0'));
+const SIMULATED = opt('simulated', '0').split(',').map(Number).filter((n) => n > 0);
 const CLI = Number(opt('cli', '0'));
 const MAXQ = Number(opt('queries', '100000'));
 const loadAtStart = os.loadavg().map((v) => round(v, 1));
@@ -136,27 +137,36 @@ const KINDS: Kind[] = [
     bits,
     make(kp: number) {
       const index = new LshIndex({ ...lshParams(config, kp), ...(bits !== undefined ? { bits } : {}) });
-      const base = { probes: index.params.probes, maxBucket: index.params.maxBucket };
-      const p0 = searchParams(config);
-      let p = { ...p0 };
+      const knobs = queryKnobs(index);
       return {
         codes: (pr: Prepared) => index.codes(pr.vecs, pr.f.count),
         addBatch: (l: Uint32Array[]) => void index.addBatch(l),
         finish: () => index.merge(),
         bytes: () => index.memoryBytes(),
         bits: index.params.bits,
-        setQuery: (v: QueryVariant) => {
-          index.params.probes = v.multiprobe ?? base.probes;
-          index.params.maxBucket = v.maxBucket ?? base.maxBucket;
-          p = { ...p0, shortlist: v.shortlist ?? p0.shortlist, voteSigma: v.voteSigma ?? p0.voteSigma, voteHamming: v.voteHamming ?? p0.voteHamming, recollideVoters: v.recollideVoters ?? p0.recollideVoters };
-        },
-        search: (q: Features, load: (slot: number) => Prepared | undefined) => search(index, load, q, p),
+        setQuery: knobs.set,
+        search: (q: Features, load: (slot: number) => Prepared | undefined) => search(index, load, q, knobs.params()),
       };
     },
   })),
 ];
 
-/** Loads the index in batches as a bank is loaded (IndexHandle.refresh: max(5,000, half the loaded) images). */
+/** A one-table index's query-side settings (the config's, or a variant's on the same build). */
+function queryKnobs(index: LshIndex) {
+  const base = { probes: index.params.probes, maxBucket: index.params.maxBucket };
+  const p0 = searchParams(config);
+  let p = { ...p0 };
+  return {
+    set: (v: QueryVariant) => {
+      index.params.probes = v.multiprobe ?? base.probes;
+      index.params.maxBucket = v.maxBucket ?? base.maxBucket;
+      p = { ...p0, shortlist: v.shortlist ?? p0.shortlist, voteSigma: v.voteSigma ?? p0.voteSigma, voteHamming: v.voteHamming ?? p0.voteHamming, recollideVoters: v.recollideVoters ?? p0.recollideVoters };
+    },
+    params: () => p,
+  };
+}
+
+/** Loads the index in batches as a bank is loaded (IndexHandle.refresh: loadBatch). */
 async function build(kind: Kind, pads: PaddingRef[]) {
   const kp = real.reduce((a, r) => a + r.p.f.count, 0) + pads.reduce((a, r) => a + r.count, 0);
   global.gc?.();
@@ -168,7 +178,7 @@ async function build(kind: Kind, pads: PaddingRef[]) {
   let loaded = real.length;
   for (const [i, r] of pads.entries()) {
     batch.push(ix.codes(prepare(readPadding(r).features)));
-    if (batch.length >= Math.min(50_000, Math.max(5000, loaded / 2)) || i === pads.length - 1) {
+    if (batch.length >= loadBatch(loaded) || i === pads.length - 1) {
       ix.addBatch(batch);
       loaded += batch.length;
       batch = [];
@@ -231,21 +241,25 @@ async function simulated(n: number) {
   // Pool: every 4th keypoint of the real targets and of 2,000 padding images, projected (the CODE_BITS + 64 used
   // projections kept); and noise vectors of the spread of true matches' descriptors (RootSIFT, sigma 0.02 a dimension:
   // the distance of a near copy's match).
+  // (one array: a worker holds nothing of the kind, and half a million small arrays cost their headers again)
   const used = CODE_BITS + 64;
-  const pool: Float32Array[] = [];
+  const pads2k = paddingRefs(config, 2000);
+  const poolCap = [...real.map((r) => r.p.f.count), ...pads2k.map((r) => r.count)].reduce((a, c) => a + Math.ceil(c / 4), 0);
+  const pool = new Float32Array(poolCap * used);
+  let poolSize = 0;
   const addPool = (p: Prepared) => {
     const pr = project(p.vecs, p.f.count, index.proj);
-    for (let i = 0; i < p.f.count; i += 4) pool.push(pr.slice(i * nproj, i * nproj + used));
+    for (let i = 0; i < p.f.count; i += 4) pool.set(pr.subarray(i * nproj, i * nproj + used), poolSize++ * used);
   };
   for (const r of real) addPool(r.p);
-  for (const r of paddingRefs(config, 2000)) addPool(prepare(readPadding(r).features));
+  for (const r of pads2k) addPool(prepare(readPadding(r).features));
   const rnd = mulberry32(35);
   const gauss = () => Math.sqrt(-2 * Math.log(1 - rnd())) * Math.cos(2 * Math.PI * rnd());
   const NOISE = 4096;
   const noiseVecs = new Float32Array(NOISE * 128);
   for (let i = 0; i < noiseVecs.length; i++) noiseVecs[i] = 0.02 * gauss();
   const noise = project(noiseVecs.map((v, i) => v + (MEAN[i % 128] ?? 0)), NOISE, index.proj); // centred: MEAN cancels the centring
-  log(`simulated: pool of ${pool.length} real keypoints, ${NOISE} noise vectors`);
+  log(`simulated: pool of ${poolSize} real keypoints, ${NOISE} noise vectors`);
   const c0 = cpuMs();
   index.addBatch(real.map((r) => index.codes(r.p.vecs, r.p.f.count)));
   const acc = new Float32Array(1040 * used); // one image's projections (at most 1,039 keypoints)
@@ -254,14 +268,14 @@ async function simulated(n: number) {
   for (let i = real.length; i < n; i++) {
     const count = 500 + Math.floor(rnd() * 540); // 770 on average, as the padding's photos
     for (let k = 0; k < count; k++) {
-      const a = pool[Math.floor(rnd() * pool.length)]!;
+      const a = Math.floor(rnd() * poolSize) * used;
       const o = Math.floor(rnd() * NOISE) * nproj;
-      for (let j = 0, b = k * used; j < used; j++) acc[b + j] = a[j]! + noise[o + j]!;
+      for (let j = 0, b = k * used; j < used; j++) acc[b + j] = pool[a + j]! + noise[o + j]!;
     }
     const codes = encode(acc, count, used);
     kpTotal += count;
     batch.push(codes);
-    if (batch.length >= Math.min(50_000, Math.max(5000, index.size / 2)) || i === n - 1) {
+    if (batch.length >= loadBatch(index.size) || i === n - 1) {
       index.addBatch(batch);
       batch = [];
       log(`simulated: ${index.size} targets indexed, rss ${(process.memoryUsage().rss / 2 ** 30).toFixed(2)} GB`);
@@ -269,9 +283,16 @@ async function simulated(n: number) {
   }
   index.merge();
   const buildCpuS = round((cpuMs() - c0) / 1000, 1);
-  const p = searchParams(config);
-  const q = await runQueries({ codes: () => new Uint32Array(0), addBatch: () => undefined, finish: () => undefined, bytes: () => index.memoryBytes(), bits: index.params.bits, search: (f, load) => search(index, (s) => (s < real.length ? load(s) : undefined), f, p) }, []);
-  return { targets: n, bits: index.params.bits, keypointsPerImage: round(kpTotal / n, 1), indexBytes: index.memoryBytes(), bytesPerImage: Math.round(index.memoryBytes() / n), segments: index.buckets.segments.length, buildCpuS, peakRssBytes: peakRss(), ...q };
+  const peakRssBytes = peakRss(); // the build's peak (the queries add their own arrays)
+  const knobs = queryKnobs(index);
+  const ix = { codes: () => new Uint32Array(0), addBatch: () => undefined, finish: () => undefined, bytes: () => index.memoryBytes(), bits: index.params.bits, search: (f: Features, load: (slot: number) => Prepared | undefined) => search(index, (s) => (s < real.length ? load(s) : undefined), f, knobs.params()) };
+  const out: Record<string, unknown> = { targets: n, bits: index.params.bits, keypointsPerImage: round(kpTotal / n, 1), indexBytes: index.memoryBytes(), bytesPerImage: Math.round(index.memoryBytes() / n), segments: index.buckets.segments.length, parts: index.buckets.segments.map((s) => s.parts.length), buildCpuS, peakRssBytesBuild: peakRssBytes, ...(await runQueries(ix, [])) };
+  for (const v of VARIANTS) {
+    knobs.set(v);
+    out[variantName(v)] = await runQueries(ix, []);
+    log(`simulated ${n} ${variantName(v)}: ${JSON.stringify(out[variantName(v)])}`);
+  }
+  return { ...out, peakRssBytes: peakRss() };
 }
 const MEAN = (await import('../src/lib/image-index/index.js')).MEAN_ROOTSIFT;
 
@@ -286,7 +307,14 @@ const result: Record<string, unknown> = {
 const scales: Record<string, unknown>[] = [];
 for (const n of SCALES) scales.push(await atScale(n));
 result.scales = scales;
-if (SIMULATED) result.simulated = await simulated(SIMULATED);
+// --simulated 100000,1000000: each in turn (the index of one dropped before the next is built; peak RSS is the
+// process's so far, so the largest last)
+if (SIMULATED.length === 1) result.simulated = await simulated(SIMULATED[0]!);
+else if (SIMULATED.length) {
+  const list = [];
+  for (const n of SIMULATED) list.push(await simulated(n));
+  result.simulated = list;
+}
 if (CLI) result.cli = await paddedBankEval({ repoRoot, shared, config, count: CLI, sets: SETS, log });
 (result.machine as Record<string, unknown>).loadavg = os.loadavg().map((v) => round(v, 1));
 process.stdout.write(JSON.stringify(result) + '\n');

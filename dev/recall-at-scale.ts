@@ -20,7 +20,7 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
-import { LshIndex, prepare, lshParams, search, searchParams, sketchCollisions, targetSketches, verifyCandidate, votePass, type Prepared } from '../src/lib/image-index/index.js';
+import { LshIndex, bucketSpan, prepare, lshParams, search, searchParams, sketchCollisions, targetSketches, verifyCandidate, votePass, type Prepared } from '../src/lib/image-index/index.js';
 import { paddingRefs, readPadding } from '../bench/padding.js';
 import { benchArgs, p1Targets, sharedDataDir } from '../bench/search-lib.js';
 
@@ -83,11 +83,13 @@ function reached(probes: Uint32Array, at: number, per: number, qs: Uint32Array, 
   for (let k = 0; k < per; k++) {
     const c = probes[at + k]!;
     if (bucketSize(c) > index.params.maxBucket) continue;
-    for (const s of segments)
-      for (let j = s.offsets[c]!; j < s.offsets[c + 1]!; j++) {
-        const d = popc(qs[2 * q]! ^ s.data[j * 3 + 1]!) + popc(qs[2 * q + 1]! ^ s.data[j * 3 + 2]!);
-        if (d <= p.voteHamming) seen.add(s.data[j * 3]! >>> 11);
+    for (const s of segments) {
+      const { data, from, to } = bucketSpan(s, c);
+      for (let j = from; j < to; j += 3) {
+        const d = popc(qs[2 * q]! ^ data[j + 1]!) + popc(qs[2 * q + 1]! ^ data[j + 2]!);
+        if (d <= p.voteHamming) seen.add(data[j]! >>> 11);
       }
+    }
   }
   return seen.size;
 }

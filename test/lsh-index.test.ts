@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { concatFeatures, MIRROR, mirrorFeatures, rootSift } from '../src/lib/image-index/descriptors.js';
 import { fitHomography, frameAgrees, homographyFrom4, ransacHomography, transferError2 } from '../src/lib/geometry/geometry.js';
-import { CODE_BITS, LshIndex, countBuckets, mulberry32, popcount, probeCodes, STRIDE, type LshParams } from '../src/lib/image-index/lsh.js';
+import { CODE_BITS, LshIndex, bucketSpan, countBuckets, mulberry32, popcount, probeCodes, STRIDE, type LshParams } from '../src/lib/image-index/lsh.js';
 import { burstCounts, exactVotes, indexSource, prepare, search, shardVotePass, sketchCollisions, topK, verifyShortlist, votePass, type ShardVotedPass } from '../src/lib/image-index/searcher.js';
 import { autoBits } from '../src/lib/image-index/store.js';
 import { homographySane, imageScore, verifyCandidate } from '../src/lib/image-index/verify.js';
@@ -404,8 +404,10 @@ describe('lsh-index: descriptors and index', () => {
       const out: string[] = [];
       const { segments, delta } = idx.buckets;
       for (const sg of segments)
-        for (let c = 0; c < sg.offsets.length - 1; c++)
-          for (let k = sg.offsets[c]!; k < sg.offsets[c + 1]!; k++) if (idx.isAlive(sg.data[k * 3]! >>> 11)) out.push(`${c}:${sg.data[k * 3]}:${sg.data[k * 3 + 1]}:${sg.data[k * 3 + 2]}`);
+        for (let c = 0; c < sg.offsets.length - 1; c++) {
+          const { data, from, to } = bucketSpan(sg, c);
+          for (let k = from; k < to; k += 3) if (idx.isAlive(data[k]! >>> 11)) out.push(`${c}:${data[k]}:${data[k + 1]}:${data[k + 2]}`);
+        }
       for (const [c, arr] of delta ?? []) for (let k = 0; k < arr.length; k += 3) if (idx.isAlive(arr[k]! >>> 11)) out.push(`${c}:${arr[k]}:${arr[k + 1]}:${arr[k + 2]}`);
       return out.sort();
     };
@@ -438,7 +440,56 @@ describe('lsh-index: descriptors and index', () => {
     expect(autoBits(1e12)).to.equal(CODE_BITS);
   });
 
-  it('growing by many additions keeps few segments, each below the cap, and removing images drops their entries', () => {
+  it('segments held in parts by bucket range hold and search as one array: a merge empties its sources part by part; repeated searches (reused vote arrays) agree', async () => {
+    // 60 images of 400 keypoints, among them a warped copy of the query; parts of at most 2,000 entries (the default is
+    // 4M): a segment of 24,000 entries in 16 parts
+    const base = randomFeatures(40);
+    const imgs = Array.from({ length: 60 }, (_, i) => (i === 37 ? warped(base, H0, 41) : randomFeatures(100 + i)));
+    const prepared = imgs.map((f) => prepare(f));
+    const build = (partEntries?: number) => {
+      const idx = new LshIndex(PARAMS, partEntries);
+      prepared.forEach((p, i) => {
+        idx.add(idx.codes(p.vecs, p.f.count));
+        if (i % 13 === 12) idx.merge();
+      });
+      idx.remove(5);
+      idx.merge();
+      return idx;
+    };
+    const whole = build();
+    const parted = build(2000);
+    expect(whole.buckets.segments.every((s) => s.parts.length === 1)).to.equal(true);
+    expect(Math.max(...parted.buckets.segments.map((s) => s.parts.length))).to.be.at.least(8);
+    const entries = (idx: LshIndex) =>
+      idx.buckets.segments.flatMap((sg) => Array.from({ length: sg.offsets.length - 1 }, (_, c) => {
+        const { data, from, to } = bucketSpan(sg, c);
+        return Array.from(data.subarray(from, to)).join(',');
+      }));
+    expect(entries(parted)).to.deep.equal(entries(whole));
+    const run = (idx: LshIndex, q: Features) => search(idx, (s) => prepared[s], q, { ...SP, voteSigma: 4 });
+    const a = await run(whole, base);
+    expect(a.hits[0]!.slot).to.equal(37);
+    const b = await run(parted, base);
+    expect(b.shortlist).to.deep.equal(a.shortlist);
+    expect(b.votes).to.deep.equal(a.votes);
+    // another query between two runs of the same one: the vote arrays kept between scans carry nothing over
+    await run(parted, imgs[12]!);
+    expect((await run(parted, base)).votes).to.deep.equal(a.votes);
+    // a merge of two segments empties each source's parts (the index holds one copy of the entries at the end)
+    const two = new LshIndex(PARAMS, 2000);
+    two.addBatch(prepared.slice(0, 30).map((p) => two.codes(p.vecs, p.f.count)));
+    two.merge();
+    const first = two.buckets.segments[0]!;
+    two.addBatch(prepared.slice(30).map((p) => two.codes(p.vecs, p.f.count)));
+    two.merge();
+    expect(two.buckets.segments).to.have.length(1);
+    expect(first.parts.every((d) => d.length === 0)).to.equal(true);
+    const sizes = two.buckets.segments[0]!.parts.map((d) => d.length / STRIDE);
+    expect(sizes.length).to.equal(16); // 24,000 entries in parts made for 2,000: the next power of two
+    expect(sizes.reduce((x, y) => x + y, 0)).to.equal(two.keypoints);
+  });
+
+  it('growing by many additions keeps few segments, and removing images drops their entries', () => {
     const r = mulberry32(33);
     const idx = new LshIndex(PARAMS);
     const live = new Set<number>();
@@ -455,7 +506,7 @@ describe('lsh-index: descriptors and index', () => {
     // log-structured: segments hold sizes that at least halve from the first (few of them)
     expect(segments.length).to.be.at.most(Math.ceil(Math.log2((600 * 300) / 50_000)) + 2);
     let held = 0;
-    for (const sg of segments) for (let k = 0; k < sg.data.length; k += 3) if (idx.isAlive(sg.data[k]! >>> 11)) held++;
+    for (const sg of segments) for (const data of sg.parts) for (let k = 0; k < data.length; k += 3) if (idx.isAlive(data[k]! >>> 11)) held++;
     expect(held).to.equal(live.size * 300);
     expect(idx.size).to.equal(live.size);
     expect(idx.keypoints).to.equal(live.size * 300);

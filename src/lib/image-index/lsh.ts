@@ -10,9 +10,11 @@
 // buckets, with the full sketch read in the same sequential pass, shortlists as well (bench/RESULTS.md, issue 35).
 // The entries sit in segments (sorted by bucket: offsets by bucket + interleaved entry/sketch words) plus a small
 // delta of recent additions; the delta becomes a segment when it grows, and segments of similar size merge
-// (log-structured, as Lucene's segments), never into one above MAX_SEGMENT_ENTRIES, so that growing the index never
-// copies all of it at once (a million images hold ~9 GB; a whole-index merge would need twice that). Removed images
-// are tombstoned and dropped when their segment is rewritten.
+// (log-structured, as Lucene's segments: about log2(entries / a batch's) segments, each with 2^bits offsets and one
+// lookup per probed bucket). A segment's entries are held in parts by bucket range, and a merge frees each source
+// part once it is copied, so growing the index never holds two copies of what it merges (a million images hold
+// ~9 GB; a whole-index merge held at once would need twice that). Removed images are tombstoned and dropped when
+// their segment is rewritten.
 import { DESC_SIZE } from './features.js';
 import { mulberry32 } from '../../util/random.js';
 import { MEAN_ROOTSIFT } from './mean-rootsift.js';
@@ -39,9 +41,6 @@ export const SKETCH_BITS = 64;
 /** uint32 words per stored (and indexed) keypoint: the bucket code, then the sketch's two halves. In a segment the
  *  code's place holds the entry (slot * MAX_KP_PER_IMAGE + keypoint): the bucket is where it sits. */
 export const STRIDE = 3;
-
-/** A segment is never merged into one with more entries than this (768 MB): bounds the memory a merge adds. */
-export const MAX_SEGMENT_ENTRIES = 1 << 26;
 
 // The seeded PRNG lives in src/util/random.ts (re-exported for the index's users).
 export { mulberry32 };
@@ -250,14 +249,45 @@ export function countBuckets(sizes: Uint32Array, codes: Uint32Array, bits: numbe
   for (let i = 0; i < n; i++) sizes[codes[i * STRIDE]! & mask]!++;
 }
 
-/** Entries of some images, sorted by bucket: data[STRIDE*k ..] = entry, sketch lo, sketch hi of the k-th entry,
- *  the entries of bucket c at k in [offsets[c], offsets[c+1]). */
+/** Entries of some images, sorted by bucket: bucket c holds entries offsets[c] .. offsets[c+1] (exclusive), kept in
+ *  parts by bucket range (bucket c's part is c >>> shift), each part's words STRIDE per entry (entry, sketch lo,
+ *  sketch hi) from its first bucket's entry `base[part]` on. Parts let a merge free each source part as soon as it is
+ *  copied (no second copy of a whole segment held) and keep each allocation within PART_ENTRIES. */
 export interface Segment {
   offsets: Uint32Array;
-  data: Uint32Array;
+  parts: Uint32Array[];
+  shift: number;
+  base: Uint32Array;
   /** Entries of images removed since the segment was written. */
   dead: number;
 }
+
+/** Entries a segment's part is made for (48 MB): what a merge holds at most beyond its sources and its result. */
+export const PART_ENTRIES = 1 << 22;
+
+/** Bucket c's entries in a segment: the part holding them and their words [from, to) in it (STRIDE per entry). */
+export function bucketSpan(s: Segment, c: number): { data: Uint32Array; from: number; to: number } {
+  const p = c >>> s.shift;
+  return { data: s.parts[p]!, from: (s.offsets[c]! - s.base[p]!) * STRIDE, to: (s.offsets[c + 1]! - s.base[p]!) * STRIDE };
+}
+
+/** Entries of a segment (removed images' included). */
+const entriesOf = (s: Segment): number => s.offsets[s.offsets.length - 1]!;
+
+/** A segment's frame from its bucket counts (`counts[b + 1]`: bucket b's entries; made prefix sums in place): the
+ *  parts' bucket ranges (as many as PART_ENTRIES needs, a power of two) and bases; the parts not allocated yet. */
+function segmentFrame(counts: Uint32Array, bits: number, partEntries = PART_ENTRIES): Segment {
+  const nb = 1 << bits;
+  for (let b = 0; b < nb; b++) counts[b + 1]! += counts[b]!;
+  const total = counts[nb]!;
+  const partBits = Math.min(bits, Math.max(0, Math.ceil(Math.log2(total / partEntries))));
+  const shift = bits - partBits;
+  const base = new Uint32Array((1 << partBits) + 1);
+  for (let p = 0; p < base.length; p++) base[p] = counts[Math.min(nb, p << shift)]!;
+  return { offsets: counts, parts: new Array<Uint32Array>(1 << partBits), shift, base, dead: 0 };
+}
+
+const EMPTY = new Uint32Array(0);
 
 /** One image's entries to bucket (from codes(), or read back from a segment). */
 interface Pending {
@@ -288,7 +318,8 @@ export class LshIndex {
   /** A shard's view of the whole index's buckets (useBucketSizes); null: its own. */
   private wholeSizes: Uint32Array | null = null;
 
-  constructor(params: LshParams) {
+  /** `partEntries`: entries a segment's part is made for (PART_ENTRIES; tests make it small). */
+  constructor(params: LshParams, private readonly partEntries = PART_ENTRIES) {
     if (params.bits > CODE_BITS) throw new Error(`lsh.bits above ${CODE_BITS} would need more than 64 MB of offsets per segment`);
     this.params = params;
     this.proj = makeProjections(params.seed);
@@ -432,28 +463,29 @@ export class LshIndex {
       const seg = this.segs[s]!;
       seg.dead += n;
       // a segment mostly of removed images is rewritten (its dead entries dropped)
-      if (seg.dead > 50_000 && seg.dead > (seg.data.length / STRIDE) / 4) this.rewrite([s], []);
+      if (seg.dead > 50_000 && seg.dead > entriesOf(seg) / 4) this.replace([s], this.mergeSegments([seg]));
     }
   }
 
   /**
    * Folds the delta (and `extra` new images, from addBatch) into a new segment, then merges the newest segments
    * while the newest holds at least half the entries of the one before (log-structured: each entry is copied
-   * O(log n) times), within MAX_SEGMENT_ENTRIES.
+   * O(log n) times, and an index holds about log2(entries / a batch's) segments). A merge copies part by part and
+   * frees each source part once copied, so it never holds two copies of what it merges (issue 35 round 7: the cap
+   * on a segment's size that bounded that copy before left 19 segments at 1M targets, each with 2^bits offsets and
+   * a lookup per probed bucket).
    */
   merge(extra: Pending[] = []): void {
     const fromDelta = this.deltaPending();
     const fresh = [...fromDelta, ...extra];
-    if (fresh.length) this.rewrite([], fresh);
+    if (fresh.length) this.replace([], this.freshSegment(fresh), fresh);
     for (;;) {
       const n = this.segs.length;
       if (n < 2) break;
       const a = this.segs[n - 2]!;
       const b = this.segs[n - 1]!;
-      const la = a.data.length / STRIDE - a.dead;
-      const lb = b.data.length / STRIDE - b.dead;
-      if (lb * 2 < la || la + lb > MAX_SEGMENT_ENTRIES) break;
-      this.rewrite([n - 2, n - 1], []);
+      if ((entriesOf(b) - b.dead) * 2 < entriesOf(a) - a.dead) break;
+      this.replace([n - 2, n - 1], this.mergeSegments([a, b]));
     }
   }
 
@@ -477,52 +509,96 @@ export class LshIndex {
     return [...bySlot.values()].sort((a, b) => a.slot - b.slot);
   }
 
-  /** Replaces segments `from` (indexes) and adds `fresh` images as one new segment at the end (live entries only). */
-  private rewrite(from: number[], fresh: Pending[]): void {
+  /** New images' entries as one segment (in image order within a bucket). */
+  private freshSegment(fresh: Pending[]): Segment {
     const nb = 1 << this.params.bits;
     const mask = this.mask;
-    const alive = this.alive;
-    const olds = from.map((i) => this.segs[i]!);
     const counts = new Uint32Array(nb + 1);
-    for (const s of olds)
-      for (let b = 0; b < nb; b++) for (let k = s.offsets[b]!; k < s.offsets[b + 1]!; k++) if (alive[s.data[k * STRIDE]! >>> 11]) counts[b + 1]!++;
     for (const x of fresh) for (let i = 0; i < x.count; i++) counts[(x.codes[i * STRIDE]! & mask) + 1]!++;
-    for (let b = 0; b < nb; b++) counts[b + 1]! += counts[b]!;
-    const data = new Uint32Array(counts[nb]! * STRIDE);
+    const seg = segmentFrame(counts, this.params.bits, this.partEntries);
+    for (let p = 0; p < seg.parts.length; p++) seg.parts[p] = new Uint32Array((seg.base[p + 1]! - seg.base[p]!) * STRIDE);
     const pos = counts.slice(0, nb);
-    for (const s of olds)
-      for (let b = 0; b < nb; b++)
-        for (let k = s.offsets[b]!; k < s.offsets[b + 1]!; k++) {
-          const e = s.data[k * STRIDE]!;
-          if (!alive[e >>> 11]) continue;
-          const o = pos[b]!++ * STRIDE;
-          data[o] = e;
-          data[o + 1] = s.data[k * STRIDE + 1]!;
-          data[o + 2] = s.data[k * STRIDE + 2]!;
-        }
     for (const x of fresh)
       for (let i = 0; i < x.count; i++) {
-        const o = pos[x.codes[i * STRIDE]! & mask]!++ * STRIDE;
+        const b = x.codes[i * STRIDE]! & mask;
+        const part = b >>> seg.shift;
+        const o = (pos[b]!++ - seg.base[part]!) * STRIDE;
+        const data = seg.parts[part]!;
         data[o] = x.slot * MAX_KP_PER_IMAGE + i;
         data[o + 1] = x.codes[i * STRIDE + 1]!;
         data[o + 2] = x.codes[i * STRIDE + 2]!;
       }
-    // segments after a replaced one move down; the replaced ones' slots and the fresh ones go to the new last
+    return seg;
+  }
+
+  /** Live entries of segments (in their order within a bucket) as one new segment, built part by part: each source
+   *  part is let go (emptied) as soon as every bucket of it is copied, so the sources are gone when it is done. */
+  private mergeSegments(olds: Segment[]): Segment {
+    const bits = this.params.bits;
+    const nb = 1 << bits;
+    const alive = this.alive;
+    const counts = new Uint32Array(nb + 1);
+    for (const s of olds)
+      for (let b = 0; b < nb; b++) {
+        if (!s.dead) counts[b + 1]! += s.offsets[b + 1]! - s.offsets[b]!;
+        else {
+          const data = s.parts[b >>> s.shift]!;
+          const o0 = s.base[b >>> s.shift]!;
+          for (let j = (s.offsets[b]! - o0) * STRIDE; j < (s.offsets[b + 1]! - o0) * STRIDE; j += STRIDE) if (alive[data[j]! >>> 11]) counts[b + 1]!++;
+        }
+      }
+    const seg = segmentFrame(counts, bits, this.partEntries);
+    const freed = olds.map(() => 0); // per source: its parts let go so far
+    for (let p = 0; p < seg.parts.length; p++) {
+      const out = (seg.parts[p] = new Uint32Array((seg.base[p + 1]! - seg.base[p]!) * STRIDE));
+      const end = Math.min(nb, (p + 1) << seg.shift);
+      let o = 0;
+      for (let b = p << seg.shift; b < end; b++)
+        for (const s of olds) {
+          const data = s.parts[b >>> s.shift]!;
+          const o0 = s.base[b >>> s.shift]!;
+          const to = (s.offsets[b + 1]! - o0) * STRIDE;
+          if (!s.dead) for (let j = (s.offsets[b]! - o0) * STRIDE; j < to; j++) out[o++] = data[j]!;
+          else
+            for (let j = (s.offsets[b]! - o0) * STRIDE; j < to; j += STRIDE)
+              if (alive[data[j]! >>> 11]) {
+                out[o++] = data[j]!;
+                out[o++] = data[j + 1]!;
+                out[o++] = data[j + 2]!;
+              }
+        }
+      olds.forEach((s, i) => {
+        for (; freed[i]! < s.parts.length && (freed[i]! + 1) << s.shift <= end; freed[i]!++) s.parts[freed[i]!] = EMPTY;
+      });
+    }
+    return seg;
+  }
+
+  /** Puts `seg` in the place of segments `from` (indexes; at the end when none), and moves their slots and the
+   *  `fresh` images' to it. */
+  private replace(from: number[], seg: Segment, fresh: Pending[] = []): void {
+    const at = from.length ? Math.min(...from) : this.segs.length;
     const remap = new Int32Array(this.segs.length);
-    let n = 0;
-    this.segs.forEach((_, i) => (remap[i] = from.includes(i) ? -1 : n++));
-    this.segs = [...this.segs.filter((_, i) => !from.includes(i)), { offsets: counts, data, dead: 0 }];
+    const segs: Segment[] = [];
+    this.segs.forEach((s, i) => {
+      if (i === at) segs.push(seg);
+      if (from.includes(i)) remap[i] = at;
+      else remap[i] = segs.push(s) - 1;
+    });
+    if (at === this.segs.length) segs.push(seg);
+    // indexes after the replaced ones move down; `at` is below all of them
     for (let s = 0; s < this.nSlots; s++) {
       const o = this.segOf[s]!;
-      if (o >= 0) this.segOf[s] = remap[o]! >= 0 ? remap[o]! : n;
+      if (o >= 0) this.segOf[s] = remap[o]!;
     }
-    for (const x of fresh) this.segOf[x.slot] = n;
+    for (const x of fresh) this.segOf[x.slot] = at;
+    this.segs = segs;
   }
 
   /** Bytes held by the index (segments, the delta at ~40 bytes an entry, the per-slot arrays). */
   memoryBytes(): number {
     let b = this.alive.byteLength + this.kpCount.byteLength + this.segOf.byteLength + this.tie.byteLength;
-    for (const s of this.segs) b += s.offsets.byteLength + s.data.byteLength;
+    for (const s of this.segs) b += s.offsets.byteLength + s.base.byteLength + s.parts.reduce((a, d) => a + d.byteLength, 0);
     return b + this.deltaCount * 40 + this.delta.size * 64;
   }
 }

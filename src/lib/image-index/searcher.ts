@@ -138,6 +138,68 @@ function weightedSum(byH: ArrayLike<number>, g: Float64Array): number {
   return sum;
 }
 
+/**
+ * Per-slot arrays a vote scan needs, kept between queries (one per process, grown with the index): a query touches a
+ * few thousand of a million images, and allocating, zeroing and ranking arrays of every slot was a large part of a
+ * query's CPU at 1M targets (issue 35 round 7). `touched` lists the slots a scan voted for (a sparse vote map over
+ * the dense arrays); `clear` zeroes only those. `lastSeen` holds stamps (`gen` + keypoint): a slot is new to a scan
+ * when its stamp is below the scan's `gen`, so nothing is refilled between scans.
+ */
+class VoteScratch {
+  votes = new Float32Array(0);
+  voting = new Uint16Array(0);
+  burst = new Float32Array(0);
+  lastSeen = new Int32Array(0);
+  posOf = new Int32Array(0);
+  touched = new Int32Array(1024);
+  nTouched = 0;
+  gen = 0;
+  private busy = false;
+
+  /** The scratch for a scan of `slots` images and `keypoints` query keypoints (released by `clear`). */
+  take(slots: number, keypoints: number): this {
+    if (this.busy) throw new Error('VoteScratch: a vote scan is already running');
+    this.busy = true;
+    if (slots > this.votes.length) {
+      const n = Math.max(slots, Math.ceil(this.votes.length * 1.5));
+      this.votes = new Float32Array(n);
+      this.voting = new Uint16Array(n);
+      this.burst = new Float32Array(n);
+      this.lastSeen = new Int32Array(n).fill(-1);
+      this.posOf = new Int32Array(n);
+      this.gen = 0;
+    }
+    if (this.gen + keypoints + 1 >= 0x7fffffff) {
+      this.lastSeen.fill(-1);
+      this.gen = 0;
+    }
+    this.nTouched = 0;
+    return this;
+  }
+
+  touch(slot: number): void {
+    if (this.nTouched === this.touched.length) {
+      const nb = new Int32Array(this.nTouched * 2);
+      nb.set(this.touched);
+      this.touched = nb;
+    }
+    this.touched[this.nTouched++] = slot;
+  }
+
+  /** Zeroes the votes of the slots touched and moves the stamps past this scan's (`keypoints` searched). */
+  clear(keypoints: number): void {
+    for (let i = 0; i < this.nTouched; i++) {
+      this.votes[this.touched[i]!] = 0;
+      this.voting[this.touched[i]!] = 0;
+      this.burst[this.touched[i]!] = 0;
+    }
+    this.nTouched = 0;
+    this.gen += keypoints + 1;
+    this.busy = false;
+  }
+}
+const scratch = new VoteScratch();
+
 /** The votes of one query as its keypoints' collisions come in (scanVotes). */
 class VoteScan {
   readonly votes: Float32Array;
@@ -165,12 +227,17 @@ class VoteScan {
   /** Images of the current keypoint by closest sketch distance (the weighted parts' sum, and a shard's record). */
   private readonly byH: Int32Array;
 
-  constructor(slots: number, private readonly alive: Uint8Array, private readonly voteH: number, private readonly matchH: number, private readonly bursts: Uint16Array, sigma = 0, keypoints = 0, exact = false) {
-    this.votes = new Float32Array(slots);
-    this.voting = new Uint16Array(slots);
-    this.burst = new Float32Array(slots);
-    this.lastSeen = new Int32Array(slots).fill(-1);
-    this.posOf = new Int32Array(slots);
+  /** The scan's first stamp (VoteScratch.gen) and the current keypoint's. */
+  private readonly gen: number;
+  private stamp = 0;
+
+  constructor(readonly scratch: VoteScratch, private readonly alive: Uint8Array, private readonly voteH: number, private readonly matchH: number, private readonly bursts: Uint16Array, sigma = 0, keypoints = 0, exact = false) {
+    this.votes = scratch.votes;
+    this.voting = scratch.voting;
+    this.burst = scratch.burst;
+    this.lastSeen = scratch.lastSeen;
+    this.posOf = scratch.posOf;
+    this.gen = scratch.gen;
     this.g = hammingWeights(sigma);
     this.byH = new Int32Array(voteH + 1);
     this.kp = exact ? { weight: new Float64Array(keypoints), hist: new Uint16Array(keypoints * (voteH + 1)), bins: voteH + 1 } : null;
@@ -179,6 +246,7 @@ class VoteScan {
 
   startKeypoint(q: number): void {
     this.q = q;
+    this.stamp = this.gen + q;
     this.nv = 0;
     this.wq = 0;
   }
@@ -190,8 +258,10 @@ class VoteScan {
     this.stats.passed++;
     if (h <= this.voteH) {
       if (w > this.wq) this.wq = w;
-      if (this.lastSeen[sl] !== this.q) {
-        this.lastSeen[sl] = this.q;
+      const seen = this.lastSeen[sl]!;
+      if (seen !== this.stamp) {
+        if (seen < this.gen) this.scratch.touch(sl);
+        this.lastSeen[sl] = this.stamp;
         if (this.voting[sl]! < 0xffff) this.voting[sl]!++;
         if (this.nv === this.voted.length) {
           const nb = new Int32Array(this.nv * 2);
@@ -260,13 +330,15 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
   const maxBucket = index.params.maxBucket;
   const { segments, delta } = index.buckets;
   const offs = segments.map((s) => s.offsets);
-  const datas = segments.map((s) => s.data);
+  const parts = segments.map((s) => s.parts);
+  const shifts = segments.map((s) => s.shift);
+  const bases = segments.map((s) => s.base);
   const S = segments.length;
   const maxH = Math.max(p.voteHamming, p.matchHamming);
   // a shard of a larger index skips and weighs buckets by the whole index's sizes (LshIndex.useBucketSizes)
   const whole = index.bucketSizes;
   const bursts = burstCounts(probes, per, sketches, n, p.voteHamming);
-  const scan = new VoteScan(index.slots, index.aliveFlags, p.voteHamming, p.matchHamming, bursts, p.voteSigma, n, exact);
+  const scan = new VoteScan(scratch.take(index.slots, n), index.aliveFlags, p.voteHamming, p.matchHamming, bursts, p.voteSigma, n, exact);
   const st = scan.stats;
   let copy = 0;
   for (let q = 0; q < n; q++) {
@@ -292,9 +364,14 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
       // A collision in a crowded bucket says less (the idf of text retrieval): weight ln(1 + maxBucket/size).
       const w = Math.log1p(maxBucket / size);
       for (let s = 0; s < S; s++) {
-        const data = datas[s]!;
-        const end = offs[s]![code + 1]! * 3;
-        for (let j = offs[s]![code]! * 3; j < end; j += 3) {
+        const from = offs[s]![code]!;
+        const to = offs[s]![code + 1]!;
+        if (from === to) continue;
+        const part = code >>> shifts[s]!;
+        const data = parts[s]![part]!;
+        const o0 = bases[s]![part]!;
+        const end = (to - o0) * 3;
+        for (let j = (from - o0) * 3; j < end; j += 3) {
           const x = q0 ^ data[j + 1]!;
           const y = q1 ^ data[j + 2]!;
           const h = POP16[x & 0xffff]! + POP16[x >>> 16]! + POP16[y & 0xffff]! + POP16[y >>> 16]!;
@@ -411,22 +488,36 @@ export function votePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored
   const n = Math.min(v.f.count, maxQuery);
   const pr = index.probe(v.vecs, n);
   const t1 = performance.now();
-  const { votes, burst, copy, voting, found, stats, exact: kv } = scanVotes(index, pr.probes, pr.sketches, n, p, exact);
-  const shortlist = topK(votes, mirrored ? Math.min(p.shortlist, p.mirrorShortlist) : p.shortlist, index.tieKeys, p.window);
-  const pos = new Int32Array(index.slots).fill(-1);
-  shortlist.forEach((s, i) => (pos[s] = i));
+  let scanned: Omit<Votes, 'votes' | 'voting' | 'burst'>;
+  let shortlist: number[];
+  let shortVotes: number[];
+  let shortVoting: number[];
+  let shortBurst: number[];
+  try {
+    const { votes, voting, burst, ...rest } = scanVotes(index, pr.probes, pr.sketches, n, p, exact);
+    scanned = rest;
+    // ranked among the images voted for only (VoteScratch.touched), not every slot
+    shortlist = topK(votes, mirrored ? Math.min(p.shortlist, p.mirrorShortlist) : p.shortlist, index.tieKeys, p.window, scratch.touched.subarray(0, scratch.nTouched));
+    shortVotes = shortlist.map((s) => votes[s]!);
+    shortVoting = shortlist.map((s) => voting[s]!);
+    shortBurst = shortlist.map((s) => burst[s]!);
+  } finally {
+    scratch.clear(n);
+  }
+  const { copy, found, stats, exact: kv } = scanned;
+  const pos = new Map(shortlist.map((s, i) => [s, i]));
   const coll: number[][] = shortlist.map(() => []);
   for (let k = 0; k < found.length; k += 3) {
-    const i = pos[found[k]!]!;
-    if (i >= 0) coll[i]!.push(found[k + 1]!, found[k + 2]!);
+    const i = pos.get(found[k]!);
+    if (i !== undefined) coll[i]!.push(found[k + 1]!, found[k + 2]!);
   }
-  const out: VotedPass = { shortlist, votes: shortlist.map((s) => votes[s]!), voting: shortlist.map((s) => voting[s]!), burst: shortlist.map((s) => burst[s]!), coll, sketches: pr.sketches, keypoints: n, copy, stats, probeMs: t1 - t0, voteMs: performance.now() - t1 };
+  const out: VotedPass = { shortlist, votes: shortVotes, voting: shortVoting, burst: shortBurst, coll, sketches: pr.sketches, keypoints: n, copy, stats, probeMs: t1 - t0, voteMs: performance.now() - t1 };
   if (!kv) return out;
   // each shortlisted image's voting keypoints, ascending (the scan records them keypoint after keypoint)
   const voters: number[][] = shortlist.map(() => []);
   for (let k = 0; k < kv.voters.length; k += 2) {
-    const i = pos[kv.voters[k]!]!;
-    if (i >= 0) voters[i]!.push(kv.voters[k + 1]!);
+    const i = pos.get(kv.voters[k]!);
+    if (i !== undefined) voters[i]!.push(kv.voters[k + 1]!);
   }
   return { ...out, voters, keypointVotes: { weight: kv.weight, hist: kv.hist, bins: kv.bins, burst: kv.burst } };
 }
@@ -656,14 +747,18 @@ export async function search(index: LshIndex, load: SlotLoader, query: Features,
 }
 
 
-/** Indexes of the k largest values with a positive count, largest first. */
-export function topK(v: Float32Array | Uint32Array, k: number, key?: ArrayLike<number>, window?: SlotWindow): number[] {
+/** Indexes of the k largest values with a positive count, largest first; `among`: only these indexes (each once; the
+ *  slots a scan voted for), with the same result as over every index. */
+export function topK(v: Float32Array | Uint32Array, k: number, key?: ArrayLike<number>, window?: SlotWindow, among?: ArrayLike<number>): number[] {
   // One pass keeping the k best in a short sorted list: at 100k images most slots get a vote, and sorting
   // them all cost more than the rest of the ranking. Equal votes rank by `key` (the index's tie keys: the
-  // target item id, so that the shortlist does not depend on the order the images were loaded in), else by slot.
-  const before = (a: number, b: number) => v[a]! > v[b]! || (v[a] === v[b] && (key ? key[a]! < key[b]! : a < b));
+  // target item id, so that the shortlist does not depend on the order the images were loaded in), then by slot: a
+  // total order, so the k best do not depend on the order the indexes are met in.
+  const before = (a: number, b: number) => v[a]! > v[b]! || (v[a] === v[b] && (key && key[a] !== key[b] ? key[a]! < key[b]! : a < b));
   const best: number[] = [];
-  for (let i = 0; i < v.length; i++) {
+  const n = among ? among.length : v.length;
+  for (let t = 0; t < n; t++) {
+    const i = among ? among[t]! : t;
     const x = v[i]!;
     if (!(x > 0) || k <= 0) continue;
     if (window && !(window.at[i]! >= window.lo && window.at[i]! <= window.hi)) continue;

@@ -21,6 +21,11 @@ export function autoBits(keypoints: number): number {
   return Math.max(12, Math.min(CODE_BITS, Math.round(Math.log2(Math.max(1, keypoints) / 128))));
 }
 
+/** Images an index of `loaded` images adds at once when loading rows: 5,000 or half the images loaded so far,
+ *  whichever is more, up to 20,000 (~180 MB of codes, held twice while they become a segment: the largest transient of
+ *  a load since a merge frees its sources part by part; 50,000 before issue 35 round 7). */
+export const loadBatch = (loaded: number): number => Math.min(20_000, Math.max(5000, loaded / 2));
+
 /** Index parameters; with lsh.bits 'auto' the width follows the number of keypoints indexed. */
 export function lshParams(config: Config, keypoints = 0): LshParams {
   const l = config.lsh;
@@ -187,8 +192,8 @@ export class IndexHandle {
     const repo = this.bank.repo(LshRepo);
     const sig = await repo.signature(this.range, this.key);
     if (sig.count === this.sig.count && sig.maxId === this.sig.maxId) return;
-    // In batches of 5,000 images or half the images loaded so far, whichever is more, up to 50,000 (~460 MB of codes
-    // held at once): a bank opened at 100k images loads in a few segments instead of growing the delta image by image.
+    // In batches (loadBatch): a bank opened at 100k images loads in a few segments instead of growing the delta image
+    // by image.
     let batch: LshRow[] = [];
     const flush = () => {
       const slots = this.index.addBatch(batch.map((r) => r.codes));
@@ -206,7 +211,7 @@ export class IndexHandle {
         this.loadedUpTo = row.id;
         continue;
       }
-      if (batch.push(row) >= Math.min(50_000, Math.max(5000, this.index.size / 2))) flush();
+      if (batch.push(row) >= loadBatch(this.index.size)) flush();
     }
     flush();
     if (this.held + this.skippedRows.size !== sig.count) await this.dropGone();
