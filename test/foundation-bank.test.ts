@@ -185,6 +185,10 @@ forEachBackend('bank', (be) => {
     expect(f.count).to.equal(count);
     expect(Buffer.from(f.keypoints.buffer, f.keypoints.byteOffset, f.keypoints.byteLength).equals(Buffer.from(keypoints.buffer))).to.equal(true);
     expect(Buffer.from(f.descriptors).equals(Buffer.from(descriptors))).to.equal(true);
+    // several at once (one query): the same features, an image without any left out
+    const many = await bank.repo(FeaturesRepo).getMany([img.sha256, 'ab'.repeat(32), img.sha256]);
+    expect([...many.keys()]).to.deep.equal([img.sha256]);
+    expect(many.get(img.sha256)).to.deep.equal(f);
     const codes = new Uint32Array(count * 10).map((_, i) => (i * 2654435761) >>> 0);
     await bank.transaction((tx) => tx.repo(LshRepo).putMany([{ itemId: item.id, imageSha256: img.sha256, count, codes }], 'p1'));
     const rows = [];

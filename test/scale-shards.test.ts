@@ -18,6 +18,7 @@ import { mergePartials, parseShardKey, storedPlan } from '../src/stages/match/sh
 import { runFeatures } from '../src/stages/features/stage.js';
 import { observeSourceCosts, observeSourceRankings, runMatch } from '../src/stages/match/stage.js';
 import { dropIndexes, indexTargets, openIndex, paramsKey } from '../src/lib/image-index/store.js';
+import { countBuckets } from '../src/lib/image-index/lsh.js';
 import { schedule } from '../src/worker/schedule.js';
 import { Worker } from '../src/worker/worker.js';
 import { tempDir } from './helpers.js';
@@ -217,6 +218,65 @@ describe('target shards', function () {
         expect(await repo.sequence()).to.equal(seq);
         expect(await bank.repo(CandidatesRepo).countPending(seq), 'no source is due for matching again').to.equal(0);
       } finally {
+        dropIndexes(bank);
+        await bank.close();
+      }
+    });
+  });
+
+  forEachBackend('bucket counts per shard kept in the bank', (b) => {
+    it("a shard's whole-index bucket sizes are the sum of each range's stored counts: another process reads no other range's codes, and a changed range is counted again", async function () {
+      const config = withLsh(base, { shards: 3 });
+      if (b.name === 'postgres' && !workersUrl) return this.skip();
+      const open = () => (b.name === 'sqlite' ? Bank.open(path.join(dir, 'whole')) : Bank.open(path.join(dir, 'pg-workers'), { url: workersUrl }));
+      const key = paramsKey(config.lsh);
+      const rows: LshRow[] = [];
+      let bank = await open();
+      for await (const r of bank.repo(LshRepo).rowsAfter(0, undefined, key)) rows.push(r);
+      const ids = rows.map((r) => r.itemId).sort((x, y) => x - y);
+      // two ranges no stored plan has (an earlier test's runs kept counts for theirs: 0..c, c+1..OPEN_END)
+      const mid = ids[Math.floor(ids.length / 2)]!;
+      const plan = [{ first: -1, last: mid - 1 }, { first: mid, last: Number.MAX_SAFE_INTEGER - 1 }];
+      const truth = (bits: number, list: LshRow[]) => {
+        const sizes = new Uint32Array(1 << bits);
+        for (const r of list) countBuckets(sizes, r.codes, bits);
+        return sizes;
+      };
+      // which ranges' codes a process reads (rowsAfter: a shard's load, and counting)
+      const read: string[] = [];
+      const orig = LshRepo.prototype.rowsAfter;
+      LshRepo.prototype.rowsAfter = function (after, range, params) {
+        read.push(range ? `${range.first}` : 'all');
+        return orig.call(this, after, range, params);
+      };
+      try {
+        const first = await openIndex(bank, config, -Infinity, plan[1], plan);
+        const bits = first.index.params.bits;
+        expect(Array.from(first.index.bucketSizes!)).to.deep.equal(Array.from(truth(bits, rows)));
+        expect(read, 'the first process loads its shard, then counts each range once').to.deep.equal([`${mid}`, '-1', `${mid}`]);
+        for (const r of plan) expect((await bank.repo(LshRepo).bucketCounts(key, bits, r))?.rows).to.equal(rows.filter((x) => x.itemId >= r.first && x.itemId <= r.last).length);
+        dropIndexes(bank);
+        await bank.close();
+        // another process (a new bank handle: nothing counted in memory) loading shard 0 reads only shard 0's codes
+        bank = await open();
+        read.length = 0;
+        const second = await openIndex(bank, config, -Infinity, plan[0], plan);
+        expect(read).to.deep.equal(['-1']);
+        expect(Array.from(second.index.bucketSizes!)).to.deep.equal(Array.from(truth(bits, rows)));
+        // a range whose rows changed (its last item indexed again with other codes: a new row) is counted again, and
+        // only it: the rows added since it was counted, then (a row gone) all of it
+        const changed = rows.filter((r) => r.itemId >= mid).at(-1)!;
+        const other = rows.find((r) => r.itemId < mid)!;
+        const put = (r: LshRow, sha: string) => bank.transaction((tx) => tx.repo(LshRepo).putMany([{ itemId: r.itemId, imageSha256: sha, count: r.count, codes: r.codes }], key));
+        await put({ ...changed, count: other.count, codes: other.codes }, other.imageSha256);
+        dropIndexes(bank);
+        read.length = 0;
+        const third = await openIndex(bank, config, -Infinity, plan[0], plan);
+        expect(read).to.deep.equal(['-1', `${mid}`, `${mid}`]);
+        expect(Array.from(third.index.bucketSizes!)).to.deep.equal(Array.from(truth(bits, [...rows.filter((r) => r !== changed), other])));
+        await put(changed, changed.imageSha256); // as it was (later tests read this bank)
+      } finally {
+        LshRepo.prototype.rowsAfter = orig;
         dropIndexes(bank);
         await bank.close();
       }

@@ -132,6 +132,10 @@ describe('sift: near-identical pictures (work once per picture)', function () {
       expect(f2.count).to.equal(f1.count);
       expect(f2.twinOf).to.equal(id('target', 't1').imageSha256);
       expect(f1.width / f2.scale).to.be.closeTo(270, 0.5); // t2's original pixels
+      // read together (FeaturesRepo.getMany: the merge's batched read), a twin's as get gives it
+      const many = await feats.getMany([id('target', 't2').imageSha256, id('target', 't1').imageSha256]);
+      expect(many.get(id('target', 't1').imageSha256)).to.deep.equal(f1);
+      expect(many.get(id('target', 't2').imageSha256)).to.deep.equal(f2);
       // The index holds t1, d1, d2: one row per picture.
       expect(summary.indexedImages).to.equal(3);
       expect((await bank.repo(LshRepo).signature()).count).to.equal(3);

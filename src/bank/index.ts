@@ -12,7 +12,7 @@ export { SentencePairsRepo, type SentencePairRow, type SentencePairForExport } f
 export { FeaturesRepo, type Features, type StoredFeatures } from './features.js';
 export { ReviewsRepo, VERDICTS, LIST_TEXT_CHARS, type Verdict, type Review, type ReviewState, type PairListFilter, type PairListKind, type PairListSort, type ListCursor, type ReviewPairRow, type LabelledPair } from './reviews.js';
 export { TermStatsRepo, type Lang, type TermCounts } from './term-stats.js';
-export { LshRepo, type LshRow, type TargetRange } from './lsh.js';
+export { LshRepo, type BucketCounts as StoredBucketCounts, type LshRow, type TargetRange } from './lsh.js';
 export { TwinsRepo, type StoredHash, type Twin } from './twins.js';
 export { DenseViewsRepo, asStored, packKeypoints, unpackKeypoints } from './dense-views.js';
 export { CandidatesRepo, type CandidateInput, type Candidate, type CandidateJoined } from './candidates.js';

@@ -27,6 +27,13 @@ const STANDS_FOR_PICTURE = `(NOT EXISTS (SELECT 1 FROM image_twins t WHERE t.sha
 
 const n = (r: { n: number | string } | undefined): number => Number(r?.n ?? 0);
 
+/** A range's bucket entry counts and the signature of the rows counted (row count, largest row id). */
+export interface BucketCounts {
+  rows: number;
+  maxId: number;
+  counts: Uint32Array;
+}
+
 /** Target item ids first..last (inclusive): one shard of the index (issue 35). Absent: every row. */
 export interface TargetRange {
   first: number;
@@ -169,6 +176,30 @@ export class LshRepo {
     )) {
       yield { id: Number(r.id), itemId: Number(r.itemId), imageSha256: r.imageSha256, count: r.count, codes: blobToUint32(blobValue(r.codes)), harvestedAt: r.harvestedAt ?? null };
     }
+  }
+
+  /** A range's stored bucket entry counts (2^bits) for codes of `params`, with the signature of the rows counted
+   *  (migration 31); undefined when none are stored. */
+  async bucketCounts(params: string, bits: number, range: TargetRange): Promise<BucketCounts | undefined> {
+    const r = await this.db.get<{ rows: number; maxId: number; counts: Buffer | string }>(
+      `SELECT row_count AS "rows", max_id AS "maxId", ${blobColumn(this.db.dialect, 'counts', 'counts')} FROM lsh_bucket_counts
+       WHERE params = ? AND bits = ? AND first_item = ? AND last_item = ?`,
+      [params, bits, range.first, range.last],
+    );
+    if (!r) return undefined;
+    const counts = blobToUint32(blobValue(r.counts));
+    return counts.length === 1 << bits ? { rows: Number(r.rows), maxId: Number(r.maxId), counts } : undefined;
+  }
+
+  /** Stores a range's bucket entry counts (replacing what was stored): any worker may write them, the same counts for
+   *  the same rows. */
+  async putBucketCounts(params: string, bits: number, range: TargetRange, c: BucketCounts, now = new Date().toISOString()): Promise<void> {
+    await this.db.run(
+      `INSERT INTO lsh_bucket_counts (params, bits, first_item, last_item, row_count, max_id, counts, counted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (params, bits, first_item, last_item) DO UPDATE SET row_count = excluded.row_count, max_id = excluded.max_id,
+         counts = excluded.counts, counted_at = excluded.counted_at`,
+      [params, bits, range.first, range.last, c.rows, c.maxId, toBlob(c.counts), now],
+    );
   }
 
   /** Row ids, of every row or a range's, and only of rows with codes of `params` when given. */

@@ -7,7 +7,8 @@
 //   16 crawl jobs keyed by host group (worker) · 17 BLOB columns uncompressed on PostgreSQL (bank)
 //   18 captions counted into IDF per item (comparability, features) · 33 dense views of targets for archive
 //   matching (match) · 36 export claims (export, issue 36).
-//   30-32 the image index at archive scale (match, issue 35): 30 match results per index shard, merged per source.
+//   30-32 the image index at archive scale (match, issue 35): 30 match results per index shard, merged per source;
+//   31 each shard's bucket entry counts.
 //   No migration has number 7 or 14.
 import type { Migration } from './types.js';
 import { m001Banks } from './001-banks.js';
@@ -29,6 +30,7 @@ import { m018IdfCounted } from './018-idf-counted.js';
 import { m012CandidateModel } from './012-candidate-model.js';
 import { m036ExportClaims } from './036-export-claims.js';
 import { m030MatchPartials } from './030-match-partials.js';
+import { m031LshBucketCounts } from './031-lsh-bucket-counts.js';
 
 // One entry per line (merges stay trivial). Applied in version order; a migration that landed later with a lower
 // number than one already applied is still applied (src/bank/db.ts tracks each version, not just the highest).
@@ -52,5 +54,6 @@ export const migrations: Migration[] = [
   m036ExportClaims,
   m033DenseViews,
   m030MatchPartials,
+  m031LshBucketCounts,
 ].sort((a, b) => a.version - b.version);
 export type { Migration };

@@ -1,7 +1,7 @@
 // The bank's index in memory: loaded from the lsh_codes rows (no projection work on restart), kept in step
 // with them (rows added since, rows gone), and the mapping slot -> target item. One handle per open bank.
 import type { Bank, IdRange } from '../../bank/index.js';
-import { FeaturesRepo, LshRepo, type LshRow, type TargetRange } from '../../bank/index.js';
+import { FeaturesRepo, LshRepo, type LshRow, type StoredBucketCounts, type TargetRange } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../util/log.js';
 import type { Progress } from '../../util/progress.js';
@@ -410,8 +410,9 @@ export const estimateIndexBytes = (keypoints: number, images: number): number =>
  * ahead of its first match job. `floor` (epoch ms; lsh.window): targets harvested before it are dropped from memory
  * (a run whose sources need older ones gets a handle loaded anew). `range`: one shard (target item ids); the process
  * keeps the shards it loaded within lsh.memoryMB (least recently used dropped first), so a worker holds its shards.
+ * `plan`: every shard's range (the whole index's bucket sizes are then the sum of each range's counts kept in the bank).
  */
-export async function openIndex(bank: Bank, config: Config, floor = -Infinity, range?: TargetRange): Promise<IndexHandle> {
+export async function openIndex(bank: Bank, config: Config, floor = -Infinity, range?: TargetRange, plan?: readonly TargetRange[]): Promise<IndexHandle> {
   const repo = bank.repo(LshRepo);
   const key = paramsKey(lshParams(config));
   const map = held(bank);
@@ -438,7 +439,7 @@ export async function openIndex(bank: Bank, config: Config, floor = -Infinity, r
   }
   // a shard skips and weighs buckets by the whole index's sizes (as loaded with the same floor), so that its votes add
   // up to one index's (issue 35 round 6)
-  if (range) handle.index.useBucketSizes(await wholeBucketSizes(bank, handle.index.params.bits, key, floor));
+  if (range) handle.index.useBucketSizes(await wholeBucketSizes(bank, handle.index.params.bits, key, floor, plan));
   map.delete(rk); // most recently used last
   map.set(rk, handle);
   return handle;
@@ -446,43 +447,82 @@ export async function openIndex(bank: Bank, config: Config, floor = -Infinity, r
 
 /** The whole index's bucket entry counts, per bank, codes, width and floor, kept in step with the rows (counted once,
  *  then the rows added since; counted again when rows were removed or re-encoded). */
-interface BucketCounts {
+interface WholeCounts {
   key: string;
   bits: number;
   floor: number;
   sizes: Uint32Array;
-  upTo: number;
   sig: { count: number; maxId: number };
-  rows: number;
 }
-const bucketCounts = new WeakMap<Bank, BucketCounts>();
+const bucketCounts = new WeakMap<Bank, WholeCounts>();
+
+/** Bucket entry counts of some rows: `counts` of `rows` rows up to row id `maxId`. */
+interface Counting {
+  key: string;
+  bits: number;
+  floor: number;
+  counts: Uint32Array;
+  rows: number;
+  maxId: number;
+}
 
 /**
  * Each bucket's entries in an index of every target with these codes (`key`), `bits` wide, holding the rows harvested
  * from `floor` on, as openIndex loads the whole index: what a shard needs of the others (2^bits counts, 2 MB at 19
- * bits; not their entries). Read from the stored codes, every row once per process, then the rows added since.
+ * bits; not their entries). Kept per process while the rows do not change. With the shard plan's ranges (`plan`) and
+ * no floor, the sum of each range's counts kept in the bank (rangeCounts: a range's rows are read only when they
+ * changed since they were counted, by whichever worker meets them first); otherwise counted from every stored code.
  */
-async function wholeBucketSizes(bank: Bank, bits: number, key: string, floor: number): Promise<Uint32Array> {
+async function wholeBucketSizes(bank: Bank, bits: number, key: string, floor: number, plan?: readonly TargetRange[]): Promise<Uint32Array> {
   const repo = bank.repo(LshRepo);
   const sig = await repo.signature(undefined, key);
-  let c = bucketCounts.get(bank);
+  const c = bucketCounts.get(bank);
   if (c && c.key === key && c.bits === bits && c.floor === floor && c.sig.count === sig.count && c.sig.maxId === sig.maxId) return c.sizes;
-  // rows only added since (ids grow): count those; otherwise (removed, re-encoded, another width) count anew
-  const fresh = (): BucketCounts => ({ key, bits, floor, sizes: new Uint32Array(1 << bits), upTo: 0, sig: { count: 0, maxId: 0 }, rows: 0 });
-  if (!c || c.key !== key || c.bits !== bits || c.floor !== floor || sig.count < c.sig.count || sig.maxId < c.sig.maxId) c = fresh();
-  await countRows(repo, c);
-  if (c.rows !== sig.count) await countRows(repo, (c = fresh())); // rows removed below the last counted
-  c.sig = { count: c.rows, maxId: c.upTo };
-  bucketCounts.set(bank, c);
-  return c.sizes;
+  let sizes: Uint32Array;
+  let counted: { count: number; maxId: number };
+  if (plan?.length && floor === -Infinity) {
+    sizes = new Uint32Array(1 << bits);
+    counted = { count: 0, maxId: 0 };
+    for (const range of plan) {
+      const r = await rangeCounts(repo, key, bits, range);
+      for (let b = 0; b < sizes.length; b++) sizes[b]! += r.counts[b]!;
+      counted = { count: counted.count + r.rows, maxId: Math.max(counted.maxId, r.maxId) };
+    }
+  } else {
+    // rows only added since (ids grow): count those; otherwise (removed, re-encoded, another width) count anew
+    const fresh = (): Counting => ({ key, bits, floor, counts: new Uint32Array(1 << bits), rows: 0, maxId: 0 });
+    const same = c && c.key === key && c.bits === bits && c.floor === floor && sig.count >= c.sig.count && sig.maxId >= c.sig.maxId;
+    let k: Counting = same ? { key, bits, floor, counts: c.sizes, rows: c.sig.count, maxId: c.sig.maxId } : fresh();
+    await countRows(repo, k);
+    if (k.rows !== sig.count) await countRows(repo, (k = fresh())); // rows removed below the last counted
+    sizes = k.counts;
+    counted = { count: k.rows, maxId: k.maxId };
+  }
+  bucketCounts.set(bank, { key, bits, floor, sizes, sig: counted });
+  return sizes;
 }
 
-async function countRows(repo: LshRepo, c: BucketCounts): Promise<void> {
-  for await (const row of repo.rowsAfter(c.upTo, undefined, c.key)) {
-    c.upTo = row.id;
+/** A range's bucket entry counts: as stored in the bank while its rows are those counted, else brought up to date
+ *  (the rows added since, or all of them again when some were removed or re-encoded) and stored. */
+async function rangeCounts(repo: LshRepo, key: string, bits: number, range: TargetRange): Promise<StoredBucketCounts> {
+  const sig = await repo.signature(range, key);
+  const stored = await repo.bucketCounts(key, bits, range);
+  if (stored && stored.rows === sig.count && stored.maxId === sig.maxId) return stored;
+  const fresh = (): Counting => ({ key, bits, floor: -Infinity, counts: new Uint32Array(1 << bits), rows: 0, maxId: 0 });
+  let k: Counting = stored && stored.rows <= sig.count && stored.maxId <= sig.maxId ? { ...fresh(), counts: stored.counts, rows: stored.rows, maxId: stored.maxId } : fresh();
+  await countRows(repo, k, range);
+  if (k.rows !== sig.count) await countRows(repo, (k = fresh()), range);
+  const out = { rows: k.rows, maxId: k.maxId, counts: k.counts };
+  await repo.putBucketCounts(key, bits, range, out);
+  return out;
+}
+
+async function countRows(repo: LshRepo, c: Counting, range?: TargetRange): Promise<void> {
+  for await (const row of repo.rowsAfter(c.maxId, range, c.key)) {
+    c.maxId = row.id;
     c.rows++;
     if (row.harvestedAt && Date.parse(row.harvestedAt) < c.floor) continue;
-    countBuckets(c.sizes, row.codes, c.bits);
+    countBuckets(c.counts, row.codes, c.bits);
   }
 }
 

@@ -140,6 +140,17 @@ export class GlobalVerifier {
     return this.features.get(sha) ?? undefined;
   }
 
+  /** Reads the features of the images not read yet, at once. */
+  private async readAll(shas: string[]): Promise<void> {
+    const want = shas.filter((sha) => !this.features.has(sha));
+    if (!want.length) return;
+    const got = await this.tx.repo(FeaturesRepo).getMany(want);
+    for (const sha of want) {
+      const f = got.get(sha);
+      this.features.set(sha, f ? prepare(f) : null);
+    }
+  }
+
   /** A target's slot among those met so far (one per image). */
   slotOf(e: VotedEntry): number {
     let s = this.slots.get(e[0]);
@@ -163,9 +174,8 @@ export class GlobalVerifier {
       sketches: this.lsh.sketches(v.vecs, keypoints),
       keypoints,
     };
-    // read one after the other (one transaction's connection runs one query at a time): the images with collisions
-    // enough to be verified
-    for (let i = 0; i < entries.length; i++) if (!tooFewCollisions(voted.coll[i]!, p)) await this.prepared(entries[i]![1]);
+    // the images with collisions enough to be verified, read in one query (FeaturesRepo.getMany)
+    await this.readAll(entries.filter((_, i) => !tooFewCollisions(voted.coll[i]!, p)).map((e) => e[1]));
     const src = { load: (s: number) => this.prepared(this.targets[s]!.sha), isAlive: () => true, sketchesOf: (t: Prepared) => this.lsh.sketches(t.vecs, t.f.count) };
     return verifyShortlist(src, v, voted, p, mirrored);
   }

@@ -73,7 +73,7 @@ export class MatchRun implements MatchContext {
     const windowMs = config.lsh.window * 86_400_000;
     const oldest = windowMs ? await cands.oldestPendingHarvest(seq, opts.idRange) : null;
     const floor = oldest && Number.isFinite(Date.parse(oldest)) ? Date.parse(oldest) - windowMs : -Infinity;
-    const handle = await openIndex(bank, config, floor, shard?.range);
+    const handle = await openIndex(bank, config, floor, shard?.range, shard?.plan.ranges);
     summary.indexedImages = handle.index.size;
     summary.indexMemoryBytes = handle.memoryBytes();
     const total = await cands.countPending(seq);
