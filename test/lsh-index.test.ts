@@ -473,8 +473,13 @@ describe('lsh-index: descriptors and index', () => {
     expect(b.shortlist).to.deep.equal(a.shortlist);
     expect(b.votes).to.deep.equal(a.votes);
     // another query between two runs of the same one: the vote arrays kept between scans carry nothing over
+    const vp = () => votePass(parted, prepare(base), { ...SP, voteSigma: 4 }, false);
+    const v1 = vp();
     await run(parted, imgs[12]!);
     expect((await run(parted, base)).votes).to.deep.equal(a.votes);
+    const v2 = vp();
+    expect([v2.shortlist, v2.votes, v2.voting]).to.deep.equal([v1.shortlist, v1.votes, v1.voting]);
+    expect(v1.voting[0]).to.be.above(0);
     // a merge of two segments empties each source's parts (the index holds one copy of the entries at the end)
     const two = new LshIndex(PARAMS, 2000);
     two.addBatch(prepared.slice(0, 30).map((p) => two.codes(p.vecs, p.f.count)));
