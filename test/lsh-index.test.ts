@@ -478,7 +478,7 @@ describe('lsh-index: descriptors and index', () => {
     await run(parted, imgs[12]!);
     expect((await run(parted, base)).votes).to.deep.equal(a.votes);
     const v2 = vp();
-    expect([v2.shortlist, v2.votes, v2.voting]).to.deep.equal([v1.shortlist, v1.votes, v1.voting]);
+    expect([v2.shortlist, v2.votes, v2.voting, v2.burst]).to.deep.equal([v1.shortlist, v1.votes, v1.voting, v1.burst]);
     expect(v1.voting[0]).to.be.above(0);
     // a merge of two segments empties each source's parts (the index holds one copy of the entries at the end)
     const two = new LshIndex(PARAMS, 2000);
