@@ -258,7 +258,7 @@ describe('lsh-index: descriptors and index', () => {
   it('with lsh.recollideVoters, a shortlisted copy outvoted by chance images is re-matched by the keypoints that voted for it', async () => {
     // Six chance images top the votes (one lucky keypoint each) and a warped copy of the query comes seventh with
     // more voting keypoints; none has collisions enough to verify (all lost in skipped buckets). lsh.recollide 5
-    // re-matches the best-voted five only; recollideVoters 1 takes the image most keypoints voted for next.
+    // re-matches the best-voted five only; recollideVoters 1 takes the image most keypoints (two at least) voted for next.
     const q = prepare(randomFeatures(40));
     const images = [...Array.from({ length: 6 }, (_, i) => randomFeatures(41 + i)), warped(q.f, H0, 47)].map((f) => prepare(f));
     const idx = new LshIndex(PARAMS);
@@ -273,6 +273,8 @@ describe('lsh-index: descriptors and index', () => {
     // by voting keypoints, not by position: the copy with fewer voters than image 5 is not the one taken
     expect(await copyScore(1, [1, 1, 1, 1, 1, 3, 2])).to.equal(0);
     expect(await copyScore(2, [1, 1, 1, 1, 1, 3, 2])).to.be.greaterThan(SP.confidentScore);
+    // an image only one keypoint voted for is never taken (a lone collision)
+    expect(await copyScore(8, [1, 1, 1, 1, 1, 1, 1])).to.equal(0);
   });
 
   it('with lsh.voteSigma a keypoint\'s vote goes mostly to the image whose sketch is closest (Hamming weighting)', async () => {
