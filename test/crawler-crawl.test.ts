@@ -281,6 +281,66 @@ describe('crawler: harvesting fixture sites on loopback', function () {
   });
 });
 
+// The flake of scale-crawl-jobs (a host group's crawl job done with one site's article never fetched): a site's
+// workers ended on a frontier read that began while another worker still held the start page, and ended after that
+// page had queued its article. The read is held here, on a real bank and a real site, until the page's row is done.
+describe('crawler: a site\'s cycle ends only on a frontier read begun after its last row ended', function () {
+  this.timeout(30000);
+
+  it('a read begun while the start page was in flight and ended after it queued its article does not end the cycle', async () => {
+    const photo = await sharp({ create: { width: 320, height: 240, channels: 3, background: { r: 40, g: 90, b: 160 } } })
+      .composite([{ input: Buffer.from('<svg width="320" height="240"><rect x="60" y="50" width="120" height="90" fill="rgb(215,40,40)"/></svg>') }])
+      .jpeg()
+      .toBuffer();
+    let staleRead!: () => void;
+    const readDuringListing = new Promise<void>((r) => (staleRead = r));
+    const site = await serve(async (req, res) => {
+      const p = req.url ?? '';
+      if (p === '/robots.txt') return void res.writeHead(404).end();
+      if (p === '/en/') {
+        // another worker of the site reads the frontier while this page is in flight (without one: answered after 2 s)
+        await Promise.race([readDuringListing, new Promise((r) => setTimeout(r, 2000))]);
+        return void res.writeHead(200, { 'content-type': 'text/html' }).end(html('<a href="/en/2026/story.html">story</a>'));
+      }
+      if (p === '/en/2026/story.html') return void res.writeHead(200, { 'content-type': 'text/html' }).end(html(fig('/en/photo.jpg', 'A train crosses the new bridge over the river after the opening ceremony.')));
+      if (p === '/en/photo.jpg') return void res.writeHead(200, { 'content-type': 'image/jpeg' }).end(photo);
+      res.writeHead(404).end();
+    });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capbridge-race-'));
+    fs.mkdirSync(path.join(dir, 'sites'));
+    fs.writeFileSync(path.join(dir, 'sites', 'race.yaml'), `name: race-en\nlanguage: en\nstartUrls: ["${site.base}/en/"]\nallowedHosts: ["${new URL(site.base).host}"]\narticlePatterns: ['/en/20\\d\\d/']\ncaptions: { container: figure, caption: figcaption }\n`);
+    const { config } = loadConfig();
+    const cfg: Config = { ...config, crawler: { ...config.crawler, allowPrivateAddresses: true, perHostDelayMs: 0, sitesDir: path.join(dir, 'sites') } };
+    const bank = await Bank.open(path.join(dir, 'data'));
+    const listingKey = urlKey(`${site.base}/en/`)!;
+    // The first read that finds nothing while the start page is in flight is held until the page's row is done (its
+    // article queued, committed), and a little after, so that the worker that fetched it is back asking for rows.
+    const eligible = CrawlRepo.prototype.eligible;
+    let held = false;
+    CrawlRepo.prototype.eligible = async function (this: CrawlRepo, ...args: Parameters<typeof eligible>) {
+      const rows = await eligible.apply(this, args);
+      if (held || rows.length) return rows;
+      if ((await bank.repo(CrawlRepo).row(listingKey))?.state !== 'pending') return rows;
+      held = true;
+      staleRead();
+      while ((await bank.repo(CrawlRepo).row(listingKey))?.state === 'pending') await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 50));
+      return rows;
+    };
+    try {
+      const s = await runCrawl(bank, cfg, {});
+      expect(held, 'a frontier read was held while the start page was in flight').to.equal(true);
+      expect(site.hits.map((h) => h.path)).to.include.members(['/en/2026/story.html', '/en/photo.jpg']);
+      expect(s.queued, 'rows left pending when the cycle closed').to.equal(0);
+      expect(await bank.items.count('source')).to.equal(1);
+    } finally {
+      CrawlRepo.prototype.eligible = eligible;
+      await bank.close();
+      await site.close();
+    }
+  });
+});
+
 describe('crawler: site profiles, feeds and caption filters', () => {
   it('loads the shipped profiles and names the file and key of a bad one', () => {
     const names = loadSites().map((s) => s.name);

@@ -229,6 +229,10 @@ class SiteCycle {
   private readonly skip = new Set<number>();
   private ready: FrontierRow[] = [];
   private refilling: Promise<void> | null = null;
+  /** Rows handled to their end so far, and that count when the rows in `ready` were read: a read begun before a
+   *  row's end may not see what that row queued (its links, its photos), so it cannot tell that nothing is left. */
+  private settled = 0;
+  private readAt = 0;
   private articles = 0;
   private listings = 0;
   private readonly bankName: BankName;
@@ -265,15 +269,20 @@ class SiteCycle {
     if (this.ready.length) return;
     this.refilling ??= (async () => {
       const exclude = new Set([...this.inflight, ...this.skip]);
+      const at = this.settled;
       this.ready = await this.repo.eligible(this.site.name, this.cycle, 200, exclude);
+      this.readAt = at;
     })().finally(() => (this.refilling = null));
     await this.refilling;
   }
 
-  /** The next row whose host can take a request now; null when nothing is left; a wait in ms otherwise. */
+  /** The next row whose host can take a request now (marked in flight); null when nothing is left; a wait in ms
+   *  otherwise. Nothing is left only when a read begun after the last row's end found nothing and none is in flight:
+   *  a read begun while a row was in flight (by another worker of the site) may end after that row queued its
+   *  article or photo, and all the site's workers ending on it closed the cycle with that row never fetched. */
   private async pick(): Promise<FrontierRow | null | number> {
     await this.refill();
-    if (!this.ready.length) return this.inflight.size ? 50 : null;
+    if (!this.ready.length) return this.inflight.size ? 50 : this.readAt === this.settled ? null : 0;
     let wait = Infinity;
     for (let i = 0; i < this.ready.length; i++) {
       const row = this.ready[i]!;
@@ -300,6 +309,9 @@ class SiteCycle {
         this.ready.splice(i, 1);
         if (row.kind === 'article') this.articles++;
         else if (PAGE_KINDS.has(row.kind)) this.listings++;
+        // In flight now, not when the caller resumes: a worker asking in between saw nothing ready and nothing in
+        // flight and ended, so every site but one whose host was busy at its start crawled with one worker.
+        this.inflight.add(row.id);
         return row;
       }
       wait = Math.min(wait, w);
@@ -317,7 +329,6 @@ class SiteCycle {
         await this.c.clock.sleep(next, this.signal);
         continue;
       }
-      this.inflight.add(next.id);
       try {
         await this.handle(next);
       } catch (err) {
@@ -338,6 +349,7 @@ class SiteCycle {
         await this.c.bank.transaction((tx) => this.fail(tx.repo(CrawlRepo), next, { class: 'permanent', code: 'internal', message: msg }, 0));
       } finally {
         this.inflight.delete(next.id);
+        this.settled++;
       }
     }
   }
