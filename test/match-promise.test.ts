@@ -105,10 +105,11 @@ describe('match: the wide-baseline promise, counted in keypoints', function () {
     for (const [i, s] of seen.none.entries()) expect(s.promise).to.be.below(seen.copy[i]!.promise / 4);
   });
 
-  it('archive candidates: two rankings fused by reciprocal rank, a target ranked well by both first', () => {
-    // 7 is 5th in both: 2/65 beats 1/61 + nothing (9 first in one ranking only); ties by first appearance
-    expect(fuseRankings([[9, 1, 2, 3, 7], [8, 4, 5, 6, 7]], 3)).to.deep.equal([7, 9, 8]);
-    expect(fuseRankings([[1, 2, 3], [3, 4, 1]], 3)).to.deep.equal([1, 3, 2]);
+  it('archive candidates: two rankings taken in turn, each ranking\'s best compared whatever the other says', () => {
+    // 9 and 8 lead one ranking each and come first; 7, 5th in both, waits its turn (reciprocal rank put it first)
+    expect(fuseRankings([[9, 1, 2, 3, 7], [8, 4, 5, 6, 7]], 3)).to.deep.equal([9, 8, 1]);
+    // a slot met again is skipped, the turn goes on in that ranking
+    expect(fuseRankings([[1, 2, 3], [1, 4, 3]], 4)).to.deep.equal([1, 4, 2, 3]);
     expect(fuseRankings([[1, 2], []], 5)).to.deep.equal([1, 2]);
     expect(fuseRankings([[1, 2]], 0)).to.deep.equal([]);
   });

@@ -234,7 +234,7 @@ export async function archiveMatch(
 
 /**
  * The candidates archive matching compares, most promising first: `n` of the plain search's direct-pass ranking and
- * the dense query's ranking fused (fuseRankings), each with its plain hit's votes (0 when the plain search did not
+ * the dense query's ranking taken in turn (fuseRankings), each with its plain hit's votes (0 when the plain search did not
  * reach it). Slots are the caller's (an index's, or the sharded merge's targets).
  */
 export function archiveCandidates(hits: Hit[], ranking: number[], dense: number[], n: number): { slot: number; votes: number }[] {
@@ -253,20 +253,29 @@ export function withArchiveHits(hits: Hit[], archive: Hit[]): Hit[] {
 }
 
 /**
- * Rankings fused by reciprocal rank (Cormack, Clarke & Büttcher, SIGIR 2009): a slot scores the sum of 1 / (k + rank)
- * over the rankings it is in (rank from 1), at most n slots, best first; equal scores by first appearance. k = 60 is
- * the published constant: a slot ranked well in both rankings comes before one ranked first in one only.
+ * Rankings taken in turn: the first of each, then the second of each, and so on, a slot met again skipped, at most n
+ * slots. Each ranking's best are compared whatever the other says: the plain search's direct pass ranks a 3D scene's
+ * target well, the dense views' votes an extreme viewpoint's, and each of the two kinds is often missing from the other
+ * ranking (two shortlists of lsh.shortlist images). Rounds 3-6 fused them by reciprocal rank (k = 60, Cormack et al.
+ * 2009), which suits long rankings that agree: with these, any slot in both (5th in each: 2/65) outranked one first in
+ * a single ranking (1/61), and retrieval-wxbs targets the dense votes rank 2nd or 7th and the plain votes miss came 15th
+ * and 22nd, past the 8 compared (issue 33 round 7, dev/archive-loss.ts).
  */
-export function fuseRankings(rankings: number[][], n: number, k = 60): number[] {
-  const score = new Map<number, number>();
-  const order: number[] = [];
-  for (let i = 0; i < Math.max(0, ...rankings.map((r) => r.length)); i++) {
-    for (const r of rankings) {
-      const s = r[i];
-      if (s === undefined) continue;
-      if (!score.has(s)) order.push(s);
-      score.set(s, (score.get(s) ?? 0) + 1 / (k + i + 1));
+export function fuseRankings(rankings: number[][], n: number): number[] {
+  const out: number[] = [];
+  const seen = new Set<number>();
+  const at = rankings.map(() => 0);
+  while (out.length < n) {
+    let moved = false;
+    for (const [r, ranking] of rankings.entries()) {
+      while (at[r]! < ranking.length && seen.has(ranking[at[r]!]!)) at[r]!++;
+      if (at[r]! >= ranking.length || out.length >= n) continue;
+      const s = ranking[at[r]!++]!;
+      seen.add(s);
+      out.push(s);
+      moved = true;
     }
+    if (!moved) break;
   }
-  return order.map((s, i) => ({ s, i, v: score.get(s)! })).sort((a, b) => b.v - a.v || a.i - b.i).slice(0, Math.max(0, n)).map((x) => x.s);
+  return out;
 }
