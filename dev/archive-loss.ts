@@ -146,7 +146,9 @@ async function main() {
         const g = await grey(bank, p.sha);
         if (g) {
           const c0 = cpu();
-          const qd = asStored(await denseViews(g, p.q, a.maxTilt, a.keypointsPerView, a.maxSide, sp, pool.run));
+          // --query-upsample: the query's dense views with SIFT's initial x2 upsampling (the targets' as configured)
+          const qsp = args.includes('--query-upsample') ? { ...sp, upsample: true } : sp;
+          const qd = asStored(await denseViews(g, p.q, a.maxTilt, a.keypointsPerView, a.maxSide, qsp, pool.run));
           const c1 = cpu();
           const byDense = await search(handle.index, () => undefined, p.q, { ...searchParams(config), mirror: false, recollide: 0 }, qd);
           const c2 = cpu();

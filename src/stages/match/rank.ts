@@ -202,12 +202,12 @@ export function unconfident(config: Config, hits: Hit[]): boolean {
 
 /**
  * Archive matching of one query whose search stayed unconfident (archive.ts): its dense views, then its candidates,
- * `match.views.archive.candidates` of them, fused by reciprocal rank (fuseRankings) from two rankings: `ranking`, its
+ * `match.views.archive.candidates` of them, taken in turn (fuseRankings) from two rankings: `ranking`, its
  * plain search's direct pass by votes (not the mirror pass's nor the views', which vote for other things: a flipped
  * copy, synthesised views; their RANSAC inliers, 4-7 where only dense views of both sides verify, say nothing), and the
  * index's votes for its dense views (which put retrieval-wxbs's extreme-viewpoint targets first or second where the
- * plain votes ranked them 2nd-37th; the plain votes keep the 3D scenes' targets, which the dense votes rank lower); a
- * target ranked well by both comes first. Returns `hits` with each candidate it verified in place of its earlier hit
+ * plain votes ranked them 2nd-37th; the plain votes keep the 3D scenes' targets, which the dense votes rank lower);
+ * each ranking's best are compared whatever the other says. Returns `hits` with each candidate it verified in place of its earlier hit
  * where it scores higher (or added), best first.
  */
 export async function archiveRank(

@@ -3,7 +3,7 @@
 // queries (the dense query alone, the plain keypoints with the views'), with no verification and no plain search again;
 // the job that completes the window's wide phase ranks every shard's votes as one index would (exact votes,
 // global.ts), verifies the plain search once more from the shards' plain votes (which the decision kept), and then:
-// - archive matching: fuses the plain ranking with the dense one and compares the fused candidates' dense views with
+// - archive matching: takes the plain ranking and the dense one in turn and compares those candidates' dense views with
 //   the query's once (archiveMatch; the targets' dense views come from the bank, no index needed);
 // - the views search: verifies each pass's one shortlist and merges the hits as searchProgressive does.
 // Round 5 ran both on every shard against that shard's own shortlist: one comparison per shard, other candidates than
