@@ -2,9 +2,6 @@
 // target of each query of one set sits in the shortlist of the index of before (bench/reference) and of today's, with
 // the verification of the true target and the top hit, over the same padded targets as bench:index. A diagnostic,
 // not a benchmark: it prints to stderr only.
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../src/config/load.js';
 import { LshIndex } from '../src/lib/image-index/index.js';
 import { prepare, search } from '../src/lib/image-index/index.js';
 import { lshParams, searchParams } from '../src/lib/image-index/index.js';
@@ -13,14 +10,9 @@ import * as ref from './reference/searcher.js';
 import { LshIndex as RefIndex } from './reference/lsh.js';
 import { lshParams as refParams } from './reference/params.js';
 import { paddingRefs, readPadding } from './padding.js';
-import { benchArgs, ourFeatures, p1Targets, sharedDataDir } from './search-lib.js';
+import { ourFeatures, p1Targets, scaleScript } from './search-lib.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const shared = sharedDataDir(repoRoot);
-const { opt } = benchArgs();
-const { config } = loadConfig({});
-const log = (m: string) => process.stderr.write(`${m}\n`);
-const N = Number(opt('n', '10000'));
+const { repoRoot, shared, opt, config, log, n: N } = scaleScript(import.meta.url);
 const SET = opt('set', 'retrieval-scenes');
 const { sets, real } = await p1Targets(repoRoot, shared, config, log);
 const pads = paddingRefs(config, N - real.length, true);

@@ -4,6 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../src/config/load.js';
 import type { Features, Prepared } from '../src/lib/image-index/index.js';
 import { prepare } from '../src/lib/image-index/index.js';
 import type { Config } from '../src/config/schema.js';
@@ -33,6 +35,19 @@ export function benchArgs(args: string[] = process.argv.slice(2)): { args: strin
     return i >= 0 && args[i + 1] ? args[i + 1]! : d;
   };
   return { args, opt, flag: (name: string) => args.includes(`--${name}`) };
+}
+
+/**
+ * What a diagnostic over the index at scale starts from: the repository root (from the script's import.meta.url), the
+ * shared data folder, its flags, the shipped configuration (read after the data folder's variable is removed), a
+ * stderr logger and `--n`, the number of targets (10,000 unless given).
+ */
+export function scaleScript(importMetaUrl: string): { repoRoot: string; shared: string; opt: (name: string, d: string) => string; config: Config; log: (m: string) => void; n: number } {
+  const repoRoot = path.resolve(path.dirname(fileURLToPath(importMetaUrl)), '..');
+  const shared = sharedDataDir(repoRoot);
+  const { opt } = benchArgs();
+  const { config } = loadConfig({});
+  return { repoRoot, shared, opt, config, log: (m: string) => process.stderr.write(`${m}\n`), n: Number(opt('n', '10000')) };
 }
 
 /** Our SIFT features of every image of a set, extracted once on the sift pool and cached in bench/.cache/ours. */
