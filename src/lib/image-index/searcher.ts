@@ -3,7 +3,7 @@
 // RANSAC, image score). The mirror pass finds left-right flipped copies, which SIFT alone does not match.
 import type { Features } from './features.js';
 import { concatFeatures, mirrorFeatures, rootSift } from './descriptors.js';
-import { LshIndex, MAX_KP_PER_IMAGE, popcount } from './lsh.js';
+import { LshIndex, MAX_KP_PER_IMAGE } from './lsh.js';
 import { unverified, verifyCandidate, type Prepared, type Verification, type VerifyParams } from './verify.js';
 
 export interface SearchParams extends VerifyParams {
@@ -381,7 +381,7 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
       }
       if (d)
         for (let j = 0; j < d.length; j += 3) {
-          const h = popcount(q0 ^ d[j + 1]!) + popcount(q1 ^ d[j + 2]!);
+          const h = popcount2(q0 ^ d[j + 1]!, q1 ^ d[j + 2]!);
           if (h <= maxH) scan.collide(h, d[j]!, w);
         }
     }
@@ -411,7 +411,7 @@ export function burstCounts(probes: ArrayLike<number>, per: number, sketches: Ar
       for (let y = x + 1; y < hi; y++) {
         const i = order[x]!;
         const j = order[y]!;
-        if (popcount(sketches[2 * i]! ^ sketches[2 * j]!) + popcount(sketches[2 * i + 1]! ^ sketches[2 * j + 1]!) <= voteHamming) {
+        if (popcount2(sketches[2 * i]! ^ sketches[2 * j]!, sketches[2 * i + 1]! ^ sketches[2 * j + 1]!) <= voteHamming) {
           m[i]!++;
           m[j]!++;
         }
