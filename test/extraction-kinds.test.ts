@@ -291,3 +291,32 @@ describe('extraction kinds (issue 31, round 6): no-script slideshows, Xinhua cap
     expect(pairsOf(html)).to.deep.equal([{ image_url: 'https://news.example.com/ent/pics/0110actor-autosized258.jpg', caption: 'Jane Doering' }]);
   });
 });
+
+describe('extraction kinds (issue 31, round 8): credits on new English sites', () => {
+  it("a listicle's product photos whose figcaption is only the lending brand in brackets have no caption; a real caption keeps its own", () => {
+    const item = (slug: string, brand: string) => `<h2>${brand} Small Batch</h2><figure class="wp-block-image size-large"><img src="/wp-content/uploads/2026/12/${slug}.jpg?w=1024" width="1024" height="683"><figcaption class="wp-element-caption">(${brand})</figcaption></figure><p>A rich pour with notes of toffee, orange peel and oak, aged in two barrels one after the other for depth.</p>`;
+    const html = page(`<article><div class="entry-content">${en(1)}
+      <figure class="wp-block-image size-large"><img src="/wp-content/uploads/2026/12/lead.jpg?w=1024" width="1024" height="683"><figcaption class="wp-element-caption">(Left: Harbor Mill, Middle: Stone &amp; Sons, Right: Old Crow Hill)</figcaption></figure>
+      ${item('harbor-mill', 'Harbor Mill')}${item('stone-sons', 'J Stone &amp; Sons')}${item('crow-hill', 'Old Crow Hill')}
+      <figure class="wp-block-image"><img src="/wp-content/uploads/2026/12/distillery.jpg?w=1024" width="1024" height="683"><figcaption class="wp-element-caption">Barrels rest in the rickhouse of a distillery near Frankfort, Kentucky. (Harbor Mill)</figcaption></figure>${en(1)}</div></article>`, 'The best double-barrel whiskeys of the year');
+    expect(pairsOf(html)).to.deep.equal([{ image_url: 'https://news.example.com/wp-content/uploads/2026/12/distillery.jpg?w=1024', caption: 'Barrels rest in the rickhouse of a distillery near Frankfort, Kentucky.', credit: 'Harbor Mill' }]);
+  });
+
+  it('a photographer in capitals with the outlet in brackets, a "© Name" line after the last sentence and "Photo shared by X via Agency" are credits', () => {
+    const fig = (src: string, cap: string) => `<figure><img src="/photos/${src}.jpg" width="620" height="400"><figcaption>${cap}</figcaption></figure>`;
+    const html = page(`<article>${en(1)}${fig('court', "A former captain enters the courthouse with his wife on Friday. (JANE ROE, Sun Media)")}${en(1)}
+      ${fig('office', 'Few partners at the firms are women. © Ann Smith')}${en(1)}${fig('sign', 'A mural covers a stop sign in the city centre. Photo shared by John Doe via REUTERS')}${en(1)}</article>`);
+    expect(pairsOf(html)).to.deep.equal([
+      { image_url: 'https://news.example.com/photos/court.jpg', caption: 'A former captain enters the courthouse with his wife on Friday.', credit: 'JANE ROE, Sun Media' },
+      { image_url: 'https://news.example.com/photos/office.jpg', caption: 'Few partners at the firms are women.', credit: '© Ann Smith' },
+      { image_url: 'https://news.example.com/photos/sign.jpg', caption: 'A mural covers a stop sign in the city centre.', credit: 'Photo shared by John Doe via REUTERS' },
+    ]);
+  });
+
+  it("a credit-classed line printed under the photo (inside the figure, or ending the photo's wrapper before the caption) is the credit, in capitals too", () => {
+    const html = page(`<article>${en(1)}<div class="wp-block-image"><figure class="wp-block-image size-large"><img src="/uploads/2026/10/officer.jpg?w=1500" alt="Ann Smith"><figcaption class="wp-element-caption">Ann Smith</figcaption><div class="image-credit">JOHN DOE</div></figure></div>${en(1)}</article>`);
+    expect(pairsOf(html)).to.deep.equal([{ image_url: 'https://news.example.com/uploads/2026/10/officer.jpg?w=1500', caption: 'Ann Smith', credit: 'JOHN DOE' }]);
+    const lede = page(`<article><div class="article_ledeImage"><div class="article_ledeImageWrap"><picture><img src="/images/2026/lede-still.jpeg" width="1200" height="800"></picture><div class="article_ledeImageCredit">COURTESY OF RIVER STUDIOS</div></div><div class="article_ledeImageRealCaption">Two actors rehearse a scene in <i>The Long Road</i></div></div>${en(3)}</article>`);
+    expect(pairsOf(lede)).to.deep.equal([{ image_url: 'https://news.example.com/images/2026/lede-still.jpeg', caption: 'Two actors rehearse a scene in The Long Road', credit: 'COURTESY OF RIVER STUDIOS' }]);
+  });
+});

@@ -22,6 +22,12 @@ describe('ingest: credit and dateline recogniser', () => {
       // A source's bare name in brackets after the last sentence; bracketed place words stay in the caption.
       ['Crowds gather at the waterfront in Portland, Oregon. (Boing Boing)', { caption: 'Crowds gather at the waterfront in Portland, Oregon.', credit: 'Boing Boing' }],
       ['The mayor and her deputy at the opening. (Left)', { caption: 'The mayor and her deputy at the opening. (Left)' }],
+      // Round 8: a photographer in capitals and the outlet (Sun Media, Postmedia), a copyright line, "shared by … via".
+      ['A captain enters the court on Friday. (JANE ROE, Sun Media)', { caption: 'A captain enters the court on Friday.', credit: 'JANE ROE, Sun Media' }],
+      ['A pier at dusk in Halifax. (Regina Roe, Nova Scotia)', { caption: 'A pier at dusk in Halifax. (Regina Roe, Nova Scotia)' }],
+      ['Few partners at the firms are women. © Ann Smith', { caption: 'Few partners at the firms are women.', credit: '© Ann Smith' }],
+      ['Podcast © Studio Ten', { caption: 'Podcast © Studio Ten' }],
+      ['A mural covers a stop sign. Photo shared by John Doe via REUTERS', { caption: 'A mural covers a stop sign.', credit: 'Photo shared by John Doe via REUTERS' }],
       // Getty's leading dateline and a wire dateline.
       ['WASHINGTON, DC - FEBRUARY 26: Senators arrive at the Capitol. (Photo by John Doe/Getty Images)', { caption: 'Senators arrive at the Capitol.', credit: 'Photo by John Doe/Getty Images', dateline: 'WASHINGTON, DC - FEBRUARY 26' }],
       ['BEIJING, March 19 (Xinhua) -- Tourists visit the Palace Museum.', { caption: 'Tourists visit the Palace Museum.', dateline: 'BEIJING, March 19 (Xinhua)' }],
@@ -68,6 +74,13 @@ describe('ingest: credit and dateline recogniser', () => {
     expect(splitCredit('图片来源：网络', 'zh')).to.deep.equal({ caption: '', credit: '图片来源：网络' });
     expect(splitCredit('105年3月19日', 'zh')).to.deep.equal({ caption: '', dateline: '105年3月19日' });
     expect(splitCredit('   ', 'en')).to.deep.equal({ caption: '' });
+    // A source's name alone in brackets (a listicle's lending brand), or a composite's sources one by one.
+    expect(splitCredit('(Harbor Mill)', 'en')).to.deep.equal({ caption: '', credit: 'Harbor Mill' });
+    expect(splitCredit('(J Stone & Sons)', 'en')).to.deep.equal({ caption: '', credit: 'J Stone & Sons' });
+    expect(splitCredit('(Left: Harbor Mill, Middle: Stone Hill, Right: Old Crow)', 'en')).to.deep.equal({ caption: '', credit: 'Left: Harbor Mill, Middle: Stone Hill, Right: Old Crow' });
+    // Bracketed words that are not a source stay caption text.
+    expect(splitCredit('(Left)', 'en').caption).to.equal('(Left)');
+    expect(splitCredit('(Pictured: the mayor at the opening)', 'en').caption).to.equal('(Pictured: the mayor at the opening)');
   });
 
   it('isCreditOrDateline: credit and dateline fragments are not sentences', () => {

@@ -53,7 +53,7 @@ const EN_NAME = `${EN_WORD}(?:\\s+(?:${EN_WORD}|de|da|van|von|der|del|la|le|bin|
 // Whole-fragment credit patterns (the fragment has its outer brackets removed).
 const EN_CREDIT: RegExp[] = [
   // "Photo: X", "Photographs: X and Y", "Image: Getty", "Credit: Reuters/Name", "Photo by X", "Credit…Name"
-  /^(?:(?:AP |AFP |Reuters |Xinhua |File |Staff |Handout )?(?:photo(?:graph)?s?|pictures?|pics?|images?|credits?|photo credit|image credit|illustrations?|graphics?|video|footage|source|photo illustration)|file|picture credit)\s*(?::|：|…|\.\.\.|\/|by\b|courtesy(?: of)?\b|provided by\b|from\b)\s*\S.{0,110}$/iu,
+  /^(?:(?:AP |AFP |Reuters |Xinhua |File |Staff |Handout )?(?:photo(?:graph)?s?|pictures?|pics?|images?|credits?|photo credit|image credit|illustrations?|graphics?|video|footage|source|photo illustration)|file|picture credit)\s*(?::|：|…|\.\.\.|\/|by\b|courtesy(?: of)?\b|provided by\b|shared by\b|from\b)\s*\S.{0,110}$/iu,
   // agency "/" photographer: "REUTERS/Kim Kyung-Hoon", "AP Photo/Evan Vucci, File", "AFP PHOTO / JOHN DOE", "Xinhua/Li Xin"
   new RegExp(`^${EN_AGENCY}(?:\\s+(?:Photo|PHOTO|Photos|Pictures|Images|Photo Illustration|TV|Video|file photo))?\\s*\\/\\s*[^/]{1,60}(?:\\/[^/]{1,40}){0,3}$`, 'u'),
   // photographer "/" outlet(s): "Juni Kriswanto/AFP/Getty Images", "Ellen M. Banner / The Seattle Times"
@@ -76,7 +76,19 @@ const EN_CREDIT_STRONG: RegExp[] = [
   /^The(?:\s+[\p{Lu}][\p{L}&.'’-]*){1,4}$/u,
   // "Tara Atkinson for Rest of World", "Tom Brenner for The Washington Post via Getty Images"
   new RegExp(`^(?:${EN_WORD}\\s+){0,3}${EN_WORD}\\s+(?:for|via)\\s+${EN_NAME}(?:\\s+via\\s+${EN_NAME})?$`, 'u'),
+  // a photographer in capitals, then the outlet: "(JANE ROE, Sun Media)", "(JOHN DOE, Postmedia News)" (the Sun Media
+  // and Postmedia papers); the capitals tell it from a place ("(Regina, Saskatchewan)")
+  new RegExp(`^[A-Z][A-Z'’.-]+(?:\\s+[A-Z][A-Z'’.-]+){1,3}\\s*,\\s*${EN_NAME}$`, 'u'),
+  // a copyright line after the caption's last sentence: "… in 2019. © Jane Roe", "© 2023 Studio Pictures" (FT, studio
+  // stills on entertainment sites, agency pictures on magazine sites)
+  new RegExp(`^(?:©|\\(c\\)|Copyright)\\s*(?:\\d{4}\\s+)?${EN_NAME}(?:[.,]?\\s+All [Rr]ights [Rr]eserved\\.?)?$`, 'u'),
 ];
+
+// A text that is only a source's name in brackets: "(Rabbit Hole)", "(J Henry & Sons)", or the sources of a composite
+// photo one by one, "(Left: Blackened, Middle: Rabbit Hole, Right: WhistlePig)". Product and listicle photos credit
+// the brand or studio that lent them this way (magazine listicles, studio stills, the parenthesised studio credit of
+// the issue's precision list); a caption is not printed as a name alone in brackets.
+const POSITION = '(?:left|right|middle|centre|center|top|bottom|above|below|inset|main|from left|l|r|c)';
 
 // Chinese. Names are short runs of Han (or a Latin name), separated by spaces, "、" or "，".
 const ZH_ORG = '(?:新华社|新華社|中新社|中新网|中新網|中央社|人民网|人民網|人民日报|人民日報|光明网|光明網|央视网?|央視網?|中国日报|中國日報|本报|本報|本台|本网|本網|[\\p{Script=Han}A-Za-z]{1,10}?(?:社|报|報|网|網|台|站|队|隊|部|局|中心|日报|日報|晚报|晚報))';
@@ -200,7 +212,7 @@ interface Peeled {
 const SENTENCE_END = /[。！？!?；;.…」』"”’)）\]】]$/u;
 // One to four capitalised words (a source's name: "Boing Boing", "Public domain", "NASA/JPL"), and the bracketed
 // words that are the caption's own: where someone stands, what the photo is, a year or a time.
-const BARE_NAME = /^[\p{Lu}\d][\p{L}\d.'’&/-]*(?:\s+(?:[\p{Lu}\d][\p{L}\d.'’&/-]*|domain|of|the|and|for|de|van|von)){0,3}$/u;
+const BARE_NAME = /^[\p{Lu}\d][\p{L}\d.'’&/-]*(?:\s+(?:[\p{Lu}\d][\p{L}\d.'’&/-]*|domain|of|the|and|for|de|van|von|&)){0,3}$/u;
 const NOT_A_NAME = /^(?:L|R|C|L-R|R-L|left|right|centre|center|front|back|top|bottom|above|below|inset|middle|pictured|file|video|photos?|pictures?|illustration|graphic|map|chart|archive|\d{1,4}s?|\d{1,2}:\d{2}|(?:\d(?:st|nd|rd|th)\s+)?(?:from\s+)?(?:L|R|left|right))$/i;
 
 /** Peels one credit or dateline piece off the end of t, or returns null. */
@@ -346,6 +358,20 @@ export function splitCredit(text: string, lang: CreditLang): CreditSplit {
   return out;
 }
 
+const POSITIONED = new RegExp(`^${POSITION}\\s*:\\s*(.+)$`, 'iu');
+
+function sourceName(s: string): boolean {
+  return BARE_NAME.test(s) && !NOT_A_NAME.test(s);
+}
+
+/** The whole text (inner: its text without the brackets) is a source's name in brackets, or a composite's sources. */
+function bracketedSource(t: string, inner: string): boolean {
+  if (inner === t || !BRACKETS.test(t)) return false;
+  if (sourceName(inner)) return true;
+  const parts = inner.split(/\s*[,;]\s*/);
+  return parts.length >= 2 && parts.every((p) => sourceName(POSITIONED.exec(p)?.[1] ?? ''));
+}
+
 /**
  * The whole fragment is a credit or a dateline (or several: "中央社記者某某桃園傳真 105年3月19日"), not caption text.
  * For sentence segmentation: such a fragment is not a sentence.
@@ -355,7 +381,7 @@ export function isCreditOrDateline(fragment: string, lang: CreditLang): boolean 
   if (!t) return false;
   const inner = stripBrackets(t);
   if (!inner) return false;
-  if (pieceKind(inner, lang, true)) return true;
+  if (pieceKind(inner, lang, true) || bracketedSource(t, inner)) return true;
   if (peelHead(inner + ' x', lang)?.rest === 'x') return true; // a leading dateline alone ("BEIJING, March 19 (Xinhua) --")
   const { caption, credits, datelines } = peelAll(inner, lang);
   if (credits.length + datelines.length === 0) return false;

@@ -238,10 +238,26 @@ function domCandidate(ctx: GenerateContext, source: SourceKind, el: Element, cre
  */
 function creditBefore(el: Element, good: Set<Element>): string | undefined {
   const pv = prevElement(el);
-  if (!pv || imgCount(pv, good) || $hasImg(pv)) return undefined;
-  const t = textOf(pv);
+  if (!pv) return undefined;
+  // The photo's own wrapper right before the caption, ending in its credit line ("<div><picture/><div
+  // class=…ImageCredit>COURTESY OF X</div></div><div class=…Caption>"): a credit printed under the photo.
+  if (imgCount(pv, good) || $hasImg(pv)) {
+    const last = lastElement(pv);
+    return last && !imgCount(last, good) && !$hasImg(last) && (isCreditEl(last) || isCreditToken(last)) ? creditText(last) : undefined;
+  }
+  return creditText(pv);
+}
+
+/** The last element child of el. */
+function lastElement(el: Element): Element | undefined {
+  return el.children.filter((c): c is Element => c.type === 'tag').pop();
+}
+
+/** The element's text when it reads as a credit line: a credit-classed element with a name-like line, or a credit. */
+function creditText(e: Element, lang?: 'en' | 'zh'): string | undefined {
+  const t = textOf(e);
   if (!t || [...t].length > 80) return undefined;
-  return (isCreditEl(pv) || isCreditToken(pv)) && creditLike(t) ? t : isCreditOnly(t) ? t : undefined;
+  return (isCreditEl(e) || isCreditToken(e)) && creditLike(t) ? t : isCreditOnly(t, lang) ? t : undefined;
 }
 
 /** The text after the image inside its own block (the image's own line). */
@@ -527,7 +543,8 @@ function figureCredit(ctx: GenerateContext, fig: Element, capEl: Element): strin
     if (contains(capEl, e) || contains(e, capEl) || $hasImg(e)) continue;
     if (e.children.some((ch) => ch.type === 'tag' && !['span', 'em', 'i', 'b', 'strong', 'a'].includes((ch as Element).name))) continue;
     const t = textOf(e);
-    if (t && [...t].length <= 60 && isCreditOnly(t, ctx.lang)) return t;
+    // a credit-classed element beside the caption ("<div class=image-credit>JANE ROE</div>") or a credit-only line
+    if (t && [...t].length <= 60 && creditText(e, ctx.lang)) return t;
   }
   return undefined;
 }
