@@ -319,4 +319,10 @@ describe('extraction kinds (issue 31, round 8): credits on new English sites', (
     const lede = page(`<article><div class="article_ledeImage"><div class="article_ledeImageWrap"><picture><img src="/images/2026/lede-still.jpeg" width="1200" height="800"></picture><div class="article_ledeImageCredit">COURTESY OF RIVER STUDIOS</div></div><div class="article_ledeImageRealCaption">Two actors rehearse a scene in <i>The Long Road</i></div></div>${en(3)}</article>`);
     expect(pairsOf(lede)).to.deep.equal([{ image_url: 'https://news.example.com/images/2026/lede-still.jpeg', caption: 'Two actors rehearse a scene in The Long Road', credit: 'COURTESY OF RIVER STUDIOS' }]);
   });
+
+  it('a <figcaption> printed after the photo\'s link with no <figure> around them (CSS-in-JS templates) is the caption', () => {
+    const html = page(`<article><div class="css-k1x9 e1ab"><a href="/photos/ribbon"><div class="css-p2q0"><img src="/uploads/2026/12/ribbon-1152x768.webp" alt="The mayor cuts a ribbon at the new library" width="1152" height="768"></div></a><style data-emotion="css 295sxo">.css-295sxo{color:#6d6d6d;font-size:14px}</style><figcaption class="css-295sxo e38y">The mayor cuts a ribbon at the new library</figcaption></div>${en(3)}</article>`);
+    expect(pairsOf(html)).to.deep.equal([{ image_url: 'https://news.example.com/uploads/2026/12/ribbon-1152x768.webp', caption: 'The mayor cuts a ribbon at the new library' }]);
+  });
 });
+

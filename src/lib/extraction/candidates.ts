@@ -456,10 +456,19 @@ function stackCandidate(g: Gen): void {
     nx = nextElement(nx);
   }
   if (nx && imgCount(nx, good) === 0 && !$hasImg(nx) && !hasCandidate(g, nx)) {
+    if (nx.name === 'figcaption') return orphanFigcaption(g, nx);
     const c = domCandidate(ctx, block.name === 'tr' ? 'table-row' : 'next-block', nx);
     c.stack = stack;
     if (c.text) g.out.candidates.push(c);
   }
+}
+
+/**
+ * A <figcaption> right after the photo's block with no <figure> around them is a printed caption all the same
+ * (CSS-in-JS and React templates print one after the photo's link or wrapper).
+ */
+function orphanFigcaption(g: Gen, cap: Element): void {
+  pushPrinted(g, domCandidate(g.ctx, 'figcaption', cap, undefined, false));
 }
 
 /**
@@ -476,8 +485,11 @@ function siblingCandidates(g: Gen): void {
     if (a.name === 'body' || a.name === 'article' || a.name === 'main') break;
     const nx = a.name === 'tr' ? null : nextElement(a); // the row after a photo's row: table-row, below
     if (nx && imgCount(nx, good) === 0 && !$hasImg(nx) && !hasCandidate(g, nx)) {
-      const c = domCandidate(ctx, 'next-block', nx);
-      if (c.text && [...c.text].length <= 600) g.out.candidates.push(c);
+      if (nx.name === 'figcaption') orphanFigcaption(g, nx);
+      else {
+        const c = domCandidate(ctx, 'next-block', nx);
+        if (c.text && [...c.text].length <= 600) g.out.candidates.push(c);
+      }
     }
     const pv = prevElement(a);
     if (pv && imgCount(pv, good) === 0 && !$hasImg(pv) && !hasCandidate(g, pv)) {
