@@ -39,7 +39,7 @@ export interface ArchiveParams {
   checks: number;
   /** Nearest target keypoints per query keypoint for the ratio test (pooled: the rival is another place). */
   neighbours: number;
-  /** RANSAC inliers an archive hit needs (at least match.minInliers). */
+  /** RANSAC inliers an archive hit needs (its own floor: the a-contrario test, maxLogNfa, decides above it). */
   minInliers: number;
   /** A homography inlier's keypoints must agree in frame with it (VerifyParams.frames): orientation within this
    *  many degrees, size within a factor 2^scaleTolerance. */
@@ -65,10 +65,13 @@ export function archiveParams(config: Config): ArchiveParams {
  * let wrong models gather chance consensus: the epipolar model verified two unrelated night streets of
  * retrieval-wxbs (s0005, t0060) by 62 inliers after guided matching, a homography 12-14 on its EVD negatives;
  * with the frames checked, unrelated pairs keep at most 8 (bench:two-sided, 2,810 pairs), and RANSAC's local
- * samples find planes whose inliers are a few percent of the matches (s0047: 16 inliers of 314 matches).
+ * samples find planes whose inliers are a few percent of the matches (s0047: 16 inliers of 314 matches). Its inlier
+ * floor is archive.minInliers alone (not match.minInliers): since issue 33 round 8 the test's chance is counted over
+ * every pairing of the candidate's matches, and a plane of 10 inliers among 92 dense matches is beyond chance
+ * (10^-4.6) where a count of 12 refused it.
  */
 export function archiveVerifyParams(p: SearchParams, a: ArchiveParams, poolRadius: number): SearchParams {
-  return { ...p, pooled: poolRadius, minInliers: Math.max(p.minInliers, a.minInliers), epipolar: undefined, frames: { angleTolerance: a.angleTolerance, scaleTolerance: a.scaleTolerance, maxLogNfa: a.maxLogNfa } };
+  return { ...p, pooled: poolRadius, minInliers: a.minInliers, epipolar: undefined, frames: { angleTolerance: a.angleTolerance, scaleTolerance: a.scaleTolerance, maxLogNfa: a.maxLogNfa } };
 }
 
 /** Prepared (RootSIFT) dense features and their kd-forest, for as long as the features are held. */
@@ -108,6 +111,12 @@ function turned(r: Verification): Verification {
   const pairs = new Float32Array(r.pairs.length);
   for (let i = 0; i < r.pairs.length; i += 4) pairs.set([r.pairs[i + 2]!, r.pairs[i + 3]!, r.pairs[i]!, r.pairs[i + 1]!], i);
   return { ...r, H: r.H ? invert3(r.H) : null, F: null, pairs };
+}
+
+/** The inliers a hit needs to be stored (and its caption pair emitted): an archive hit's (verified by the a-contrario
+ *  test: it carries its logNfa) archive.minInliers, any other's match.minInliers. */
+export function inlierFloor(config: Config, h: Pick<Verification, 'logNfa'>): number {
+  return h.logNfa === undefined ? config.match.minInliers : config.match.views.archive.minInliers;
 }
 
 /** SIFT's settings for dense views: the plain features', with archive.upsample's initial upsampling. */

@@ -13,7 +13,7 @@ import { search, type DirectVotes, type Hit, type SearchParams } from '../../lib
 import { searchParams, type IndexHandle } from '../../lib/image-index/index.js';
 import { errorMessage } from '../../util/errors.js';
 import { inThreadViews, searchProgressive, viewParams, viewsKey, withOwnViews, type GreyImage, type TargetViews, type ViewRunner } from './views.js';
-import { DenseViewsSource, archiveCandidates, archiveMatch, denseSiftParams, archiveParams, archiveVerifyParams, denseViews, withArchiveHits, type ArchiveResult } from './archive.js';
+import { DenseViewsSource, archiveCandidates, archiveMatch, denseSiftParams, archiveParams, archiveVerifyParams, denseViews, inlierFloor, withArchiveHits, type ArchiveResult } from './archive.js';
 
 /**
  * One SiftPool for the synthesised views of a whole run (match) or search, started the first time a query needs
@@ -133,7 +133,8 @@ export interface HitTargets {
 }
 
 /**
- * The stored candidates of verified hits: those scoring at least match.minScore with match.minInliers inliers, best
+ * The stored candidates of verified hits: those scoring at least match.minScore with match.minInliers inliers (an
+ * archive hit: archive.minInliers, inlierFloor), best
  * first, at most `top` pictures, in original pixels; every other target item showing the same picture (the same
  * image, or a near-identical copy at another size) gets the candidate too, in its own pixels.
  */
@@ -143,7 +144,7 @@ export async function candidatesOf(handle: HitTargets, config: Config, q: Featur
   let ranked = 0;
   for (const h of hits) {
     if (ranked >= top) break;
-    if (h.score <= 0 || h.score < config.match.minScore || h.inliers < config.match.minInliers) continue;
+    if (h.score <= 0 || h.score < config.match.minScore || h.inliers < inlierFloor(config, h)) continue;
     const info = handle.slot(h.slot);
     const t = await handle.load(h.slot);
     if (!info || !t) continue;

@@ -87,7 +87,9 @@ export interface DecisionRules {
 export function rulesOf(config: Config, minLevel?: Level, idfDocs?: number): DecisionRules {
   const e = config.export;
   return {
-    minInliers: config.match.minInliers, minImageScore: config.match.minScore, minLevel: minLevel ?? e.minLevel, minLevelMoreSentences: e.minLevelMoreSentences,
+    // the fewest inliers any verification stores (archive matching's hits are verified by the a-contrario test above
+    // archive.minInliers; match stores a plain hit only at match.minInliers)
+    minInliers: Math.min(config.match.minInliers, config.match.views.archive.minInliers), minImageScore: config.match.minScore, minLevel: minLevel ?? e.minLevel, minLevelMoreSentences: e.minLevelMoreSentences,
     sentenceMargin: e.sentenceMargin, firstSentencePrior: e.firstSentencePrior, minSignificance: config.comparability.comMinSignificance,
     maxSentences: e.maxSentences, maxChineseWords: e.maxChineseWords, idfDocs,
   };
