@@ -16,6 +16,8 @@ import { asiftSpecs } from '../src/lib/sift/index.js';
 import { extractFeatures } from '../src/lib/sift/extract.js';
 import type { Features } from '../src/lib/image-index/features.js';
 import { homographyLogNfa } from '../src/lib/image-index/verify.js';
+import { inlierFloor } from '../src/stages/match/archive.js';
+import { rulesOf } from '../src/stages/pair/index.js';
 import { mulberry32 } from '../src/util/random.js';
 import { forEachBackend } from './helpers/backends.js';
 import { tempDir, writeManifest } from './helpers.js';
@@ -109,6 +111,25 @@ describe('archive matching: the a-contrario test of a frame-checked homography',
     expect(six.logNfa).to.be.above(0);
     // the chance of one random pairing agreeing in position and frame is small, and measured, not assumed
     expect(sixteen.chance).to.be.below(0.01);
+  });
+
+  it('counts every pairing of the matches: 10 inliers among 300 are beyond chance, though 4,096 sampled pairings could not say so', () => {
+    const ten = homographyLogNfa(H, geometry(300, 10, 4), 300, 10, 8, frames);
+    // about one random pairing in 20,000 agrees here: a sample of 4,096 floored it at 1/4,096 (NFA 10^1 for these 10)
+    expect(ten.chance).to.be.below(1 / 4096 / 2);
+    expect(ten.logNfa).to.be.below(-2);
+    // and a wrong model keeps what random pairings give it: the same 300 matches, H shifted off the plane
+    const off = Float64Array.from([1.2, 0, 230, 0, 1.2, -110, 0, 0, 1]);
+    expect(homographyLogNfa(off, geometry(300, 10, 4), 300, 6, 8, frames).logNfa).to.be.above(0);
+  });
+
+  it('stores an archive hit (verified by the test: it carries its NFA) from archive.minInliers, a plain one from match.minInliers', () => {
+    const { config } = loadConfig({});
+    const c: Config = { ...config, match: { ...config.match, minInliers: 12, views: { ...config.match.views, archive: { ...config.match.views.archive, minInliers: 9 } } } };
+    expect(inlierFloor(c, { logNfa: -4.6 })).to.equal(9);
+    expect(inlierFloor(c, {})).to.equal(12);
+    // the pair stage's re-check lets through what match stored by either rule
+    expect(rulesOf(c).minInliers).to.equal(9);
   });
 
   it('weighs structure: keypoints crowded where the plane maps them make a random pairing agree far more often', () => {
