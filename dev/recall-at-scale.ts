@@ -11,14 +11,15 @@
 // Usage: npx tsx dev/recall-at-scale.ts --n 10000 [--sets retrieval-smvs,retrieval-scenes] [--half dev|held|all]
 // --variants "sigma=0+vh=8+mb=600,probes=48": instead of the funnel (or before it, with --funnel), each query searched
 // with the config and with each variant (sigma, vh, probes, mb, s: lsh.voteSigma, voteHamming, multiprobe, maxBucket,
-// shortlist; rc, rh, rv: lsh.recollide, recollideHamming, recollideVoters): P@1 per set, the true target's vote rank, query CPU; ONE JSON line on stdout. The half of a query
+// shortlist; rc, rh, rv: lsh.recollide, recollideHamming, recollideVoters; pc=0: no frame check in those re-matches): P@1 per set, the true target's vote rank, query CPU; ONE JSON line on stdout. The half of a query
 // (dev/held) is the first bit of the SHA-1 of `set:query` (nothing looks at a result). The padding's codes are cached
 // in /work/cache/capbridge-padding-codes (a 100k build from the cache takes under a minute).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import { LshIndex, bucketSpan, prepare, lshParams, search, searchParams, sketchCollisions, targetSketches, verifyCandidate, votePass, type Prepared } from '../src/lib/image-index/index.js';
+import { LRUCache } from 'lru-cache';
+import { LshIndex, bucketSpan, featureBytes, prepare, type Features, lshParams, search, searchParams, sketchCollisions, targetSketches, verifyCandidate, votePass, type Prepared } from '../src/lib/image-index/index.js';
 import { paddingRefs, readPadding } from '../bench/padding.js';
 import { p1Targets, scaleScript } from '../bench/search-lib.js';
 
@@ -98,13 +99,35 @@ if (VARIANTS.length) {
     rc: (v, o) => (o.p = { ...o.p, recollide: v }),
     rh: (v, o) => (o.p = { ...o.p, recollideHamming: v }),
     rv: (v, o) => (o.p = { ...o.p, recollideVoters: v }),
+    pc: (v, o) => (o.p = { ...o.p, recollidePoseCheck: v ? o.p.recollidePoseCheck : undefined }),
   };
   const ranks: Record<string, number[]> = {};
   const cpu: Record<string, number[]> = {};
   const hit1: Record<string, boolean[]> = {};
   /** Per variant: wall ms summed over the queries in probing, voting and verification, and the queries left unconfident. */
   const parts: Record<string, { probe: number; vote: number; verify: number; unconfident: number }> = {};
-  const load = (slot: number) => (slot < real.length ? real[slot]!.p : prepare(readPadding(pads[slot - real.length]!).features));
+  // Padding targets' features held as the match stage's handle holds them (store.ts IndexHandle.load): the prepared
+  // features of the last 256 images, and the stored features within lsh.featureCacheMB; a miss costs the padding's
+  // read (its noisy copy made again) as a miss costs a bank read there. One cache per variant, so that no variant
+  // finds the targets another just read.
+  const loaders = new Map<string, (slot: number) => Prepared>();
+  const loaderOf = (spec: string) => {
+    let l = loaders.get(spec);
+    if (l) return l;
+    const stored = new LRUCache<number, Features>({ maxSize: config.lsh.featureCacheMB * 1024 * 1024, sizeCalculation: featureBytes });
+    const prepared = new LRUCache<number, Prepared>({ max: 256 });
+    l = (slot: number) => {
+      if (slot < real.length) return real[slot]!.p;
+      let pr = prepared.get(slot);
+      if (pr) return pr;
+      let f = stored.get(slot);
+      if (!f) stored.set(slot, (f = readPadding(pads[slot - real.length]!).features));
+      prepared.set(slot, (pr = prepare(f)));
+      return pr;
+    };
+    loaders.set(spec, l);
+    return l;
+  };
   const pct = (xs: number[], f: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(f * xs.length))]!;
   /** A variant's query-side settings, set on the index (probes, maxBucket) and returned (search params, shortlist). */
   const settings = (spec: string) => {
@@ -126,7 +149,7 @@ if (VARIANTS.length) {
         const v = votePass(index, q, { ...o.p, shortlist: 300 }, false);
         (ranks[spec] ??= []).push(v.shortlist.findIndex((x) => slots.includes(x)));
         const c0 = process.cpuUsage();
-        const r = await search(index, load, q.f, { ...o.p, shortlist: o.sl });
+        const r = await search(index, loaderOf(spec), q.f, { ...o.p, shortlist: o.sl });
         const c = process.cpuUsage(c0);
         (cpu[spec] ??= []).push((c.user + c.system) / 1000);
         const tm = (parts[spec] ??= { probe: 0, vote: 0, verify: 0, unconfident: 0 });
@@ -152,7 +175,7 @@ if (VARIANTS.length) {
       for (const spec of ['base', ...VARIANTS]) {
         const o = settings(spec);
         const c0 = process.cpuUsage();
-        const r = await search(index, load, q, { ...o.p, shortlist: o.sl });
+        const r = await search(index, loaderOf(spec), q, { ...o.p, shortlist: o.sl });
         const c = process.cpuUsage(c0);
         (nullCpu[spec] ??= []).push((c.user + c.system) / 1000);
         const best = r.hits[0];

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import path from 'node:path';
 import { Bank, FeaturesRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { IndexHandle, lshParams, openIndex } from '../src/lib/image-index/store.js';
+import { IndexHandle, featureBytes, lshParams, openIndex } from '../src/lib/image-index/store.js';
 import { tempDir } from './helpers.js';
 import { scene } from './lsh-helpers.js';
 import { featuresThenMatch } from './helpers/stages.js';
@@ -32,7 +32,7 @@ describe('lsh-index: target features held for verification', function () {
       await probe.refresh();
       for (const slot of [0, 1, 2]) {
         const f = (await bank.repo(FeaturesRepo).get(probe.slot(slot)!.sha))!;
-        bytes.push(f.keypoints.byteLength + f.descriptors.byteLength);
+        bytes.push(featureBytes(f)); // keypoints, descriptors and the sketches kept beside them
       }
       // room for the two largest of the three, not for all; prepared features of the last image only
       const sorted = [...bytes].sort((a, b) => b - a);

@@ -4,9 +4,9 @@ import { expect } from 'chai';
 import { concatFeatures, MIRROR, mirrorFeatures, rootSift } from '../src/lib/image-index/descriptors.js';
 import { fitHomography, frameAgrees, homographyFrom4, ransacHomography, transferError2 } from '../src/lib/geometry/geometry.js';
 import { CODE_BITS, LshIndex, bucketSpan, countBuckets, mulberry32, popcount, probeCodes, STRIDE, type LshParams } from '../src/lib/image-index/lsh.js';
-import { burstCounts, exactVotes, indexSource, prepare, search, shardVotePass, sketchCollisions, topK, verifyShortlist, votePass, type ShardVotedPass } from '../src/lib/image-index/searcher.js';
+import { RECOLLIDE_POSE_CHECK, burstCounts, exactVotes, indexSource, prepare, search, shardVotePass, sketchCollisions, targetSketches, topK, verifyShortlist, votePass, type ShardVotedPass } from '../src/lib/image-index/searcher.js';
 import { autoBits } from '../src/lib/image-index/store.js';
-import { homographySane, imageScore, verifyCandidate } from '../src/lib/image-index/verify.js';
+import { homographySane, imageScore, poseSupport, verifyCandidate } from '../src/lib/image-index/verify.js';
 import type { Features } from '../src/lib/image-index/features.js';
 
 const H0 = Float64Array.of(0.9, 0.1, 12, -0.08, 1.05, -7, 0.0002, -0.0001, 1);
@@ -275,6 +275,86 @@ describe('lsh-index: descriptors and index', () => {
     expect(await copyScore(2, [1, 1, 1, 1, 1, 3, 2])).to.be.greaterThan(SP.confidentScore);
     // an image only one keypoint voted for is never taken (a lone collision)
     expect(await copyScore(8, [1, 1, 1, 1, 1, 1, 1])).to.equal(0);
+  });
+
+  it('the frame check of the re-matches (poseCheck) refuses matches whose keypoint frames disagree and keeps a copy\'s verdict', async () => {
+    // A warped copy keeps its keypoints' frames (orientation and size move together); "shuffled" has the copy's
+    // descriptors and positions, so RANSAC finds the same homography, but each keypoint's angle and size drawn anew
+    // which no real view change gives (an unrelated image's chance matches look like this). Paired by full sketch.
+    const q = prepare(randomFeatures(60));
+    const copy = warped(q.f, H0, 61);
+    const r = mulberry32(62);
+    const kp = new Float32Array(copy.keypoints);
+    for (let i = 0; i < copy.count; i++) (kp[i * 6 + 2] = 2 + r() * 30), (kp[i * 6 + 3] = r() * 360);
+    // (60 of them, among 340 keypoints of no match: a chance group of agreeing frames grows with the matches)
+    const part = (f: Features, to: number): Features => ({ ...f, count: to, keypoints: f.keypoints.slice(0, to * 6), descriptors: f.descriptors.slice(0, to * 128) });
+    const shuffled = concatFeatures(copy, [part({ ...copy, keypoints: kp }, 60), randomFeatures(63, 340)]);
+    // the copy turned by 90 degrees and twice the size: frames agree among themselves, so it passes as well
+    const turned = { ...copy, width: 600, height: 800, keypoints: copy.keypoints.map((v, i) => (i % 6 === 0 ? 600 - 2 * copy.keypoints[i + 1]! : i % 6 === 1 ? 2 * copy.keypoints[i - 1]! : i % 6 === 2 ? 2 * v : i % 6 === 3 ? (v + 90) % 360 : v)) };
+    const idx = new LshIndex(PARAMS);
+    const qs = idx.sketches(q.vecs, q.f.count);
+    const verdicts = (f: Features) => {
+      const t = prepare(f);
+      const c = sketchCollisions(qs, q.f.count, idx.sketches(t.vecs, t.f.count), 20);
+      return [verifyCandidate(q, t, c, SP), verifyCandidate(q, t, c, { ...SP, poseCheck: RECOLLIDE_POSE_CHECK })] as const;
+    };
+    for (const f of [copy, turned]) {
+      const [off, on] = verdicts(f);
+      expect(off.score).to.be.greaterThan(SP.confidentScore);
+      expect([on.score, on.inliers]).to.deep.equal([off.score, off.inliers]);
+    }
+    const [off, on] = verdicts(shuffled);
+    expect(off.score).to.be.greaterThan(0);
+    expect(on.score).to.equal(0);
+    expect(on.reason).to.match(/agree in rotation and scale/);
+    // poseSupport: the largest group agreeing with one match's frame
+    const sim = new Float64Array(40);
+    for (let i = 0; i < 20; i++) sim.set(i < 13 ? [1.5 * (1 + 0.05 * (i % 3)), 0.3 + 0.1 * (i % 4)] : [0.3 + i * 0.4, i * 1.1], 2 * i);
+    expect(poseSupport(sim, 20, 45, 0.5)).to.be.within(13, 14);
+    expect(poseSupport(sim, 13, 45, 0.5)).to.equal(13);
+  });
+
+  it('the ratio test stops measuring a pair once it cannot be nearer than the second neighbour, with the same matches', () => {
+    // verifyCandidate's `matches` is the ratio test's one-to-one matches: computed here by measuring every pair in full.
+    const q = prepare(randomFeatures(70));
+    const idx = new LshIndex(PARAMS);
+    const qs = idx.sketches(q.vecs, q.f.count);
+    const full = (a: number, b: Float32Array, bo: number) => {
+      let s = 0;
+      for (let j = 0; j < 128; j++) s += q.vecs[a * 128 + j]! * b[bo + j]!;
+      return Math.sqrt(Math.max(0, 2 - 2 * s));
+    };
+    for (const f of [warped(q.f, H0, 71), randomFeatures(72), concatFeatures(q.f, [warped(q.f, H0, 73), randomFeatures(74)])]) {
+      const t = prepare(f);
+      const c = sketchCollisions(qs, q.f.count, idx.sketches(t.vecs, t.f.count), 24);
+      const good: { ti: number; d: number }[] = [];
+      for (let k = 0; k < c.length / 2; ) {
+        const qi = c[2 * k]!;
+        let d1 = Infinity, d2 = SP.farDistance, t1 = -1;
+        for (; k < c.length / 2 && c[2 * k] === qi; k++) {
+          const d = full(qi, t.vecs, c[2 * k + 1]! * 128);
+          if (d < d1) (d2 = Math.min(d2, d1)), (d1 = d), (t1 = c[2 * k + 1]!);
+          else if (d < d2) d2 = d;
+        }
+        if (t1 >= 0 && d1 / d2 < SP.ratio) good.push({ ti: t1, d: d1 });
+      }
+      const oneToOne = new Set([...good].sort((a, b) => a.d - b.d).map((g) => g.ti)).size;
+      expect(c.length).to.be.greaterThan(200);
+      expect(verifyCandidate(q, t, c, SP).matches).to.equal(oneToOne);
+    }
+  });
+
+  it('a target\'s sketches are kept beside its features: computed once per features and index', () => {
+    const f = randomFeatures(80);
+    const a = new LshIndex(PARAMS);
+    const b = new LshIndex({ ...PARAMS, seed: 2 });
+    const s1 = targetSketches(a, prepare(f));
+    expect(targetSketches(a, prepare(f))).to.equal(s1); // another prepared object of the same features
+    const p = prepare(f);
+    expect(Array.from(s1)).to.deep.equal(Array.from(a.sketches(p.vecs, p.f.count)));
+    const sb = targetSketches(b, p);
+    expect(Array.from(sb)).to.deep.equal(Array.from(b.sketches(p.vecs, p.f.count)));
+    expect(Array.from(sb)).to.not.deep.equal(Array.from(s1));
   });
 
   it('with lsh.voteSigma a keypoint\'s vote goes mostly to the image whose sketch is closest (Hamming weighting)', async () => {

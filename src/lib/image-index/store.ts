@@ -6,7 +6,7 @@ import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../util/log.js';
 import type { Progress } from '../../util/progress.js';
 import { CODE_BITS, LshIndex, SKETCH_BITS, countBuckets, type LshParams } from './lsh.js';
-import { prepare, type SearchParams } from './searcher.js';
+import { RECOLLIDE_POSE_CHECK, prepare, type SearchParams } from './searcher.js';
 import type { Prepared } from './verify.js';
 import type { Features } from '../sift/index.js';
 import { LRUCache } from 'lru-cache';
@@ -51,6 +51,7 @@ export function searchParams(config: Config): SearchParams {
     recollide: config.lsh.recollide,
     recollideHamming: config.lsh.recollideHamming,
     recollideVoters: config.lsh.recollideVoters,
+    recollidePoseCheck: RECOLLIDE_POSE_CHECK,
   };
 }
 
@@ -277,8 +278,9 @@ export class IndexHandle {
   }
 }
 
-/** An image's stored features in bytes (at least 1: lru-cache takes positive sizes only). */
-export const featureBytes = (f: Features): number => Math.max(1, f.keypoints.byteLength + f.descriptors.byteLength);
+/** An image's stored features in bytes, with the 8-byte sketch a keypoint kept beside them once the image is re-matched
+ *  (searcher.ts targetSketches); at least 1: lru-cache takes positive sizes only. */
+export const featureBytes = (f: Features): number => Math.max(1, f.keypoints.byteLength + f.descriptors.byteLength + 8 * f.count);
 
 /** The handles a process holds per open bank: the whole index, or its shards (keyed by target range). */
 const handles = new WeakMap<Bank, Map<string, IndexHandle>>();
@@ -489,12 +491,8 @@ async function wholeBucketSizes(bank: Bank, bits: number, key: string, floor: nu
       counted = { count: counted.count + r.rows, maxId: Math.max(counted.maxId, r.maxId) };
     }
   } else {
-    // rows only added since (ids grow): count those; otherwise (removed, re-encoded, another width) count anew
-    const fresh = (): Counting => ({ key, bits, floor, counts: new Uint32Array(1 << bits), rows: 0, maxId: 0 });
-    const same = c && c.key === key && c.bits === bits && c.floor === floor && sig.count >= c.sig.count && sig.maxId >= c.sig.maxId;
-    let k: Counting = same ? { key, bits, floor, counts: c.sizes, rows: c.sig.count, maxId: c.sig.maxId } : fresh();
-    await countRows(repo, k);
-    if (k.rows !== sig.count) await countRows(repo, (k = fresh())); // rows removed below the last counted
+    const prior = c && c.key === key && c.bits === bits && c.floor === floor ? { counts: c.sizes, rows: c.sig.count, maxId: c.sig.maxId } : undefined;
+    const k = await countsUpToDate(repo, { key, bits, floor }, sig, prior);
     sizes = k.counts;
     counted = { count: k.rows, maxId: k.maxId };
   }
@@ -508,13 +506,22 @@ async function rangeCounts(repo: LshRepo, key: string, bits: number, range: Targ
   const sig = await repo.signature(range, key);
   const stored = await repo.bucketCounts(key, bits, range);
   if (stored && stored.rows === sig.count && stored.maxId === sig.maxId) return stored;
-  const fresh = (): Counting => ({ key, bits, floor: -Infinity, counts: new Uint32Array(1 << bits), rows: 0, maxId: 0 });
-  let k: Counting = stored && stored.rows <= sig.count && stored.maxId <= sig.maxId ? { ...fresh(), counts: stored.counts, rows: stored.rows, maxId: stored.maxId } : fresh();
-  await countRows(repo, k, range);
-  if (k.rows !== sig.count) await countRows(repo, (k = fresh()), range);
+  const k = await countsUpToDate(repo, { key, bits, floor: -Infinity }, sig, stored, range);
   const out = { rows: k.rows, maxId: k.maxId, counts: k.counts };
   await repo.putBucketCounts(key, bits, range, out);
   return out;
+}
+
+/** Bucket counts brought up to the rows of signature `sig` (of `range`, or every row): from `prior` (the counts of
+ *  prior.rows rows up to row id prior.maxId) when rows were only added since (ids grow), by counting those; otherwise
+ *  (rows removed or re-encoded below the last counted) all of them anew. The whole index's counts kept per process
+ *  and a range's kept in the bank are both brought up to date here. */
+async function countsUpToDate(repo: LshRepo, what: Pick<Counting, 'key' | 'bits' | 'floor'>, sig: { count: number; maxId: number }, prior: Pick<Counting, 'counts' | 'rows' | 'maxId'> | undefined, range?: TargetRange): Promise<Counting> {
+  const fresh = (): Counting => ({ ...what, counts: new Uint32Array(1 << what.bits), rows: 0, maxId: 0 });
+  let k: Counting = prior && prior.rows <= sig.count && prior.maxId <= sig.maxId ? { ...what, counts: prior.counts, rows: prior.rows, maxId: prior.maxId } : fresh();
+  await countRows(repo, k, range);
+  if (k.rows !== sig.count) await countRows(repo, (k = fresh()), range);
+  return k;
 }
 
 async function countRows(repo: LshRepo, c: Counting, range?: TargetRange): Promise<void> {

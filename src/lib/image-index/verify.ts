@@ -53,6 +53,10 @@ export interface VerifyParams {
    *  keypoints a side, wrong models gather chance inliers by position alone, and the true plane's inliers are a
    *  few percent of the matches. */
   frames?: { angleTolerance: number; scaleTolerance: number; maxLogNfa: number };
+  /** Before RANSAC: refused unless minInliers matches agree in keypoint frame, rotation within `rotation` degrees and
+   *  scale ratio within a factor 2^octaves of one match's (poseSupport). For the images re-matched by full sketch
+   *  (searcher.ts Recollision), most of them unrelated, whose RANSAC and epipolar model were most of a re-match's CPU. */
+  poseCheck?: { rotation: number; octaves: number };
 }
 
 /** The model a candidate verified under: one homography (a copy, a plane) or the epipolar geometry of a 3D scene. */
@@ -95,6 +99,26 @@ function dist(a: Float32Array, ao: number, b: Float32Array, bo: number): number 
   return Math.sqrt(Math.max(0, 2 - 2 * s));
 }
 
+/**
+ * dist(a, b) when it is below `bound`, else Infinity, without taking every product for most pairs: the squared
+ * differences summed over the first 32, 64, 96 dimensions only grow, and once they pass bound^2 the distance cannot
+ * come back under it (for unit vectors |a - b|^2 = 2 - 2 dot; shorter vectors, as an all-zero descriptor's, only make
+ * the sum smaller than 2 - 2 dot; the margin covers float rounding), so a pair dist() would put at or above the bound
+ * is never measured in full. Below it, the value is dist()'s own: the ratio test sees the same numbers.
+ */
+function distBelow(a: Float32Array, ao: number, b: Float32Array, bo: number, bound: number): number {
+  const lim = bound * bound + 1e-4;
+  let s = 0;
+  for (let j = 0; j < DESC_SIZE; ) {
+    for (const end = j + 32; j < end; j++) {
+      const d = a[ao + j]! - b[bo + j]!;
+      s += d * d;
+    }
+    if (s > lim) return Infinity;
+  }
+  return dist(a, ao, b, bo);
+}
+
 /** The verification of an image that could not be verified (score 0), with the reason. */
 export function unverified(reason: string, matches = 0): Verification {
   return { matches, inliers: 0, score: 0, model: null, H: null, F: null, pairs: new Float32Array(0), meanError: 0, spread: 0, reason };
@@ -116,6 +140,7 @@ export function verifyCandidate(q: Prepared, t: Prepared, cand: Int32Array | num
   const minMatches = Math.max(4, p.minInliers);
   if (mH.length < minMatches && mF.length < minMatches) return unverified('too few matches', mH.length);
   const gH = matchGeometry(mH, q, t);
+  if (p.poseCheck && !framesCouldAgree(gH, matchGeometry(mF, q, t), p, ep, p.poseCheck)) return unverified('too few matches agree in rotation and scale', mH.length);
   const hv = mH.length >= minMatches ? verifyHomography(gH, mH.length, q, t, p) : unverified('too few matches', mH.length);
   // A homography that already explains most matches is a copy or a plane: a fundamental matrix would add nothing.
   if (!ep || (hv.score > 0 && hv.inliers >= 0.6 * mH.length)) return hv;
@@ -128,6 +153,36 @@ export function verifyCandidate(q: Prepared, t: Prepared, cand: Int32Array | num
   }
   // The better model: the higher score, then (a score saturates) the one that explains more matches.
   return fv && (fv.score > hv.score || (fv.score > 0 && fv.score === hv.score && fv.inliers > hv.inliers)) ? fv : hv;
+}
+
+/**
+ * The most matches whose keypoint frames agree with one match's: rotation within tolDeg of it and scale ratio within a
+ * factor 2^octaves (Lowe 2004's pose clustering, coarse). A model's inliers keep their keypoints' frames within
+ * about that (a homography a real view change gives keeps orientation and bounds the area change; a scene's depth
+ * changes the scale ratio by less than 4x between two views that match), while an unrelated image's matches have any.
+ */
+export function poseSupport(sim: Float64Array, n: number, tolDeg: number, octaves: number): number {
+  const rot = new Float64Array(n);
+  const sc = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    rot[i] = (sim[2 * i + 1]! * 180) / Math.PI;
+    sc[i] = Math.log2(Math.max(1e-6, sim[2 * i]!));
+  }
+  let best = 0;
+  for (let i = 0; i < n; i++) {
+    let c = 0;
+    for (let j = 0; j < n; j++) if (Math.abs(sc[j]! - sc[i]!) <= octaves && angleGap(rot[j]!, rot[i]!) <= tolDeg) c++;
+    if (c > best) best = c;
+  }
+  return best;
+}
+
+/** Before RANSAC (lsh.poseCheck, for the images re-matched by full sketch): whether either model could reach
+ *  minInliers inliers among matches whose frames agree (poseSupport); an unrelated image's seldom can. */
+function framesCouldAgree(gH: Geometry, gF: Geometry, p: VerifyParams, ep: EpipolarParams | undefined, pc: { rotation: number; octaves: number }): boolean {
+  if (poseSupport(gH.sim, gH.pts.length / 4, pc.rotation, pc.octaves) >= p.minInliers) return true;
+  const need = Math.max(8, p.minInliers);
+  return !!ep && gF.pts.length / 4 >= need && poseSupport(gF.sim, gF.pts.length / 4, pc.rotation, pc.octaves) >= need;
 }
 
 interface Match {
@@ -163,7 +218,8 @@ function ratioMatches(q: Prepared, t: Prepared, cand: Int32Array | number[], far
       const ti = cand[2 * k + 1]!;
       if (seen[ti] === qi) continue;
       seen[ti] = qi;
-      const d = dist(q.vecs, qi * DESC_SIZE, t.vecs, ti * DESC_SIZE);
+      // Without a region the pair matters only below the second nearest so far (d2): measured in full only then.
+      const d = r2 > 0 ? dist(q.vecs, qi * DESC_SIZE, t.vecs, ti * DESC_SIZE) : distBelow(q.vecs, qi * DESC_SIZE, t.vecs, ti * DESC_SIZE, d2);
       if (r2 > 0) {
         if (c === ids.length) {
           const a = new Int32Array(c * 2);
