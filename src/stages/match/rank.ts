@@ -230,7 +230,7 @@ export async function archiveRank(
   // one process and shards compare the same keypoints
   const qd = queryDense ? await queryDense() : asStored(await denseViews(g, q, a.maxTilt, a.keypointsPerView, a.maxSide, sp, runViews));
   const p = { ...searchParams(config), window: searchWindow(handle, config, sourceAt) };
-  const byDense = await search(handle.index, () => undefined, q, { ...p, mirror: false, recollide: 0 }, qd);
+  const byDense = await search(handle.index, () => undefined, q, { ...p, mirror: false, recollide: 0, recollideVoters: 0 }, qd);
   const cands = archiveCandidates(hits, ranking, byDense.votes.slots, a.candidates);
   const verify = archiveVerifyParams(searchParams(config), a, config.match.views.poolRadius);
   const targetDense = async (slot: number) => {
