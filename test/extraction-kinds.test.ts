@@ -3,7 +3,7 @@
 // credits and datelines split off, the Chinese layouts, slideshows, and the precision kinds. The decision is the
 // shipped fitted model (src/lib/extraction/model-weights.ts).
 import { expect } from 'chai';
-import { cleanCaption, extractPairs } from '../src/lib/extraction/index.js';
+import { cleanCaption, extractPairs, pageCandidates } from '../src/lib/extraction/index.js';
 import { furnitureOf, imageUrlOf, isDecorative } from '../src/lib/extraction/images.js';
 import * as cheerio from 'cheerio';
 import type { Element } from 'domhandler';
@@ -326,3 +326,18 @@ describe('extraction kinds (issue 31, round 8): credits on new English sites', (
   });
 });
 
+
+describe('extraction kinds (issue 31, round 8): QR-code lines on Chinese pages', () => {
+  it('the line under a QR code ("关注公众号：…", "扫一扫…") is a call to action, not a caption; a caption under a photo still is', () => {
+    const html = page(`<div class="article">${zh(3)}<p style="text-align: center;"><img src="/pic/2026/harbour-ships.jpg" width="640" height="427"></p><p style="text-align: center;">港口的货船正在装卸集装箱</p>${zh(3)}
+      <p><img src="/media/2026/wx-follow-account.jpg" alt="关注公众号：某某财经" width="200" height="200"></p><p>关注公众号：某某财经</p>
+      <p><img src="/media/2026/wx-scan.jpg" width="200" height="200"></p><p>扫一扫，用手机看新闻！</p>${zh(1)}</div>`, '港口货运量创新高_某某财经');
+    expect(pairsOf(html).map((p) => p.caption)).to.deep.equal(['港口的货船正在装卸集装箱']);
+    // Each QR-code line is read as interface text (a feature weighed against a caption), the caption is not.
+    const rows = pageCandidates(html, { url: 'https://news.example.com/2026/story.html' }).rows;
+    const ui = (text: string) => rows.filter((r) => r.cand.text === text).map((r) => r.f.uiText);
+    expect(ui('关注公众号：某某财经')).to.include(true).and.not.include(false);
+    expect(ui('扫一扫，用手机看新闻！')).to.include(true).and.not.include(false);
+    expect(ui('港口的货船正在装卸集装箱')).to.include(false).and.not.include(true);
+  });
+});
