@@ -488,16 +488,26 @@ export function bodyRoots($: $T, zh: boolean): Element[] {
     const e = el as Element;
     if (isArticleBody(e) || (e.name === 'article' && sampleText(e, 800).replace(/\s+/g, '').length >= 500)) roots.push(e);
   }
+  // Paragraphs written as <div>s are read only on a page whose <p>s and marks find no body at all.
+  const best = densestBlock($('p').toArray().slice(0, 3000) as Element[], zh) ?? (roots.length ? null : densestBlock(textDivs($), zh));
+  if (best && !roots.includes(best)) roots.push(best);
+  return roots;
+}
+
+/** The element whose direct paragraphs hold the most text (half of it counted for their grandparent), if any holds enough. */
+function densestBlock(paragraphs: Element[], zh: boolean): Element | null {
   const score = new Map<Element, number>();
   const min = zh ? 30 : 80;
-  for (const p of $('p').toArray().slice(0, 3000)) {
+  for (const p of paragraphs) {
     const len = sampleText(p as AnyNode, 1000).replace(/\s+/g, ' ').trim().length;
     if (len < min) continue;
-    const parent = (p as Element).parent as Element | null;
-    if (!parent || parent.type !== 'tag') continue;
+    // A <div> of links is a teaser list or a menu, not a paragraph.
+    if (p.name === 'div' && linkShare(p) >= 0.25) continue;
+    const parent = p.parent as Element | null;
+    if (!parent || parent.type !== 'tag' || parent.name === 'body') continue;
     score.set(parent, (score.get(parent) ?? 0) + len);
     const gp = parent.parent as Element | null;
-    if (gp && gp.type === 'tag') score.set(gp, (score.get(gp) ?? 0) + len / 2);
+    if (gp && gp.type === 'tag' && gp.name !== 'body') score.set(gp, (score.get(gp) ?? 0) + len / 2);
   }
   let best: Element | null = null;
   let bestScore = zh ? 200 : 400;
@@ -507,6 +517,38 @@ export function bodyRoots($: $T, zh: boolean): Element[] {
       bestScore = s;
     }
   }
-  if (best && !roots.includes(best)) roots.push(best);
-  return roots;
+  return best;
+}
+
+// A page footer's class or id (copyright lines are long text, never the article).
+const FOOTER = /foot|copyright/i;
+
+// Elements that start a block of their own: a <div> holding one of them is a layout box, not a paragraph.
+const BLOCK_CHILD = new Set(['address', 'article', 'aside', 'blockquote', 'center', 'dd', 'div', 'dl', 'dt', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section', 'table', 'ul']);
+
+/**
+ * Paragraphs written as <div>s: every <div> that holds only text and inline elements, outside the page's footer.
+ * Editors of many Chinese CMSs (and old page builders) write each paragraph of the article as a <div>, with no <p> at
+ * all; read only when the page's <p>s hold no body, such a body is found like any other.
+ */
+function textDivs($: $T): Element[] {
+  const out: Element[] = [];
+  for (const d of $('div').toArray().slice(0, 3000) as Element[]) {
+    if (d.children.some((c) => c.type === 'tag' && BLOCK_CHILD.has((c as Element).name))) continue;
+    if (!ancestors(d, 12).some((a) => a.name === 'footer' || FOOTER.test(classId(a))) && !FOOTER.test(classId(d))) out.push(d);
+  }
+  return out;
+}
+
+/** The share of an element's text that is the text of links (a list of teasers or a menu is mostly links). */
+function linkShare(e: Element): number {
+  const all = sampleText(e, 1000).replace(/\s+/g, '').length;
+  if (!all) return 1;
+  let linked = 0;
+  walkBelow(e, 200, (x) => {
+    if (x.name !== 'a') return;
+    linked += sampleText(x, 1000).replace(/\s+/g, '').length;
+    return 'skip';
+  });
+  return linked / all;
 }
