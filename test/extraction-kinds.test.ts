@@ -341,3 +341,29 @@ describe('extraction kinds (issue 31, round 8): QR-code lines on Chinese pages',
     expect(ui('港口的货船正在装卸集装箱')).to.include(false).and.not.include(true);
   });
 });
+
+describe('extraction kinds (issue 31, round 8): an article body written as <div> paragraphs', () => {
+  const zhDivs = (n: number) => Array.from({ length: n }, (_, i) => `<div><span>这是正文第${i + 1}段，科研人员在现场进行了多项测试工作，并且介绍了项目的进展情况，大家都表示对新的一年充满信心。</span></div>`).join('');
+  const nav = `<div class="menu"><a href="/a">首页</a> <a href="/b">要闻</a> <a href="/c">图片新闻频道推荐阅读更多内容请点击这里查看</a> <a href="/d">专题报道与深度观察栏目的全部文章列表</a></div>`;
+  const footer = `<div class="site-foot"><div>版权所有：某某中心 地址：北京市某区某路一号 邮编：100000 电话：010-00000000 备案号：京ICP备00000000号 技术支持：某某公司 网站地图 联系我们 使用帮助</div></div>`;
+  const photo = (n: number, line: string) => `<div style="text-align: center;"><b><img src="/xw/W0201_photo${n}.jpg"><p><b></b></p></b></div><div style="text-align: center; text-indent: 0px;"><b>${line}</b></div>`;
+  const lines = ['科研人员正在进行载荷设备测试', '总装测试团队正在进行测试前的检查工作', '运载火箭正在进行总装'];
+  const body = `<div class="cms-editor-x">${zhDivs(2)}${photo(1, lines[0]!)}${zhDivs(2)}${photo(2, lines[1]!)}${photo(3, lines[2]!)}${zhDivs(2)}</div>`;
+
+  it('a page whose paragraphs are <div>s (no <p>) has a body, and its photos in inline wrappers are inside it; link lists and the footer are not the body', async () => {
+    const { bodyRoots } = await import('../src/lib/extraction/images.js');
+    const $ = cheerio.load(page(`${nav}<div class="main">${body}</div>${footer}`, '中心新闻'));
+    const roots = bodyRoots($, true);
+    expect(roots.map((r) => r.attribs.class)).to.deep.equal(['cms-editor-x']);
+    // Only the footer holds long text: no body, rather than the footer.
+    expect(bodyRoots(cheerio.load(page(`${nav}${footer}`, '中心新闻')), true)).to.deep.equal([]);
+    // A page with <p> paragraphs is read as before: the <div>s are not counted.
+    const $p = cheerio.load(page(`<div class="story">${zh(4)}</div><div class="other">${zhDivs(6)}</div>`, '中心新闻'));
+    expect(bodyRoots($p, true).map((r) => r.attribs.class)).to.deep.equal(['story']);
+  });
+
+  it('the centred line under a photo of such a body is its caption', () => {
+    const pairs = pairsOf(page(`${nav}<div class="main">${body}</div>${footer}`, '元旦期间科研人员坚守岗位_中心新闻'), 'http://www.example.gov.cn/xwzx/202101/t1.html');
+    expect(pairs).to.deep.equal(lines.map((caption, i) => ({ image_url: `http://www.example.gov.cn/xw/W0201_photo${i + 1}.jpg`, caption })));
+  });
+});
