@@ -242,15 +242,10 @@ function creditBefore(el: Element, good: Set<Element>): string | undefined {
   // The photo's own wrapper right before the caption, ending in its credit line ("<div><picture/><div
   // class=…ImageCredit>COURTESY OF X</div></div><div class=…Caption>"): a credit printed under the photo.
   if (imgCount(pv, good) || $hasImg(pv)) {
-    const last = lastElement(pv);
+    const last = childElements(pv).at(-1);
     return last && !imgCount(last, good) && !$hasImg(last) && (isCreditEl(last) || isCreditToken(last)) ? creditText(last) : undefined;
   }
   return creditText(pv);
-}
-
-/** The last element child of el. */
-function lastElement(el: Element): Element | undefined {
-  return el.children.filter((c): c is Element => c.type === 'tag').pop();
 }
 
 /** The element's text when it reads as a credit line: a credit-classed element with a name-like line, or a credit. */

@@ -140,11 +140,13 @@ export function verifyCandidate(q: Prepared, t: Prepared, cand: Int32Array | num
   const minMatches = Math.max(4, p.minInliers);
   if (mH.length < minMatches && mF.length < minMatches) return unverified('too few matches', mH.length);
   const gH = matchGeometry(mH, q, t);
-  if (p.poseCheck && !framesCouldAgree(gH, matchGeometry(mF, q, t), p, ep, p.poseCheck)) return unverified('too few matches agree in rotation and scale', mH.length);
+  let gFHeld: Geometry | undefined;
+  const geometryF = (): Geometry => (gFHeld ??= matchGeometry(mF, q, t));
+  if (p.poseCheck && !framesCouldAgree(gH, mF.length, geometryF, p, ep, p.poseCheck)) return unverified('too few matches agree in rotation and scale', mH.length);
   const hv = mH.length >= minMatches ? verifyHomography(gH, mH.length, q, t, p) : unverified('too few matches', mH.length);
   // A homography that already explains most matches is a copy or a plane: a fundamental matrix would add nothing.
   if (!ep || (hv.score > 0 && hv.inliers >= 0.6 * mH.length)) return hv;
-  const gF = matchGeometry(mF, q, t);
+  const gF = geometryF();
   let fv = verifyFundamental(gF.pts, gF.sim, gF.ang, mF.length, q, t, p, ep, hv);
   if (DIAG && fv) hv.diag = { ...fv.diag, fScore: fv.score };
   if (ep.guided && fv?.F && fv.score > 0) {
@@ -179,10 +181,10 @@ export function poseSupport(sim: Float64Array, n: number, tolDeg: number, octave
 
 /** Before RANSAC (lsh.poseCheck, for the images re-matched by full sketch): whether either model could reach
  *  minInliers inliers among matches whose frames agree (poseSupport); an unrelated image's seldom can. */
-function framesCouldAgree(gH: Geometry, gF: Geometry, p: VerifyParams, ep: EpipolarParams | undefined, pc: { rotation: number; octaves: number }): boolean {
+function framesCouldAgree(gH: Geometry, nF: number, gF: () => Geometry, p: VerifyParams, ep: EpipolarParams | undefined, pc: { rotation: number; octaves: number }): boolean {
   if (poseSupport(gH.sim, gH.pts.length / 4, pc.rotation, pc.octaves) >= p.minInliers) return true;
   const need = Math.max(8, p.minInliers);
-  return !!ep && gF.pts.length / 4 >= need && poseSupport(gF.sim, gF.pts.length / 4, pc.rotation, pc.octaves) >= need;
+  return !!ep && nF >= need && poseSupport(gF().sim, nF, pc.rotation, pc.octaves) >= need;
 }
 
 interface Match {
@@ -349,32 +351,52 @@ function oneToOne(good: Match[]): Match[] {
  */
 function onePerPlace(m: Match[], q: Prepared, t: Prepared, radius: number): Match[] {
   const qk = q.f.keypoints, tk = t.f.keypoints;
-  const grid = () => new Map<number, number[]>();
-  const taken = (g: Map<number, number[]>, x: number, y: number): boolean => {
-    const cx = Math.floor(x / radius), cy = Math.floor(y / radius);
-    for (let dy = -1; dy <= 1; dy++)
-      for (let dx = -1; dx <= 1; dx++) {
-        const pts = g.get((cy + dy) * 65536 + cx + dx);
-        if (pts) for (let i = 0; i < pts.length; i += 2) if ((pts[i]! - x) ** 2 + (pts[i + 1]! - y) ** 2 < radius * radius) return true;
-      }
-    return false;
-  };
-  const put = (g: Map<number, number[]>, x: number, y: number) => {
-    const key = Math.floor(y / radius) * 65536 + Math.floor(x / radius);
-    const pts = g.get(key);
-    if (pts) pts.push(x, y);
-    else g.set(key, [x, y]);
-  };
-  const gq = grid(), gt = grid();
+  const gq = new CellGrid(radius), gt = new CellGrid(radius);
+  const taken = () => true;
   const out: Match[] = [];
   for (const g of m) {
     const qx = qk[g.qi * KP_STRIDE]!, qy = qk[g.qi * KP_STRIDE + 1]!, tx = tk[g.ti * KP_STRIDE]!, ty = tk[g.ti * KP_STRIDE + 1]!;
-    if (taken(gq, qx, qy) || taken(gt, tx, ty)) continue;
-    put(gq, qx, qy);
-    put(gt, tx, ty);
+    if (gq.near(qx, qy, taken) || gt.near(tx, ty, taken)) continue;
+    gq.add(qx, qy, out.length);
+    gt.add(tx, ty, out.length);
     out.push(g);
   }
   return out;
+}
+
+/**
+ * Points in square cells of `cell` pixels (at least the radius), so that the points within `radius` of a place are
+ * found in its 3 x 3 cells: onePerPlace's places taken, homographyLogNfa's pairings that land near a target keypoint.
+ */
+class CellGrid {
+  private readonly cells = new Map<number, number[]>();
+  constructor(
+    private readonly radius: number,
+    private readonly cell = radius,
+  ) {}
+
+  private key(cx: number, cy: number): number {
+    return cy * 65536 + cx;
+  }
+
+  add(x: number, y: number, id: number): void {
+    const key = this.key(Math.floor(x / this.cell), Math.floor(y / this.cell));
+    const list = this.cells.get(key);
+    if (list) list.push(x, y, id);
+    else this.cells.set(key, [x, y, id]);
+  }
+
+  /** Calls visit(id) for each point closer than the radius to (x, y), until it returns true; whether one did. */
+  near(x: number, y: number, visit: (id: number) => boolean | void): boolean {
+    const cx = Math.floor(x / this.cell), cy = Math.floor(y / this.cell);
+    const r2 = this.radius * this.radius;
+    for (let dy = -1; dy <= 1; dy++)
+      for (let dx = -1; dx <= 1; dx++) {
+        const list = this.cells.get(this.key(cx + dx, cy + dy));
+        if (list) for (let i = 0; i < list.length; i += 3) if ((list[i]! - x) ** 2 + (list[i + 1]! - y) ** 2 < r2 && visit(list[i + 2]!)) return true;
+      }
+    return false;
+  }
 }
 
 /** Positions (pts: qx, qy, tx, ty), one-match similarities (sim: scale ratio, rotation in radians) and keypoint
@@ -443,39 +465,27 @@ export function homographyLogNfa(H: Mat3, g: Geometry, n: number, k: number, thr
 /** Of the n (n - 1) pairings of one match's query keypoint with another match's target keypoint, those H maps within
  *  `threshold` pixels with frames that agree (homographyLogNfa's chance). */
 function chanceAgreements(H: Mat3, g: Geometry, n: number, threshold: number, frames: { angleTolerance: number; scaleTolerance: number }): number {
-  const cell = Math.max(1, threshold);
-  const grid = new Map<number, number[]>();
-  for (let j = 0; j < n; j++) {
-    const key = Math.floor(g.pts[j * 4 + 3]! / cell) * 65536 + Math.floor(g.pts[j * 4 + 2]! / cell);
-    const list = grid.get(key);
-    if (list) list.push(j);
-    else grid.set(key, [j]);
-  }
+  const grid = new CellGrid(threshold, Math.max(1, threshold));
+  for (let j = 0; j < n; j++) grid.add(g.pts[j * 4 + 2]!, g.pts[j * 4 + 3]!, j);
   const pts = new Float64Array(4), sim = new Float64Array(2), ang = new Float64Array(2);
   const f = { sim, ang, ...frames };
-  const thr2 = threshold * threshold;
   let agree = 0;
   for (let i = 0; i < n; i++) {
     const x = g.pts[i * 4]!, y = g.pts[i * 4 + 1]!;
     const w = H[6]! * x + H[7]! * y + H[8]!;
     if (w <= 1e-9) continue;
     const u = (H[0]! * x + H[1]! * y + H[2]!) / w, v = (H[3]! * x + H[4]! * y + H[5]!) / w;
-    const cx = Math.floor(u / cell), cy = Math.floor(v / cell);
     pts[0] = x;
     pts[1] = y;
     ang[0] = g.ang[2 * i]!;
-    for (let dy = -1; dy <= 1; dy++)
-      for (let dx = -1; dx <= 1; dx++) {
-        for (const j of grid.get((cy + dy) * 65536 + cx + dx) ?? []) {
-          if (j === i) continue;
-          pts[2] = g.pts[j * 4 + 2]!;
-          pts[3] = g.pts[j * 4 + 3]!;
-          if ((u - pts[2]) ** 2 + (v - pts[3]) ** 2 >= thr2) continue;
-          ang[1] = g.ang[2 * j + 1]!;
-          sim[0] = (g.sim[2 * j]! * g.size[j]!) / Math.max(1e-6, g.size[i]!);
-          if (frameAgrees(H, pts, 0, f)) agree++;
-        }
-      }
+    grid.near(u, v, (j) => {
+      if (j === i) return;
+      pts[2] = g.pts[j * 4 + 2]!;
+      pts[3] = g.pts[j * 4 + 3]!;
+      ang[1] = g.ang[2 * j + 1]!;
+      sim[0] = (g.sim[2 * j]! * g.size[j]!) / Math.max(1e-6, g.size[i]!);
+      if (frameAgrees(H, pts, 0, f)) agree++;
+    });
   }
   return agree;
 }
