@@ -18,17 +18,9 @@ import { runMatch } from '../src/stages/match/index.js';
 import { tempDir } from './helpers.js';
 import { psql, startPgCluster, type PgCluster } from './helpers/pg-cluster.js';
 import { pgUnavailable } from './helpers/postgres.js';
-import { harvestManifests, pairsByExtId, seedLexicon, startWorker, type WorkerProcess } from './helpers/scale.js';
+import { harvestManifests, pairsByExtId, seedLexicon, SMALL_JOBS_ENV, startWorker, type WorkerProcess } from './helpers/scale.js';
 
-const ENV = {
-  CAPBRIDGE_WORKER__BATCH__FEATURES: '1',
-  CAPBRIDGE_WORKER__BATCH__MATCH: '1',
-  CAPBRIDGE_WORKER__BATCH__PAIR: '1',
-  CAPBRIDGE_WORKER__LEASE_SECONDS: '3',
-  CAPBRIDGE_WORKER__POLL_SECONDS: '0.2',
-  CAPBRIDGE_WORKER__BANK_WAIT_SECONDS: '120',
-  CAPBRIDGE_SIFT__THREADS: '1',
-};
+const ENV = { ...SMALL_JOBS_ENV, CAPBRIDGE_WORKER__BANK_WAIT_SECONDS: '120' };
 
 const dbName = (url: string) => new URL(url).pathname.slice(1);
 

@@ -3,43 +3,18 @@
 // twice, and the pairs at the end are those of one SQLite process over the same harvest. The surviving worker's
 // /healthz reports its claims.
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { Bank, CandidatesRepo, JobsRepo, LshRepo } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { runCycle } from '../src/daemon/cycle.js';
 import { runPairing } from '../src/stages/pair/pairing.js';
 import { createLogger } from '../src/util/log.js';
-import { REPO_ROOT, runCli, tempDir } from './helpers.js';
+import { runCli, tempDir } from './helpers.js';
 import { pgUnavailable, startPg } from './helpers/postgres.js';
-import { harvestManifests, pairsByExtId } from './helpers/scale.js';
+import { harvestManifests, pairsByExtId, SMALL_JOBS_ENV, startWorker } from './helpers/scale.js';
 import { featuresThenMatch } from './helpers/stages.js';
 
-// Small jobs (one item each), short leases and polls: the test sees several claims per worker and a quick retake.
-const ENV = {
-  CAPBRIDGE_WORKER__BATCH__FEATURES: '1',
-  CAPBRIDGE_WORKER__BATCH__MATCH: '1',
-  CAPBRIDGE_WORKER__BATCH__PAIR: '1',
-  CAPBRIDGE_WORKER__LEASE_SECONDS: '3',
-  CAPBRIDGE_WORKER__POLL_SECONDS: '0.2',
-  CAPBRIDGE_SIFT__THREADS: '1',
-};
-
-function startWorker(data: string, url: string, extra: string[] = []): { child: ChildProcess; stderr: () => string; out: Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src', 'cli.ts'), '--data', data, '--db', url, 'worker', '--drain', '--json', ...extra], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, CI: '1', ...ENV },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += d));
-  child.stderr!.on('data', (d) => (stderr += d));
-  const out = new Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
-  );
-  return { child, out, stderr: () => stderr };
-}
+const ENV = SMALL_JOBS_ENV;
 
 describe('workers on a PostgreSQL bank', function () {
   this.timeout(240_000);
@@ -91,8 +66,8 @@ describe('workers on a PostgreSQL bank', function () {
       expect(cycle.stages.map((x) => x.stage)).to.deep.equal(['features']);
       expect(cycle.stages[0]!.summary).to.include({ stage: 'features', jobs: 5, scaleOut: true });
       expect(await bank.items.countByStatus(null, 'new')).to.equal(5);
-      const a = startWorker(data, url);
-      const b = startWorker(data, url, ['--port', '0']);
+      const a = startWorker(data, url, ENV);
+      const b = startWorker(data, url, ENV, ['--port', '0']);
       // kill A as soon as it holds a job
       const aName = `:${a.child.pid}`;
       let victim: number | null = null;

@@ -48,9 +48,19 @@ export interface WorkerProcess {
   out: Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>;
 }
 
-/** Starts `capbridge worker --drain --json` on a bank (a real process: what systemd runs). */
+/** Small jobs (one item each), short leases and polls: a test sees several claims per worker and a quick retake. */
+export const SMALL_JOBS_ENV: Readonly<Record<string, string>> = {
+  CAPBRIDGE_WORKER__BATCH__FEATURES: '1',
+  CAPBRIDGE_WORKER__BATCH__MATCH: '1',
+  CAPBRIDGE_WORKER__BATCH__PAIR: '1',
+  CAPBRIDGE_WORKER__LEASE_SECONDS: '3',
+  CAPBRIDGE_WORKER__POLL_SECONDS: '0.2',
+  CAPBRIDGE_SIFT__THREADS: '1',
+};
+
+/** Starts `capbridge worker --drain --json` on a PostgreSQL database (a real process: what systemd runs). */
 export function startWorker(data: string, url: string, env: Record<string, string>, extra: string[] = []): WorkerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src', 'cli.ts'), '--data', data, '--bank', url, 'worker', '--drain', '--json', ...extra], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src', 'cli.ts'), '--data', data, '--db', url, 'worker', '--drain', '--json', ...extra], {
     cwd: REPO_ROOT,
     env: { ...process.env, CI: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
