@@ -4,11 +4,10 @@
 // the test process is gone, even after kill -9.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { findPgBin } from './postgres.js';
+import { findPgBin, freePort } from './postgres.js';
 
 export interface PgCluster {
   port: number;
@@ -23,17 +22,6 @@ export interface PgCluster {
   /** pg_terminate_backend of every session of a database (synchronous: psql); returns how many. */
   terminate(database: string): number;
   close(): void;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** psql -c SQL against a database of a server on 127.0.0.1 (synchronous: no event loop turn happens meanwhile). */

@@ -26,7 +26,8 @@ export function findPgBin(): string | null {
   return which.status === 0 && which.stdout.trim() ? path.dirname(which.stdout.trim()) : null;
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port free on 127.0.0.1 now (the OS picks it). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.once('error', reject);
