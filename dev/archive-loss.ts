@@ -13,11 +13,12 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { Bank, DenseViewsRepo, FeaturesRepo, asStored } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
-import { decodeGrey, siftParams } from '../src/lib/sift/index.js';
+import { asiftSpecs, decodeGrey, siftParams } from '../src/lib/sift/index.js';
 import { prepare, search, searchParams, syncIndex, type Features } from '../src/lib/image-index/index.js';
 import {
   ViewPool, archiveCompare, archiveParams, archiveVerifyParams, denseViews, fuseRankings, rankAgainstIndex, shortlistPromise,
 } from '../src/stages/match/index.js';
+import { denseKey } from '../src/stages/match/archive.js';
 
 const args = process.argv.slice(2);
 const opt = (name: string, d: string) => {
@@ -40,6 +41,7 @@ const KEEP = opt('keep', '');
 const FUSED_ONLY = args.includes('--fused-only');
 const DEPTH = Number(opt('depth', '30'));
 const ALL = args.includes('--all');
+const ONE_SIDED = args.includes('--one-sided');
 const ONLY = new Set(opt('only', '').split(',').filter(Boolean));
 const cpu = () => {
   const c = process.cpuUsage();
@@ -99,7 +101,7 @@ async function main() {
       const info = handle.slot(slot)!;
       const plain = (await handle.load(slot))!.f;
       const g = await grey(bank, info.sha);
-      const key = `dev-r7|${a.targetMaxTilt}|${a.targetKeypointsPerView}|${a.maxSide}|${a.upsample}`;
+      const key = `dev-r9|${denseKey(asiftSpecs(a.targetMaxTilt), a.targetKeypointsPerView, a.maxSide, sp)}`;
       const repo = bank.repo(DenseViewsRepo);
       const kept = await repo.get(info.sha, key);
       if (kept) {
@@ -162,7 +164,11 @@ async function main() {
             const td = await dense(s);
             const k0 = cpu();
             const r = archiveCompare(qa, td.f, a, verify);
-            comps.push({ t: ext.get(s), true: tslots.includes(s), fused: fused.indexOf(s), plain: p.ranking.indexOf(s), dense: byDense.votes.slots.indexOf(s), denseVotes: Number((denseVotes.get(s) ?? 0).toFixed(2)), matches: r.matches, inliers: r.inliers, score: Number(r.score.toFixed(4)), logNfa: r.logNfa === undefined ? null : Number(r.logNfa.toFixed(2)), spread: Number(r.spread.toFixed(3)), reason: r.reason ?? null, ms: Math.round(cpu() - k0), targetKeypoints: td.f.count, targetDenseMs: Math.round(td.ms) });
+            const k1 = cpu();
+            // --one-sided: the query's dense views against the candidate's plain features (no dense views of it)
+            const o = ONE_SIDED ? archiveCompare(qa, (await handle.load(s))!.f, a, verify) : undefined;
+            const oneSided = o && { matches: o.matches, inliers: o.inliers, logNfa: o.logNfa === undefined ? null : Number(o.logNfa.toFixed(2)), ms: Math.round(cpu() - k1) };
+            comps.push({ oneSided, t: ext.get(s), true: tslots.includes(s), fused: fused.indexOf(s), plain: p.ranking.indexOf(s), dense: byDense.votes.slots.indexOf(s), denseVotes: Number((denseVotes.get(s) ?? 0).toFixed(2)), matches: r.matches, inliers: r.inliers, score: Number(r.score.toFixed(4)), logNfa: r.logNfa === undefined ? null : Number(r.logNfa.toFixed(2)), spread: Number(r.spread.toFixed(3)), reason: r.reason ?? null, ms: Math.round(k1 - k0), targetKeypoints: td.f.count, targetDenseMs: Math.round(td.ms) });
           }
           Object.assign(line, { queryDenseMs: Math.round(c1 - c0), denseSearchMs: Math.round(c2 - c1), prepareMs: Math.round(cpu() - c3 - comps.reduce((x, c) => x + c.ms, 0)), queryKeypoints: qd.count, denseRank: tslots.map((s) => byDense.votes.slots.indexOf(s)), fusedRank: tslots.map((s) => fused.indexOf(s)), comps });
         }

@@ -128,6 +128,7 @@ export const configSchema = z
             archive: z
               .object({
                 candidates: int().min(0).max(200),
+                preselect: int().min(0).max(200),
                 budget: z.number().min(0).max(1),
                 maxTilt: int().min(0).max(7),
                 keypointsPerView: pos().max(8192),

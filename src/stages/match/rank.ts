@@ -231,16 +231,17 @@ export async function archiveRank(
   const qd = queryDense ? await queryDense() : asStored(await denseViews(g, q, a.maxTilt, a.keypointsPerView, a.maxSide, sp, runViews));
   const p = { ...searchParams(config), window: searchWindow(handle, config, sourceAt) };
   const byDense = await search(handle.index, () => undefined, q, { ...p, mirror: false, recollide: 0, recollideVoters: 0 }, qd);
-  const cands = archiveCandidates(hits, ranking, byDense.votes.slots, a.candidates);
+  const cands = archiveCandidates(hits, ranking, byDense.votes.slots, Math.max(a.candidates, a.preselect));
   const verify = archiveVerifyParams(searchParams(config), a, config.match.views.poolRadius);
   const targetDense = async (slot: number) => {
     const info = handle.slot(slot);
     const plain = info && (await handle.load(slot));
     return info && plain ? dense.get(info.sha, plain.f) : undefined;
   };
-  const archive = await archiveMatch(qd, cands, a, verify, targetDense, config.match.views.confidence);
-  if (!archive.hits.length) return { hits, archive, compared: cands };
-  return { hits: withArchiveHits(hits, archive.hits), archive, compared: cands };
+  const targetPlain = async (slot: number) => (handle.slot(slot) ? (await handle.load(slot))?.f : undefined);
+  const archive = await archiveMatch(qd, cands, a, verify, targetDense, config.match.views.confidence, targetPlain);
+  if (!archive.hits.length) return { hits, archive, compared: archive.compared };
+  return { hits: withArchiveHits(hits, archive.hits), archive, compared: archive.compared };
 }
 
 /** lsh.window's bound for a source harvested at `sourceAt` (epoch ms): only targets within it are shortlisted. */

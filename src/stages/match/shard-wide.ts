@@ -121,14 +121,15 @@ async function matchPicture(run: MatchContext, verifier: GlobalVerifier, id: num
     const qd = await run.dense.query(sha, q, g);
     const a = archiveParams(c);
     const ranked = globalShortlist(dense.map((d) => d!.entries), dense.map((d) => d!.keypoints), searchParams(c).shortlist, searchParams(c).voteSigma);
-    const cands = archiveCandidates(plain.hits!, plain.ranking!, ranked.entries.map((e) => verifier.slotOf(e)), a.candidates);
-    publishSourceRanking(id, 'archive', () => cands.map((x) => [verifier.target(x.slot)?.itemId ?? -1, x.votes]));
+    const cands = archiveCandidates(plain.hits!, plain.ranking!, ranked.entries.map((e) => verifier.slotOf(e)), Math.max(a.candidates, a.preselect));
     const targetDense = async (slot: number) => {
       const t = verifier.target(slot);
       const f = t && (await verifier.load(slot));
       return t && f ? run.dense.get(t.sha, f.f) : undefined;
     };
-    const archive = await archiveMatch(qd, cands, a, archiveVerifyParams(searchParams(c), a, c.match.views.poolRadius), targetDense, c.match.views.confidence);
+    const targetPlain = async (slot: number) => (verifier.target(slot) ? (await verifier.load(slot))?.f : undefined);
+    const archive = await archiveMatch(qd, cands, a, archiveVerifyParams(searchParams(c), a, c.match.views.poolRadius), targetDense, c.match.views.confidence, targetPlain);
+    publishSourceRanking(id, 'archive', () => archive.compared.map((x) => [verifier.target(x.slot)?.itemId ?? -1, x.votes]));
     run.summary.archived++;
     const cand = archive.hits.length ? await candidatesOf(verifier.hitTargets(), c, q, withArchiveHits(plain.hits!, archive.hits), run.top) : kept.cand;
     publishSourceCost(id, 'archive', c0, w0, cand.length);
