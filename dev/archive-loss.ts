@@ -16,9 +16,8 @@ import { loadConfig } from '../src/config/load.js';
 import { asiftSpecs, decodeGrey, siftParams } from '../src/lib/sift/index.js';
 import { prepare, search, searchParams, syncIndex, type Features } from '../src/lib/image-index/index.js';
 import {
-  ViewPool, archiveCompare, archiveParams, archiveVerifyParams, denseViews, fuseRankings, rankAgainstIndex, shortlistPromise,
+  ViewPool, archiveCompare, archiveParams, denseKey, archiveVerifyParams, denseViews, fuseRankings, rankAgainstIndex, shortlistPromise,
 } from '../src/stages/match/index.js';
-import { denseKey } from '../src/stages/match/archive.js';
 
 const args = process.argv.slice(2);
 const opt = (name: string, d: string) => {
