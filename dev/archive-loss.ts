@@ -16,7 +16,7 @@ import { loadConfig } from '../src/config/load.js';
 import { asiftSpecs, decodeGrey, siftParams } from '../src/lib/sift/index.js';
 import { prepare, search, searchParams, syncIndex, type Features } from '../src/lib/image-index/index.js';
 import {
-  ViewPool, archiveCompare, archiveParams, denseKey, denseSiftParams, archiveVerifyParams, denseViews, fuseRankings, rankAgainstIndex, shortlistPromise,
+  ViewPool, archiveCompare, archiveParams, denseKey, archiveVerifyParams, denseViews, fuseRankings, rankAgainstIndex, shortlistPromise,
 } from '../src/stages/match/index.js';
 
 const args = process.argv.slice(2);
@@ -87,7 +87,7 @@ async function main() {
       if (it) ext.set(s, it.extId), slotOf.set(it.extId, s);
     }
     const a = archiveParams(config);
-    const sp = denseSiftParams(config, a);
+    const sp = { ...siftParams(config.sift), upsample: a.upsample };
     const verify = archiveVerifyParams(searchParams(config), a, config.match.views.poolRadius);
     // --archive-ratio R: Lowe's ratio of archive comparisons only (the plain search keeps match.ratio)
     if (opt('archive-ratio', '')) verify.ratio = Number(opt('archive-ratio', ''));

@@ -136,7 +136,6 @@ export const configSchema = z
                 targetKeypointsPerView: pos().max(8192),
                 maxSide: pos(),
                 upsample: z.boolean(),
-                contrastThreshold: z.number().gt(0).nullable(),
                 checks: pos(),
                 neighbours: int().min(2).max(16),
                 minInliers: int().min(0),

@@ -38,8 +38,6 @@ export interface ArchiveParams {
   maxSide: number;
   /** Lowe's initial x2 upsampling in the dense views' SIFT (sift.upsample is the plain features'). */
   upsample: boolean;
-  /** SIFT's contrast threshold in the dense views (null: sift.contrastThreshold). */
-  contrastThreshold: number | null;
   /** Descriptors compared per keypoint in the kd-forest. */
   checks: number;
   /** Nearest target keypoints per query keypoint for the ratio test (pooled: the rival is another place). */
@@ -58,7 +56,7 @@ export function archiveParams(config: Config): ArchiveParams {
   const a = config.match.views.archive;
   return {
     candidates: a.candidates, preselect: a.preselect, maxTilt: a.maxTilt, keypointsPerView: a.keypointsPerView, targetMaxTilt: a.targetMaxTilt,
-    targetKeypointsPerView: a.targetKeypointsPerView, maxSide: a.maxSide, upsample: a.upsample, contrastThreshold: a.contrastThreshold, checks: a.checks,
+    targetKeypointsPerView: a.targetKeypointsPerView, maxSide: a.maxSide, upsample: a.upsample, checks: a.checks,
     neighbours: a.neighbours, minInliers: a.minInliers, angleTolerance: a.angleTolerance, scaleTolerance: a.scaleTolerance, maxLogNfa: a.maxLogNfa,
   };
 }
@@ -124,11 +122,9 @@ export function inlierFloor(config: Config, h: Pick<Verification, 'logNfa'>): nu
   return h.logNfa === undefined ? config.match.minInliers : config.match.views.archive.minInliers;
 }
 
-/** SIFT's settings for dense views: the plain features', with archive.upsample's initial upsampling and
- *  archive.contrastThreshold's threshold. */
-export function denseSiftParams(config: Config, a: Pick<ArchiveParams, 'upsample' | 'contrastThreshold'>): SiftParams {
-  const sp = siftParams(config.sift);
-  return { ...sp, upsample: a.upsample, contrastThreshold: a.contrastThreshold ?? sp.contrastThreshold };
+/** SIFT's settings for dense views: the plain features', with archive.upsample's initial upsampling. */
+export function denseSiftParams(config: Config, a: Pick<ArchiveParams, 'upsample'>): SiftParams {
+  return { ...siftParams(config.sift), upsample: a.upsample };
 }
 
 /** The key of an image's dense views: the views, their sizes and SIFT's settings (a DenseViewsRow's key). */

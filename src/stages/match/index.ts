@@ -9,5 +9,5 @@ export {
 } from './views.js';
 export { shortlistPromise } from './promise.js';
 export { fuseRankings } from './archive.js';
-export { archiveParams, archiveVerifyParams, archiveCompare, archiveMatch, denseKey, denseSiftParams, denseViews, preselect, type ArchiveParams } from './archive.js';
+export { archiveParams, archiveVerifyParams, archiveCompare, archiveMatch, denseKey, denseViews, preselect, type ArchiveParams } from './archive.js';
 export { currentPlan, storedPlan, shardKey, type ShardPlan } from './shards.js';
