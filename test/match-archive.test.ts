@@ -9,7 +9,8 @@ import type { Config } from '../src/config/schema.js';
 import { importManifest } from '../src/import/manifest.js';
 import { computeMissingFeatures } from '../src/stages/features/stage.js';
 import { featuresThenMatch } from './helpers/stages.js';
-import { archiveParams, denseViews, inThreadViews, observeSourceCosts } from '../src/stages/match/index.js';
+import { archiveParams, archiveVerifyParams, denseViews, inThreadViews, observeSourceCosts, preselect } from '../src/stages/match/index.js';
+import { prepare, searchParams } from '../src/lib/image-index/index.js';
 import { denseKey, denseSiftParams } from '../src/stages/match/archive.js';
 import { decodeGrey } from '../src/lib/sift/index.js';
 import { asiftSpecs } from '../src/lib/sift/index.js';
@@ -83,6 +84,33 @@ describe('archive matching: the dense views\' SIFT (archive.upsample)', function
     // the upsampled octave holds the finest keypoints (half the size of the first octave's); without it none is that fine
     expect(plainScale.min).to.be.greaterThan(up.min * 1.5);
     expect(plainScale.key).to.not.equal(up.key);
+  });
+});
+
+describe('archive matching: candidates preselected one-sided (archive.preselect)', function () {
+  this.timeout(60_000);
+  it('compares first the candidate whose plain features already agree with the query\'s dense views, wherever the rankings put it', async () => {
+    const { config } = loadConfig({});
+    const a = { ...archiveParams(config), candidates: 2 };
+    const verify = archiveVerifyParams(searchParams(config), a, config.match.views.poolRadius);
+    const sp = denseSiftParams(config, a);
+    const features = async (png: Buffer) => {
+      const f = await extractFeatures(png, config);
+      const g = await decodeGrey(png, { maxSide: config.sift.maxSide, maxPixels: config.sift.maxPixels, minSide: config.sift.minSide });
+      return { f, g };
+    };
+    const base = await scene(31);
+    // the same scene seen obliquely (the target), and three other scenes
+    const same = await features(await perspective(base, [[40, 10], [330, 40], [320, 230], [30, 260]]));
+    const others = await Promise.all([32, 33, 34].map(async (s) => (await features(await scene(s))).f));
+    const q = await features(base);
+    const qa = prepare(await denseViews(q.g, q.f, 3, 500, a.maxSide, sp, inThreadViews));
+    const plainOf = new Map<number, Features>([[0, others[0]!], [1, others[1]!], [2, others[2]!], [3, same.f]]);
+    const cands = [0, 1, 2, 3].map((slot) => ({ slot, votes: 10 - slot }));
+    const chosen = await preselect(qa, cands, a, verify, async (slot) => plainOf.get(slot));
+    expect(chosen.map((c) => c.slot)).to.deep.equal([3, 0]);
+    // without it (no plain features to look at, or no more candidates than compared) the rankings' order stands
+    expect((await preselect(qa, cands, a, verify, async () => undefined)).map((c) => c.slot)).to.deep.equal([0, 1]);
   });
 });
 
