@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { XMLValidator } from 'fast-xml-parser';
-import { Bank, type Item } from '../src/bank/index.js';
+import { Bank, type Item, type VerifiedBy } from '../src/bank/index.js';
 import { loadConfig } from '../src/config/load.js';
 import { Daemon } from '../src/daemon/daemon.js';
 import { decide } from '../src/stages/pair/pairing.js';
@@ -12,7 +12,7 @@ import { tempDir } from './helpers.js';
 import { addItem, decision, storeDecisions, taggedScorer } from './export-helpers.js';
 
 const config = loadConfig({}).config;
-const thresholds = { minInliers: 12, minImageScore: 0.2, minLevel: 'com' as const };
+const thresholds = { minInliers: { search: 12, archive: 9 }, minImageScore: 0.2, minLevel: 'com' as const };
 
 // A scorer for the decision rules only: the level is given by the test through the Chinese caption.
 const scorer: Scorer = taggedScorer();
@@ -21,7 +21,7 @@ const item = (over: Partial<Item>): Item =>
   ({ id: 1, bank: 'source', extId: 'x', caption: 'A caption.', lang: 'eng', captionStatus: 'ok', captionReason: null, imageSha256: 'a',
     pageUrl: null, imageUrl: null, site: null, importedAt: null, fetchedAt: null, updatedAt: '', captionUpdatedAt: '', status: 'matched',
     statusReason: null, statusAt: '', ...over }) as Item;
-const cand = (inliers: number, imageScore: number) => ({ sourceItemId: 1, targetItemId: 2, rank: 0, imageScore, inliers, matchedAt: 't' });
+const cand = (inliers: number, imageScore: number, verifiedBy: VerifiedBy = 'search') => ({ sourceItemId: 1, targetItemId: 2, rank: 0, imageScore, inliers, verifiedBy, matchedAt: 't' });
 
 describe('pairing decision', () => {
   it('emits when the image verifies and the level is at least the floor', async () => {
@@ -41,6 +41,11 @@ describe('pairing decision', () => {
     expect((await decide(src, tgt('一句 [pse]'), cand(40, 0.5), scorer, { ...thresholds, minLevel: 'pse' })).emitted).to.equal(true);
     const fewInliers = await decide(src, tgt('一句 [par]'), cand(11, 0.9), scorer, thresholds);
     expect([fewInliers.emitted, fewInliers.reason]).to.deep.equal([false, 'image']);
+    // each verification's own floor: 11 inliers pass when archive matching's a-contrario test stored the candidate,
+    // 8 do not; a search's candidate needs 12 whatever the archive floor is
+    expect((await decide(src, tgt('一句 [par]'), cand(11, 0.9, 'archive'), scorer, thresholds)).emitted).to.equal(true);
+    const fewArchive = await decide(src, tgt('一句 [par]'), cand(8, 0.9, 'archive'), scorer, thresholds);
+    expect([fewArchive.emitted, fewArchive.reason]).to.deep.equal([false, 'image']);
     const lowScore = await decide(src, tgt('一句 [par]'), cand(80, 0.1), scorer, thresholds);
     expect([lowScore.emitted, lowScore.reason]).to.deep.equal([false, 'image']);
     for (const over of [{ captionStatus: 'lang-mismatch' as const }, { captionStatus: 'empty' as const, caption: '' }]) {

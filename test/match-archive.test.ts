@@ -17,7 +17,7 @@ import { asiftSpecs } from '../src/lib/sift/index.js';
 import { extractFeatures } from '../src/lib/sift/extract.js';
 import type { Features } from '../src/lib/image-index/features.js';
 import { homographyLogNfa } from '../src/lib/image-index/verify.js';
-import { inlierFloor } from '../src/stages/match/archive.js';
+import { inlierFloor, verifiedBy } from '../src/stages/match/archive.js';
 import { rulesOf } from '../src/stages/pair/index.js';
 import { mulberry32 } from '../src/util/random.js';
 import { forEachBackend } from './helpers/backends.js';
@@ -156,8 +156,9 @@ describe('archive matching: the a-contrario test of a frame-checked homography',
     const c: Config = { ...config, match: { ...config.match, minInliers: 12, views: { ...config.match.views, archive: { ...config.match.views.archive, minInliers: 9 } } } };
     expect(inlierFloor(c, { logNfa: -4.6 })).to.equal(9);
     expect(inlierFloor(c, {})).to.equal(12);
-    // the pair stage's re-check lets through what match stored by either rule
-    expect(rulesOf(c).minInliers).to.equal(9);
+    // the candidate records which rule stored it, and the pair stage re-checks it against that rule's floor
+    expect([verifiedBy({ logNfa: -4.6 }), verifiedBy({})]).to.deep.equal(['archive', 'search']);
+    expect(rulesOf(c).minInliers).to.deep.equal({ search: 12, archive: 9 });
   });
 
   it('weighs structure: keypoints crowded where the plane maps them make a random pairing agree far more often', () => {
@@ -233,7 +234,7 @@ describe('match: archive matching within each window\'s budget', function () {
         const cands: string[] = [];
         for (const ext of ['s1', 'u31', 's2']) {
           const it = (await bank.items.get('source', ext))!;
-          for (const x of await bank.repo(CandidatesRepo).listFor(it.id)) cands.push(`${ext}→${(await bank.items.byId(x.targetItemId))!.extId} ${x.inliers}`);
+          for (const x of await bank.repo(CandidatesRepo).listFor(it.id)) cands.push(`${ext}→${(await bank.items.byId(x.targetItemId))!.extId} ${x.inliers} ${x.verifiedBy}`);
         }
         const extOf = (ids: number[]) => Promise.all(ids.map(async (id) => (await bank.items.byId(id))!.extId));
         return { archived, reached: await extOf(reached), viewed: await extOf(viewedIds), cands };
@@ -244,6 +245,8 @@ describe('match: archive matching within each window\'s budget', function () {
     const one = await outcome('one', false, c);
     expect(one.reached, 'each unconfident source of each window').to.include.members(['s1', 's2']);
     expect(one.cands.filter((x) => x.startsWith('s1→t1') || x.startsWith('s2→t1'))).to.have.length(2);
+    // stored as archive matching's (candidates.verified_by): the pair stage re-checks them at archive.minInliers
+    expect(one.cands.filter((x) => x.includes('→t1')).every((x) => x.endsWith(' archive')), one.cands.join('; ')).to.equal(true);
     expect(one.cands.filter((x) => !x.includes('→t1')), 'no unrelated candidate').to.deep.equal([]);
     expect(await outcome('jobs', true, c)).to.deep.equal(one);
     // a budget of one source a window, and a promise no shortlist reaches: none

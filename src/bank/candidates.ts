@@ -3,6 +3,9 @@
 import type { Sql } from './sql.js';
 import { HAS_FEATURES } from './lsh.js';
 
+/** Which verification stored a candidate (migration 37). */
+export type VerifiedBy = 'search' | 'archive';
+
 export interface CandidateInput {
   targetItemId: number;
   rank: number;
@@ -16,6 +19,9 @@ export interface CandidateInput {
   /** 9 numbers, row-major, x_targetᵀ F x_source = 0 in original pixels, when the model is 'fundamental'. */
   fundamental?: number[] | null;
   mirrored: boolean;
+  /** The verification that stored it: the plain or views search (at least match.minInliers inliers; the default) or
+   *  archive matching (the a-contrario test, at least archive.minInliers). */
+  verifiedBy?: VerifiedBy;
   /** Inlier pairs (xs, ys, xt, yt) in original pixels. */
   pairs: Float32Array | null;
 }
@@ -23,6 +29,7 @@ export interface CandidateInput {
 export interface Candidate extends CandidateInput {
   model: 'homography' | 'fundamental';
   fundamental: number[] | null;
+  verifiedBy: VerifiedBy;
   sourceItemId: number;
   matchedAt: string;
 }
@@ -46,13 +53,14 @@ interface Row {
   homography: string | null;
   model: 'homography' | 'fundamental';
   fundamental: string | null;
+  verifiedBy: VerifiedBy;
   matchedAt: string;
   mirrored: number;
   pairs: Buffer | null;
 }
 
 const COLS = `c.source_item_id AS "sourceItemId", c.target_item_id AS "targetItemId", c.rank, c.image_score AS "imageScore",
-  c.matches, c.inliers, c.homography, c.model, c.fundamental, c.matched_at AS "matchedAt", c.mirrored, c.pairs`;
+  c.matches, c.inliers, c.homography, c.model, c.fundamental, c.verified_by AS "verifiedBy", c.matched_at AS "matchedAt", c.mirrored, c.pairs`;
 
 function pairsBlob(p: Float32Array | null): Buffer | null {
   if (!p) return null;
@@ -77,6 +85,7 @@ function fromRow(r: Row): Candidate {
     homography: r.homography ? (JSON.parse(r.homography) as number[]) : null,
     model: r.model,
     fundamental: r.fundamental ? (JSON.parse(r.fundamental) as number[]) : null,
+    verifiedBy: r.verifiedBy,
     matchedAt: r.matchedAt,
     mirrored: r.mirrored === 1,
     pairs,
@@ -91,11 +100,11 @@ export class CandidatesRepo {
     await this.db.run('DELETE FROM candidates WHERE source_item_id = ?', [sourceItemId]);
     await this.db.copyRows(
       'candidates',
-      ['source_item_id', 'target_item_id', 'rank', 'image_score', 'matches', 'inliers', 'homography', 'matched_at', 'mirrored', 'pairs', 'model', 'fundamental'],
+      ['source_item_id', 'target_item_id', 'rank', 'image_score', 'matches', 'inliers', 'homography', 'matched_at', 'mirrored', 'pairs', 'model', 'fundamental', 'verified_by'],
       list.map((c) => [
         sourceItemId, c.targetItemId, c.rank, c.imageScore, c.matches, c.inliers,
         c.homography ? JSON.stringify(c.homography) : null, matchedAt, c.mirrored ? 1 : 0, pairsBlob(c.pairs),
-        c.model ?? 'homography', c.fundamental ? JSON.stringify(c.fundamental) : null,
+        c.model ?? 'homography', c.fundamental ? JSON.stringify(c.fundamental) : null, c.verifiedBy ?? 'search',
       ]),
     );
   }

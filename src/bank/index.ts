@@ -15,7 +15,7 @@ export { TermStatsRepo, type Lang, type TermCounts } from './term-stats.js';
 export { LshRepo, type BucketCounts as StoredBucketCounts, type LshRow, type TargetRange } from './lsh.js';
 export { TwinsRepo, type StoredHash, type Twin } from './twins.js';
 export { DenseViewsRepo, asStored, packKeypoints, unpackKeypoints } from './dense-views.js';
-export { CandidatesRepo, type CandidateInput, type Candidate, type CandidateJoined } from './candidates.js';
+export { CandidatesRepo, type CandidateInput, type Candidate, type CandidateJoined, type VerifiedBy } from './candidates.js';
 export { MatchPartialsRepo, type MatchPartial, type PartialVoted, type PartialWide, type PassKeypoints, type ShardPass, type VotedEntry } from './partials.js';
 export { JobsRepo, JOB_STAGES, SCHEDULED_STAGES, type JobStage, type ScheduledStage, type Job, type JobCounts, type IdRange } from './jobs.js';
 export { BankUnavailableError, isBankUnavailable, isInfrastructureFailure, isDatabaseRefusal } from './outage.js';

@@ -3,6 +3,7 @@
 // the match stage's (migration 3: source_item_id, target_item_id, rank, image_score, inliers, matched_at);
 // only those documented columns are read here, and only when the table exists.
 import crypto from 'node:crypto';
+import type { VerifiedBy } from './candidates.js';
 import type { Sql } from './sql.js';
 
 export type Level = 'par' | 'com' | 'pse' | 'inc';
@@ -16,6 +17,8 @@ export interface PairCandidate {
   rank: number;
   imageScore: number;
   inliers: number;
+  /** The verification that stored it (its inlier floor: match.minInliers or archive.minInliers). */
+  verifiedBy: VerifiedBy;
   matchedAt: string | null;
 }
 
@@ -177,7 +180,7 @@ export class PairsRepo {
   candidatesOf(sourceItemId: number): Promise<PairCandidate[]> {
     return this.db.all<PairCandidate>(
       `SELECT source_item_id AS "sourceItemId", target_item_id AS "targetItemId", rank, image_score AS "imageScore", inliers,
-              CAST(matched_at AS TEXT) AS "matchedAt"
+              verified_by AS "verifiedBy", CAST(matched_at AS TEXT) AS "matchedAt"
        FROM candidates WHERE source_item_id = ? ORDER BY rank, target_item_id`,
       [sourceItemId],
     );

@@ -6,7 +6,8 @@
 //   geometric model (match) · 13 picture hashes and twins (features) · 15 jobs of the workers (worker)
 //   16 crawl jobs keyed by host group (worker) · 17 BLOB columns uncompressed on PostgreSQL (bank)
 //   18 captions counted into IDF per item (comparability, features) · 33 dense views of targets for archive
-//   matching (match) · 36 export claims (export, issue 36).
+//   matching (match) · 36 export claims (export, issue 36) · 37 which verification stored a candidate (match,
+//   issue 33).
 //   30-32 the image index at archive scale (match, issue 35): 30 match results per index shard, merged per source;
 //   31 each shard's bucket entry counts.
 //   No migration has number 7 or 14.
@@ -29,6 +30,7 @@ import { m017BlobStorage } from './017-blob-storage.js';
 import { m018IdfCounted } from './018-idf-counted.js';
 import { m012CandidateModel } from './012-candidate-model.js';
 import { m036ExportClaims } from './036-export-claims.js';
+import { m037CandidateVerifiedBy } from './037-candidate-verified-by.js';
 import { m030MatchPartials } from './030-match-partials.js';
 import { m031LshBucketCounts } from './031-lsh-bucket-counts.js';
 
@@ -52,6 +54,7 @@ export const migrations: Migration[] = [
   m018IdfCounted,
   m012CandidateModel,
   m036ExportClaims,
+  m037CandidateVerifiedBy,
   m033DenseViews,
   m030MatchPartials,
   m031LshBucketCounts,

@@ -25,6 +25,7 @@ export async function exportCandidatesJsonl(bank: Bank, out: string): Promise<Ca
           rank: c.rank,
           image_score: c.imageScore,
           model: c.model,
+          verified_by: c.verifiedBy,
           matches: c.matches,
           inliers: c.inliers,
           mirrored: c.mirrored,

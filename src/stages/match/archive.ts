@@ -6,7 +6,7 @@
 // sketches lose the weak matches that decide these pairs) and verified pooled, by homography only, with keypoint
 // frames checked (archiveVerifyParams).
 import { LRUCache } from 'lru-cache';
-import type { Bank } from '../../bank/index.js';
+import type { Bank, VerifiedBy } from '../../bank/index.js';
 import { DenseViewsRepo, asStored, isInfrastructureFailure } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { decodeGrey } from '../../lib/sift/index.js';
@@ -120,6 +120,12 @@ function turned(r: Verification): Verification {
  *  test: it carries its logNfa) archive.minInliers, any other's match.minInliers. */
 export function inlierFloor(config: Config, h: Pick<Verification, 'logNfa'>): number {
   return h.logNfa === undefined ? config.match.minInliers : config.match.views.archive.minInliers;
+}
+
+/** The verification that stored a hit (candidates.verified_by): archive matching's hits carry the a-contrario test's
+ *  logNfa, the plain and views searches' do not. */
+export function verifiedBy(h: Pick<Verification, 'logNfa'>): VerifiedBy {
+  return h.logNfa === undefined ? 'search' : 'archive';
 }
 
 /** SIFT's settings for dense views: the plain features', with archive.upsample's initial upsampling. */

@@ -13,7 +13,7 @@ import { search, type DirectVotes, type Hit, type SearchParams } from '../../lib
 import { searchParams, type IndexHandle } from '../../lib/image-index/index.js';
 import { errorMessage } from '../../util/errors.js';
 import { inThreadViews, searchProgressive, viewParams, viewsKey, withOwnViews, type GreyImage, type TargetViews, type ViewRunner } from './views.js';
-import { DenseViewsSource, archiveCandidates, archiveMatch, denseSiftParams, archiveParams, archiveVerifyParams, denseViews, inlierFloor, withArchiveHits, type ArchiveResult } from './archive.js';
+import { DenseViewsSource, archiveCandidates, archiveMatch, denseSiftParams, archiveParams, archiveVerifyParams, denseViews, inlierFloor, verifiedBy, withArchiveHits, type ArchiveResult } from './archive.js';
 
 /**
  * One SiftPool for the synthesised views of a whole run (match) or search, started the first time a query needs
@@ -152,6 +152,7 @@ export async function candidatesOf(handle: HitTargets, config: Config, q: Featur
     const c: CandidateInput = {
       targetItemId: info.itemId, rank: ++ranked, imageScore: Number(h.score.toFixed(4)), matches: h.matches, inliers: h.inliers,
       homography: o.homography, model: h.model ?? 'homography', fundamental: o.fundamental, mirrored: h.mirrored, pairs: o.pairs,
+      verifiedBy: verifiedBy(h),
     };
     cand.push(c);
     const width = t.f.width / t.f.scale;

@@ -7,7 +7,8 @@
 //     bounds (a caption whose first sentence is longer than maxCaptionChars is refused: 'caption-too-long'),
 //   - the caption pair passes the optional filters export.maxSentences / export.maxChineseWords (off by default;
 //     the seed paper dropped multi-sentence captions and Chinese captions of more than 20 words at harvest time),
-//   - image verification passes: inliers >= match.minInliers and image_score >= match.minScore,
+//   - image verification passes: inliers >= match.minInliers (archive.minInliers for an archive matching hit) and
+//     image_score >= match.minScore,
 //   - its level is at least export.minLevel (par > com > pse > inc).
 // The caption pair is emitted when one of its sentence pairs is, and carries the scores of its best sentence pair
 // (with one sentence on each side, the captions' own: the decision is then exactly the caption-level one).
@@ -16,7 +17,7 @@
 // in `sentence_pairs`: a re-run decides only what changed (new candidates, re-matched sources, edited captions, an
 // IDF table grown by export.rescoreDrift since), so it is resumable after a crash and never duplicates a pair.
 // Sources are processed in id order, one transaction per batch.
-import type { Bank, IdRange, Item, PairCandidate, PairDecision, Level, SentencePairDecision } from '../../bank/index.js';
+import type { Bank, IdRange, Item, PairCandidate, PairDecision, Level, SentencePairDecision, VerifiedBy } from '../../bank/index.js';
 import { LEVEL_RANK, PairsRepo, SentencePairsRepo, isInfrastructureFailure, walkIds } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../util/log.js';
@@ -65,7 +66,8 @@ export function emptyPairingSummary(): PairingSummary {
 }
 
 export interface DecisionRules {
-  minInliers: number;
+  /** The inlier floor of each verification that stores candidates (candidates.verified_by). */
+  minInliers: Record<VerifiedBy, number>;
   minImageScore: number;
   minLevel: Level;
   /** The floor of a caption pair's sentence pairs other than its best one (default minLevel). */
@@ -87,9 +89,9 @@ export interface DecisionRules {
 export function rulesOf(config: Config, minLevel?: Level, idfDocs?: number): DecisionRules {
   const e = config.export;
   return {
-    // the fewest inliers any verification stores (archive matching's hits are verified by the a-contrario test above
-    // archive.minInliers; match stores a plain hit only at match.minInliers)
-    minInliers: Math.min(config.match.minInliers, config.match.views.archive.minInliers), minImageScore: config.match.minScore, minLevel: minLevel ?? e.minLevel, minLevelMoreSentences: e.minLevelMoreSentences,
+    // each verification's own floor (candidates.verified_by): archive matching's hits are verified beyond chance by the
+    // a-contrario test from archive.minInliers; the plain and views searches' from match.minInliers
+    minInliers: { search: config.match.minInliers, archive: config.match.views.archive.minInliers }, minImageScore: config.match.minScore, minLevel: minLevel ?? e.minLevel, minLevelMoreSentences: e.minLevelMoreSentences,
     sentenceMargin: e.sentenceMargin, firstSentencePrior: e.firstSentencePrior, minSignificance: config.comparability.comMinSignificance,
     maxSentences: e.maxSentences, maxChineseWords: e.maxChineseWords, idfDocs,
   };
@@ -109,7 +111,7 @@ export async function decide(src: Item, tgt: Item, cand: PairCandidate, scorer: 
   const counts = { enSentences: al.en.sentences.length, zhSentences: al.zh.sentences.length };
   if (al.refused) return { ...base, ...unscored, ...counts, emitted: false, reason: 'caption-too-long' };
   if (!al.pairs.length) return { ...base, ...unscored, ...counts, emitted: false, reason: 'no-sentences' };
-  const imageOk = cand.inliers >= t.minInliers && cand.imageScore >= t.minImageScore;
+  const imageOk = cand.inliers >= t.minInliers[cand.verifiedBy] && cand.imageScore >= t.minImageScore;
   // the Chinese length filter counts the words of the caption's sentences (credits and datelines are not text)
   const filter = filterReason(al, () => scorer.chineseWordCount(al.zh.sentences.map((x) => x.text).join('')), t);
   const choice = chooseSentencePairs(al, t);
