@@ -327,6 +327,18 @@ describe('extraction kinds (issue 31, round 8): credits on new English sites', (
 });
 
 
+describe('extraction kinds (issue 31, round 9): credit-only lines of new English sites', () => {
+  it('a figcaption that is only a screenshot, rendering, GIF or data credit, "(c)", a picture kind or "Getty Images | Name" is no caption', () => {
+    const fig = (src: string, cap: string) => `<figure><img src="/photos/${src}.jpg" width="800" height="450"><figcaption>${cap}</figcaption></figure>`;
+    const html = page(`<article>${en(1)}${fig('boss', 'Screenshot: Game Weekly / River Studio')}${en(1)}${fig('tower', '[Rendering: Stone + Partners]')}${en(1)}
+      ${fig('jump', 'GIF: River Studio')}${fig('chart', 'Data courtesy of Flex Research’s 2026 Q1 Report')}${fig('red-carpet', '(c)')}${fig('kids', 'Getty Images | Ann Smith')}
+      ${fig('app', 'YouTube screenshot')}${en(1)}${fig('lake', 'The boss fight takes place on a frozen lake. Screenshot: Game Weekly / River Studio')}${en(1)}</article>`);
+    expect(pairsOf(html)).to.deep.equal([
+      { image_url: 'https://news.example.com/photos/lake.jpg', caption: 'The boss fight takes place on a frozen lake.', credit: 'Screenshot: Game Weekly / River Studio' },
+    ]);
+  });
+});
+
 describe('extraction kinds (issue 31, round 8): QR-code lines on Chinese pages', () => {
   it('the line under a QR code ("关注公众号：…", "扫一扫…") is a call to action, not a caption; a caption under a photo still is', () => {
     const html = page(`<div class="article">${zh(3)}<p style="text-align: center;"><img src="/pic/2026/harbour-ships.jpg" width="640" height="427"></p><p style="text-align: center;">港口的货船正在装卸集装箱</p>${zh(3)}

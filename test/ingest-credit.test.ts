@@ -28,6 +28,13 @@ describe('ingest: credit and dateline recogniser', () => {
       ['Few partners at the firms are women. © Ann Smith', { caption: 'Few partners at the firms are women.', credit: '© Ann Smith' }],
       ['Podcast © Studio Ten', { caption: 'Podcast © Studio Ten' }],
       ['A mural covers a stop sign. Photo shared by John Doe via REUTERS', { caption: 'A mural covers a stop sign.', credit: 'Photo shared by John Doe via REUTERS' }],
+      // Round 9: the labels of pictures that are not photographs (games, tech, film, architecture and chart credits),
+      // the stock agency before a "|"; the same words starting a caption stay in it.
+      ['The boss fight takes place on a frozen lake. Screenshot: Game Weekly / River Studio', { caption: 'The boss fight takes place on a frozen lake.', credit: 'Screenshot: Game Weekly / River Studio' }],
+      ['The tower would rise over the old rail yards. Rendering: Stone + Partners', { caption: 'The tower would rise over the old rail yards.', credit: 'Rendering: Stone + Partners' }],
+      ['Office attendance by weekday. Data courtesy of Flex Research', { caption: 'Office attendance by weekday.', credit: 'Data courtesy of Flex Research' }],
+      ['Stills from the film show the cast on set.', { caption: 'Stills from the film show the cast on set.' }],
+      ['Rendering of the new tower by the river.', { caption: 'Rendering of the new tower by the river.' }],
       // Getty's leading dateline and a wire dateline.
       ['WASHINGTON, DC - FEBRUARY 26: Senators arrive at the Capitol. (Photo by John Doe/Getty Images)', { caption: 'Senators arrive at the Capitol.', credit: 'Photo by John Doe/Getty Images', dateline: 'WASHINGTON, DC - FEBRUARY 26' }],
       ['BEIJING, March 19 (Xinhua) -- Tourists visit the Palace Museum.', { caption: 'Tourists visit the Palace Museum.', dateline: 'BEIJING, March 19 (Xinhua)' }],

@@ -54,8 +54,13 @@ const EN_NAME = `${EN_WORD}(?:\\s+(?:${EN_WORD}|de|da|van|von|der|del|la|le|bin|
 const EN_CREDIT: RegExp[] = [
   // "Photo: X", "Photographs: X and Y", "Image: Getty", "Credit: Reuters/Name", "Photo by X", "Credit…Name"
   /^(?:(?:AP |AFP |Reuters |Xinhua |File |Staff |Handout )?(?:photo(?:graph)?s?|pictures?|pics?|images?|credits?|photo credit|image credit|illustrations?|graphics?|video|footage|source|photo illustration)|file|picture credit)\s*(?::|：|…|\.\.\.|\/|by\b|courtesy(?: of)?\b|provided by\b|shared by\b|from\b)\s*\S.{0,110}$/iu,
-  // agency "/" photographer: "REUTERS/Kim Kyung-Hoon", "AP Photo/Evan Vucci, File", "AFP PHOTO / JOHN DOE", "Xinhua/Li Xin"
-  new RegExp(`^${EN_AGENCY}(?:\\s+(?:Photo|PHOTO|Photos|Pictures|Images|Photo Illustration|TV|Video|file photo))?\\s*\\/\\s*[^/]{1,60}(?:\\/[^/]{1,40}){0,3}$`, 'u'),
+  // the labels of pictures that are not photographs: "Screenshot: Kotaku / Capcom", "Screengrab: BBC", "Still: Netflix",
+  // "Rendering: Foster + Partners", "GIF: Nintendo" (games, tech, film and architecture pages); only before ":", "/",
+  // "by" or "via" ("Stills from the film show…", "Rendering of the tower" are captions)
+  /^(?:screen ?shots?|screen ?grabs?|screen captures?|(?:video )?stills?|renderings?|renders?|gifs?|animation|data(?: source)?)\s*(?::|：|\/|by\b|via\b|courtesy(?: of)?\b)\s*\S.{0,110}$/iu,
+  // agency "/" photographer: "REUTERS/Kim Kyung-Hoon", "AP Photo/Evan Vucci, File", "AFP PHOTO / JOHN DOE", "Xinhua/Li Xin";
+  // or "|": "Getty Images | Jane Roe" (the stock agency first, as lifestyle magazines print it)
+  new RegExp(`^${EN_AGENCY}(?:\\s+(?:Photo|PHOTO|Photos|Pictures|Images|Photo Illustration|TV|Video|file photo))?\\s*[\\/|]\\s*[^/]{1,60}(?:\\/[^/]{1,40}){0,3}$`, 'u'),
   // photographer "/" outlet(s): "Juni Kriswanto/AFP/Getty Images", "Ellen M. Banner / The Seattle Times"
   new RegExp(`^(?:${EN_WORD}\\s+){1,3}${EN_WORD}\\s*\\/\\s*(?:${EN_AGENCY}|${EN_NAME})(?:\\s+(?:Photo|Images|file photo|File))?(?:,?\\s*File)?(?:\\s*\\/\\s*(?:${EN_AGENCY}|${EN_NAME})){0,3}(?:\\s+via\\s+${EN_NAME})?$`, 'u'),
   // "Courtesy of X", "Courtesy X"

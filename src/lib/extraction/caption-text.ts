@@ -27,7 +27,9 @@ const SUFFIXES = [/\s*(hide|toggle|show) caption\s*$/i, /\s*\d+\s*(of|\/)\s*\d+\
 // celebrity agency's code name alone ("AKM-GSI").
 const NOT_CAPTION: RegExp[] = [
   /^(?=.{0,40}$).*(?:版权作品|版權作品|请勿转载|請勿轉載|版权所有|版權所有|未经授权|未經授權|禁止转载|禁止轉載|all rights reserved)/iu,
-  /^©.{0,60}$/u,
+  /^(?:©|\([cC]\)(?=\s|$)).{0,60}$/u,
+  // a picture's kind alone, no caption: "Screenshot", "(YouTube screenshot)", "Screen grab", "Video still"
+  /^\(?(?:[\p{Lu}][\p{L}.]*\s+){0,2}(?:screen ?shot|screen ?grab|screen capture|(?:video|film|movie|tv) still)\)?$/iu,
   /^[A-Z]{2,6}-[A-Z]{2,6}$/,
 ];
 
