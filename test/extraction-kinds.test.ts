@@ -339,6 +339,19 @@ describe('extraction kinds (issue 31, round 9): credit-only lines of new English
   });
 });
 
+describe('extraction kinds (issue 31, round 9): AMP photos', () => {
+  it('an <amp-img> (its sizer and low-resolution placeholder inside) is the photo its figcaption belongs to, not the nearest <img>', () => {
+    const amp = (src: string, cap: string) => `<figure class="image"><div class="gallery"><amp-img src="https://static.news.example.com/2026/12/${src}.jpg" srcset="https://static.news.example.com/2026/12/${src}.jpg?width=320 320w, https://static.news.example.com/2026/12/${src}.jpg?width=640 640w" width="4699" height="3167" layout="responsive" alt=""><i-amphtml-sizer style="padding-top:67%"></i-amphtml-sizer><amp-img placeholder src="https://static.news.example.com/2026/12/${src}-tiny.jpg" layout="fill"></amp-img></amp-img></div><figcaption><span>${cap}</span></figcaption></figure>`;
+    const html = page(`<article>${en(1)}${amp('final', 'Players celebrate with the trophy at full time (Getty)')}${en(1)}
+      <div class="newsletter"><img src="/static-assets/images/newsletter/thumb.png" width="120" height="120" alt="Football"><p>Sign up to our free football newsletter</p></div>
+      ${amp('captain', 'The captain lifts the cup in front of the travelling fans (EPA)')}${en(1)}</article>`);
+    expect(pairsOf(html)).to.deep.equal([
+      { image_url: 'https://static.news.example.com/2026/12/final.jpg', caption: 'Players celebrate with the trophy at full time', credit: 'Getty' },
+      { image_url: 'https://static.news.example.com/2026/12/captain.jpg', caption: 'The captain lifts the cup in front of the travelling fans', credit: 'EPA' },
+    ]);
+  });
+});
+
 describe('extraction kinds (issue 31, round 8): QR-code lines on Chinese pages', () => {
   it('the line under a QR code ("关注公众号：…", "扫一扫…") is a call to action, not a caption; a caption under a photo still is', () => {
     const html = page(`<div class="article">${zh(3)}<p style="text-align: center;"><img src="/pic/2026/harbour-ships.jpg" width="640" height="427"></p><p style="text-align: center;">港口的货船正在装卸集装箱</p>${zh(3)}

@@ -100,6 +100,22 @@ export function detectPageLang($: cheerio.CheerioAPI, text: string): 'en' | 'zh'
   return 'en';
 }
 
+/**
+ * AMP pages (and templates that keep AMP's markup) print a photo as `<amp-img src srcset width height>` (a GIF as
+ * `<amp-anim>`), inside which the AMP runtime puts the `<img>` a reader sees, with the same attributes: each is read
+ * as that `<img>`. Its children (a sizer, a low-resolution placeholder `<amp-img placeholder>`, a `<noscript>`
+ * fallback of the same photo) go. In the open sets on axios; on new sites on independent.co.uk and celebuzz (AMP
+ * galleries), where the caption went to the nearest other photo (a newsletter thumbnail) or to none.
+ */
+function ampPhotos($: cheerio.CheerioAPI): void {
+  $('amp-img, amp-anim').each((_, e) => {
+    const el = e as Element;
+    if ($(el).parents('amp-img, amp-anim').length) return; // a placeholder inside another: goes with its parent
+    $(el).empty();
+    el.name = 'img';
+  });
+}
+
 /** Parses the page, resolves lazy/noscript images, reads JSON-LD; returns the cheerio root and the base URL. */
 function preparePage(input: Uint8Array | string, opts: ExtractOptions) {
   const decoded = decodeHtml(input, opts.contentType);
@@ -111,6 +127,7 @@ function preparePage(input: Uint8Array | string, opts: ExtractOptions) {
   const jsonLd = [...jsonLdImages($, base), ...scriptImages($, base)];
   resolveMicrodataImages($, base);
   $('script, style, template, svg, iframe, select, button, textarea, input, link, meta:not([http-equiv]):not([charset]):not([property="og:title"])').remove();
+  ampPhotos($);
 
   // <noscript> fallbacks of lazy images: give the placeholder <img> its real URL, or put the <img> in place. A
   // fallback that prints text beside its photo (a script slideshow's no-script version: the photo and its caption
