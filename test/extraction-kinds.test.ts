@@ -339,6 +339,15 @@ describe('extraction kinds (issue 31, round 9): credit-only lines of new English
   });
 });
 
+describe('extraction kinds (issue 31, round 9): notices under a photo', () => {
+  it("a shopping section's affiliate disclosure and a magazine's issue promo under a photo are no captions; the photo's real caption is", () => {
+    const html = page(`<article>${en(1)}<figure class="wp-block-image"><img src="/uploads/2026/11/deals.jpg?w=721" width="721" height="400"><figcaption class="wp-element-caption">ShopReviews is reader-supported and may earn an affiliate commission.</figcaption></figure>${en(1)}
+      <figure><img src="/images/2026/cover-promo.png?resize=640" width="640" height="400"><figcaption>This story is from the Winter issue. GET THE MAG</figcaption></figure>${en(1)}
+      <figure><img src="/images/2026/party.jpg" width="800" height="533"><figcaption>Guests dance at the winter party in the museum hall.</figcaption></figure>${en(1)}</article>`);
+    expect(pairsOf(html)).to.deep.equal([{ image_url: 'https://news.example.com/images/2026/party.jpg', caption: 'Guests dance at the winter party in the museum hall.' }]);
+  });
+});
+
 describe('extraction kinds (issue 31, round 9): AMP photos', () => {
   it('an <amp-img> (its sizer and low-resolution placeholder inside) is the photo its figcaption belongs to, not the nearest <img>', () => {
     const amp = (src: string, cap: string) => `<figure class="image"><div class="gallery"><amp-img src="https://static.news.example.com/2026/12/${src}.jpg" srcset="https://static.news.example.com/2026/12/${src}.jpg?width=320 320w, https://static.news.example.com/2026/12/${src}.jpg?width=640 640w" width="4699" height="3167" layout="responsive" alt=""><i-amphtml-sizer style="padding-top:67%"></i-amphtml-sizer><amp-img placeholder src="https://static.news.example.com/2026/12/${src}-tiny.jpg" layout="fill"></amp-img></amp-img></div><figcaption><span>${cap}</span></figcaption></figure>`;

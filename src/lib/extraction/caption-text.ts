@@ -31,6 +31,9 @@ const NOT_CAPTION: RegExp[] = [
   // a picture's kind alone, no caption: "Screenshot", "(YouTube screenshot)", "Screen grab", "Video still"
   /^\(?(?:[\p{Lu}][\p{L}.]*\s+){0,2}(?:screen ?shot|screen ?grab|screen capture|(?:video|film|movie|tv) still)\)?$/iu,
   /^[A-Z]{2,6}-[A-Z]{2,6}$/,
+  // a shopping section's affiliate disclosure under its lead photo ("X is reader-supported and may earn an affiliate
+  // commission"): a legal notice, never what the photo shows
+  /^(?=.{0,200}$).*(?:\b(?:may|might|could) earn (?:an? )?(?:small )?(?:affiliate )?commission|\breader-supported\b)/iu,
 ];
 
 // A date or a time stamp alone: what is left of an article's date-and-byline line ("2015-05-13 16:37:41 UTC | By
