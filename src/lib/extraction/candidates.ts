@@ -15,7 +15,7 @@ import * as cheerio from 'cheerio';
 import type { AnyNode, Element } from 'domhandler';
 import { isCreditOrDateline } from '../captions/index.js';
 import { cleanCaption, collapse, isCreditOnly } from './caption-text.js';
-import { ancestors, attr, childElements, classId, contains, floated, hiddenEl, imgCount, nextElement, prevElement, textOf, walkBelow, type $T } from './dom.js';
+import { ancestors, attr, BLOCK_ELEMENTS, childElements, classId, contains, floated, hiddenEl, imgCount, nextElement, prevElement, textOf, walkBelow, type $T } from './dom.js';
 import { BAD_CONTAINER, DATA_CAPTION_ATTRS, DATA_CREDIT_ATTRS, imageKey, type ImageAnchor, type JsonLdImage } from './images.js';
 import { IMAGE_FILE_LINK, photoLink, resolveUrl } from './urls.js';
 
@@ -556,7 +556,6 @@ function figureCredit(ctx: GenerateContext, fig: Element, capEl: Element): strin
   return undefined;
 }
 
-const BLOCK = /^(p|div|h[1-6]|table|ul|ol|figure|figcaption|section|article|blockquote|center|dl|hr|header|footer)$/;
 
 /** The inline text after a photo among its siblings, until a block element, another photo or a line break. */
 function inlineAfter(img: Element, good: Set<Element>): { text: string; linkShare: number } {
@@ -577,7 +576,7 @@ function inlineAfter(img: Element, good: Set<Element>): { text: string; linkShar
       if (seenText) break;
       continue;
     }
-    if (BLOCK.test(e.name) || e.name === 'img' || imgCount(e, good) > 0 || $hasImg(e)) break;
+    if (BLOCK_ELEMENTS.has(e.name) || e.name === 'img' || imgCount(e, good) > 0 || $hasImg(e)) break;
     const t = textOf(e);
     if (e.name === 'a' && !isImageLink(e.attribs?.href ?? '')) linked += t.replace(/\s+/g, '').length;
     parts.push(' ', t, ' ');

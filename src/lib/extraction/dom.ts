@@ -8,6 +8,10 @@ export type $T = cheerio.CheerioAPI;
 
 export const BLOCK_TAGS = new Set(['p', 'div', 'center', 'section', 'td', 'li', 'figure', 'span', 'a', 'strong', 'b', 'font', 'h2', 'h3', 'h4', 'h5', 'h6', 'dd', 'dt', 'em', 'i', 'picture', 'article', 'figcaption', 'blockquote']);
 
+/** HTML's block-level elements (and table, figcaption): what ends a run of inline text and what makes a `<div>` more
+ *  than a paragraph. */
+export const BLOCK_ELEMENTS = new Set(['address', 'article', 'aside', 'blockquote', 'center', 'dd', 'div', 'dl', 'dt', 'figcaption', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section', 'table', 'ul']);
+
 export function attr(el: Element, name: string): string | undefined {
   return el.attribs?.[name];
 }

@@ -5,7 +5,7 @@
 // dropped here, before any caption is looked for.
 import type { AnyNode, Element } from 'domhandler';
 import { photoLink, resolveUrl } from './urls.js';
-import { ancestors, attr, classId, sampleText, walkBelow, type $T } from './dom.js';
+import { ancestors, attr, BLOCK_ELEMENTS, classId, sampleText, walkBelow, type $T } from './dom.js';
 import { collapse } from './caption-text.js';
 
 const MICRODATA_SRC = 'data-microdata-src';
@@ -524,7 +524,6 @@ function densestBlock(paragraphs: Element[], zh: boolean): Element | null {
 const FOOTER = /foot|copyright/i;
 
 // Elements that start a block of their own: a <div> holding one of them is a layout box, not a paragraph.
-const BLOCK_CHILD = new Set(['address', 'article', 'aside', 'blockquote', 'center', 'dd', 'div', 'dl', 'dt', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section', 'table', 'ul']);
 
 /**
  * Paragraphs written as <div>s: every <div> that holds only text and inline elements, outside the page's footer.
@@ -534,7 +533,7 @@ const BLOCK_CHILD = new Set(['address', 'article', 'aside', 'blockquote', 'cente
 function textDivs($: $T): Element[] {
   const out: Element[] = [];
   for (const d of $('div').toArray().slice(0, 3000) as Element[]) {
-    if (d.children.some((c) => c.type === 'tag' && BLOCK_CHILD.has((c as Element).name))) continue;
+    if (d.children.some((c) => c.type === 'tag' && BLOCK_ELEMENTS.has((c as Element).name))) continue;
     if (!ancestors(d, 12).some((a) => a.name === 'footer' || FOOTER.test(classId(a))) && !FOOTER.test(classId(d))) out.push(d);
   }
   return out;
