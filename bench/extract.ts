@@ -10,6 +10,8 @@
 //   --dev         leave the held-out sites out altogether (what development runs use)
 //   --errors      per-page misses of the leave-one-site-out run on stderr (of the development sites only, unless --final)
 //   --final       include the held-out sites in --errors
+//   --whole       with --errors: the shipped extractor's misses instead (what a private set of new sites, scored on
+//                 its own, measures: its "loso" is then a refit on that set's other sites, not the shipped model)
 //   --only=ID     pages whose id contains ID
 import os from 'node:os';
 import { decide, shippedModel, type ExplainedCandidate, type ExtractedPair } from '../src/lib/extraction/index.js';
@@ -21,6 +23,7 @@ import { Design, fitOn, losoProbabilities, perSite, prepare, spread } from './ex
 const showErrors = process.argv.includes('--errors');
 const final = process.argv.includes('--final');
 const devOnly = process.argv.includes('--dev');
+const wholeErrors = process.argv.includes('--whole');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7);
 
 function printErrors(t: Truth, pred: ExtractedPair[], explain: ExplainedCandidate[]): void {
@@ -112,7 +115,7 @@ function main(): void {
     }
     if (isHeld) add(heldOutDevModel[t.lang], t, decide(p.pc, (_row, i) => predict(devModel, dx[i]!), shipped.threshold).pairs);
     if (showErrors && (!isHeld || final)) {
-      const le = decide(p.pc, (_row, i) => pr[i]!, shipped.threshold, true);
+      const le = wholeErrors ? r : decide(p.pc, (_row, i) => pr[i]!, shipped.threshold, true);
       printErrors(t, le.pairs, le.explain ?? []);
     }
   }
