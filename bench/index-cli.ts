@@ -14,7 +14,7 @@ function zhCaptions(shared: string): string[] {
 
 /** A bank at `dir` with `count` padding targets: image rows (no bytes: nothing reads a padding image), items already
  *  featured, their features. */
-async function padBank(dir: string, config: Config, shared: string, count: number, log: (s: string) => void): Promise<void> {
+export async function padBank(dir: string, config: Config, shared: string, count: number, log: (s: string) => void): Promise<void> {
   const bank = await Bank.open(dir);
   const captions = zhCaptions(shared);
   try {
@@ -43,7 +43,7 @@ async function padBank(dir: string, config: Config, shared: string, count: numbe
 }
 
 /** Runs the CLI (compiled dist/cli.js when built, else the sources through tsx); returns stdout, CPU and peak RSS. */
-function cli(repoRoot: string, args: string[]): { stdout: string; maxRssKB: number; cpuS: number; wallS: number } {
+export function cli(repoRoot: string, args: string[]): { stdout: string; maxRssKB: number; cpuS: number; wallS: number } {
   const built = path.join(repoRoot, 'dist', 'cli.js');
   const cmd = fs.existsSync(built) ? [process.execPath, built] : [process.execPath, '--import', 'tsx', path.join(repoRoot, 'src', 'cli.ts')];
   const t0 = performance.now();

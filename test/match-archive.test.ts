@@ -17,7 +17,8 @@ import { asiftSpecs } from '../src/lib/sift/index.js';
 import { extractFeatures } from '../src/lib/sift/extract.js';
 import type { Features } from '../src/lib/image-index/features.js';
 import { homographyLogNfa } from '../src/lib/image-index/verify.js';
-import { inlierFloor, verifiedBy } from '../src/stages/match/archive.js';
+import { archiveCandidates, inlierFloor, verifiedBy } from '../src/stages/match/archive.js';
+import { chooseArchive } from '../src/stages/match/choice.js';
 import { rulesOf } from '../src/stages/pair/index.js';
 import { mulberry32 } from '../src/util/random.js';
 import { forEachBackend } from './helpers/backends.js';
@@ -111,6 +112,26 @@ describe('archive matching: candidates preselected one-sided (archive.preselect)
     expect(chosen.map((c) => c.slot)).to.deep.equal([3, 0]);
     // without it (no plain features to look at, or no more candidates than compared) the rankings' order stands
     expect((await preselect(qa, cands, a, verify, async () => undefined)).map((c) => c.slot)).to.deep.equal([0, 1]);
+  });
+});
+
+describe('archive matching: a source whose search verified a target below the score (archive.verified)', () => {
+  const { config } = loadConfig({});
+  const hit = (slot: number, score: number, inliers: number, votes: number) => ({ slot, score, inliers, votes, matches: 20, mirrored: false }) as unknown as Parameters<typeof archiveCandidates>[0][number];
+  it('reaches archive matching whatever its promise, and the target it verified is compared first', () => {
+    const sources = [
+      { id: 1, evidence: null, promise: 5.8, verified: true },
+      { id: 2, evidence: null, promise: 5.8, verified: false },
+      { id: 3, evidence: null, promise: 30, verified: false },
+    ];
+    expect(chooseArchive(sources, 50, config).map((s) => s.id)).to.deep.equal([3, 1]);
+    const off: Config = { ...config, match: { ...config.match, views: { ...config.match.views, archive: { ...config.match.views.archive, verified: false } } } };
+    expect(chooseArchive(sources, 50, off).map((s) => s.id)).to.deep.equal([3]);
+    // the verified target (slot 22, 13 inliers, score 0.075) first, before the votes' rankings; a hit that did not
+    // verify (score 0) keeps its place in them
+    const cands = archiveCandidates([hit(7, 0, 0, 9), hit(22, 0.075, 13, 2)], [7, 8, 9], [9, 10], 3);
+    expect(cands.map((c) => c.slot)).to.deep.equal([22, 7, 9, 8]);
+    expect(cands[0]!.votes).to.equal(2);
   });
 });
 

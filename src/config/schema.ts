@@ -143,6 +143,7 @@ export const configSchema = z
                 scaleTolerance: z.number().gt(0),
                 maxLogNfa: z.number().max(0),
                 views: z.enum(['before', 'none']),
+                verified: z.boolean(),
               })
               .strict(),
           })

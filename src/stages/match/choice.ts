@@ -8,6 +8,8 @@ interface Hopeful {
   id: number;
   evidence: number | null;
   promise: number;
+  /** Its plain search verified a target without being confident (verifiedBelow). */
+  verified?: boolean;
 }
 
 /** The most promising shortlist first; equal promise by source id (the window's order, the same in every process). */
@@ -28,12 +30,14 @@ export function chooseViews<T extends Hopeful>(list: T[], count: number, v: Conf
 
 /**
  * Archive matching where it can pay: of the pictures still unconfident (`list`), those whose shortlist was promising
- * (at least match.views.minVotingKeypoints); match.views.archive.budget of the window's `count` (at least one), the
- * most promising first.
+ * (at least match.views.minVotingKeypoints) or, with match.views.archive.verified, whose plain search verified a target
+ * (verifiedBelow: the target it compares first, archiveCandidates); match.views.archive.budget of the window's `count`
+ * (at least one), the most promising first.
  */
 export function chooseArchive<T extends Hopeful>(list: T[], count: number, c: Config): T[] {
   if (!c.match.views.archive.candidates) return [];
-  const left = list.filter((u) => u.promise >= c.match.views.minVotingKeypoints).sort(byPromise);
+  const a = c.match.views.archive;
+  const left = list.filter((u) => u.promise >= c.match.views.minVotingKeypoints || (a.verified && u.verified)).sort(byPromise);
   return left.slice(0, left.length ? Math.max(1, Math.floor(c.match.views.archive.budget * count)) : 0);
 }
 
@@ -48,7 +52,7 @@ export function chooseArchive<T extends Hopeful>(list: T[], count: number, c: Co
  */
 export function decideWide(config: Config, bySource: Map<number, (Omit<Hopeful, 'id'> & { picture: string; searched: boolean; sure: boolean }) | null>, count: number): Map<string, NonNullable<PartialWide['stages']>> {
   const list: (Hopeful & { picture: string })[] = [];
-  for (const [id, g] of bySource) if (g && g.searched && !g.sure) list.push({ id, picture: g.picture, evidence: g.evidence, promise: g.promise });
+  for (const [id, g] of bySource) if (g && g.searched && !g.sure) list.push({ id, picture: g.picture, evidence: g.evidence, promise: g.promise, verified: g.verified });
   const out = new Map<string, NonNullable<PartialWide['stages']>>();
   const archive = chooseArchive(list, count, config);
   const subsumed = new Set(config.match.views.archive.views === 'none' ? archive.map((u) => u.picture) : []);

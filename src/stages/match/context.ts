@@ -109,6 +109,8 @@ export interface Unconfident {
   hits: Hit[];
   /** How promising its plain search's shortlist is (promise.ts shortlistPromise). */
   promise: number;
+  /** Its plain search verified a target without being confident (promise.ts verifiedBelow). */
+  verified?: boolean;
   /** Its plain search's shortlist in vote order (the direct pass's: archive matching's first ranking). */
   ranking: number[];
   /** Harvest time for lsh.window. */

@@ -12,7 +12,7 @@ import { LshIndex, exactVotes, mergeHits, mirrorFeatures, prepare, tooFewCollisi
 import { lshParams, searchParams } from '../../lib/image-index/index.js';
 import { candidatesOf, rescaleCandidate, unconfident, type HitTargets } from './rank.js';
 import { viewEvidence, viewParams } from './views.js';
-import { promiseOf, shortlistPromise } from './promise.js';
+import { promiseOf, shortlistPromise, verifiedBelow } from './promise.js';
 import { publishSourceRanking } from './rankings.js';
 
 const b64 = (a: ArrayBufferView): string => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('base64');
@@ -104,6 +104,8 @@ export interface GlobalPlain {
   sure: boolean;
   evidence: number | null;
   promise: number;
+  /** Its search verified a target without being confident (promise.ts verifiedBelow). */
+  verified?: boolean;
   /** The source searched its picture in the window (others showing it took its candidates). */
   searched: boolean;
   picture: string;
@@ -204,7 +206,7 @@ export class GlobalVerifier {
     const cand = await candidatesOf(this.hitTargets(), this.config, q, hits, this.top);
     this.pictures.set(w.picture, { cand, width });
     const ranking = direct.entries.map((e) => this.slotOf(e));
-    return { ...base, promise, hits, ranking, raw: cand, cand: await this.inWindow(id, cand), sure: !unconfident(this.config, hits), evidence: viewEvidence({ hits }, viewParams(this.config)) };
+    return { ...base, promise, verified: verifiedBelow(hits), hits, ranking, raw: cand, cand: await this.inWindow(id, cand), sure: !unconfident(this.config, hits), evidence: viewEvidence({ hits }, viewParams(this.config)) };
   }
 
   /** The direct pass over the global shortlist; the mirror pass (its own global shortlist) when nothing is confident. */

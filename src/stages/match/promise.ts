@@ -1,6 +1,6 @@
 // How promising a plain search's shortlist is for the wide-baseline stages (views, archive matching), counted in the
 // query's keypoints so that the gate means the same whatever the index's vote scale.
-import type { DirectVotes } from '../../lib/image-index/index.js';
+import type { DirectVotes, Hit } from '../../lib/image-index/index.js';
 
 /**
  * How many of the query's keypoints vote for its shortlist's three most-voted images: their votes divided by the
@@ -32,4 +32,14 @@ export function shortlistVotes(v: DirectVotes): number[] {
 /** The promise of the three most-voted images among these votes in keypoints (one shard's, or several shards'). */
 export function promiseOf(votes: number[]): number {
   return [...votes].sort((a, b) => b - a).slice(0, 3).reduce((a, x) => a + x, 0);
+}
+
+/**
+ * Whether a plain search that found nothing confident verified a target all the same (score > 0: a model with
+ * match.minInliers inliers, under match.views.confidence, perhaps under match.minScore): the best evidence a search
+ * has, whatever its votes. A low-textured copy has too few keypoints to gather a promising shortlist or to score
+ * (issue 35 round 9: retrieval-smvs s0143, 110 keypoints, promise 5.8, 13 inliers of 15 re-matched, score 0.075).
+ */
+export function verifiedBelow(hits: readonly Pick<Hit, 'score'>[]): boolean {
+  return hits.some((h) => h.score > 0);
 }

@@ -14,7 +14,7 @@ import { ViewPool, denseViewsFor, greyLoader, rankAgainstIndex, rescaleCandidate
 import type { DenseViewsSource } from './archive.js';
 import { WideBaseline } from './wide.js';
 import { denseOnShard, viewsOnShard, wideOnce } from './shard-wide.js';
-import { shortlistPromise, shortlistVotes } from './promise.js';
+import { shortlistPromise, shortlistVotes, verifiedBelow } from './promise.js';
 import { OPEN_END, archiveOnly, shardSink, stagesOnce, wholeSink, type MatchShard, type MatchSink } from './shards.js';
 import { publishSourceRanking } from './rankings.js';
 import { MatchWindow, candidatesInWindow, harvestedAt, publishSourceCost, type MatchContext, type MatchOptions, type MatchStageName, type MatchSummary } from './context.js';
@@ -181,7 +181,7 @@ export class MatchRun implements MatchContext {
           wide = { picture, searched: true, sure: !unconfident(this.config, r.hits), evidence: r.evidence, top: shortlistVotes(r.votes) };
           this.window.pictures.set(picture, { cand, width, members: [{ id: s.id, sha: s.imageSha256, width }], wide });
           const promise = unconfident(this.config, r.hits) ? shortlistPromise(r.votes) : undefined;
-          if (promise !== undefined) this.window.unconfident.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence, hits: r.hits, promise, ranking: r.votes.slots, at });
+          if (promise !== undefined) this.window.unconfident.push({ picture, id: s.id, sha: s.imageSha256, evidence: r.evidence, hits: r.hits, promise, verified: verifiedBelow(r.hits), ranking: r.votes.slots, at });
           publishSourceCost(s.id, 'plain', c0, w0, cand.length, promise);
         }
       }
