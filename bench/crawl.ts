@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { Bank } from '../src/bank/index.js';
 import { mulberry32 } from '../src/util/random.js';
 import { startReplay, type FaultOptions, type Replay, type ReplayPage } from '../test/helpers/replay.js';
+import { requireBuiltCli } from './built-cli.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shared = process.env.CAPBRIDGE_SHARED_DATA ?? path.resolve(repoRoot, '..', 'shared', 'data');
@@ -71,7 +72,7 @@ interface CycleRun {
 function crawl(dir: string, replay: Replay, killAfterMs?: number): Promise<CycleRun> {
   return new Promise((resolve) => {
     const t0 = Date.now();
-    const child = spawn(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), '--data', path.join(dir, 'data'), '--config', path.join(dir, 'config.json'), 'crawl', '--json', '--sites', path.join(dir, 'sites')], {
+    const child = spawn(process.execPath, [requireBuiltCli(repoRoot), '--data', path.join(dir, 'data'), '--config', path.join(dir, 'config.json'), 'crawl', '--json', '--sites', path.join(dir, 'sites')], {
       cwd: repoRoot,
       // The bench's own variable is not a config key: the CLI would refuse it (unknown CAPBRIDGE_* key).
       env: Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'CAPBRIDGE_SHARED_DATA')),

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { Bank, FeaturesRepo } from '../src/bank/index.js';
 import type { Config } from '../src/config/schema.js';
+import { builtCli } from './built-cli.js';
 import { paddingImages } from './padding.js';
 
 /** Chinese captions of mining-flickr8k's targets, for the padding items (pairing needs a caption; P@1 does not). */
@@ -42,10 +43,11 @@ export async function padBank(dir: string, config: Config, shared: string, count
   }
 }
 
-/** Runs the CLI (compiled dist/cli.js when built, else the sources through tsx); returns stdout, CPU and peak RSS. */
+/** Runs the CLI (compiled dist/cli.js when built and current, else the sources through tsx; a stale build is
+ *  refused, builtCli); returns stdout, CPU and peak RSS. */
 export function cli(repoRoot: string, args: string[]): { stdout: string; maxRssKB: number; cpuS: number; wallS: number } {
-  const built = path.join(repoRoot, 'dist', 'cli.js');
-  const cmd = fs.existsSync(built) ? [process.execPath, built] : [process.execPath, '--import', 'tsx', path.join(repoRoot, 'src', 'cli.ts')];
+  const built = builtCli(repoRoot);
+  const cmd = built ? [process.execPath, built] : [process.execPath, '--import', 'tsx', path.join(repoRoot, 'src', 'cli.ts')];
   const t0 = performance.now();
   const r = spawnSync('/usr/bin/time', ['-f', 'TIME %M %U %S', ...cmd, ...args], { cwd: repoRoot, encoding: 'utf8', maxBuffer: 1 << 28, env: { ...process.env, CI: '1' } });
   if (r.status !== 0) throw new Error(`capbridge ${args.join(' ')} exited ${r.status}: ${r.stderr.slice(-3000)}`);

@@ -33,10 +33,11 @@ import { Bank, JobsRepo, LshRepo, MatchPartialsRepo } from '../src/bank/index.js
 import { lexiconCacheFile, loadLexicon } from '../src/lib/comparability/index.js';
 import { pgUnavailable, startPg } from '../test/helpers/postgres.js';
 import { EN, ZH, pairsByExtId } from '../test/helpers/scale.js';
+import { requireBuiltCli } from './built-cli.js';
 import { ensurePhotos } from './gen-photos.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const cli = path.join(repoRoot, 'dist', 'cli.js');
+const cli = requireBuiltCli(repoRoot);
 const argv = process.argv.slice(2);
 const arg = (name: string, dflt: string) => {
   const i = argv.indexOf(`--${name}`);

@@ -129,9 +129,12 @@ describe('archive matching: a source whose search verified a target below the sc
     expect(chooseArchive(sources, 50, off).map((s) => s.id)).to.deep.equal([3]);
     // the verified target (slot 22, 13 inliers, score 0.075) first, before the votes' rankings; a hit that did not
     // verify (score 0) keeps its place in them
-    const cands = archiveCandidates([hit(7, 0, 0, 9), hit(22, 0.075, 13, 2)], [7, 8, 9], [9, 10], 3);
+    const hits = [hit(7, 0, 0, 9), hit(22, 0.075, 13, 2)];
+    const cands = archiveCandidates(hits, [7, 8, 9], [9, 10], 3, true);
     expect(cands.map((c) => c.slot)).to.deep.equal([22, 7, 9, 8]);
     expect(cands[0]!.votes).to.equal(2);
+    // with archive.verified off, the rankings alone (taken in turn) say what is compared
+    expect(archiveCandidates(hits, [7, 8, 9], [9, 10], 3, false).map((c) => c.slot)).to.deep.equal([7, 9, 8]);
   });
 });
 

@@ -9,6 +9,7 @@ import { LRUCache } from 'lru-cache';
 import type { Bank, VerifiedBy } from '../../bank/index.js';
 import { DenseViewsRepo, asStored, isInfrastructureFailure } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
+import { isVerified } from './promise.js';
 import { decodeGrey } from '../../lib/sift/index.js';
 import { siftParams } from '../../lib/sift/index.js';
 import type { SiftParams } from '../../lib/sift/index.js';
@@ -280,18 +281,18 @@ export async function preselect(
 }
 
 /**
- * The candidates archive matching compares, most promising first: the plain search's hits that verified without being
- * confident (score > 0: a model with minInliers inliers, the image score under match.views.confidence), best first,
- * then `n` of the plain search's direct-pass ranking and the dense query's ranking taken in turn (fuseRankings); each
+ * The candidates archive matching compares, most promising first: with `verifiedFirst` (match.views.archive.verified)
+ * the plain search's hits that verified without being confident (promise.ts isVerified: a model with minInliers
+ * inliers, the image score under match.views.confidence), best first, then `n` of the plain search's direct-pass ranking and the dense query's ranking taken in turn (fuseRankings); each
  * with its plain hit's votes (0 when the plain search did not reach it). A verified hit is the best evidence a search
  * has: among 100,000 targets a low-textured copy's true target is outvoted and found by lsh.recollideVoters' re-match
  * only, with few inliers (retrieval-smvs s0143: 110 keypoints, 13 inliers of 15, score 0.075, no candidate at
  * match.minScore 0.2; its dense views and the target's: 35 inliers, 0.92), ranked 22nd by the votes, past the `n`
  * compared (issue 35 round 9). Slots are the caller's (an index's, or the sharded merge's targets).
  */
-export function archiveCandidates(hits: Hit[], ranking: number[], dense: number[], n: number): { slot: number; votes: number }[] {
+export function archiveCandidates(hits: Hit[], ranking: number[], dense: number[], n: number, verifiedFirst: boolean): { slot: number; votes: number }[] {
   const votes = new Map(hits.map((h) => [h.slot, h.votes]));
-  const verified = hits.filter((h) => h.score > 0).sort((a, b) => b.score - a.score || b.inliers - a.inliers || a.slot - b.slot).map((h) => h.slot);
+  const verified = (verifiedFirst ? hits.filter(isVerified) : []).sort((a, b) => b.score - a.score || b.inliers - a.inliers || a.slot - b.slot).map((h) => h.slot);
   const slots = [...new Set([...verified, ...fuseRankings([ranking, dense], n)])];
   return slots.map((slot) => ({ slot, votes: votes.get(slot) ?? 0 }));
 }

@@ -109,7 +109,8 @@ export interface Unconfident {
   hits: Hit[];
   /** How promising its plain search's shortlist is (promise.ts shortlistPromise). */
   promise: number;
-  /** Its plain search verified a target without being confident (promise.ts verifiedBelow). */
+  /** Its plain search verified a target without being confident (promise.ts verifiedBelow). Kept apart from `hits`:
+   *  with match.views.archive.views `before` the views search replaces them before archive matching is chosen. */
   verified?: boolean;
   /** Its plain search's shortlist in vote order (the direct pass's: archive matching's first ranking). */
   ranking: number[];

@@ -41,5 +41,11 @@ export function promiseOf(votes: number[]): number {
  * (issue 35 round 9: retrieval-smvs s0143, 110 keypoints, promise 5.8, 13 inliers of 15 re-matched, score 0.075).
  */
 export function verifiedBelow(hits: readonly Pick<Hit, 'score'>[]): boolean {
-  return hits.some((h) => h.score > 0);
+  return hits.some(isVerified);
+}
+
+/** A hit that verified (a model of at least match.minInliers inliers scores above 0; an unverified shortlisted image
+ *  scores 0): the one predicate of verifiedBelow and of archive matching's verified candidates (archiveCandidates). */
+export function isVerified(h: Pick<Hit, 'score'>): boolean {
+  return h.score > 0;
 }

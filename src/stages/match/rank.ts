@@ -232,7 +232,7 @@ export async function archiveRank(
   const qd = queryDense ? await queryDense() : asStored(await denseViews(g, q, a.maxTilt, a.keypointsPerView, a.maxSide, sp, runViews));
   const p = { ...searchParams(config), window: searchWindow(handle, config, sourceAt) };
   const byDense = await search(handle.index, () => undefined, q, { ...p, mirror: false, recollide: 0, recollideVoters: 0 }, qd);
-  const cands = archiveCandidates(hits, ranking, byDense.votes.slots, Math.max(a.candidates, a.preselect));
+  const cands = archiveCandidates(hits, ranking, byDense.votes.slots, Math.max(a.candidates, a.preselect), config.match.views.archive.verified);
   const verify = archiveVerifyParams(searchParams(config), a, config.match.views.poolRadius);
   const targetDense = async (slot: number) => {
     const info = handle.slot(slot);

@@ -121,7 +121,7 @@ async function matchPicture(run: MatchContext, verifier: GlobalVerifier, id: num
     const qd = await run.dense.query(sha, q, g);
     const a = archiveParams(c);
     const ranked = globalShortlist(dense.map((d) => d!.entries), dense.map((d) => d!.keypoints), searchParams(c).shortlist, searchParams(c).voteSigma);
-    const cands = archiveCandidates(plain.hits!, plain.ranking!, ranked.entries.map((e) => verifier.slotOf(e)), Math.max(a.candidates, a.preselect));
+    const cands = archiveCandidates(plain.hits!, plain.ranking!, ranked.entries.map((e) => verifier.slotOf(e)), Math.max(a.candidates, a.preselect), c.match.views.archive.verified);
     const targetDense = async (slot: number) => {
       const t = verifier.target(slot);
       const f = t && (await verifier.load(slot));
