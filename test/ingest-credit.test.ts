@@ -28,6 +28,15 @@ describe('ingest: credit and dateline recogniser', () => {
       ['Few partners at the firms are women. © Ann Smith', { caption: 'Few partners at the firms are women.', credit: '© Ann Smith' }],
       ['Podcast © Studio Ten', { caption: 'Podcast © Studio Ten' }],
       ['A mural covers a stop sign. Photo shared by John Doe via REUTERS', { caption: 'A mural covers a stop sign.', credit: 'Photo shared by John Doe via REUTERS' }],
+      // Stock libraries credited as agencies (online magazines): a handle or a studio name of any case before the
+      // library; the library alone after the last sentence; never a phrase the caption ends with.
+      ['Planes are good for smoothing an edge. woodworker_99 / Depositphotos.', { caption: 'Planes are good for smoothing an edge.', credit: 'woodworker_99 / Depositphotos.' }],
+      ['A chisel can cut a clean mortise. Light of Day / Pixabay', { caption: 'A chisel can cut a clean mortise.', credit: 'Light of Day / Pixabay' }],
+      ['A rasp shapes curves quickly. Jane Roe / Unsplash', { caption: 'A rasp shapes curves quickly.', credit: 'Jane Roe / Unsplash' }],
+      ['You may want a block plane for end grain. Depositphotos.', { caption: 'You may want a block plane for end grain.', credit: 'Depositphotos.' }],
+      ['The ridge at dawn, seen from the hut / Flickr', { caption: 'The ridge at dawn, seen from the hut / Flickr' }],
+      ['Jordan Roe. Jane Doe/Getty', { caption: 'Jordan Roe.', credit: 'Jane Doe/Getty' }],
+      ['Ann Smith at the gala. ann.smith_photo / Pexels', { caption: 'Ann Smith at the gala.', credit: 'ann.smith_photo / Pexels' }],
       // Round 9: the labels of pictures that are not photographs (games, tech, film, architecture and chart credits),
       // the stock agency before a "|"; the same words starting a caption stay in it.
       ['The boss fight takes place on a frozen lake. Screenshot: Game Weekly / River Studio', { caption: 'The boss fight takes place on a frozen lake.', credit: 'Screenshot: Game Weekly / River Studio' }],

@@ -42,9 +42,10 @@ export interface CreditSplit {
 const MONTH = '(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)';
 const WEEKDAY = '(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day';
 
-// English news-photo agencies and photo desks (names as they are printed in credits).
+// English news-photo agencies, photo desks and stock libraries (names as they are printed in credits; online
+// magazines credit free and paid stock photos as "Name / Pexels", "Name via Unsplash", "Wikimedia Commons").
 const EN_AGENCY =
-  '(?:AP|A\\.P\\.|AFP|EPA(?:-EFE)?|REUTERS|Reuters|XINHUA|Xinhua|ANP|AAP|DPA|dpa|PA(?: Wire| Images| Media)?|ANSA|EFE|KCNA|Yonhap|UPI|IANS|PTI|ANI|Kyodo|TASS|Sputnik|Getty(?: Images)?|China Daily|CNS|VCG|CFP|IC|NurPhoto|Anadolu(?: Agency)?|SOPA Images|ZUMA(?: Press)?|Bloomberg|WireImage|Shutterstock|iStock(?:photo)?|Alamy|Imagine China|CGTN|Associated Press|Agence France-Presse|AP Images|USA TODAY Sports|USATSI|Handout|NASA|Pool|POOL)';
+  '(?:AP|A\\.P\\.|AFP|EPA(?:-EFE)?|REUTERS|Reuters|XINHUA|Xinhua|ANP|AAP|DPA|dpa|PA(?: Wire| Images| Media)?|ANSA|EFE|KCNA|Yonhap|UPI|IANS|PTI|ANI|Kyodo|TASS|Sputnik|Getty(?: Images)?|China Daily|CNS|VCG|CFP|IC|NurPhoto|Anadolu(?: Agency)?|SOPA Images|ZUMA(?: Press)?|Bloomberg|WireImage|Shutterstock|iStock(?:photo)?|Alamy|Unsplash|Pexels|Pixabay|Depositphotos|Dreamstime|Adobe Stock|Wikimedia(?: Commons)?|Flickr|Imagine China|CGTN|Associated Press|Agence France-Presse|AP Images|USA TODAY Sports|USATSI|Handout|NASA|Pool|POOL)';
 
 // A capitalised word; a dot only as an initial ("Ellen M. Banner"), so "Washington. Evan Vucci/AP" is not one name.
 const EN_WORD = "(?:\\p{Lu}\\.|[\\p{Lu}\\d][\\p{L}\\d'’&-]*)";
@@ -69,12 +70,19 @@ const EN_CREDIT: RegExp[] = [
   // (an outlet may precede its own file photo; a name before "Submitted photo" is the caption, not the credit)
   /^(?:(?:[\p{Lu}][\p{L}.'’-]*\s+){0,3}(?:file|staff|handout|courtesy|pool|archive|stock)\s+(?:photos?|images?|pictures?)(?:\s+by\s+.{1,60})?|(?:submitted|contributed|supplied)\s+(?:photos?|images?|pictures?)(?:\s+by\s+.{1,60})?|handout|supplied|file|file photo|pool photo)$/iu,
 ];
+// One to four words of any case, then "/" and an agency or stock library: "forestpath / Depositphotos.", "Beauty of
+// Nature / Pixabay" (a stock photographer's handle or studio name is not a capitalised name, so the photographer "/"
+// outlet pattern misses it; the agency at the end is what makes it a credit). Only after a sentence end; a word holds
+// a dot only between letters ("ann.roe"), so no sentence ("Jordan Peele. Jane Roe/Getty") is read as one credit.
+const HANDLE = "[\\p{L}\\d@](?:[\\p{L}\\d'’&_@-]|\\.(?=[\\p{L}\\d]))*";
+const STOCK_TAIL = new RegExp(`^${HANDLE}(?:\\s+${HANDLE}){0,3}\\s*\\/\\s*${EN_AGENCY}\\.?$`, 'u');
 // Only after a sentence end or inside brackets (a bare name after a space is too often the caption's own words).
 const EN_CREDIT_STRONG: RegExp[] = [
+  STOCK_TAIL,
   // a one-word photographer: "(DrMikeBaxter/Wikipedia)", "(Bheki/Reuters)"
   new RegExp(`^${EN_WORD}\\s*\\/\\s*(?:${EN_AGENCY}|${EN_NAME})(?:\\s*\\/\\s*(?:${EN_AGENCY}|${EN_NAME})){0,3}$`, 'u'),
-  // an agency alone: "(Xinhua)", "Getty Images", "AP Photo", "Reuters file photo"
-  new RegExp(`^${EN_AGENCY}(?:\\s+(?:Photo|PHOTO|Photos|Images|Pictures|file photo|File Photo|File|Video|TV))?$`, 'u'),
+  // an agency alone: "(Xinhua)", "Getty Images", "AP Photo", "Reuters file photo", "Depositphotos."
+  new RegExp(`^${EN_AGENCY}(?:\\s+(?:Photo|PHOTO|Photos|Images|Pictures|file photo|File Photo|File|Video|TV))?\\.?$`, 'u'),
   // an outlet and who lent it: "(People's Daily Online/courtesy of the National Forestry Administration)"
   new RegExp(`^${EN_NAME}\\s*\\/\\s*(?:[Cc]ourtesy(?: of)?|[Pp]hoto by|[Pp]rovided by)\\s+\\S.{0,100}$`, 'u'),
   // an outlet alone: "(The Independent)", "(The White House)"
@@ -263,8 +271,11 @@ function peelTail(text: string, lang: CreditLang, afterPiece: boolean): Peeled |
       const isBoundary = /[\s。！？!?；;，,、|｜:：)）\]】」』]/u.test(prev) || (prev === '.' && /\s/.test(t[b] ?? '')) || glued;
       if (!isBoundary) continue;
     } else continue; // the whole text is not a tail of itself
-    if (/[\s\p{Ll}]/u.test(t[b]!)) continue; // credits start with a capital, a digit, a bracket or a hanzi
+    if (/\s/u.test(t[b]!)) continue;
     const piece = t.slice(b).trim();
+    // credits start with a capital, a digit, a bracket or a hanzi; a stock photographer's handle before its library
+    // may not ("forestpath / Depositphotos")
+    if (/\p{Ll}/u.test(t[b]!) && !STOCK_TAIL.test(piece)) continue;
     if (!piece || !balanced(piece)) continue;
     const before = t.slice(0, b).trimEnd();
     const sentenceEnd = SENTENCE_END.test(before) || /[。！？!?|｜–—]$/u.test(before);
