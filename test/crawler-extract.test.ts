@@ -76,6 +76,9 @@ describe('crawler: caption extraction', () => {
     expect(cleanCaption('3 of 12 Police officers adjust a barricade. hide caption')).to.deep.equal({ caption: 'Police officers adjust a barricade.' });
     expect(cleanCaption('Gutted remains of two buildings. Photograph: Eva Manez/Reuters')).to.deep.equal({ caption: 'Gutted remains of two buildings.', credit: 'Photograph: Eva Manez/Reuters' });
     expect(cleanCaption('Courtesy of Zillow')).to.equal(null);
+    // a gallery slide's sharing bar before its caption (WordPress), and a paparazzi agency's credit alone
+    expect(cleanCaption('Comment Click to share on Facebook (Opens in new window) Click to share on X (Opens in new window) Dana Her first day at school.')).to.deep.equal({ caption: 'Dana Her first day at school.' });
+    expect(cleanCaption('Studio Nine Inc. / MEGA')).to.equal(null);
     expect(cleanCaption('图：123rf')).to.equal(null);
     expect(cleanCaption('AKM-GSI')).to.equal(null);
     expect(cleanCaption('Photo number 3 shows the river in flood.')).to.deep.equal({ caption: 'Photo number 3 shows the river in flood.' });

@@ -36,6 +36,8 @@ describe('ingest: credit and dateline recogniser', () => {
       ['You may want a block plane for end grain. Depositphotos.', { caption: 'You may want a block plane for end grain.', credit: 'Depositphotos.' }],
       ['The ridge at dawn, seen from the hut / Flickr', { caption: 'The ridge at dawn, seen from the hut / Flickr' }],
       ['Jordan Roe. Jane Doe/Getty', { caption: 'Jordan Roe.', credit: 'Jane Doe/Getty' }],
+      ['The pair leave a restaurant in Malibu. BACKGRID', { caption: 'The pair leave a restaurant in Malibu.', credit: 'BACKGRID' }],
+      ['Mega fans line the street.', { caption: 'Mega fans line the street.' }],
       ['Ann Smith at the gala. ann.smith_photo / Pexels', { caption: 'Ann Smith at the gala.', credit: 'ann.smith_photo / Pexels' }],
       // Round 9: the labels of pictures that are not photographs (games, tech, film, architecture and chart credits),
       // the stock agency before a "|"; the same words starting a caption stay in it.

@@ -43,9 +43,10 @@ const MONTH = '(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|Jul
 const WEEKDAY = '(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day';
 
 // English news-photo agencies, photo desks and stock libraries (names as they are printed in credits; online
-// magazines credit free and paid stock photos as "Name / Pexels", "Name via Unsplash", "Wikimedia Commons").
+// magazines credit free and paid stock photos as "Name / Pexels", "Name via Unsplash", "Wikimedia Commons"; celebrity
+// and entertainment pages their paparazzi agencies, "Name / MEGA", "BACKGRID", "Name/GC Images").
 const EN_AGENCY =
-  '(?:AP|A\\.P\\.|AFP|EPA(?:-EFE)?|REUTERS|Reuters|XINHUA|Xinhua|ANP|AAP|DPA|dpa|PA(?: Wire| Images| Media)?|ANSA|EFE|KCNA|Yonhap|UPI|IANS|PTI|ANI|Kyodo|TASS|Sputnik|Getty(?: Images)?|China Daily|CNS|VCG|CFP|IC|NurPhoto|Anadolu(?: Agency)?|SOPA Images|ZUMA(?: Press)?|Bloomberg|WireImage|Shutterstock|iStock(?:photo)?|Alamy|Unsplash|Pexels|Pixabay|Depositphotos|Dreamstime|Adobe Stock|Wikimedia(?: Commons)?|Flickr|Imagine China|CGTN|Associated Press|Agence France-Presse|AP Images|USA TODAY Sports|USATSI|Handout|NASA|Pool|POOL)';
+  '(?:AP|A\\.P\\.|AFP|EPA(?:-EFE)?|REUTERS|Reuters|XINHUA|Xinhua|ANP|AAP|DPA|dpa|PA(?: Wire| Images| Media)?|ANSA|EFE|KCNA|Yonhap|UPI|IANS|PTI|ANI|Kyodo|TASS|Sputnik|Getty(?: Images)?|China Daily|CNS|VCG|CFP|IC|NurPhoto|Anadolu(?: Agency)?|SOPA Images|ZUMA(?: Press)?|Bloomberg|WireImage|Shutterstock|iStock(?:photo)?|Alamy|Unsplash|Pexels|Pixabay|Depositphotos|Dreamstime|Adobe Stock|Wikimedia(?: Commons)?|Flickr|MEGA|BACKGRID|Backgrid|Splash News|GC Images|INSTARimages|Bauer-Griffin|Rex Features|Capital Pictures|Imagine China|CGTN|Associated Press|Agence France-Presse|AP Images|USA TODAY Sports|USATSI|Handout|NASA|Pool|POOL)';
 
 // A capitalised word; a dot only as an initial ("Ellen M. Banner"), so "Washington. Evan Vucci/AP" is not one name.
 const EN_WORD = "(?:\\p{Lu}\\.|[\\p{Lu}\\d][\\p{L}\\d'’&-]*)";
@@ -73,8 +74,8 @@ const EN_CREDIT: RegExp[] = [
 // One to four words of any case, then "/" and an agency or stock library: "forestpath / Depositphotos.", "Beauty of
 // Nature / Pixabay" (a stock photographer's handle or studio name is not a capitalised name, so the photographer "/"
 // outlet pattern misses it; the agency at the end is what makes it a credit). Only after a sentence end; a word holds
-// a dot only between letters ("ann.roe"), so no sentence ("Jordan Peele. Jane Roe/Getty") is read as one credit.
-const HANDLE = "[\\p{L}\\d@](?:[\\p{L}\\d'’&_@-]|\\.(?=[\\p{L}\\d]))*";
+// a dot only between letters ("ann.roe") or after a company suffix ("MOVI Inc. / MEGA"), so no sentence ("Jordan Peele. Jane Roe/Getty") is read as one credit.
+const HANDLE = "(?:(?:Inc|Ltd|Co|Corp|LLC|Jr|Sr)\\.|[\\p{L}\\d@](?:[\\p{L}\\d'’&_@-]|\\.(?=[\\p{L}\\d]))*)";
 const STOCK_TAIL = new RegExp(`^${HANDLE}(?:\\s+${HANDLE}){0,3}\\s*\\/\\s*${EN_AGENCY}\\.?$`, 'u');
 // Only after a sentence end or inside brackets (a bare name after a space is too often the caption's own words).
 const EN_CREDIT_STRONG: RegExp[] = [

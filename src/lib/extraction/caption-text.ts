@@ -20,6 +20,9 @@ const PREFIXES = [
   /^(image|photo|slide|picture|图|圖)\s*[:：]?\s*\d+\s*(of|\/|／)\s*(of\s*)?\d+\s*[:：.]?\s*/i,
   /^\d+\s*(of|\/|／)\s*\d+\s+/i,
   /^(previous|next)\s+(image|slide)\s*/i,
+  // a sharing bar printed before a gallery slide's caption (WordPress's "Comment Click to share on Facebook (Opens in
+  // new window) …", on 9 sites of the open and dev pages)
+  /^(comments?\s+)?((click to share on|share on)\s+[\w+-]+(\s*\(opens in (a )?new (window|tab)\))?\s*)+/i,
 ];
 const SUFFIXES = [/\s*(hide|toggle|show) caption\s*$/i, /\s*\d+\s*(of|\/)\s*\d+\s*$/i, /\s*(expand|enlarge|close)\s*$/i, /\s*Advertisement\s*$/i, /\s*more\s*[>›»]\s*$/i, /\s*(view full size|view larger image|view larger)\s*[>›»]?\s*$/i];
 
