@@ -54,8 +54,9 @@ const EN_NAME = `${EN_WORD}(?:\\s+(?:${EN_WORD}|de|da|van|von|der|del|la|le|bin|
 
 // Whole-fragment credit patterns (the fragment has its outer brackets removed).
 const EN_CREDIT: RegExp[] = [
-  // "Photo: X", "Photographs: X and Y", "Image: Getty", "Credit: Reuters/Name", "Photo by X", "Credit…Name"
-  /^(?:(?:AP |AFP |Reuters |Xinhua |File |Staff |Handout )?(?:photo(?:graph)?s?|pictures?|pics?|images?|credits?|photo credit|image credit|illustrations?|graphics?|video|footage|source|photo illustration)|file|picture credit)\s*(?::|：|…|\.\.\.|\/|by\b|courtesy(?: of)?\b|provided by\b|shared by\b|from\b)\s*\S.{0,110}$/iu,
+  // "Photo: X", "Photographs: X and Y", "Image: Getty", "Credit: Reuters/Name", "Photo by X", "Credit…Name", a chart's
+  // "Sources: Bureau of Economic Analysis, Morningstar."
+  /^(?:(?:AP |AFP |Reuters |Xinhua |File |Staff |Handout )?(?:photo(?:graph)?s?|pictures?|pics?|images?|credits?|photo credit|image credit|illustrations?|graphics?|video|footage|sources?|data sources?|photo illustration)|file|picture credit)\s*(?::|：|…|\.\.\.|\/|by\b|courtesy(?: of)?\b|provided by\b|shared by\b|from\b)\s*\S.{0,110}$/iu,
   // the labels of pictures that are not photographs: "Screenshot: Kotaku / Capcom", "Screengrab: BBC", "Still: Netflix",
   // "Rendering: Foster + Partners", "GIF: Nintendo" (games, tech, film and architecture pages); only before ":", "/",
   // "by" or "via" ("Stills from the film show…", "Rendering of the tower" are captions)
