@@ -80,6 +80,7 @@ describe('crawler: caption extraction', () => {
     expect(cleanCaption('Comment Click to share on Facebook (Opens in new window) Click to share on X (Opens in new window) Dana Her first day at school.')).to.deep.equal({ caption: 'Dana Her first day at school.' });
     expect(cleanCaption('Studio Nine Inc. / MEGA')).to.equal(null);
     expect(cleanCaption('Sources: Bureau of Labor Statistics, Haver Analytics.')).to.equal(null);
+    expect(cleanCaption('Photographer: Jane Roe. Creative Director: Ann Smith.')).to.equal(null);
     expect(cleanCaption('图：123rf')).to.equal(null);
     expect(cleanCaption('AKM-GSI')).to.equal(null);
     expect(cleanCaption('Photo number 3 shows the river in flood.')).to.deep.equal({ caption: 'Photo number 3 shows the river in flood.' });

@@ -38,6 +38,9 @@ describe('ingest: credit and dateline recogniser', () => {
       ['Jordan Roe. Jane Doe/Getty', { caption: 'Jordan Roe.', credit: 'Jane Doe/Getty' }],
       ['The pair leave a restaurant in Malibu. BACKGRID', { caption: 'The pair leave a restaurant in Malibu.', credit: 'BACKGRID' }],
       ['Mega fans line the street.', { caption: 'Mega fans line the street.' }],
+      ['The singer wears a linen suit and silver rings.Creative Director: Ann Roe.', { caption: 'The singer wears a linen suit and silver rings.', credit: 'Creative Director: Ann Roe.' }],
+      ['Traders on the floor in London. Photographer: Jane Roe/Bloomberg', { caption: 'Traders on the floor in London.', credit: 'Photographer: Jane Roe/Bloomberg' }],
+      ['Hair and makeup artists at work backstage in Paris.', { caption: 'Hair and makeup artists at work backstage in Paris.' }],
       ['Ann Smith at the gala. ann.smith_photo / Pexels', { caption: 'Ann Smith at the gala.', credit: 'ann.smith_photo / Pexels' }],
       // Round 9: the labels of pictures that are not photographs (games, tech, film, architecture and chart credits),
       // the stock agency before a "|"; the same words starting a caption stay in it.
