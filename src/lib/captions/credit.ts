@@ -54,9 +54,10 @@ const EN_NAME = `${EN_WORD}(?:\\s+(?:${EN_WORD}|de|da|van|von|der|del|la|le|bin|
 
 // Whole-fragment credit patterns (the fragment has its outer brackets removed).
 const EN_CREDIT: RegExp[] = [
-  // "Photo: X", "Photographs: X and Y", "Image: Getty", "Credit: Reuters/Name", "Photo by X", "Credit…Name", a chart's
-  // "Sources: Bureau of Economic Analysis, Morningstar.", and the shoot credits of magazine photos ("Photographer: X.
-  // Creative Director: Y.", "Styling: Z", "Photographer: Name/Bloomberg": teenvogue, cosmopolitan, bloomberg)
+  // "Photo: X", "Photographs: X and Y", "Image: Getty", "Credit: Reuters/Name", "Photo by X", "Credit…Name", a
+  // chart's "Sources: Bureau of Economic Analysis, Morningstar.", and the shoot credits of magazine photos
+  // ("Photographer: X. Creative Director: Y.", "Styling: Z", "Photographer: Name/Bloomberg": teenvogue, cosmopolitan,
+  // bloomberg)
   /^(?:(?:AP |AFP |Reuters |Xinhua |File |Staff |Handout )?(?:photo(?:graph)?s?|pictures?|pics?|images?|credits?|photo credit|image credit|illustrations?|graphics?|video|footage|sources?|data sources?|photo illustration|photograph(?:ers?|ed)|styling|stylists?|styled|creative direct(?:ors?|ion)|art direct(?:ors?|ion)|hair(?: and make-?up)?|make-?up|grooming|set design(?:ers?)?)|file|picture credit)\s*(?::|：|…|\.\.\.|\/|by\b|courtesy(?: of)?\b|provided by\b|shared by\b|from\b)\s*\S.{0,110}$/iu,
   // the labels of pictures that are not photographs: "Screenshot: Kotaku / Capcom", "Screengrab: BBC", "Still: Netflix",
   // "Rendering: Foster + Partners", "GIF: Nintendo" (games, tech, film and architecture pages); only before ":", "/",
@@ -76,7 +77,8 @@ const EN_CREDIT: RegExp[] = [
 // One to four words of any case, then "/" and an agency or stock library: "forestpath / Depositphotos.", "Beauty of
 // Nature / Pixabay" (a stock photographer's handle or studio name is not a capitalised name, so the photographer "/"
 // outlet pattern misses it; the agency at the end is what makes it a credit). Only after a sentence end; a word holds
-// a dot only between letters ("ann.roe") or after a company suffix ("MOVI Inc. / MEGA"), so no sentence ("Jordan Peele. Jane Roe/Getty") is read as one credit.
+// a dot only between letters ("ann.roe") or after a company suffix ("MOVI Inc. / MEGA"), so no sentence ("Jordan
+// Peele. Jane Roe/Getty") is read as one credit.
 const HANDLE = "(?:(?:Inc|Ltd|Co|Corp|LLC|Jr|Sr)\\.|[\\p{L}\\d@](?:[\\p{L}\\d'’&_@-]|\\.(?=[\\p{L}\\d]))*)";
 const STOCK_TAIL = new RegExp(`^${HANDLE}(?:\\s+${HANDLE}){0,3}\\s*\\/\\s*${EN_AGENCY}\\.?$`, 'u');
 // Only after a sentence end or inside brackets (a bare name after a space is too often the caption's own words).

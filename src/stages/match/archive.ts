@@ -9,13 +9,13 @@ import { LRUCache } from 'lru-cache';
 import type { Bank, VerifiedBy } from '../../bank/index.js';
 import { DenseViewsRepo, asStored, isInfrastructureFailure } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
-import { isVerified } from './promise.js';
 import { decodeGrey } from '../../lib/sift/index.js';
 import { siftParams } from '../../lib/sift/index.js';
 import type { SiftParams } from '../../lib/sift/index.js';
 import { asiftSpecs, type ViewSpec } from '../../lib/sift/index.js';
 import { DEFAULT_KD, KdForest } from '../../lib/image-index/index.js';
 import { DESC_SIZE, type Features } from '../../lib/image-index/index.js';
+import { isVerified } from './promise.js';
 import { concatFeatures } from '../../lib/image-index/index.js';
 import { prepare, type Hit, type SearchParams } from '../../lib/image-index/index.js';
 import { verifyCandidate, type Prepared, type Verification } from '../../lib/image-index/index.js';
@@ -283,8 +283,8 @@ export async function preselect(
 /**
  * The candidates archive matching compares, most promising first: with `verifiedFirst` (match.views.archive.verified)
  * the plain search's hits that verified without being confident (promise.ts isVerified: a model with minInliers
- * inliers, the image score under match.views.confidence), best first, then `n` of the plain search's direct-pass ranking and the dense query's ranking taken in turn (fuseRankings); each
- * with its plain hit's votes (0 when the plain search did not reach it). A verified hit is the best evidence a search
+ * inliers, the image score under match.views.confidence), best first, then `n` of the plain search's direct-pass
+ * ranking and the dense query's ranking taken in turn (fuseRankings); each with its plain hit's votes (0 when the plain search did not reach it). A verified hit is the best evidence a search
  * has: among 100,000 targets a low-textured copy's true target is outvoted and found by lsh.recollideVoters' re-match
  * only, with few inliers (retrieval-smvs s0143: 110 keypoints, 13 inliers of 15, score 0.075, no candidate at
  * match.minScore 0.2; its dense views and the target's: 35 inliers, 0.92), ranked 22nd by the votes, past the `n`
