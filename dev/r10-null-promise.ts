@@ -6,9 +6,7 @@
 import path from 'node:path';
 import { Bank, FeaturesRepo } from '../src/bank/index.js';
 import { search, searchParams, syncIndex } from '../src/lib/image-index/index.js';
-import { shortlistPromise } from '../src/stages/match/index.js';
-import { verifiedBelow } from '../src/stages/match/promise.js';
-import { unconfident } from '../src/stages/match/rank.js';
+import { shortlistPromise, unconfident, verifiedBelow } from '../src/stages/match/index.js';
 import { readSet, scaleScript } from '../bench/search-lib.js';
 
 const { shared, opt, config, log } = scaleScript(import.meta.url);
