@@ -401,3 +401,18 @@ describe('extraction kinds (issue 31, round 8): an article body written as <div>
     expect(pairs).to.deep.equal(lines.map((caption, i) => ({ image_url: `http://www.example.gov.cn/xw/W0201_photo${i + 1}.jpg`, caption })));
   });
 });
+
+describe('extraction kinds (issue 31, round 10): a video poster whose player the class words do not name', () => {
+  it('a poster beside its <video> (BEM classes "x-video__poster") or in a <figure data-video> with a play button is the video: its caption is no pair; a photo in an article that also embeds a video keeps its caption', () => {
+    const html = page(`<article class="story">${en(2)}
+      <div class="site-video"><div class="site-video__inner"><div class="site-video__content"><span class="site-video__poster"><img src="/img/minister-interview.jpg" alt="Minister"><span class="site-video__time">0:57</span></span><video class="site-video__tag" controls></video></div>
+        <figcaption class="media-caption"><span class="media-caption__text">'Are you backing down?'</span></figcaption></div></div>
+      ${en(1)}<figure class="article-figure video" data-video="watch,640,360,123"><div class="img-wrap"><picture><source srcset="/img/coach-clip.jpg"><img></picture><span class="video-play-button">play</span></div><figcaption><div class="caption-wrapper"><span class="headline">How the coach won the deal (1:39)</span><p>Our reporter explains how the club closed the deal in a week.</p></div></figcaption></figure>
+      ${en(1)}<figure><img src="/img/harbour-boats.jpg" width="800" height="533"><figcaption>Fishing boats return to the harbour at dawn on Monday.</figcaption></figure>
+      ${en(1)}<div class="embed"><video src="/media/clip.mp4" controls></video></div>${en(2)}</article>`);
+    expect(pairsOf(html).map((p) => p.caption)).to.deep.equal(['Fishing boats return to the harbour at dawn on Monday.']);
+    const $ = cheerio.load(html);
+    expect(isDecorative($('img[src="/img/minister-interview.jpg"]')[0] as Element, 'https://e.com/img/minister-interview.jpg')).to.equal('video');
+    expect(isDecorative($('img[src="/img/harbour-boats.jpg"]')[0] as Element, 'https://e.com/img/harbour-boats.jpg')).to.equal(null);
+  });
+});

@@ -167,16 +167,56 @@ export function isDecorative(el: Element, url: string): string | null {
   const own = `${pathPart.split('/').pop() ?? ''} ${classId(el).replace(/lazy-?load(ed|ing)?/gi, '')}`;
   if (NOT_A_PHOTO.test(own) || /\/(icons?|logos?|emoji|emoticons?|sprites?|qrcodes?|erweima)\//i.test(pathPart) || TEMPLATE_DIR.test(pathPart)) return 'decorative';
   // A poster inside a video player is the video, not a photo (the labelling rule: video captions are not pairs).
-  for (const a of ancestors(el, 6)) if (a.name === 'video' || PLAYER.test(classId(a))) return 'video';
+  for (const a of ancestors(el, 6)) {
+    if (a.name === 'video' || PLAYER.test(classId(a))) {
+      VIDEO_POSTERS.add(el);
+      return 'video';
+    }
+  }
+  if (videoPosterBlock(el)) {
+    VIDEO_POSTERS.add(el);
+    return 'video';
+  }
   return null;
 }
+
+/** The video posters isDecorative dropped: a caption element beside one is the video's, not a nearby photo's. */
+export const VIDEO_POSTERS = new WeakSet<Element>();
+
+/**
+ * A poster whose player the class words above do not name: the image's own block (up to 3 levels up, holding no
+ * other image) also holds the <video> element or a play button, or carries the player's data (`data-video…`).
+ * Seen on news.sky (a `<video>` beside the poster's span), espn (`<figure data-video>` with a play-button span) of
+ * dev10a, as the video-caption false pairs of issue 31's unseen pages.
+ */
+export function videoPosterBlock(img: Element): boolean {
+  for (const a of ancestors(img, 3)) {
+    if (a.name === 'body' || a.name === 'html') break;
+    if (Object.keys(a.attribs ?? {}).some((k) => /^data-video(-?(id|src|url|type))?$/i.test(k))) return true;
+    // A block with more than a caption's text, or too many elements to walk, is the article around the player.
+    if (collapse(sampleText(a, 1200)).length > 400) return false;
+    let imgs = 0;
+    let seen = 0;
+    let player = false;
+    walkBelow(a, 80, (e) => {
+      seen++;
+      if (e.name === 'img' || e.name === 'amp-img') imgs++;
+      else if (e.name === 'video' || PLAY_BUTTON.test(classId(e))) player = true;
+      return imgs > 1 ? 'stop' : undefined;
+    });
+    if (imgs > 1 || seen >= 80) return false;
+    if (player) return true;
+  }
+  return false;
+}
+const PLAY_BUTTON = /(^|[\s_-])(play-?button|play-?btn|btn-?play|video-?play\w*|play-?icon|icon-?play)([\s_-]|$)/i;
 
 // The image folder of a site's template (a theme, skin or layout): buttons, arrows, badges, default thumbnails. Such
 // images sit on 15 open sites and none is a captioned photo.
 const TEMPLATE_DIR = /\/(layouts?|templates?|skins?|themes?)\/([\w-]+\/)*(img|images|imgs)\//i;
 
 // A video's own wrappers (players, embeds, poster holders): the image inside is its poster.
-const PLAYER = /(^|[\s_-])(video-?player|jw-?player|jwplayer|vjs|video-js|player-?container|media-?player|video-?(wrap\w*|embed\w*|container|poster|holder|frame)|media-?video)([\s_-]|$)/i;
+const PLAYER = /(^|[\s_-])(video-?player|jw-?player|jwplayer|vjs|video-js|player-?container|media-?player|video(-|__?)?(wrap\w*|embed\w*|container|poster|holder|frame)|media-?video)([\s_-]|$)/i;
 
 const NOT_A_PHOTO = /(^|[\W_])(logos?|icons?|favicon|sprite|spacer|emoji|emoticon|smiley|qrcode|qr[-_]code|erweima|ewm|二维码|gravatar|avatar)([\W_]|$)/i;
 
