@@ -16,7 +16,7 @@ import type { AnyNode, Element } from 'domhandler';
 import { isCreditOrDateline } from '../captions/index.js';
 import { cleanCaption, collapse, isCreditOnly } from './caption-text.js';
 import { ancestors, attr, BLOCK_ELEMENTS, childElements, classId, contains, floated, hiddenEl, imgCount, nextElement, prevElement, textOf, walkBelow, type $T } from './dom.js';
-import { BAD_CONTAINER, DATA_CAPTION_ATTRS, DATA_CREDIT_ATTRS, imageKey, VIDEO_POSTERS, type ImageAnchor, type JsonLdImage } from './images.js';
+import { BAD_CONTAINER, DATA_CAPTION_ATTRS, DATA_CREDIT_ATTRS, imageKey, type ImageAnchor, type JsonLdImage } from './images.js';
 import { IMAGE_FILE_LINK, photoLink, resolveUrl } from './urls.js';
 
 export type SourceKind = 'figcaption' | 'class' | 'own-block' | 'next-block' | 'prev-block' | 'table-row' | 'itemprop' | 'data-attr' | 'script' | 'json-ld' | 'alt';
@@ -216,6 +216,8 @@ export interface GenerateContext {
   $: $T;
   lang: 'en' | 'zh';
   good: Set<Element>;
+  /** The <img> elements dropped as a video's poster (images.ts isDecorative 'video'). */
+  videoPosters?: Set<Element>;
   /** Every anchor of the page in document order. */
   anchors: ImageAnchor[];
   selectors?: CaptionSelectors;
@@ -390,7 +392,7 @@ function classCandidates(g: Gen): void {
     if (imgCount(a, good) > 1) break;
     const inside = $(a).find('*').toArray() as Element[];
     // A block holding a video's poster as well holds the video's caption (the poster is no photo, so not counted).
-    if (inside.some((e) => e.name === 'img' && VIDEO_POSTERS.has(e))) break;
+    if (inside.some((e) => e.name === 'img' && g.ctx.videoPosters?.has(e))) break;
     if (!foundClass) {
       const own = inside.find((e) => e.type === 'tag' && CAPTION_CLASS.test(classId(e)) && !contains(e, el) && !isCreditEl(e) && !inBadBlock(e, a));
       const nx = nextElement(a);

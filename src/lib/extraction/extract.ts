@@ -259,21 +259,25 @@ export interface PageCandidates {
   rows: CandidateRow[];
 }
 
-/** The page's photos: <img> elements that can be photos, then gallery slides named only in data-* attributes. */
-function collectAnchors($: cheerio.CheerioAPI, base: string, maxImages: number, roots: Element[]): { anchors: ImageAnchor[]; good: Set<Element> } {
+/** The page's photos: <img> elements that can be photos, then gallery slides named only in data-* attributes; and the
+ *  video posters dropped on the way (a caption beside one is the video's). */
+function collectAnchors($: cheerio.CheerioAPI, base: string, maxImages: number, roots: Element[]): { anchors: ImageAnchor[]; good: Set<Element>; posters: Set<Element> } {
   const anchors: ImageAnchor[] = [];
   const good = new Set<Element>();
+  const posters = new Set<Element>();
   const imgs = $('img').toArray().slice(0, maxImages * 3) as Element[];
   clearSharedPlaceholders(imgs);
   for (const e of imgs) {
     const url = imageUrlOf(e, base);
-    if (!url || isDecorative(e, url)) continue;
+    const dropped = url ? isDecorative(e, url) : 'no url';
+    if (dropped === 'video') posters.add(e);
+    if (!url || dropped) continue;
     anchors.push({ el: e, url, kind: 'img', furniture: furnitureOf(e, url, roots) });
     good.add(e);
     if (anchors.length >= maxImages) break;
   }
   for (const g of galleryAnchors($, base, Math.max(0, maxImages - anchors.length))) anchors.push({ ...g, furniture: furnitureOf(g.el, g.url, roots) });
-  return { anchors, good };
+  return { anchors, good, posters };
 }
 
 /** Photos that only a gallery script names (no <img>, no slide element): anchored on the page body. */
@@ -303,9 +307,9 @@ function candidatesOf(prep: Prepared, opts: ExtractOptions): PageCandidates {
   const lang = opts.lang ?? pageLanguage($);
   const names = opts.features ?? (opts.model ?? shippedModel()).features;
   const roots = bodyRoots($, lang === 'zh');
-  const { anchors, good } = collectAnchors($, base, opts.maxImages ?? 400, roots);
+  const { anchors, good, posters } = collectAnchors($, base, opts.maxImages ?? 400, roots);
   anchors.push(...scriptAnchors($, anchors, jsonLd, opts.maxImages ?? 400));
-  const ctx = { $, lang, good, anchors, jsonLd, pageUrl: opts.url };
+  const ctx = { $, lang, good, videoPosters: posters, anchors, jsonLd, pageUrl: opts.url };
   const all = anchors.map((a) => generateCandidates(ctx, a));
   const page: PageContext = { lang, titles: pageTitles($), bodyRoots: roots, repeats: repeatCounts(all), altCarriesCaptions: altCarriesCaptions(all), photos: anchors.length };
   const rows: CandidateRow[] = [];

@@ -167,21 +167,10 @@ export function isDecorative(el: Element, url: string): string | null {
   const own = `${pathPart.split('/').pop() ?? ''} ${classId(el).replace(/lazy-?load(ed|ing)?/gi, '')}`;
   if (NOT_A_PHOTO.test(own) || /\/(icons?|logos?|emoji|emoticons?|sprites?|qrcodes?|erweima)\//i.test(pathPart) || TEMPLATE_DIR.test(pathPart)) return 'decorative';
   // A poster inside a video player is the video, not a photo (the labelling rule: video captions are not pairs).
-  for (const a of ancestors(el, 6)) {
-    if (a.name === 'video' || PLAYER.test(classId(a))) {
-      VIDEO_POSTERS.add(el);
-      return 'video';
-    }
-  }
-  if (videoPosterBlock(el)) {
-    VIDEO_POSTERS.add(el);
-    return 'video';
-  }
+  for (const a of ancestors(el, 6)) if (a.name === 'video' || PLAYER.test(classId(a))) return 'video';
+  if (videoPosterBlock(el)) return 'video';
   return null;
 }
-
-/** The video posters isDecorative dropped: a caption element beside one is the video's, not a nearby photo's. */
-export const VIDEO_POSTERS = new WeakSet<Element>();
 
 /**
  * A poster whose player the class words above do not name: the image's own block (up to 3 levels up, holding no
