@@ -27,6 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
+import { storable } from '../src/stages/match/index.js';
 import type { Features } from '../src/lib/image-index/index.js';
 import { CODE_BITS, LshIndex, encode, loadBatch, mulberry32, project, prepare, search, lshParams, searchParams } from '../src/lib/image-index/index.js';
 import type { Prepared } from '../src/lib/image-index/index.js';
@@ -191,8 +192,6 @@ async function build(kind: Kind, pads: PaddingRef[]) {
   return { ix, kp, buildCpuS, rssGrowth: process.memoryUsage().rss - rss0 };
 }
 
-/** Whether the match stage stores a (plain) hit as a candidate: candidatesOf's bar. */
-const storable = (h: { score: number; inliers: number }) => h.score > 0 && h.score >= config.match.minScore && h.inliers >= config.match.minInliers;
 
 async function runQueries(ix: ReturnType<Kind['make']>, pads: PaddingRef[]) {
   const load = (slot: number): Prepared | undefined => (slot < real.length ? real[slot]!.p : prepare(readPadding(pads[slot - real.length]!).features));
@@ -205,7 +204,7 @@ async function runQueries(ix: ReturnType<Kind['make']>, pads: PaddingRef[]) {
     cpu.push(cpuMs() - c0);
     // the first hit the match stage would store (candidatesOf: match.minScore, match.minInliers), as the CLI counts P@1
     // (issue 35 round 9: a hit verified below match.minScore counted here and was no candidate through the CLI)
-    const best = r.hits.find((h) => storable(h));
+    const best = r.hits.find((h) => storable(config, h));
     if (best && q.truth.has(best.slot)) p1[q.set.name]!++;
     else wrong.push(`${q.set.name}:${q.id}@${r.shortlist.findIndex((s) => q.truth.has(s))}${best ? `→${best.slot < real.length ? real[best.slot]!.key : `pad:${pads[best.slot - real.length]?.index}~${pads[best.slot - real.length]?.copy}`}` : ''}`);
   }

@@ -25,7 +25,7 @@ import { autoBits, lshParams, searchParams } from '../src/lib/image-index/index.
 import type { Prepared } from '../src/lib/image-index/index.js';
 import { decodeGrey } from '../src/lib/sift/index.js';
 import { searchProgressive, viewParams } from '../src/stages/match/index.js';
-import { toOriginal } from '../src/stages/match/index.js';
+import { storable, toOriginal } from '../src/stages/match/index.js';
 import { extractFeatures } from '../src/lib/sift/index.js';
 import { benchArgs, holdoutScenes, loadCv2Features, metrics, ourFeatures as ourFeaturesOf, percentile, readSet, round, sharedDataDir, type RetrievalSet } from './search-lib.js';
 
@@ -91,8 +91,8 @@ async function runSet(name: string) {
   const held = holdoutScenes(set);
   const part = (id: string) => (set.scenes.size ? (held.has(set.scenes.get(id) ?? '') ? 'holdout' : 'dev') : 'all');
   const sources = set.sources.filter((s) => SPLIT === 'all' || !set.scenes.size || part(s.id) === SPLIT).slice(0, MAXQ);
-  // Stored: what `match` keeps (score > 0, at least match.minScore and match.minInliers).
-  const storable = (h: { score: number; inliers: number }) => h.score > 0 && h.score >= config.match.minScore && h.inliers >= config.match.minInliers;
+  // Stored: what `match` keeps (the match stage's own bar, storable).
+  const keeps = (h: Parameters<typeof storable>[1]) => storable(config, h);
   const stored = new Map<string, string[]>();
   const models = { homography: 0, fundamental: 0 };
   for (const s of sources) {
@@ -107,8 +107,8 @@ async function runSet(name: string) {
     // shortlist by inliers; emitted = only images with a positive score (what match stores).
     ranked.set(s.id, r.hits.map((h) => ids[h.slot]!));
     emitted.set(s.id, r.hits.filter((h) => h.score > 0).map((h) => ids[h.slot]!));
-    stored.set(s.id, r.hits.filter(storable).map((h) => ids[h.slot]!));
-    const top = r.hits.find(storable);
+    stored.set(s.id, r.hits.filter(keeps).map((h) => ids[h.slot]!));
+    const top = r.hits.find(keeps);
     if (top?.model) models[top.model]++;
     const rel = set.truth.get(s.id) ?? new Set<string>();
     for (const h of r.hits) if (!rel.has(ids[h.slot]!)) (negVerified++, h.score > 0 && negNonZero++);
@@ -295,7 +295,7 @@ async function scaling(featsBySet: Map<string, Map<string, Features>>) {
       for (const k of Object.keys(parts2) as (keyof typeof parts2)[]) parts2[k].push(r.timings[k]);
       const top = r.hits[0];
       const right = (h: typeof top | undefined) => !!h && h.slot < realTargets.length && !!set.truth.get(s.id)?.has(set.targets[h.slot]!.id);
-      if (right(r.hits.find((h) => h.score > 0 && h.score >= config.match.minScore && h.inliers >= config.match.minInliers))) storedP1++;
+      if (right(r.hits.find((h) => storable(config, h)))) storedP1++;
       if (top && top.score > 0 && right(top)) p1++;
       else if (flag('verbose')) {
         const tIdx = set.targets.findIndex((t) => set.truth.get(s.id)?.has(t.id));

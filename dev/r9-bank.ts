@@ -12,7 +12,7 @@ import { Bank, FeaturesRepo, PairsRepo } from '../src/bank/index.js';
 import { prepare, search, searchParams, syncIndex, votePass } from '../src/lib/image-index/index.js';
 import { asStored } from '../src/bank/index.js';
 import { decodeGrey, siftParams } from '../src/lib/sift/index.js';
-import { archiveParams, denseViews, fuseRankings, inThreadViews, shortlistPromise } from '../src/stages/match/index.js';
+import { archiveParams, denseViews, fuseRankings, inThreadViews, shortlistPromise, storable } from '../src/stages/match/index.js';
 import { readSet, scaleScript } from '../bench/search-lib.js';
 
 const { shared, opt, config, log } = scaleScript(import.meta.url);
@@ -44,7 +44,6 @@ const result: Record<string, { cand: number; hit: number; cpu: number[]; lost: s
 let cliStored = 0;
 const wideOf: string[] = [];
 const cliLost: string[] = [];
-const isCand = (h: { score: number; inliers: number }) => h.score >= config.match.minScore && h.inliers >= config.match.minInliers;
 for (const [sid, rel] of set.truth) {
   const item = await bank.items.get('source', sid);
   if (!item) continue;
@@ -74,7 +73,7 @@ for (const [sid, rel] of set.truth) {
     R.cpu.push((c.user + c.system) / 1000);
     const best = r.hits[0];
     const t = r.hits.find((h) => slots.has(h.slot));
-    const bestCand = r.hits.find(isCand);
+    const bestCand = r.hits.find((h) => storable(config, h));
     const okCand = !!bestCand && slots.has(bestCand.slot);
     const okHit = !!best && best.score > 0 && slots.has(best.slot);
     R.cand += Number(okCand);

@@ -22,6 +22,7 @@ import { LRUCache } from 'lru-cache';
 import { LshIndex, bucketSpan, featureBytes, prepare, type Features, lshParams, search, searchParams, sketchCollisions, targetSketches, verifyCandidate, votePass, type Prepared } from '../src/lib/image-index/index.js';
 import { paddingRefs, readPadding } from '../bench/padding.js';
 import { p1Targets, scaleScript } from '../bench/search-lib.js';
+import { storable } from '../src/stages/match/index.js';
 
 const { repoRoot, shared, opt, config, log, n: N } = scaleScript(import.meta.url);
 const HALF = opt('half', 'all');
@@ -87,8 +88,6 @@ function reached(probes: Uint32Array, at: number, per: number, qs: Uint32Array, 
   }
   return seen.size;
 }
-/** Whether the match stage stores a (plain) hit as a candidate (candidatesOf: match.minScore, match.minInliers). */
-const storable = (h: { score: number; inliers: number }) => h.score > 0 && h.score >= config.match.minScore && h.inliers >= config.match.minInliers;
 const inHalf = (id: string) => HALF === 'all' || (createHash('sha1').update(id).digest()[0]! < 128) === (HALF === 'dev');
 const VARIANTS = opt('variants', '').split(',').filter(Boolean);
 if (VARIANTS.length) {
@@ -160,7 +159,7 @@ if (VARIANTS.length) {
         tm.verify += r.timings.verifyMs;
         if (r.mirrorPass) tm.unconfident++;
         // the first hit the match stage would store (candidatesOf's bar), as the CLI counts P@1 (issue 35 round 9)
-        const best = r.hits.find(storable);
+        const best = r.hits.find((h) => storable(config, h));
         (hit1[spec] ??= []).push(!!best && slots.includes(best.slot));
       }
     }
@@ -181,7 +180,7 @@ if (VARIANTS.length) {
         const r = await search(index, loaderOf(spec), q, { ...o.p, shortlist: o.sl });
         const c = process.cpuUsage(c0);
         (nullCpu[spec] ??= []).push((c.user + c.system) / 1000);
-        const best = r.hits.find(storable);
+        const best = r.hits.find((h) => storable(config, h));
         nullPos[spec] ??= [];
         if (best) nullPos[spec].push(`${id}→${best.slot < real.length ? real[best.slot]!.key : 'pad'}`);
       }

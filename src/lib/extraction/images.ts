@@ -178,7 +178,7 @@ export function isDecorative(el: Element, url: string): string | null {
  * Seen on news.sky (a `<video>` beside the poster's span), espn (`<figure data-video>` with a play-button span) of
  * dev10a, as the video-caption false pairs of issue 31's unseen pages.
  */
-export function videoPosterBlock(img: Element): boolean {
+function videoPosterBlock(img: Element): boolean {
   for (const a of ancestors(img, 3)) {
     if (a.name === 'body' || a.name === 'html') break;
     if (Object.keys(a.attribs ?? {}).some((k) => /^data-video(-?(id|src|url|type))?$/i.test(k))) return true;

@@ -8,7 +8,7 @@ export {
   type ViewParams, type GreyImage, type ViewRunner, type TargetViews, type ProgressiveResult,
 } from './views.js';
 export { shortlistPromise, verifiedBelow } from './promise.js';
-export { unconfident } from './rank.js';
+export { storable, unconfident } from './rank.js';
 export { fuseRankings } from './archive.js';
 export { archiveParams, archiveVerifyParams, archiveCompare, archiveMatch, denseKey, denseViews, preselect, type ArchiveParams } from './archive.js';
 export { currentPlan, storedPlan, shardKey, type ShardPlan } from './shards.js';

@@ -132,6 +132,13 @@ export interface HitTargets {
   bank: Pick<BankScope, 'repo'>;
 }
 
+/** Whether the match stage stores a verified hit as a candidate: a score of at least match.minScore with its
+ *  verification's inlier floor (match.minInliers; archive hits archive.minInliers, inlierFloor). The benchmarks count
+ *  P@1 by it, as the CLI does. */
+export function storable(config: Config, h: Pick<Hit, 'score' | 'inliers' | 'logNfa'>): boolean {
+  return h.score > 0 && h.score >= config.match.minScore && h.inliers >= inlierFloor(config, h);
+}
+
 /**
  * The stored candidates of verified hits: those scoring at least match.minScore with match.minInliers inliers (an
  * archive hit: archive.minInliers, inlierFloor), best
@@ -144,7 +151,7 @@ export async function candidatesOf(handle: HitTargets, config: Config, q: Featur
   let ranked = 0;
   for (const h of hits) {
     if (ranked >= top) break;
-    if (h.score <= 0 || h.score < config.match.minScore || h.inliers < inlierFloor(config, h)) continue;
+    if (!storable(config, h)) continue;
     const info = handle.slot(h.slot);
     const t = await handle.load(h.slot);
     if (!info || !t) continue;
