@@ -32,7 +32,7 @@ export async function padBank(dir: string, config: Config, shared: string, count
       batch = [];
     };
     let n = 0;
-    for (const im of paddingImages(config, count, true)) {
+    for (const im of paddingImages(config, shared, count, true)) {
       batch.push(im);
       if (batch.length >= 500) await flush();
       if (++n % 10000 === 0) log(`cli: ${n} padding targets in the bank`);

@@ -15,7 +15,7 @@ import { ourFeatures, p1Targets, scaleScript } from './search-lib.js';
 const { repoRoot, shared, opt, config, log, n: N } = scaleScript(import.meta.url);
 const SET = opt('set', 'retrieval-scenes');
 const { sets, real } = await p1Targets(repoRoot, shared, config, log);
-const pads = paddingRefs(config, N - real.length, true);
+const pads = paddingRefs(config, shared, N - real.length, true);
 const padCodes = (codes: (p: Prepared) => Uint32Array) => pads.map((r) => codes(prepare(readPadding(r).features)));
 const set = sets.find((s) => s.name === SET)!;
 const feats = await ourFeatures(repoRoot, set, config, log);

@@ -213,7 +213,7 @@ async function runQueries(ix: ReturnType<Kind['make']>, pads: PaddingRef[]) {
 }
 
 async function atScale(n: number) {
-  const pads = paddingRefs(config, Math.max(0, n - real.length), true);
+  const pads = paddingRefs(config, shared, Math.max(0, n - real.length), true);
   const copies = pads.filter((r) => r.copy).length;
   const out: Record<string, unknown> = { targets: real.length + pads.length, padding: pads.length, realPadding: pads.length - copies, noisyCopies: copies };
   // today's index first (its recall is logged early), the reference last
@@ -247,7 +247,7 @@ async function simulated(n: number) {
   // the distance of a near copy's match).
   // (one array: a worker holds nothing of the kind, and half a million small arrays cost their headers again)
   const used = CODE_BITS + 64;
-  const pads2k = paddingRefs(config, 2000);
+  const pads2k = paddingRefs(config, shared, 2000);
   const poolCap = [...real.map((r) => r.p.f.count), ...pads2k.map((r) => r.count)].reduce((a, c) => a + Math.ceil(c / 4), 0);
   const pool = new Float32Array(poolCap * used);
   let poolSize = 0;

@@ -5,7 +5,9 @@
 // Base photos: every image of ../shared/data's sets except the images the index's P@1 is measured on (the sources
 // with a counterpart and their counterparts in mining-flickr8k, retrieval-smvs, retrieval-scenes and
 // retrieval-landmarks): a variation of a query's own photo would be a correct match, not a distractor. That leaves
-// the sets' distractors and unmatched sources, retrieval-wxbs and the Oxford pairs (about 1,000 photos).
+// the sets' distractors and unmatched sources, retrieval-wxbs and the Oxford pairs (1,000 photos). The padding then
+// leaves out every variation that holds a crop of a measured set's unmatched source (holdsSource: 14 % of them), so
+// that a source without counterpart has none among the padding either (its null sample at 100k).
 // Variation i is drawn from its own seed: 60 % one photo (a crop of 35-90 % of each side, turned by up to 25
 // degrees or a quarter turn, sheared, mirrored one time in ten, resized to 400-900 px), 40 % a collage of 2-4 crops
 // of different photos; brightness, contrast and saturation changed, sometimes blurred or sharpened, JPEG quality
@@ -50,9 +52,14 @@ export function paddingDir(config: Config): string {
 
 const chunkFile = (dir: string, c: number) => path.join(dir, `chunk-${String(c).padStart(5, '0')}.bin`);
 
-/** Image files of the shared sets a variation may start from (see the header: no query of a measured set, nor its counterpart). */
-export function basePhotos(data: string): string[] {
-  const out: string[] = [];
+/** The image files of the shared sets a variation may start from (see the header: no query of a measured set that has
+ *  a counterpart, nor its counterpart), in the cache generator's order; `source`: a measured set's source without
+ *  counterpart. The cache's variations were drawn from this list, sources included; the padding leaves out every
+ *  variation holding a crop of one (paddingRefs), since that crop is the source's own photo in the target bank: a
+ *  true copy, which would give a source without counterpart one (issue 35 round 10: 78 of mining-flickr8k's 80 such
+ *  sources were confident among 100,000 targets). */
+export function baseList(data: string): { file: string; source: boolean }[] {
+  const out: { file: string; source: boolean }[] = [];
   const read = (f: string) => {
     const lines = fs.readFileSync(f, 'utf8').split('\n').filter(Boolean);
     const head = lines[0]!.split('\t');
@@ -64,13 +71,23 @@ export function basePhotos(data: string): string[] {
     const measured = set !== 'retrieval-wxbs';
     const skip = new Set(measured ? truth.flatMap((r) => [`s:${r.source_id}`, `t:${r.target_id}`]) : []);
     for (const [b, file] of [['s', 'source.tsv'], ['t', 'target.tsv']] as const)
-      for (const r of read(path.join(dir, file))) if (!skip.has(`${b}:${r.id}`)) out.push(path.join(dir, r.image!));
+      for (const r of read(path.join(dir, file))) if (!skip.has(`${b}:${r.id}`)) out.push({ file: path.join(dir, r.image!), source: measured && b === 's' });
   }
   for (const d of ['graf', 'bikes']) {
     const dir = path.join(data, 'image-pairs', 'images', d);
-    if (fs.existsSync(dir)) for (const f of fs.readdirSync(dir).sort()) out.push(path.join(dir, f));
+    if (fs.existsSync(dir)) for (const f of fs.readdirSync(dir).sort()) out.push({ file: path.join(dir, f), source: false });
   }
   return out;
+}
+
+/** The base photos' files (baseList). */
+export const basePhotos = (data: string): string[] => baseList(data).map((b) => b.file);
+
+/** Whether cached variation `index` holds a crop of a measured set's source (baseList): left out of the padding. */
+export function holdsSource(data: string): (index: number) => boolean {
+  const list = baseList(data);
+  const bad = new Set(list.flatMap((b, k) => (b.source ? [k] : [])));
+  return (index) => variationPlan(list.length, index).picks.some((k) => bad.has(k));
 }
 
 /** A crop of one base photo, transformed, as raw RGB at w x h. */
@@ -121,16 +138,29 @@ async function piece(file: string, r: () => number, w: number, h: number): Promi
 
 const SIZES: Array<[number, number]> = [[640, 480], [640, 427], [480, 640], [800, 533], [600, 600], [427, 640], [900, 600], [400, 300]];
 
-/** Variation i as JPEG bytes (deterministic: the same i gives the same image). */
-export async function variation(bases: readonly string[], i: number): Promise<Buffer> {
+/** What variation i is made of: its size, JPEG quality, the frame's cells and the base photo of each (drawn from the
+ *  variation's own seed; `r` goes on to draw each piece's crop and look, in cell order). */
+export interface VariationPlan {
+  r: () => number;
+  w: number;
+  h: number;
+  q: number;
+  cells: { left: number; top: number; width: number; height: number }[];
+  /** Indices into the base photos, one per cell. */
+  picks: number[];
+}
+
+/** The plan of variation i: 60 % one photo filling the frame, 40 % a collage of 2-4 crops of different photos. No
+ *  image is read, so which base photos a cached variation holds is known without rendering it (paddingRefs). */
+export function variationPlan(baseCount: number, i: number): VariationPlan {
   const r = mulberry32(0x9e3779b1 ^ (i * 2654435761));
   const [w, h] = SIZES[Math.floor(r() * SIZES.length)]!;
   const q = 55 + Math.floor(r() * 41);
-  const pick = () => bases[Math.floor(r() * bases.length)]!;
-  if (r() < 0.6) return sharp(await piece(pick(), r, w, h), { raw: { width: w, height: h, channels: 3 } }).jpeg({ quality: q }).toBuffer();
+  const pick = () => Math.floor(r() * baseCount);
+  if (r() < 0.6) return { r, w, h, q, cells: [{ left: 0, top: 0, width: w, height: h }], picks: [pick()] };
   // A collage: the frame cut into 2-4 rectangles, each a crop of another photo.
   const n = 2 + Math.floor(r() * 3);
-  const cells: { left: number; top: number; width: number; height: number }[] = [];
+  const cells: VariationPlan['cells'] = [];
   const vertical = r() < 0.5;
   const cut = 0.3 + 0.4 * r();
   const a = vertical ? Math.round(w * cut) : Math.round(h * cut);
@@ -150,7 +180,18 @@ export async function variation(bases: readonly string[], i: number): Promise<Bu
       cells.push({ ...c, width: b }, { ...c, left: c.left + b, width: c.width - b });
     }
   }
-  const layers = await Promise.all(cells.map(async (c) => ({ input: await piece(pick(), r, c.width, c.height), raw: { width: c.width, height: c.height, channels: 3 as const }, left: c.left, top: c.top })));
+  return { r, w, h, q, cells, picks: cells.map(pick) };
+}
+
+/** Variation i as JPEG bytes (deterministic: the same i gives the same image). */
+export async function variation(bases: readonly string[], i: number): Promise<Buffer> {
+  const { r, w, h, q, cells, picks } = variationPlan(bases.length, i);
+  if (cells.length === 1) return sharp(await piece(bases[picks[0]!]!, r, w, h), { raw: { width: w, height: h, channels: 3 } }).jpeg({ quality: q }).toBuffer();
+  // One piece after the other: drawn concurrently (before issue 35 round 11), the pieces took their random numbers in
+  // the order their files' metadata came back, so a cached collage cannot be made again byte for byte (its base
+  // photos, drawn before any piece, can: variationPlan).
+  const layers = [];
+  for (const [k, c] of cells.entries()) layers.push({ input: await piece(bases[picks[k]!]!, r, c.width, c.height), raw: { width: c.width, height: c.height, channels: 3 as const }, left: c.left, top: c.top });
   return sharp({ create: { width: w, height: h, channels: 3, background: '#808080' } }).composite(layers).jpeg({ quality: q }).toBuffer();
 }
 
@@ -226,8 +267,9 @@ export const COPY_NOISE = 8;
  * descriptor byte plus Gaussian noise of COPY_NOISE, seeded by the image and the copy: the same copy every time):
  * the index's entry count, bucket crowding and bytes are a real photo's; the copies are not new scenes.
  */
-export function paddingRefs(config: Config, count: number, copies = false): PaddingRef[] {
+export function paddingRefs(config: Config, data: string, count: number, copies = false): PaddingRef[] {
   const out: PaddingRef[] = [];
+  const excluded = holdsSource(data);
   for (const file of cachedChunks(config)) {
     if (out.length >= count) break;
     const fd = fs.openSync(file, 'r');
@@ -239,7 +281,8 @@ export function paddingRefs(config: Config, count: number, copies = false): Padd
       for (let k = 0; k < n && out.length < count; k++) {
         fs.readSync(fd, h, 0, 52, o);
         const c = h.readUInt32LE(48);
-        out.push({ index: h.readUInt32LE(0), file, offset: o, count: c, copy: 0 });
+        const index = h.readUInt32LE(0);
+        if (!excluded(index)) out.push({ index, file, offset: o, count: c, copy: 0 });
         o += 52 + c * 152;
       }
     } finally {
@@ -283,20 +326,23 @@ export function readPadding(ref: PaddingRef): PaddingImage {
   }
 }
 
-/** Padding images 0..count-1 from the cache, chunk by chunk (throws when the cache holds fewer). */
-/** Padding images 0..count-1 from the cache, chunk by chunk (throws when the cache holds fewer); with `copies`, past
- *  the cache, noisy copies of the cached photos in turn (as paddingRefs). */
-export function* paddingImages(config: Config, count: number, copies = false): Generator<PaddingImage> {
+/** Padding images 0..count-1 from the cache, chunk by chunk, without the variations holding a source (paddingRefs);
+ *  with `copies`, past the cache, noisy copies of the cached photos in turn (as paddingRefs); else throws when the
+ *  cache holds fewer. */
+export function* paddingImages(config: Config, data: string, count: number, copies = false): Generator<PaddingImage> {
   const chunks = cachedChunks(config);
-  const held = chunks.length * CHUNK;
-  if (held < count && !copies) throw new Error(`padding cache ${paddingDir(config)} holds ${held} images, ${count} asked: run npx tsx bench/padding.ts --count ${count}`);
+  const excluded = holdsSource(data);
   let n = 0;
-  for (let copy = 0; n < count; copy++)
+  for (let copy = 0; n < count; copy++) {
+    const before = n;
     for (const f of chunks)
       for (const im of readChunk(f)) {
+        if (excluded(im.index)) continue;
         if (n++ >= count) return;
         yield copy ? { index: im.index, copy, sha256: createHash('sha256').update(`${im.sha256}~${copy}`).digest('hex'), features: { ...im.features, descriptors: noisyCopy(im.features.descriptors, im.index, copy) } } : im;
       }
+    if (n < count && (!copies || n === before)) throw new Error(`padding cache ${paddingDir(config)} holds ${n - before} usable images, ${count} asked: run npx tsx bench/padding.ts --count ${count}`);
+  }
 }
 
 /** Computes the missing chunks up to `count` images (resumable: chunk by chunk). */

@@ -29,14 +29,14 @@ const HALF = opt('half', 'all');
 const loadavgAtStart = os.loadavg().map((x) => Math.round(x * 10) / 10);
 const SETS = opt('sets', 'retrieval-smvs,retrieval-scenes').split(',');
 const { sets: all, feats, real } = await p1Targets(repoRoot, shared, config, () => undefined);
-const pads = paddingRefs(config, Math.max(0, N - real.length), true);
+const pads = paddingRefs(config, shared, Math.max(0, N - real.length), true);
 const kp = real.reduce((a, r) => a + r.p.f.count, 0) + pads.reduce((a, r) => a + r.count, 0);
 const index = new LshIndex({ ...lshParams(config, kp), ...(opt('bits', '') ? { bits: Number(opt('bits', '')) } : {}) });
 const t0 = performance.now();
 index.addBatch(real.map((r) => index.codes(r.p.vecs, r.p.f.count)));
 // The padding's codes are cached (/work/cache/capbridge-padding-codes: depend on the seed only; the noisy copies'
 // descriptors cost most of a build): a 100k build then takes about a minute.
-const cacheFile = `/work/cache/capbridge-padding-codes/seed${config.lsh.seed}-n${pads.length}.bin`;
+const cacheFile = `/work/cache/capbridge-padding-codes/seed${config.lsh.seed}-n${pads.length}-nosources.bin`;
 if (fs.existsSync(cacheFile)) {
   const all = new Uint32Array(fs.readFileSync(cacheFile).buffer.slice(0));
   let o = 0;
