@@ -79,6 +79,10 @@ describe('ingest: credit and dateline recogniser', () => {
       // Screenshots and agency names.
       ['加拿大大叔在公园里拍视频 视频截图', { caption: '加拿大大叔在公园里拍视频', credit: '视频截图' }],
       ['在公园晨练的老年人。（视觉中国）', { caption: '在公园晨练的老年人。', credit: '视觉中国' }],
+      // An agency's file photo, with or without a space: "视觉中国 资料", "中新社资料图".
+      ['共享充电宝。视觉中国 资料', { caption: '共享充电宝。', credit: '视觉中国 资料' }],
+      ['市民在公园赏花。中新社资料图', { caption: '市民在公园赏花。', credit: '中新社资料图' }],
+      ['这是他留下的全部资料', { caption: '这是他留下的全部资料' }],
       ['网友发布的现场照片 图：@某某微博截图', { caption: '网友发布的现场照片', credit: '图：@某某微博截图' }],
       // Wire dateline at the start.
       ['新华社北京3月19日电 图为会场一角。', { caption: '图为会场一角。', dateline: '新华社北京3月19日电' }],
