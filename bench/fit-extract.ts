@@ -35,7 +35,7 @@ const COMPACT = [
   'interface-text', 'author-text', 'holds-headline', 'headline', 'file-name', 'video-text',
   'distance', 'in-body', 'in-figure', 'caption-class', 'credit-marked', 'credit-split', 'caption-lead', 'points-at-photo', 'layout*styled',
   'links-elsewhere', 'text-is-link', 'has-heading', 'is-heading', 'repeated',
-  'alt-equal', 'other-printed', 'printed-credit-only', 'ld-confirmed', 'attribute*printed-same', 'attribute*unprinted', 'attribute*other-printed', 'attribute*outside',
+  'alt-equal', 'json-ld*alt-echo', 'other-printed', 'printed-credit-only', 'ld-confirmed', 'attribute*printed-same', 'attribute*unprinted', 'attribute*other-printed', 'attribute*outside',
   'alt*alt-page', 'alt*sentence', 'alt*credit-marked', 'layout*credit-marked', 'layout*alt-equal',
   'img:furniture', 'img:furniture*outside-body', 'img:lightbox', 'img:decor-name', 'img:card', 'img:card-list', 'img:marked-body', 'video-block', 'slide', 'width:known-small', 'width:known-large',
 ];

@@ -416,3 +416,32 @@ describe('extraction kinds (issue 31, round 10): a video poster whose player the
     expect(isDecorative($('img[src="/img/harbour-boats.jpg"]')[0] as Element, 'https://e.com/img/harbour-boats.jpg')).to.equal(null);
   });
 });
+
+describe('extraction kinds (issue 31, round 11): a schema caption nobody sees, the alt repeated', () => {
+  // A WordPress-style page: the SEO plugin's JSON-LD graph holds the lead image as an ImageObject whose caption is the
+  // image's alt, and the page prints no caption under the photo.
+  const lead = 'https://news.example.com/wp-content/uploads/2026/03/cape-lighthouse.jpg';
+  const alt = 'Old lighthouse on the northern cape at sunset';
+  const graph = (caption: string) => `<script type="application/ld+json">${JSON.stringify({ '@context': 'https://schema.org', '@graph': [
+    { '@type': 'Article', '@id': 'https://news.example.com/2026/story.html#article', headline: 'Ten things to see on the northern coast this spring', image: { '@id': `${lead}#primaryimage` } },
+    { '@type': 'ImageObject', '@id': `${lead}#primaryimage`, url: lead, contentUrl: lead, width: 1024, height: 640, caption },
+  ] })}</script>`;
+  const title = 'Ten things to see on the northern coast this spring';
+  const img = `<img width="1024" height="640" src="${lead}" class="attachment-full size-full wp-post-image" alt="${alt}" decoding="async">`;
+
+  it('an unprinted JSON-LD caption that only repeats the alt is no caption of the lead photo (the alt repeating it confirms nothing)', () => {
+    const html = page(`<article class="post"><h1 class="entry-title">${title}</h1><div class="entry-content">${img}${en(4)}</div></article>`, title, graph(alt));
+    expect(pairsOf(html)).to.deep.equal([]);
+    const pc = pageCandidates(html, { url: 'https://news.example.com/2026/story.html' });
+    const ld = pc.rows.find((r) => r.cand.source === 'json-ld')!;
+    expect(ld.f).to.include({ altEcho: true, altEqual: false, printedSame: false });
+  });
+
+  it('a printed caption that equals the alt, which the JSON-LD repeats too, is still the caption', () => {
+    const html = page(`<article class="post"><h1 class="entry-title">${title}</h1><div class="entry-content">${en(1)}<figure class="wp-block-image">${img}<figcaption class="wp-element-caption">${alt}</figcaption></figure>${en(3)}</div></article>`, title, graph(alt));
+    expect(pairsOf(html)).to.deep.equal([{ image_url: lead, caption: alt }]);
+    const pc = pageCandidates(html, { url: 'https://news.example.com/2026/story.html' });
+    expect(pc.rows.find((r) => r.cand.source === 'figcaption')!.f).to.include({ altEqual: true, altEcho: false });
+    expect(pc.rows.find((r) => r.cand.source === 'json-ld')!.f).to.include({ altEqual: true, altEcho: false, printedSame: true });
+  });
+});

@@ -79,8 +79,18 @@ export interface CandidateFeatures {
   pointsAtPhoto: boolean;
   /** Where the photo sits: class words and containers around it (images.ts furnitureOf). */
   furniture: Furniture;
-  /** The text is also the photo's alt (a site that writes captions into alt, or repeats them). */
+  /**
+   * The text is also the photo's alt (a site that writes captions into alt, or repeats them), from a source a reader
+   * sees: printed, beside the photo, shown by a gallery, or printed elsewhere on the page. Not for a JSON-LD caption
+   * printed nowhere (see altEcho).
+   */
   altEqual: boolean;
+  /**
+   * A JSON-LD caption that nothing on the page prints and that only repeats the alt: a CMS copying the alt into the
+   * ImageObject (WordPress's schema graph does so for the lead image). Two unprinted copies of one text are one
+   * text, not a caption confirmed: no reader ever sees it.
+   */
+  altEcho: boolean;
   /** The photo has a printed candidate (profile, figcaption, caption class) other than this one. */
   otherPrinted: boolean;
   /** Some text printed on the page for this photo (an element, not an attribute) says the same as this one. */
@@ -261,6 +271,10 @@ export function describe(ac: AnchorCandidates, c: CaptionCandidate, page: PageCo
   const bodyLike = zh ? (chars > 150 || (sentences > 3 && chars > 80)) && !marked : (words > 90 || (sentences > 4 && words > 60)) && !marked;
   const norm = normText(text);
   const inBody = page.bodyRoots.some((r) => contains(r, img));
+  const sameAsAlt = c.source !== 'alt' && !!norm && ac.candidates.some((x) => x.source === 'alt' && similar(normText(x.text), norm));
+  const printedSame = !!norm && ac.candidates.some((x) => x !== c && !!x.el && x.source !== 'data-attr' && similar(normText(x.text), normText(c.text)));
+  // JSON-LD is never rendered; a gallery script's data and data-* captions are (the gallery shows them).
+  const unprintedMeta = c.source === 'json-ld' && !printedSame;
   return {
     source: c.source,
     clean,
@@ -296,9 +310,10 @@ export function describe(ac: AnchorCandidates, c: CaptionCandidate, page: PageCo
     holdsHeadline: holdsTitle(normText(c.text), page.titles),
     pointsAtPhoto: (c.source === 'prev-block' && DOWN_ARROW.test(c.text)) || ((c.source === 'next-block' || c.source === 'own-block' || c.source === 'table-row') && UP_ARROW.test(c.text)),
     furniture: ac.anchor.furniture ?? NO_FURNITURE,
-    altEqual: c.source !== 'alt' && !!norm && ac.candidates.some((x) => x.source === 'alt' && similar(normText(x.text), norm)),
+    altEqual: sameAsAlt && !unprintedMeta,
+    altEcho: sameAsAlt && unprintedMeta,
     otherPrinted: ac.candidates.some((x) => x !== c && PRINTED_SOURCES.has(x.source) && !!cleanCaption(x.text, x.credit, lang)),
-    printedSame: !!norm && ac.candidates.some((x) => x !== c && !!x.el && x.source !== 'data-attr' && similar(normText(x.text), normText(c.text))),
+    printedSame,
     pagePhotos: page.photos,
     declaredWidth: declaredWidth(img),
   };
