@@ -11,6 +11,7 @@
 import * as cheerio from 'cheerio';
 import type { AnyNode, Element } from 'domhandler';
 import { decodeHtml } from './decode.js';
+import { parseDocument } from './parse.js';
 import { resolveUrl } from './urls.js';
 import { contains, sampleText } from './dom.js';
 import { bodyRoots, clearSharedPlaceholders, furnitureOf, galleryAnchors, imageKey, imageUrlOf, isDecorative, jsonLdImages, PLACEHOLDER, resolveMicrodataImages, scriptImages, type ImageAnchor, type JsonLdImage } from './images.js';
@@ -121,7 +122,7 @@ function preparePage(input: Uint8Array | string, opts: ExtractOptions) {
   const decoded = decodeHtml(input, opts.contentType);
   const maxChars = opts.maxChars ?? 4_000_000;
   const html = decoded.text.length > maxChars ? decoded.text.slice(0, maxChars) : decoded.text;
-  const $ = cheerio.load(html);
+  const $ = parseDocument(html);
   const baseHref = $('base[href]').first().attr('href');
   const base = (baseHref && resolveUrl(baseHref, opts.url)) || opts.url;
   const jsonLd = [...jsonLdImages($, base), ...scriptImages($, base)];
