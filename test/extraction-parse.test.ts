@@ -44,6 +44,13 @@ describe('extraction parse: the tree is cheerio.load\'s', () => {
       <svg><style>.a{fill:red}</style><script>var s = "<g>";</script><g><text>svg text</text></g></svg><math><mi>x</mi></math><table><script>t = 1 < 2</script><tr><td>cell</td></tr></table><select><script>s = 3</script><option>o</option></select></body>`);
   });
 
+  it('attribute values: quotes of the other kind, character references (named, numeric, ambiguous, unknown), line ends, NUL', () => {
+    same(`<body><img src="/a.jpg?w=1&amp;h=2&h=3&copy=4&notanentity;x" alt='He said "hi" &amp; left' data-x="a\r\nb\nc\u0000d 😀" title='it&#39;s &#x41; &gt' srcset="/a.jpg 1x, /b.jpg 2x"><a href="?a=1&b=2&lang=en" data-caption='<b>bold</b> caption'>l</a>
+      <svg><path d="M0 0 L10 10 Z" fill="url(#g)"/></svg><p class="${'c '.repeat(40000)}">big</p><img src="/unterminated.jpg alt="x"></body>`);
+    same(`<body><img alt="${'long value '.repeat(9000)}&amp;" src='/x.jpg'><p>after</p></body>`);
+    same(`<body><img alt="open to the end of the page &amp; beyond`);
+  });
+
   it('raw text longer than parse5\'s 64 KB buffer, and a script left open at the end of the page', () => {
     same(`<html><head><script>${js(2000)}</script><style>${css(2000)}</style></head><body><p>${'word '.repeat(20000)}</p><script>${js(1500)}</script><p>last</p></body></html>`);
     same(`<html><body><p>x</p><script>${js(300)}`);
