@@ -51,8 +51,39 @@ function langOf(t: string): CreditLang {
   return /\p{Script=Han}/u.test(t) ? 'zh' : 'en';
 }
 
+/**
+ * The answers of cleanCaption and isCreditOnly while one page is worked on, each text worked out once: candidate
+ * generation and the features ask about the same few hundred texts several times per photo (a photo's features look at
+ * each of its other candidates), and the credit recogniser's patterns are most of the cost of asking (en-techradar-01 of
+ * holdout-coord-b: 640 questions about 260 texts). Both are functions of their arguments alone; the memo lives only
+ * for the call of withCaptionMemo (pageCandidates: one page), so nothing is kept from one page to the next.
+ */
+interface Memo {
+  cleaned: Map<string, CleanCaption | null>;
+  creditOnly: Map<string, boolean>;
+}
+let memo: Memo | null = null;
+
+export function withCaptionMemo<T>(work: () => T): T {
+  if (memo) return work();
+  memo = { cleaned: new Map(), creditOnly: new Map() };
+  try {
+    return work();
+  } finally {
+    memo = null;
+  }
+}
+
 /** The text is only a credit, a dateline or a copyright notice. */
 export function isCreditOnly(text: string, lang?: CreditLang): boolean {
+  if (!memo) return creditOnly(text, lang);
+  const key = `${lang ?? ''}|${text}`;
+  let v = memo.creditOnly.get(key);
+  if (v === undefined) memo.creditOnly.set(key, (v = creditOnly(text, lang)));
+  return v;
+}
+
+function creditOnly(text: string, lang?: CreditLang): boolean {
   const t = collapse(text);
   if (!t) return true;
   return isCreditOrDateline(t, lang ?? langOf(t)) || NOT_CAPTION.some((r) => r.test(t));
@@ -75,6 +106,15 @@ function stripInterface(raw: string): string {
  * (from a credit element or attribute) is taken as given and removed from the end of the text when repeated there.
  */
 export function cleanCaption(raw: string, explicitCredit?: string | null, lang?: CreditLang): CleanCaption | null {
+  if (!memo) return clean(raw, explicitCredit, lang);
+  const credit = explicitCredit || '';
+  const key = `${lang ?? ''}|${credit.length}|${credit}${raw}`;
+  let v = memo.cleaned.get(key);
+  if (v === undefined) memo.cleaned.set(key, (v = clean(raw, explicitCredit, lang)));
+  return v && { ...v };
+}
+
+function clean(raw: string, explicitCredit?: string | null, lang?: CreditLang): CleanCaption | null {
   let t = stripInterface(raw);
   const l = lang ?? langOf(t);
   let credit = explicitCredit ? collapse(explicitCredit) : undefined;

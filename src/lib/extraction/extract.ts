@@ -17,6 +17,7 @@ import { contains, sampleText } from './dom.js';
 import { bodyRoots, clearSharedPlaceholders, furnitureOf, galleryAnchors, imageKey, imageUrlOf, isDecorative, jsonLdImages, PLACEHOLDER, resolveMicrodataImages, scriptImages, type ImageAnchor, type JsonLdImage } from './images.js';
 import { generateCandidates, type AnchorCandidates, type CaptionCandidate, type CaptionSelectors } from './candidates.js';
 import { describe, normText, type CandidateFeatures, type PageContext } from './features.js';
+import { withCaptionMemo } from './caption-text.js';
 import { checkFeatureNames, featureVector } from './vector.js';
 import { profilePairs } from './profile.js';
 import { predict, type LinearModel } from './model.js';
@@ -303,7 +304,12 @@ export function pageCandidates(input: Uint8Array | string, opts: ExtractOptions)
 
 type Prepared = ReturnType<typeof preparePage>;
 
+/** Every (photo, candidate caption) of a parsed page with its features (caption texts worked out once per page). */
 function candidatesOf(prep: Prepared, opts: ExtractOptions): PageCandidates {
+  return withCaptionMemo(() => pageRows(prep, opts));
+}
+
+function pageRows(prep: Prepared, opts: ExtractOptions): PageCandidates {
   const { $, base, jsonLd, charset } = prep;
   const lang = opts.lang ?? pageLanguage($);
   const names = opts.features ?? (opts.model ?? shippedModel()).features;

@@ -473,7 +473,14 @@ export function scriptImages($: $T, base: string): JsonLdImage[] {
   return out;
 }
 
+// What a piece must hold, as written, to name a caption key and an image URL (the keys and the URL test below): JSON
+// escapes other than \u spell no letter or dot. Parsing every brace-delimited piece of a heavy page's scripts (a
+// failed parse throws) was most of their cost; a piece without both gives no photo, parsed or not.
+const MAY_NAME_CAPTION = /caption|desc|cutline|\\u/i;
+const MAY_NAME_IMAGE = /\.(jpe?g|png|webp|avif)|image|photo|\\u/i;
+
 function objectImage(text: string, base: string): JsonLdImage | null {
+  if (!MAY_NAME_CAPTION.test(text) || !MAY_NAME_IMAGE.test(text)) return null;
   let o: Record<string, unknown>;
   try {
     o = JSON.parse(text) as Record<string, unknown>;
