@@ -1,6 +1,7 @@
 // The extractor's parse (src/lib/extraction/parse.ts: parse5 reading raw text in runs) builds the tree cheerio.load
 // builds, node for node, on pages written to reach every edge of the runs: script escapes, end tags that are not one,
-// CR/LF, NUL, surrogate pairs, foreign content, raw text past parse5's 64 KB buffer drop, a script left open at the end.
+// CR/LF, NUL, surrogate pairs, foreign content, raw text past parse5's 64 KB buffer drop (escaped script text too), a
+// script left open at the end.
 import { expect } from 'chai';
 import * as cheerio from 'cheerio';
 import type { AnyNode, Element } from 'domhandler';
@@ -53,7 +54,10 @@ describe('extraction parse: the tree is cheerio.load\'s', () => {
 
   it('raw text longer than parse5\'s 64 KB buffer, and a script left open at the end of the page', () => {
     same(`<html><head><script>${js(2000)}</script><style>${css(2000)}</style></head><body><p>${'word '.repeat(20000)}</p><script>${js(1500)}</script><p>last</p></body></html>`);
+    same(`<html><body><script>var s = "<!-- ${js(1500)} --> -- - <!-- <script> ${js(1500)} </script> - -- ${js(50)} -->";</script><p>escaped</p><script><!--<script>${js(1500)}</script>--></script><p>after</p></body></html>`);
+    same(`<body><script>a = "<!--"; ${js(20)} b = "-->"; c = "<script>"; ${js(20)}</script><p>after the escape</p><script>d = 1</script><p>end</p></body>`);
     same(`<html><body><p>x</p><script>${js(300)}`);
+    same(`<html><body><p>x</p><script><!-- ${js(300)}`);
     same(`<html><body><p>x</p><style>${css(300)}`);
   });
 });

@@ -5,11 +5,12 @@
 // of it; issue 31's CPU per page). parse5's tokenizer reads raw text one code point at a time, dispatching each
 // through its state machine and appending it to a character token, and flushes a token (one more append to the
 // element's text node) each time the text turns from white space to other characters and back: 60-80 % of the
-// extractor's time on such pages went there. So the two raw-text states (RAWTEXT: <style>, <xmp>, <iframe>,
-// <noembed>, <noframes>, <noscript>; SCRIPT DATA: <script>) take, after the character they are given, the run of
-// characters that cannot change their state at once: up to the next "<" (where an end tag or a script's "<!--" may
-// begin), NUL (replaced), CR or LF (normalised, counted in lines) or surrogate (paired) — each of those still goes
-// through parse5's own code. The tree is the same: the parser enters these states only through its "text" insertion
+// extractor's time on such pages went there. So the raw-text states (RAWTEXT: <style>, <xmp>, <iframe>, <noembed>,
+// <noframes>, <noscript>; SCRIPT DATA: <script>, and its escaped and double-escaped text after a "<!--") take, after
+// the character they are given, the run of characters that cannot change their state at once: up to the next "<"
+// (where an end tag or a script's "<!--" may begin), "-" in escaped script text ("-->" ends the escape), NUL
+// (replaced), CR or LF (normalised, counted in lines) or surrogate (paired) — each of those still goes through
+// parse5's own code. The tree is the same: the parser enters these states only through its "text" insertion
 // mode (document parsing; a fragment's context is not used here), where every character token, white space or not, is
 // appended to the text of the one element being read, so one token of the run appends exactly the characters the
 // per-character tokens would have appended. Quoted attribute values (0.2-0.5 MB of srcset, data-* and SVG paths on
@@ -29,6 +30,8 @@ interface TokenizerInternals {
   currentAttr: { value: string };
   _stateRawtext(cp: number): void;
   _stateScriptData(cp: number): void;
+  _stateScriptDataEscaped(cp: number): void;
+  _stateScriptDataDoubleEscaped(cp: number): void;
   _stateAttributeValueDoubleQuoted(cp: number): void;
   _stateAttributeValueSingleQuoted(cp: number): void;
   _appendCharToCurrentCharacterToken(type: Token.TokenType, ch: string): void;
@@ -42,6 +45,7 @@ const EOF = -1;
 const AMP = 0x26;
 const QUOT = 0x22;
 const APOS = 0x27;
+const HYPHEN = 0x2d;
 
 /** End of the run of characters from `from` that leave a state as it is: up to `stop`, NUL, CR, LF or a surrogate. */
 function runEnd(html: string, from: number, stop: number, stop2 = stop): number {
@@ -53,15 +57,18 @@ function runEnd(html: string, from: number, stop: number, stop2 = stop): number 
   return i;
 }
 
-/** A raw-text state that, given an ordinary character, appends it and the run after it as one character token. */
-function withRuns(state: (this: TokenizerInternals, cp: number) => void) {
+/**
+ * A raw-text state that, given an ordinary character, appends it and the run after it as one character token. `also`:
+ * one more character the state acts on ("-" in a script's escaped text, where "-->" ends the escape).
+ */
+function withRuns(state: (this: TokenizerInternals, cp: number) => void, also = LT) {
   return function (this: TokenizerInternals, cp: number): void {
-    if (cp === LT || cp === NUL || cp === EOF || cp === LF) {
+    if (cp === LT || cp === also || cp === NUL || cp === EOF || cp === LF) {
       state.call(this, cp);
       return;
     }
     const p = this.preprocessor;
-    const end = runEnd(p.html, p.pos + 1, LT);
+    const end = runEnd(p.html, p.pos + 1, LT, also);
     const run = end - 1 - p.pos;
     // Appending may flush the token before and drop the parsed part of the buffer (its position then restarts at 0).
     this._appendCharToCurrentCharacterToken(Token.TokenType.CHARACTER, String.fromCodePoint(cp) + p.html.slice(p.pos + 1, end));
@@ -95,6 +102,8 @@ const runsSupported = ((): boolean => {
   return (
     typeof t._stateRawtext === 'function' &&
     typeof t._stateScriptData === 'function' &&
+    typeof t._stateScriptDataEscaped === 'function' &&
+    typeof t._stateScriptDataDoubleEscaped === 'function' &&
     typeof t._stateAttributeValueDoubleQuoted === 'function' &&
     typeof t._stateAttributeValueSingleQuoted === 'function' &&
     typeof t._appendCharToCurrentCharacterToken === 'function' &&
@@ -111,6 +120,8 @@ export function parseDocument(html: string, runs = true): cheerio.CheerioAPI {
     const t = parser.tokenizer as unknown as TokenizerInternals;
     t._stateRawtext = withRuns(t._stateRawtext);
     t._stateScriptData = withRuns(t._stateScriptData);
+    t._stateScriptDataEscaped = withRuns(t._stateScriptDataEscaped, HYPHEN);
+    t._stateScriptDataDoubleEscaped = withRuns(t._stateScriptDataDoubleEscaped, HYPHEN);
     t._stateAttributeValueDoubleQuoted = valueRuns(t._stateAttributeValueDoubleQuoted, QUOT);
     t._stateAttributeValueSingleQuoted = valueRuns(t._stateAttributeValueSingleQuoted, APOS);
   }
