@@ -1,10 +1,12 @@
 // The extractor's shortcuts for heavy pages give the answers the long way gives: the per-page memo of caption texts
 // (caption-text.ts withCaptionMemo), and the test a script's brace-delimited piece passes before it is parsed as JSON
-// (images.ts scriptImages).
+// (images.ts scriptImages), and decoding without chardet when the page declares its charset (decode.ts).
 import { expect } from 'chai';
 import * as cheerio from 'cheerio';
 import { cleanCaption, isCreditOnly, withCaptionMemo } from '../src/lib/extraction/caption-text.js';
 import { scriptImages } from '../src/lib/extraction/images.js';
+import { decodeHtml } from '../src/lib/extraction/decode.js';
+import iconv from 'iconv-lite';
 
 const texts = [
   'Firefighters at the scene on Monday. (AP Photo/Jane Doe)',
@@ -47,5 +49,21 @@ describe('extraction shortcuts: the same answers as the long way', () => {
       ['https://cdn.example.com/images/market', 'The Saturday market.', 'Jo Bloggs'],
       ['https://cdn.example.com/p/town-hall.png', 'The town hall lit up.', null],
     ]);
+  });
+});
+
+describe('extraction shortcuts: decoding asks chardet only when the page declares no charset iconv knows', () => {
+  const body = Array.from({ length: 20 }, (_, i) => `<p>图为市民在公园里赏花，第${i + 1}段记者在现场看到了很多情况。</p>`).join('');
+  const html = (meta: string) => `<html><head>${meta}<title>市民赏花</title></head><body>${body}</body></html>`;
+
+  it('a declared legacy charset is used as declared; an unknown or missing one is guessed from the bytes', () => {
+    const big5 = decodeHtml(iconv.encode(`<html><head><meta charset="big5"></head><body><p>圖為市民在公園裡賞花。</p></body></html>`, 'big5'));
+    expect([big5.charset, big5.text.includes('圖為市民在公園裡賞花')]).to.deep.equal(['big5', true]);
+    for (const meta of ['<meta charset="x-made-up">', '']) {
+      const gbk = decodeHtml(iconv.encode(html(meta), 'gbk'));
+      expect([gbk.charset, gbk.text.includes('第20段记者在现场')]).to.deep.equal(['gb18030', true]);
+    }
+    const latin = decodeHtml(Buffer.from('<html><head><meta charset="x-made-up"></head><body><p>Caf\xe9 owners</p></body></html>', 'latin1'));
+    expect(latin.text).to.include('Café owners');
   });
 });
