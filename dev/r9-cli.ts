@@ -29,8 +29,8 @@ if (phase === 'build') {
   for (const set of opt('sets', 'mining-flickr8k,retrieval-smvs,retrieval-scenes').split(',')) {
     const extra = opt('config', '') ? ['--config', opt('config', '')] : [];
     const r = cli(repoRoot, ['--data', dir, ...extra, 'eval', '--set', path.join(shared, set), '--json']);
-    const e = JSON.parse(r.stdout) as { pAt: Record<string, number>; hitAt5: number; stages: { match: { indexedImages: number; indexMemoryBytes: number } } };
-    out[set] = { p1: e.pAt['1'], hit5: e.hitAt5, indexedImages: e.stages.match.indexedImages, bytesPerImage: Math.round(e.stages.match.indexMemoryBytes / Math.max(1, e.stages.match.indexedImages)), cpuS: r.cpuS, wallS: Math.round(r.wallS), maxRssMB: Math.round(r.maxRssKB / 1024) };
+    const e = JSON.parse(r.stdout) as { pAt: Record<string, number>; hitAt5: number; emittedPrecision: number | null; coverage: number; falseEmissionRate: number | null; stages: { match: { indexedImages: number; indexMemoryBytes: number } } };
+    out[set] = { p1: e.pAt['1'], hit5: e.hitAt5, emittedPrecision: e.emittedPrecision, coverage: e.coverage, falseEmissionRate: e.falseEmissionRate, indexedImages: e.stages.match.indexedImages, bytesPerImage: Math.round(e.stages.match.indexMemoryBytes / Math.max(1, e.stages.match.indexedImages)), cpuS: r.cpuS, wallS: Math.round(r.wallS), maxRssMB: Math.round(r.maxRssKB / 1024) };
     log(`${set} ${JSON.stringify(out[set])}`);
   }
 }
