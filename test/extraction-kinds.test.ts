@@ -445,3 +445,23 @@ describe('extraction kinds (issue 31, round 11): a schema caption nobody sees, t
     expect(pc.rows.find((r) => r.cand.source === 'json-ld')!.f).to.include({ altEqual: true, altEcho: false, printedSame: true });
   });
 });
+
+describe('extraction kinds (issue 31, round 11): a screen-reader-only label inside a caption', () => {
+  // A figcaption opening with a label only screen readers get ("Image:", in a site's prefixed copy of a
+  // visually-hidden class): printed into the caption, "Image: <a name>" read as a credit line ("Image: Studio").
+  const src = 'https://media.example.com/2026/03/minister-debate.jpg';
+  const title = 'Ministers face questions over the housing plan';
+  const fig = (cls: string, label: string) =>
+    `<figure class="media"><img src="${src}" width="1024" height="576" alt="The minister during the debate on the housing bill"><figcaption class="media-caption"><span class="${cls}">${label}</span> <span class="media-caption__text">Shadow housing minister Dana Whitfield in the chamber</span></figcaption></figure>`;
+
+  for (const cls of ['u-hide-visually', 'screen-reader-text', 'a11y', 'visually-hidden'])
+    it(`a "${cls}" label is not part of the caption`, () => {
+      const html = page(`<article><h1>${title}</h1>${en(1)}${fig(cls, 'Image:')}${en(3)}</article>`, title);
+      expect(pairsOf(html)).to.deep.equal([{ image_url: src, caption: 'Shadow housing minister Dana Whitfield in the chamber' }]);
+    });
+
+  it('a visible label stays in the text (only hidden ones are struck off)', () => {
+    const html = page(`<article><h1>${title}</h1>${en(1)}${fig('media-caption__label', 'Pictured:')}${en(3)}</article>`, title);
+    expect(pairsOf(html)[0]?.caption).to.match(/^Pictured:/);
+  });
+});

@@ -123,6 +123,13 @@ function opensCaption(e: Element, el: Element): boolean {
   return true;
 }
 
+/**
+ * A label inside a caption that only screen readers get (hiddenEl): "Image caption,", "Image:", or a
+ * hide/toggle control's text. Seen on bbc, news.sky and parade (wired's "Slide:" stays: its counter after it is struck off with it, caption-text.ts); printed into the text, "Image: Yvette Cooper"
+ * read as a credit line ("Image: Toho").
+ */
+const SCREEN_READER_LABEL = /caption|hide|toggle|^\s*(?:image|photo|picture)\s*[:,.]?\s*$/i;
+
 /** Caption text and credit of a caption element, the credit child split off. */
 export function captionFrom($: $T, el: Element, creditSel?: string): { text: string; credit?: string } {
   let credit: string | undefined;
@@ -132,7 +139,7 @@ export function captionFrom($: $T, el: Element, creditSel?: string): { text: str
   const creditEls = found.filter((e) => !found.some((o) => o !== e && contains(o, e)));
   if (creditEls.length) credit = collapse(creditEls.map((e) => textOf(e)).join(' ')) || undefined;
   const creditSet = new Set(creditEls);
-  const text = textOf(el, (e) => creditSet.has(e) || (hiddenEl(e) && /caption|hide|toggle/i.test(textOf(e))) || /^\s*\d+\s*(of|\/)\s*\d+\.?\s*$/i.test(textOf(e)));
+  const text = textOf(el, (e) => creditSet.has(e) || (hiddenEl(e) && SCREEN_READER_LABEL.test(textOf(e))) || /^\s*\d+\s*(of|\/)\s*\d+\.?\s*$/i.test(textOf(e)));
   // A caption element holding nothing but its credit child ("caption-credit", "figcaption__credit") is a credit line.
   if (!creditSel && text && creditLike(text) && !textOf(el, (e) => creditSet.has(e) || isCreditToken(e))) return { text: '', credit: text };
   return { text, credit };

@@ -146,8 +146,15 @@ export function isCentred(e: Element): boolean {
 
 export function hiddenEl(e: Element): boolean {
   const c = classId(e);
-  return /(^|\s)(visually-hidden|sr-only|screen-reader|visuallyhidden|hidden|offscreen)(\s|$)/i.test(c) || /display\s*:\s*none/i.test(attr(e, 'style') ?? '');
+  return HIDDEN_CLASS.test(c) || /display\s*:\s*none/i.test(attr(e, 'style') ?? '');
 }
+
+/**
+ * Class words of text shown to screen readers only: the frameworks' own (Bootstrap sr-only, WordPress
+ * screen-reader-text, HTML5 Boilerplate visually-hidden, Drupal element-invisible, a11y) and a site's prefixed copy of
+ * one ("u-hide-visually", "is-visually-hidden"); "hidden" alone (a prefixed one is often a breakpoint's: "hidden-xs").
+ */
+const HIDDEN_CLASS = /(^|\s)(?:[a-z]{1,3}-)?(visually-?hidden|sr-only|screen-?reader(?:-text|-only)?|hide-visually|offscreen|a11y(?:-hidden)?|element-invisible|assistive-text)(\s|$)|(^|\s)hidden(\s|$)/i;
 
 const counts = new WeakMap<Set<Element>, Map<Element, number>>();
 
