@@ -465,3 +465,21 @@ describe('extraction kinds (issue 31, round 11): a screen-reader-only label insi
     expect(pairsOf(html)[0]?.caption).to.match(/^Pictured:/);
   });
 });
+
+describe('extraction kinds (issue 31, round 11): caption and credit only in a web component\'s attributes', () => {
+  // A CMS's custom element renders its photo's caption and credit from plain `caption=` and `credit=` attributes
+  // (the page's HTML prints neither): the same as data-caption / data-credit.
+  const src = 'https://cdn.example.com/authoring/2026/03/harbour-storm.jpg?width=640&height=427';
+  const title = 'Storm closes the harbour for a second day';
+  const el = (attrs: string) => `<photo-frame class="spacer" ${attrs} orientation="horizontal"><img src="${src}" width="640" height="427" alt=""></photo-frame>`;
+
+  it('caption= and credit= on the photo\'s one-photo wrapper make its pair', () => {
+    const html = page(`<article><h1>${title}</h1>${en(1)}${el('credit="Jane Doe, Coast Herald" caption="Waves break over the harbour wall on Tuesday as the storm keeps ferries in port."')}${en(3)}</article>`, title);
+    expect(pairsOf(html)).to.deep.equal([{ image_url: src, caption: 'Waves break over the harbour wall on Tuesday as the storm keeps ferries in port.', credit: 'Jane Doe, Coast Herald' }]);
+  });
+
+  it('without them the photo has no caption', () => {
+    const html = page(`<article><h1>${title}</h1>${en(1)}${el('')}${en(3)}</article>`, title);
+    expect(pairsOf(html)).to.deep.equal([]);
+  });
+});

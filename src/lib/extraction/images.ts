@@ -378,8 +378,10 @@ function shareButton(el: Element): boolean {
   return [el, ...ancestors(el, 3)].some((a) => SHARE.test(classId(a)) || /share|intent\/tweet|sharer|pinterest\.com\/pin/i.test(attr(a, 'href') ?? ''));
 }
 
-export const DATA_CAPTION_ATTRS = ['data-caption', 'data-description', 'data-desc', 'data-title'];
-export const DATA_CREDIT_ATTRS = ['data-credit', 'data-photographer', 'data-copyright', 'data-byline'];
+// Plain `caption=` / `credit=` too: a CMS web component that renders them (Gannett's <media-image>, on usatoday,
+// telegram and thedailyreporter of the dev halves; issue 31 round 11).
+export const DATA_CAPTION_ATTRS = ['data-caption', 'caption', 'data-description', 'data-desc', 'data-title'];
+export const DATA_CREDIT_ATTRS = ['data-credit', 'credit', 'data-photographer', 'data-copyright', 'data-byline'];
 
 /** Elements that look like gallery slides: a data-* caption and a data-* photo URL, and no <img> inside. */
 export function galleryAnchors($: $T, base: string, limit: number): ImageAnchor[] {
