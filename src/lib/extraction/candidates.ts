@@ -7,7 +7,7 @@
 //   own-block  the text after the photo inside the photo's own block (<p><img><br>text</p>, <div><img><p>text</p></div>)
 //   next-block the block right after the photo's image-only block (after a stack of such blocks, and at most one
 //              empty spacer): the layout of Chinese news sites and of agency photo stories
-//   data-attr  data-caption / data-description on the photo, its slide, or a gallery slide with no <img>
+//   data-attr  data-caption / data-description (or a plain caption=) on the photo, its slide, or a gallery slide with no <img>
 //   json-ld    the caption of the page's JSON-LD ImageObject for this photo
 //   alt        the photo's alt (or title) text
 // A caption split over sibling elements (a caption line, then its credit or dateline line) is joined here.
