@@ -58,40 +58,36 @@ function runEnd(html: string, from: number, stop: number, stop2 = stop): number 
 }
 
 /**
- * A raw-text state that, given an ordinary character, appends it and the run after it as one character token. `also`:
- * one more character the state acts on ("-" in a script's escaped text, where "-->" ends the escape).
+ * A state that, given an ordinary character, hands it and the run after it (up to `stop`, `stop2`, NUL, CR, LF or a
+ * surrogate) to `append` at once; the characters the state acts on go through parse5's own code.
  */
-function withRuns(state: (this: TokenizerInternals, cp: number) => void, also = LT) {
+function inRuns(state: (this: TokenizerInternals, cp: number) => void, stop: number, stop2: number, append: (t: TokenizerInternals, text: string) => void) {
   return function (this: TokenizerInternals, cp: number): void {
-    if (cp === LT || cp === also || cp === NUL || cp === EOF || cp === LF) {
+    if (cp === stop || cp === stop2 || cp === NUL || cp === EOF || cp === LF) {
       state.call(this, cp);
       return;
     }
     const p = this.preprocessor;
-    const end = runEnd(p.html, p.pos + 1, LT, also);
+    const end = runEnd(p.html, p.pos + 1, stop, stop2);
     const run = end - 1 - p.pos;
-    // Appending may flush the token before and drop the parsed part of the buffer (its position then restarts at 0).
-    this._appendCharToCurrentCharacterToken(Token.TokenType.CHARACTER, String.fromCodePoint(cp) + p.html.slice(p.pos + 1, end));
+    // The run is read before appending: appending may flush the token before and drop the parsed part of the buffer
+    // (its position then restarts at 0).
+    append(this, String.fromCodePoint(cp) + p.html.slice(p.pos + 1, end));
     p.pos += run;
     this.consumedAfterSnapshot += run;
   };
 }
 
-/** A quoted attribute value's state that, given an ordinary character, appends it and the run after it to the value. */
-function valueRuns(state: (this: TokenizerInternals, cp: number) => void, quote: number) {
-  return function (this: TokenizerInternals, cp: number): void {
-    if (cp === quote || cp === AMP || cp === NUL || cp === EOF || cp === LF) {
-      state.call(this, cp);
-      return;
-    }
-    const p = this.preprocessor;
-    const end = runEnd(p.html, p.pos + 1, quote, AMP);
-    const run = end - 1 - p.pos;
-    this.currentAttr.value += String.fromCodePoint(cp) + p.html.slice(p.pos + 1, end);
-    p.pos += run;
-    this.consumedAfterSnapshot += run;
-  };
-}
+/** A raw-text state, appending the run as one character token. `also`: one more character the state acts on ("-" in
+ *  a script's escaped text, where "-->" ends the escape). */
+const withRuns = (state: (this: TokenizerInternals, cp: number) => void, also = LT) =>
+  inRuns(state, LT, also, (t, text) => t._appendCharToCurrentCharacterToken(Token.TokenType.CHARACTER, text));
+
+/** A quoted attribute value's state, appending the run to the value (up to the closing quote or a character reference). */
+const valueRuns = (state: (this: TokenizerInternals, cp: number) => void, quote: number) =>
+  inRuns(state, quote, AMP, (t, text) => {
+    t.currentAttr.value += text;
+  });
 
 type Html2Parser = Parser<Htmlparser2TreeAdapterMap>;
 const OPTIONS: ParserOptions<Htmlparser2TreeAdapterMap> = { treeAdapter: adapter, scriptingEnabled: true };
