@@ -202,6 +202,9 @@ describe('extraction kinds (issue 31, round 3): date and byline lines', () => {
   it("an article's date-and-byline line under the lead photo is no caption (and a caption that opens with a date is one)", () => {
     for (const line of ['2015-05-13 16:37:41 UTC | By Jane Roe', 'Updated: 2026-03-05 10:20', '2026年3月5日 10:20']) expect(cleanCaption(line), line).to.equal(null);
     expect(cleanCaption('2026-03-05: Crowds gather in the square before the vote.')).to.deep.equal({ caption: '2026-03-05: Crowds gather in the square before the vote.' });
+    // the stamp written out (round 11: a TV station's logo took "Updated: 6:29 PM CST Dec 5, 2023" as its caption)
+    for (const line of ['Updated: 6:29 PM CST Dec 5, 2023', 'Published Dec. 5, 2023 at 3:00 p.m. ET', 'Last updated on December 5, 2023', 'Posted 2 hours ago']) expect(cleanCaption(line), line).to.equal(null);
+    for (const line of ['Updated rules on parking take effect in the city on Dec 5', 'Posted guards stand at the gate on Dec. 5, 2023']) expect(cleanCaption(line), line).to.not.equal(null);
     const html = page(`<article><div class="hero"><img src="/photos/hero.jpg" width="950" height="534"><div class="meta">2026-03-05 16:37:41 UTC <span class="byline">By Jane Roe</span></div></div>${en(4)}</article>`);
     expect(pairsOf(html)).to.deep.equal([]);
   });

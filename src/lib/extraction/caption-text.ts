@@ -43,6 +43,21 @@ const NOT_CAPTION: RegExp[] = [
 // Name") once the byline is read as a credit. No caption, and no credit either.
 const DATE_ONLY = /^((published|updated|posted|发布时间|發布時間|更新时间|更新時間)\s*[:：]?\s*)?\d{4}\s*[-/.年]\s*\d{1,2}\s*[-/.月]\s*\d{1,2}\s*日?(\s*[T ]?\s*\d{1,2}:\d{2}(:\d{2})?)?\s*([A-Z]{2,4}|[+-]\d{2}:?\d{2})?(\s*[|·•]?\s*by\s+[^|]{2,60})?$/iu;
 
+// The same stamp written out, behind its label: "Updated: 6:29 PM CST Dec 5, 2023", "Published Dec. 5, 2023 at 3:00 p.m.
+// ET", "Last updated 2 hours ago" (a Hearst TV site gave its logo the first as a caption): after the label, only
+// numbers, times, month and day names, am/pm, a time zone and "at", "on", "ago" with its units.
+const STAMP_LABEL = /^(?:last\s+)?(?:published|updated|posted|modified)(?:\s+on)?\s*[:：]?\s*/i;
+const STAMP_WORD =
+  /^(?:\d{1,4}(?:st|nd|rd|th)?|\d{1,2}:\d{2}(?::\d{2})?|[ap]\.?m\.?|[A-Z]{2,4}|jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?|at|on|ago|seconds?|minutes?|mins?|hours?|hrs?|days?|weeks?)$/;
+
+/** A publish or update stamp alone (STAMP_LABEL, then STAMP_WORDs and at least one number). */
+function stampOnly(t: string): boolean {
+  const m = STAMP_LABEL.exec(t);
+  if (!m || !/\d/.test(t)) return false;
+  const words = t.slice(m[0].length).replace(/\b([ap])\.m\./gi, '$1m').split(/[\s,./|·•-]+/).filter(Boolean);
+  return words.length > 0 && words.every((w) => STAMP_WORD.test(w) || STAMP_WORD.test(w.toLowerCase()));
+}
+
 export function collapse(s: string): string {
   return collapseSpace(s);
 }
@@ -122,7 +137,7 @@ function clean(raw: string, explicitCredit?: string | null, lang?: CreditLang): 
   const split = splitCredit(t, l);
   t = split.caption.replace(/^[\s|•·:：,，-]+/u, '').replace(/[\s|•·,，]+$/u, '').trim();
   if (split.credit) credit = credit ? `${split.credit} ${credit}` : split.credit;
-  if (!t || isCreditOnly(t, l) || DATE_ONLY.test(t) || DATE_ONLY.test(collapse(raw))) return null;
+  if (!t || isCreditOnly(t, l) || DATE_ONLY.test(t) || DATE_ONLY.test(collapse(raw)) || stampOnly(t)) return null;
   const out: CleanCaption = { caption: t };
   if (credit) out.credit = credit;
   if (split.dateline) out.dateline = split.dateline;
