@@ -486,3 +486,13 @@ describe('extraction kinds (issue 31, round 11): caption and credit only in a we
     expect(pairsOf(html)).to.deep.equal([]);
   });
 });
+
+describe('extraction kinds (issue 31, round 11): a share bar and a follow button under an author photo', () => {
+  it('"Share this article … Follow the authors" is interface text, not the headshot\'s caption', () => {
+    const title = 'The deal closes, and the questions begin';
+    const html = page(`<article><h1>${title}</h1><figure class="author"><img src="https://assets.example.com/images/authors/jane-roe.png" width="120" height="120"><figcaption class="author-links">Share this article Copied | Follow the authors</figcaption></figure>${en(4)}</article>`, title);
+    expect(pairsOf(html)).to.deep.equal([]);
+    const rows = pageCandidates(html, { url: 'https://news.example.com/2026/story.html' }).rows;
+    expect(rows.filter((r) => r.cand.source === 'figcaption').map((r) => r.f.uiText)).to.deep.equal([true]);
+  });
+});

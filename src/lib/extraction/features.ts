@@ -108,7 +108,7 @@ const AUTHOR_TEXT = /(^|\s)@[A-Za-z0-9_]{3,}\b|\b[\w.+-]+@[\w-]+\.[a-z]{2,}\b|\b
 // lines of Chinese pages ("扫一扫…", "扫描二维码…", "关注公众号：…": printed on 13 open zh sites, never a caption).
 // (round 9: a shopping section's affiliate disclosure and a magazine's "get the mag" promo, taken as the captions of
 // the photos they sit under on two new sites)
-const ACTION_TEXT = /\b(sign up|subscribe|get (the|our) (newsletter|app|mag|magazine)|newsletter|download (the|our) app|follow us|join us|support (our|us)|donate|(may|might|could) earn (an? )?(small )?(affiliate )?commission|reader-supported|affiliate (links?|commissions?))\b|订阅|訂閱|关注我们|關注我們|扫码|掃碼|扫一扫|掃一掃|二维码|二維碼|公众号|公眾號|关注微信|關注微信|长按识别|長按識別|下载客户端|下載客戶端/i;
+const ACTION_TEXT = /\b(sign up|subscribe|get (the|our) (newsletter|app|mag|magazine)|newsletter|download (the|our) app|follow us|follow (the|this) authors?|share this (article|story|page|post)|join us|support (our|us)|donate|(may|might|could) earn (an? )?(small )?(affiliate )?commission|reader-supported|affiliate (links?|commissions?))\b|订阅|訂閱|关注我们|關注我們|扫码|掃碼|扫一扫|掃一掃|二维码|二維碼|公众号|公眾號|关注微信|關注微信|长按识别|長按識別|下载客户端|下載客戶端/i;
 const UP_ARROW = /^[▲△↑⬆]/u;
 const DOWN_ARROW = /^[▼▽↓⬇]/u;
 const RELATED_TEXT = /^(video|watch|listen|audio|gallery|inside|related|read more|see also|more|recommended|sponsored|advertisement)\s*[:：]|\bEMBED\s*<>|\bMore Videos\b|^(相关新闻|相關新聞|相关阅读|相關閱讀|延伸阅读|延伸閱讀|热点推荐|related( stories| articles| coverage)?|more|watch|video)$|\b\d+\s+(hours?|minutes?|mins?|days?)\s+ago\b|阅读\s*\d|人参与|\d+\s*评论|跟帖|点击|\bread more\b|^(click|tap) (here|to)\b|\b\d+\s*min(ute)?s?\s+read\b|\b(buy|shop|order) (now|here)\b|^[（(]?(责任编辑|責任編輯|编辑|編輯|关键字|關鍵字|关键词|關鍵詞|标签|標籤)\s*[：:]/i;
