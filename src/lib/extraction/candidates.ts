@@ -7,7 +7,8 @@
 //   own-block  the text after the photo inside the photo's own block (<p><img><br>text</p>, <div><img><p>text</p></div>)
 //   next-block the block right after the photo's image-only block (after a stack of such blocks, and at most one
 //              empty spacer): the layout of Chinese news sites and of agency photo stories
-//   data-attr  data-caption / data-description (or a plain caption=) on the photo, its slide, or a gallery slide with no <img>
+//   data-attr  data-caption / data-description (or a plain caption=) on the photo, its slide, or a gallery slide
+//              with no <img>
 //   json-ld    the caption of the page's JSON-LD ImageObject for this photo
 //   alt        the photo's alt (or title) text
 // A caption split over sibling elements (a caption line, then its credit or dateline line) is joined here.
@@ -124,9 +125,9 @@ function opensCaption(e: Element, el: Element): boolean {
 }
 
 /**
- * A label inside a caption that only screen readers get (hiddenEl): "Image caption,", "Image:", or a
- * hide/toggle control's text. Seen on bbc, news.sky and parade (wired's "Slide:" stays: its counter after it is struck off with it, caption-text.ts); printed into the text, "Image: Yvette Cooper"
- * read as a credit line ("Image: Toho").
+ * A label inside a caption that only screen readers get (hiddenEl): "Image caption,", "Image:", or a hide/toggle
+ * control's text. Seen on bbc, news.sky and parade; printed into the text, "Image: Yvette Cooper" read as a credit
+ * line ("Image: Toho"). Wired's "Slide:" stays: caption-text.ts strikes it off with the counter after it.
  */
 const SCREEN_READER_LABEL = /caption|hide|toggle|^\s*(?:image|photo|picture)\s*[:,.]?\s*$/i;
 
