@@ -496,3 +496,26 @@ describe('extraction kinds (issue 31, round 11): a share bar and a follow button
     expect(rows.filter((r) => r.cand.source === 'figcaption').map((r) => r.f.uiText)).to.deep.equal([true]);
   });
 });
+
+describe('extraction kinds (issue 31, round 12): a heading beside the photo that its alt repeats', () => {
+  // A buyer's guide: each car's photo, then the section heading naming the car (the alt names it too); a round-up's
+  // product card, its title above the photo; a feature's lead photo whose alt is the headline. None prints a caption.
+  it('a section heading under the photo, a product title above it or the headline, repeated by the alt, is no caption', () => {
+    const cars = ['Acura RDX', 'Volvo V60 Cross Country', 'Honda Pilot']
+      .map((n, i) => `<p><img alt="202${i} ${n}" class="grp-full" width="1049" height="590" src="/images/cars/${n.toLowerCase().replace(/ /g, '-')}.jpg"></p><h2><span style="font-size: 18pt;">${n}</span></h2><h3>Read our <a href="/reviews/${i}">${n} review</a></h3>${en(1)}`)
+      .join('');
+    expect(pairsOf(page(`<article><h1>The best cars for snow</h1><div class="post-body">${en(2)}${cars}</div></article>`))).to.deep.equal([]);
+    const card = (n: string, i: number) => `<div class="product-item"><div class="product-item__title"><span>${i}.</span> <h3 class="product-title">${n}</h3></div><div class="product-item__image"><img alt="${n}" class="product-item__image" width="1500" height="1000" src="/images/products/${i}.jpg"></div><div class="product-body"><p class="sub">Pros</p><ul><li>Fast servers in many countries</li><li>Clear privacy policy</li></ul></div></div>`;
+    expect(pairsOf(page(`<article><h1>The best VPNs this year</h1><div class="content">${en(2)}${card('Private Tunnel VPN', 1)}${en(1)}${card('Harbour Privacy VPN (Mac)', 2)}${en(2)}</div></article>`))).to.deep.equal([]);
+    const title = "Getting to know the star of 'Holding'";
+    expect(pairsOf(page(`<article><header class="article-header"><h1 class="article-title">${title}</h1></header><div class="body"><img alt="${title}" width="1200" height="675" src="/images/star-in-holding.jpg">${en(4)}</div></article>`, title))).to.deep.equal([]);
+  });
+
+  it('a printed caption the alt repeats is still the caption, and so is a slide caption set as a heading sentence', () => {
+    const fig = page(`<article><h1>The best cars for snow</h1>${en(2)}<figure><img alt="The Volvo V60 Cross Country on a snowy road" width="1049" height="590" src="/images/cars/v60.jpg"><figcaption>The Volvo V60 Cross Country on a snowy road</figcaption></figure>${en(2)}</article>`);
+    expect(pairsOf(fig).map((p) => p.caption)).to.deep.equal(['The Volvo V60 Cross Country on a snowy road']);
+    const cap = 'A graph shows that visits downtown have nearly returned to their levels before the pandemic.';
+    const slide = page(`<article>${en(2)}<div class="media carousel"><div id="slide-1"><div class="file"><img alt="${cap}" title="${cap}" width="1280" height="960" src="/downloads/671/graph.jpg"><p class="credits">State of Downtown report</p></div><div class="media-content"><h2>${cap}</h2></div></div></div>${en(3)}</article>`);
+    expect(pairsOf(slide).map((p) => p.caption)).to.deep.equal([cap]);
+  });
+});

@@ -82,7 +82,8 @@ export interface CandidateFeatures {
   /**
    * The text is also the photo's alt (a site that writes captions into alt, or repeats them), from a source a reader
    * sees: printed, beside the photo, shown by a gallery, or printed elsewhere on the page. Not for a JSON-LD caption
-   * printed nowhere (see altEcho).
+   * printed nowhere (see altEcho), nor for a heading block beside the photo (an alt naming the photo by its section's
+   * or product's title confirms no caption).
    */
   altEqual: boolean;
   /**
@@ -93,7 +94,10 @@ export interface CandidateFeatures {
   altEcho: boolean;
   /** The photo has a printed candidate (profile, figcaption, caption class) other than this one. */
   otherPrinted: boolean;
-  /** Some text printed on the page for this photo (an element, not an attribute) says the same as this one. */
+  /**
+   * Some text printed on the page for this photo (an element, not an attribute) says the same as this one; a heading
+   * block beside the photo is no such copy (headingBlock).
+   */
   printedSame: boolean;
   /** Photos on the page (anchors). */
   pagePhotos: number;
@@ -213,11 +217,29 @@ function hasHeading(el: Element): boolean {
   return /^h[1-4]$/.test(el.name) || !!el.children.some((ch) => ch.type === 'tag' && (/^h[1-4]$/.test((ch as Element).name) || hasHeading(ch as Element)));
 }
 
+/**
+ * A block beside the photo that is, or holds, a title with no link: a section's heading, a product's name in a
+ * round-up, the article's headline. A photo's alt that repeats it labels the photo with that title; the heading
+ * printed is no copy of a caption. A heading that is a sentence (ends with a full stop: a slide's caption set in an
+ * <h2>) is not a title, and a figcaption or caption-class element holding a heading is no block: both still count.
+ * A linked title is a teaser's, which text-is-link and links-elsewhere already weigh.
+ */
+function headingBlock(x: CaptionCandidate): boolean {
+  if (x.source !== 'next-block' && x.source !== 'prev-block' && x.source !== 'own-block') return false;
+  return !!x.el && (/^h[1-6]$/.test(x.el.name) || hasHeading(x.el)) && !linked(x.el) && !SENTENCE_END.test(x.text.trim());
+}
+
+/** A link in the element or in one of its three nearest ancestors. */
+function linked(el: Element): boolean {
+  const links = (e: Element): boolean => e.children.some((ch) => ch.type === 'tag' && ((ch as Element).name === 'a' || links(ch as Element)));
+  return links(el) || ancestors(el, 3).some((a) => a.name === 'a');
+}
+
+const SENTENCE_END = /[.。][\s"'”’)）]*$/u;
+
 /** The candidate element is a heading with no link in it or around it. */
 function plainHeading(el: Element): boolean {
-  if (!/^h[1-6]$/.test(el.name)) return false;
-  const links = (e: Element): boolean => e.children.some((ch) => ch.type === 'tag' && ((ch as Element).name === 'a' || links(ch as Element)));
-  return !links(el) && !ancestors(el, 3).some((a) => a.name === 'a');
+  return /^h[1-6]$/.test(el.name) && !linked(el);
 }
 
 /** The text holds one of the page's titles and more than it. */
@@ -272,7 +294,7 @@ export function describe(ac: AnchorCandidates, c: CaptionCandidate, page: PageCo
   const norm = normText(text);
   const inBody = page.bodyRoots.some((r) => contains(r, img));
   const sameAsAlt = c.source !== 'alt' && !!norm && ac.candidates.some((x) => x.source === 'alt' && similar(normText(x.text), norm));
-  const printedSame = !!norm && ac.candidates.some((x) => x !== c && !!x.el && x.source !== 'data-attr' && similar(normText(x.text), normText(c.text)));
+  const printedSame = !!norm && ac.candidates.some((x) => x !== c && !!x.el && x.source !== 'data-attr' && similar(normText(x.text), normText(c.text)) && !headingBlock(x));
   // JSON-LD is never rendered; a gallery script's data and data-* captions are (the gallery shows them).
   const unprintedMeta = c.source === 'json-ld' && !printedSame;
   return {
@@ -310,7 +332,7 @@ export function describe(ac: AnchorCandidates, c: CaptionCandidate, page: PageCo
     holdsHeadline: holdsTitle(normText(c.text), page.titles),
     pointsAtPhoto: (c.source === 'prev-block' && DOWN_ARROW.test(c.text)) || ((c.source === 'next-block' || c.source === 'own-block' || c.source === 'table-row') && UP_ARROW.test(c.text)),
     furniture: ac.anchor.furniture ?? NO_FURNITURE,
-    altEqual: sameAsAlt && !unprintedMeta,
+    altEqual: sameAsAlt && !unprintedMeta && !headingBlock(c),
     altEcho: sameAsAlt && unprintedMeta,
     otherPrinted: ac.candidates.some((x) => x !== c && PRINTED_SOURCES.has(x.source) && !!cleanCaption(x.text, x.credit, lang)),
     printedSame,
