@@ -99,6 +99,9 @@ describe('ingest: credit and dateline recogniser', () => {
     expect(splitCredit('图片来源：网络', 'zh')).to.deep.equal({ caption: '', credit: '图片来源：网络' });
     expect(splitCredit('105年3月19日', 'zh')).to.deep.equal({ caption: '', dateline: '105年3月19日' });
     expect(splitCredit('   ', 'en')).to.deep.equal({ caption: '' });
+    // A compound credit label in the plural, as the bare "Credits:" already is (before: "Image" was left as a caption).
+    expect(splitCredit('Image Credits: Jane Roe / Example Tech', 'en')).to.deep.equal({ caption: '', credit: 'Image Credits: Jane Roe / Example Tech' });
+    expect(splitCredit('Photo credits: John Doe', 'en')).to.deep.equal({ caption: '', credit: 'Photo credits: John Doe' });
     // A source's name alone in brackets (a listicle's lending brand), or a composite's sources one by one.
     expect(splitCredit('(Harbor Mill)', 'en')).to.deep.equal({ caption: '', credit: 'Harbor Mill' });
     expect(splitCredit('(J Stone & Sons)', 'en')).to.deep.equal({ caption: '', credit: 'J Stone & Sons' });

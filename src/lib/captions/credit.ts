@@ -58,7 +58,7 @@ const EN_CREDIT: RegExp[] = [
   // chart's "Sources: Bureau of Economic Analysis, Morningstar.", and the shoot credits of magazine photos
   // ("Photographer: X. Creative Director: Y.", "Styling: Z", "Photographer: Name/Bloomberg": teenvogue, cosmopolitan,
   // bloomberg)
-  /^(?:(?:AP |AFP |Reuters |Xinhua |File |Staff |Handout )?(?:photo(?:graph)?s?|pictures?|pics?|images?|credits?|photo credit|image credit|illustrations?|graphics?|video|footage|sources?|data sources?|photo illustration|photograph(?:ers?|ed)|styling|stylists?|styled|creative direct(?:ors?|ion)|art direct(?:ors?|ion)|hair(?: and make-?up)?|make-?up|grooming|set design(?:ers?)?)|file|picture credit)\s*(?::|：|…|\.\.\.|\/|by\b|courtesy(?: of)?\b|provided by\b|shared by\b|from\b)\s*\S.{0,110}$/iu,
+  /^(?:(?:AP |AFP |Reuters |Xinhua |File |Staff |Handout )?(?:photo(?:graph)?s?|pictures?|pics?|images?|credits?|(?:photo|image|picture) credits?|illustrations?|graphics?|video|footage|sources?|data sources?|photo illustration|photograph(?:ers?|ed)|styling|stylists?|styled|creative direct(?:ors?|ion)|art direct(?:ors?|ion)|hair(?: and make-?up)?|make-?up|grooming|set design(?:ers?)?)|file)\s*(?::|：|…|\.\.\.|\/|by\b|courtesy(?: of)?\b|provided by\b|shared by\b|from\b)\s*\S.{0,110}$/iu,
   // the labels of pictures that are not photographs: "Screenshot: Kotaku / Capcom", "Screengrab: BBC", "Still: Netflix",
   // "Rendering: Foster + Partners", "GIF: Nintendo" (games, tech, film and architecture pages); only before ":", "/",
   // "by" or "via" ("Stills from the film show…", "Rendering of the tower" are captions)
