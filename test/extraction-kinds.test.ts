@@ -379,6 +379,20 @@ describe('extraction kinds (issue 31, round 8): QR-code lines on Chinese pages',
   });
 });
 
+describe('extraction kinds (issue 31, round 12): interface words in traditional script', () => {
+  it('"點擊…" (click…), "熱點推薦", "N 評論" are interface text as their simplified forms are; a caption is not', () => {
+    const html = page(`<div class="article">${zh(3)}<p style="text-align: center;"><img src="/pic/2026/harbour-ships.jpg" width="640" height="427"></p><p style="text-align: center;">港口的貨船正在裝卸貨櫃</p>${zh(2)}
+      <p><img src="/pic/2026/market-stalls.jpg" width="640" height="427"></p><p>點擊圖片可瀏覽相關圖片</p>${zh(1)}
+      <p><img src="/pic/2026/night-view.jpg" width="640" height="427"></p><p>熱點推薦</p><p><img src="/pic/2026/bridge.jpg" width="640" height="427"></p><p>12 評論</p>${zh(1)}</div>`, '港口貨運量創新高_某某新聞');
+    const rows = pageCandidates(html, { url: 'https://news.example.tw/2026/story.html' }).rows;
+    const ui = (text: string) => rows.filter((r) => r.cand.text === text).map((r) => r.f.uiText);
+    expect(ui('點擊圖片可瀏覽相關圖片')).to.include(true).and.not.include(false);
+    expect(ui('熱點推薦')).to.include(true).and.not.include(false);
+    expect(ui('12 評論')).to.include(true).and.not.include(false);
+    expect(ui('港口的貨船正在裝卸貨櫃')).to.include(false).and.not.include(true);
+  });
+});
+
 describe('extraction kinds (issue 31, round 8): an article body written as <div> paragraphs', () => {
   const zhDivs = (n: number) => Array.from({ length: n }, (_, i) => `<div><span>这是正文第${i + 1}段，科研人员在现场进行了多项测试工作，并且介绍了项目的进展情况，大家都表示对新的一年充满信心。</span></div>`).join('');
   const nav = `<div class="menu"><a href="/a">首页</a> <a href="/b">要闻</a> <a href="/c">图片新闻频道推荐阅读更多内容请点击这里查看</a> <a href="/d">专题报道与深度观察栏目的全部文章列表</a></div>`;
