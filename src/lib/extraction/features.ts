@@ -294,7 +294,8 @@ export function describe(ac: AnchorCandidates, c: CaptionCandidate, page: PageCo
   const norm = normText(text);
   const inBody = page.bodyRoots.some((r) => contains(r, img));
   const sameAsAlt = c.source !== 'alt' && !!norm && ac.candidates.some((x) => x.source === 'alt' && similar(normText(x.text), norm));
-  const printedSame = !!norm && ac.candidates.some((x) => x !== c && !!x.el && x.source !== 'data-attr' && similar(normText(x.text), normText(c.text)) && !headingBlock(x));
+  const normRaw = normText(c.text);
+  const printedSame = !!norm && ac.candidates.some((x) => x !== c && !!x.el && x.source !== 'data-attr' && similar(normText(x.text), normRaw) && !headingBlock(x));
   // JSON-LD is never rendered; a gallery script's data and data-* captions are (the gallery shows them).
   const unprintedMeta = c.source === 'json-ld' && !printedSame;
   return {
