@@ -82,8 +82,9 @@ interface QueryVariant {
   voteSigma?: number;
   voteHamming?: number;
   recollideVoters?: number;
+  reprobe?: number;
 }
-const VARIANT_KEYS = { multiprobe: 'p', maxBucket: 'mb', shortlist: 's', voteSigma: 'sg', voteHamming: 'vh', recollideVoters: 'rv' } as const;
+const VARIANT_KEYS = { multiprobe: 'p', maxBucket: 'mb', shortlist: 's', voteSigma: 'sg', voteHamming: 'vh', recollideVoters: 'rv', reprobe: 'rp' } as const;
 const VARIANTS: QueryVariant[] = [
   ...opt('probes', '').split(',').filter(Boolean).map((n): QueryVariant => ({ multiprobe: Number(n) })),
   ...opt('variants', '').split(',').filter(Boolean).map((spec) => {
@@ -161,7 +162,7 @@ function queryKnobs(index: LshIndex) {
     set: (v: QueryVariant) => {
       index.params.probes = v.multiprobe ?? base.probes;
       index.params.maxBucket = v.maxBucket ?? base.maxBucket;
-      p = { ...p0, shortlist: v.shortlist ?? p0.shortlist, voteSigma: v.voteSigma ?? p0.voteSigma, voteHamming: v.voteHamming ?? p0.voteHamming, recollideVoters: v.recollideVoters ?? p0.recollideVoters };
+      p = { ...p0, shortlist: v.shortlist ?? p0.shortlist, voteSigma: v.voteSigma ?? p0.voteSigma, voteHamming: v.voteHamming ?? p0.voteHamming, recollideVoters: v.recollideVoters ?? p0.recollideVoters, reprobe: v.reprobe ?? p0.reprobe };
     },
     params: () => p,
   };

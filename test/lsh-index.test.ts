@@ -277,6 +277,39 @@ describe('lsh-index: descriptors and index', () => {
     expect(await copyScore(8, [1, 1, 1, 1, 1, 1, 1])).to.equal(0);
   });
 
+  it('with lsh.reprobe, a query that found nothing confident votes again over more buckets; a confident one does not', async () => {
+    // One probe a keypoint (its own bucket) among narrow buckets: a copy whose descriptors moved keeps few collisions,
+    // and two decoys holding 60 of the query's own descriptors at random places outvote it for the shortlist of two;
+    // the re-matches are off, so that only the buckets decide. Voting again over 24 buckets a keypoint, the copy's
+    // votes pass the decoys' and it verifies.
+    const q = randomFeatures(70);
+    const r = mulberry32(71);
+    const moved: Features = { ...q, descriptors: q.descriptors.map((v) => Math.max(0, Math.min(255, v + Math.round((r() - 0.5) * 40)))) };
+    const decoy = (seed: number): Features => {
+      const f = randomFeatures(seed);
+      f.descriptors.set(q.descriptors.subarray(0, 60 * 128));
+      return f;
+    };
+    const images = [decoy(72), decoy(73), warped(moved, H0, 74), randomFeatures(75), randomFeatures(76)].map((f) => prepare(f));
+    const idx = new LshIndex({ ...PARAMS, bits: 22, probes: 1 });
+    for (const t of images) idx.add(idx.codes(t.vecs, t.f.count));
+    const sp = { ...SP, shortlist: 2, recollide: 0, recollideVoters: 0 };
+    const run = (reprobe: number, f = q) => search(idx, (s) => images[s], f, { ...sp, reprobe });
+    const off = await run(0);
+    expect(off.shortlist).to.not.include(2);
+    expect(off.hits.some((h) => h.score >= SP.confidentScore)).to.equal(false);
+    const on = await run(24);
+    expect(on.hits[0]!.slot).to.equal(2);
+    expect(on.hits[0]!.score).to.be.greaterThan(SP.confidentScore);
+    expect(on.scan.buckets).to.be.greaterThan(off.scan.buckets);
+    // the copy itself is confident in the direct pass: no mirror pass, no reprobe pass (the same buckets scanned)
+    const [a, b] = [await run(0, images[2]!.f), await run(24, images[2]!.f)];
+    expect(b.mirrorPass).to.equal(false);
+    expect(b.scan.buckets).to.equal(a.scan.buckets);
+    // not above the index's own probes: no such pass
+    expect((await run(1)).scan.buckets).to.equal(off.scan.buckets);
+  });
+
   it('the frame check of the re-matches (poseCheck) refuses matches whose keypoint frames disagree and keeps a copy\'s verdict', async () => {
     // A warped copy keeps its keypoints' frames (orientation and size move together); "shuffled" has the copy's
     // descriptors and positions, so RANSAC finds the same homography, but each keypoint's angle and size drawn anew
@@ -412,12 +445,14 @@ describe('lsh-index: descriptors and index', () => {
       return { idx, imageOf };
     });
     const pq = prepare(q);
-    // votes shared alike, and weighted by sketch distance (lsh.voteSigma)
-    for (const sp of [{ ...SP, shortlist: 5, voteSigma: 0 }, { ...SP, shortlist: 5, voteHamming: 10, voteSigma: 4 }]) {
-      const all = votePass(whole, pq, { ...sp, shortlist: 24 }, false);
+    // votes shared alike, and weighted by sketch distance (lsh.voteSigma); with the index's probes and with more (the
+    // reprobe pass, lsh.reprobe)
+    const settings = [undefined, 48].flatMap((probes) => [{ ...SP, shortlist: 5, voteSigma: 0 }, { ...SP, shortlist: 5, voteHamming: 10, voteSigma: 4 }].map((sp) => ({ probes, sp })));
+    for (const { probes, sp } of settings) {
+      const all = votePass(whole, pq, { ...sp, shortlist: 24 }, false, undefined, false, probes);
       expect(all.stats.skippedBuckets, 'some buckets over maxBucket in the whole index').to.be.greaterThan(0);
       const wholeVotes = new Map(all.shortlist.map((s, i) => [s, all.votes[i]!]));
-      const passes = shards.map((s) => shardVotePass(s.idx, pq, sp, false) as ShardVotedPass);
+      const passes = shards.map((s) => shardVotePass(s.idx, pq, sp, false, undefined, probes) as ShardVotedPass);
       const images = passes.flatMap((v, k) => v.shortlist.map((slot) => shards[k]!.imageOf[slot]!));
       const merged = exactVotes(passes.map((v) => v.keypointVotes), passes.flatMap((v) => v.voters), sp.voteSigma);
       images.forEach((img, i) => expect(merged[i], `image ${img}, sigma ${sp.voteSigma ?? 0}`).to.equal(wholeVotes.get(img)));
@@ -429,7 +464,8 @@ describe('lsh-index: descriptors and index', () => {
       for (const v of passes) expect(v.copy).to.equal(all.copy);
       // the whole index's shortlist of 5 is the 5 most-voted of the shards' reports, by their exact votes
       const top = images.map((img, i) => ({ img, v: merged[i]! })).sort((a, b) => b.v - a.v || a.img - b.img).slice(0, 5).map((x) => x.img);
-      expect(top).to.deep.equal(votePass(whole, pq, sp, false).shortlist);
+      expect(top).to.deep.equal(votePass(whole, pq, sp, false, undefined, false, probes).shortlist);
+      if (probes) expect(all.stats.buckets).to.be.greaterThan(votePass(whole, pq, sp, false).stats.buckets);
     }
   });
 

@@ -81,8 +81,11 @@ export interface ShardPass {
 export interface PartialVoted {
   direct: VotedEntry[];
   mirror: VotedEntry[];
+  /** The reprobe pass's (lsh.reprobe; issue 35 round 13): voted on every shard with the others, verified by the merge
+   *  only when neither the direct nor the mirror pass found anything confident. */
+  reprobe?: VotedEntry[];
   /** Round 6: what the passes' query keypoints did on the shard (exact votes). */
-  keypoints?: { direct: PassKeypoints; mirror?: PassKeypoints };
+  keypoints?: { direct: PassKeypoints; mirror?: PassKeypoints; reprobe?: PassKeypoints };
 }
 
 type Stored = Omit<CandidateInput, 'pairs'> & { pairs: string | null };

@@ -92,6 +92,7 @@ export const configSchema = z
         recollide: int().min(0),
         recollideHamming: int().min(0).max(64),
         recollideVoters: int().min(0),
+        reprobe: int().min(0),
         window: nonneg(),
         farDistance: z.number().positive(),
         mirror: z.boolean(),

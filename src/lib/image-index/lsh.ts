@@ -344,10 +344,10 @@ export class LshIndex {
   }
 
   /** Query side: probe codes (count * probes) and sketches (count*2) of RootSIFT vectors. */
-  probe(vecs: Float32Array, count: number): { probes: Uint32Array; sketches: Uint32Array } {
+  probe(vecs: Float32Array, count: number, probes = this.params.probes): { probes: Uint32Array; sketches: Uint32Array } {
     const pr = project(vecs, count, this.proj);
     const nproj = this.proj.length;
-    return { probes: probeCodes(pr, count, this.params.bits, this.params.probes, nproj), sketches: sketchesOfCodes(encode(pr, count, nproj)) };
+    return { probes: probeCodes(pr, count, this.params.bits, probes, nproj), sketches: sketchesOfCodes(encode(pr, count, nproj)) };
   }
 
   /** The sketches (count*2 uint32) of RootSIFT vectors: what a target's keypoints carry in the index, computed from

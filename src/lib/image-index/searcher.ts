@@ -37,6 +37,10 @@ export interface SearchParams extends VerifyParams {
    *  unrelated images, which the check refuses before RANSAC and the epipolar model; chosen by dev/pose-check.ts
    *  (no true pair's verdict changed), the default is RECOLLIDE_POSE_CHECK. */
   recollidePoseCheck?: VerifyParams['poseCheck'];
+  /** lsh.reprobe: when neither the direct nor the mirror pass found anything confident, the query votes again with
+   *  this many probed buckets a keypoint (more than the index's lsh.multiprobe; absent or not more: no such pass), and
+   *  the images of that shortlist not in the direct pass's are verified, re-matched by voters only (reprobeOf). */
+  reprobe?: number;
   /** lsh.window: only images whose time (`at`, per slot, epoch ms) is within [lo, hi] are shortlisted; the rest
    *  take no place in the shortlist (they could not be candidates). Absent: every image. */
   window?: SlotWindow;
@@ -338,7 +342,7 @@ class VoteScan {
  * image, within matchHamming it goes to the ratio test.
  */
 function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, n: number, p: SearchParams, exact = false): Votes {
-  const per = Math.max(1, index.params.probes);
+  const per = probes.length / Math.max(1, n);
   const maxBucket = index.params.maxBucket;
   const { segments, delta } = index.buckets;
   const offs = segments.map((s) => s.offsets);
@@ -499,10 +503,11 @@ export interface VotedPass {
   voteMs: number;
 }
 
-export function votePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored: boolean, maxQuery = MAX_KP_PER_IMAGE, exact = false): VotedPass | ShardVotedPass {
+/** `probes`: buckets probed a keypoint, when not the index's lsh.multiprobe (the reprobe pass). */
+export function votePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored: boolean, maxQuery = MAX_KP_PER_IMAGE, exact = false, probes?: number): VotedPass | ShardVotedPass {
   const t0 = performance.now();
   const n = Math.min(v.f.count, maxQuery);
-  const pr = index.probe(v.vecs, n);
+  const pr = index.probe(v.vecs, n, probes);
   const t1 = performance.now();
   let scanned: Omit<Votes, 'votes' | 'voting' | 'burst'>;
   let shortlist: number[];
@@ -552,9 +557,9 @@ export interface ShardVotedPass extends VotedPass {
   keypointVotes: KeypointVotes;
 }
 
-export function shardVotePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored: boolean, maxQuery = MAX_KP_PER_IMAGE): ShardVotedPass {
+export function shardVotePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored: boolean, maxQuery = MAX_KP_PER_IMAGE, probes?: number): ShardVotedPass {
   const k = (mirrored ? Math.min(p.shortlist, p.mirrorShortlist) : p.shortlist) * SHARD_REPORT;
-  const voted = votePass(index, v, { ...p, shortlist: k, mirrorShortlist: k }, mirrored, maxQuery, true);
+  const voted = votePass(index, v, { ...p, shortlist: k, mirrorShortlist: k }, mirrored, maxQuery, true, probes);
   return voted as ShardVotedPass;
 }
 
@@ -753,6 +758,21 @@ export function mergeHits(first: Hit[], second: Hit[], keepFirstOnTie: boolean):
     .map((x) => x.h);
 }
 
+/** Whether a plain search (no views' keypoints) of this index has a reprobe pass (lsh.reprobe above lsh.multiprobe). */
+export const reprobes = (index: LshIndex, p: Pick<SearchParams, 'reprobe'>, extra?: Features): boolean => !extra?.count && !!p.reprobe && p.reprobe > index.params.probes;
+
+/** The reprobe pass's verification: its shortlist's images re-matched by voters only (lsh.recollideVoters; the
+ *  best-voted ones' re-match, lsh.recollide, is the direct pass's: the images it would reach were mostly verified
+ *  there already). */
+export const reprobeParams = (p: SearchParams): SearchParams => ({ ...p, recollide: 0 });
+
+/** A reprobe pass's shortlist without the images the direct pass verified (`seen`): what is left to verify. */
+export function reprobeOf<T extends Pick<VotedPass, 'shortlist' | 'votes' | 'coll' | 'voting' | 'sketches' | 'keypoints'>>(voted: T, seen: readonly number[]): Pick<VotedPass, 'shortlist' | 'votes' | 'coll' | 'voting' | 'sketches' | 'keypoints'> {
+  const had = new Set(seen);
+  const keep = voted.shortlist.flatMap((s, i) => (had.has(s) ? [] : [i]));
+  return { shortlist: keep.map((i) => voted.shortlist[i]!), votes: keep.map((i) => voted.votes[i]!), coll: keep.map((i) => voted.coll[i]!), voting: keep.map((i) => voted.voting[i]!), sketches: voted.sketches, keypoints: voted.keypoints };
+}
+
 /**
  * extra: more keypoints of the query in its own frame (synthesised views, src/stages/match/views.ts): the direct
  * pass then takes the plain keypoints and these together (one vote, one ratio test + RANSAC per image).
@@ -767,10 +787,28 @@ export async function search(index: LshIndex, load: SlotLoader, query: Features,
   // The mirror pass finds left-right flipped copies (SIFT descriptors are not mirror-invariant); run only
   // when the direct pass found nothing confident, since a flipped copy matches nothing directly.
   const mirrorPass = p.mirror && !confident;
-  if (!mirrorPass) return { hits: mergeHits(direct.hits, [], false), shortlist: direct.shortlist, mirrorPass, timings, scan, votes: direct.votes };
-  const m = await pass(index, load, prepare(mirrorFeatures(query)), p, true, timings, scan);
-  const shortlist = [...new Set([...direct.shortlist, ...m.shortlist])];
-  return { hits: mergeHits(direct.hits, m.hits, false), shortlist, mirrorPass, timings, scan, votes: direct.votes };
+  let hits = mergeHits(direct.hits, [], false);
+  const shortlist = [...direct.shortlist];
+  if (mirrorPass) {
+    const m = await pass(index, load, prepare(mirrorFeatures(query)), p, true, timings, scan);
+    for (const s of m.shortlist) if (!shortlist.includes(s)) shortlist.push(s);
+    hits = mergeHits(direct.hits, m.hits, false);
+  }
+  // Still nothing confident: the query votes again over more buckets (lsh.reprobe), and the images of that shortlist the
+  // direct pass did not verify are verified. Among 100,000 targets a phone's blurred photo of a small object has 0-2
+  // keypoints voting for its true target at 24 probes, more at 48 (issue 35 round 13).
+  if (reprobes(index, p, extra) && !hits.some((h) => h.score >= p.confidentScore)) {
+    const voted = votePass(index, q, p, false, MAX_KP_PER_IMAGE, false, p.reprobe);
+    const fresh = reprobeOf(voted, direct.shortlist);
+    Object.assign(scan, sumScans([{ scan }, { scan: voted.stats }]));
+    timings.probeMs += voted.probeMs;
+    timings.voteMs += voted.voteMs;
+    const t2 = performance.now();
+    hits = mergeHits(hits, await verifyShortlist(indexSource(index, load), q, fresh, reprobeParams(p), false), false);
+    timings.verifyMs += performance.now() - t2;
+    for (const s of fresh.shortlist) if (!shortlist.includes(s)) shortlist.push(s);
+  }
+  return { hits, shortlist, mirrorPass, timings, scan, votes: direct.votes };
 }
 
 

@@ -51,6 +51,7 @@ export function searchParams(config: Config): SearchParams {
     recollide: config.lsh.recollide,
     recollideHamming: config.lsh.recollideHamming,
     recollideVoters: config.lsh.recollideVoters,
+    reprobe: config.lsh.reprobe,
     recollidePoseCheck: RECOLLIDE_POSE_CHECK,
   };
 }

@@ -8,7 +8,7 @@
 import type { BankScope, CandidateInput, MatchPartial, PartialVoted, PassKeypoints, VotedEntry } from '../../bank/index.js';
 import { FeaturesRepo } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
-import { LshIndex, exactVotes, mergeHits, mirrorFeatures, prepare, tooFewCollisions, verifyShortlist, type Features, type Hit, type IndexHandle, type KeypointVotes, type Prepared, type SearchParams, type ShardVotedPass, type VotedPass } from '../../lib/image-index/index.js';
+import { LshIndex, exactVotes, mergeHits, mirrorFeatures, prepare, reprobeParams, tooFewCollisions, verifyShortlist, type Features, type Hit, type IndexHandle, type KeypointVotes, type Prepared, type SearchParams, type ShardVotedPass, type VotedPass } from '../../lib/image-index/index.js';
 import { lshParams, searchParams } from '../../lib/image-index/index.js';
 import { candidatesOf, rescaleCandidate, unconfident, type HitTargets } from './rank.js';
 import { viewEvidence, viewParams } from './views.js';
@@ -213,9 +213,18 @@ export class GlobalVerifier {
   private async searchOnce(q: Features, voted: PartialVoted[], ranked: RankedPass): Promise<Hit[]> {
     const p = searchParams(this.config);
     const direct = await this.verifyPass(prepare(q), ranked, false);
-    if (!p.mirror || direct.some((h) => h.score >= p.confidentScore)) return mergeHits(direct, [], false);
-    const mirror = globalShortlist(voted.map((x) => x.mirror), voted.map((x) => x.keypoints?.mirror), Math.min(p.shortlist, p.mirrorShortlist), p.voteSigma);
-    return mergeHits(direct, await this.verifyPass(prepare(mirrorFeatures(q)), mirror, true), false);
+    let hits = mergeHits(direct, [], false);
+    if (p.mirror && !direct.some((h) => h.score >= p.confidentScore)) {
+      const mirror = globalShortlist(voted.map((x) => x.mirror), voted.map((x) => x.keypoints?.mirror), Math.min(p.shortlist, p.mirrorShortlist), p.voteSigma);
+      hits = mergeHits(direct, await this.verifyPass(prepare(mirrorFeatures(q)), mirror, true), false);
+    }
+    // the reprobe pass (lsh.reprobe), as one index's search runs it: its shortlist less the direct pass's images
+    if (!voted.every((x) => x.reprobe) || hits.some((h) => h.score >= p.confidentScore)) return hits;
+    const again = globalShortlist(voted.map((x) => x.reprobe!), voted.map((x) => x.keypoints?.reprobe), p.shortlist, p.voteSigma);
+    const seen = new Set(ranked.entries.map((e) => e[0]));
+    const keep = again.entries.flatMap((e, i) => (seen.has(e[0]) ? [] : [i]));
+    const fresh: RankedPass = { ...again, entries: keep.map((i) => again.entries[i]!), votes: keep.map((i) => again.votes[i]!), ...(again.burst ? { burst: keep.map((i) => again.burst![i]!) } : {}) };
+    return mergeHits(hits, await this.verifyPass(prepare(q), fresh, false, reprobeParams(p)), false);
   }
 
   /** A slot's target item and image. */

@@ -8,7 +8,7 @@ import type { Bank, Item } from '../../bank/index.js';
 import { CandidatesRepo, FeaturesRepo, LshRepo, MatchPartialsRepo, isInfrastructureFailure, type CandidateInput, type PartialWide } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
 import { errorMessage } from '../../util/errors.js';
-import { indexTargets, mirrorFeatures, openIndex, prepare, searchParams, shardVotePass, type Features, type IndexHandle } from '../../lib/image-index/index.js';
+import { indexTargets, mirrorFeatures, openIndex, prepare, reprobes, searchParams, shardVotePass, type Features, type IndexHandle } from '../../lib/image-index/index.js';
 import { passKeypoints, votedEntries } from './global.js';
 import { ViewPool, denseViewsFor, greyLoader, rankAgainstIndex, rescaleCandidate, searchWindow, unconfident } from './rank.js';
 import type { DenseViewsSource } from './archive.js';
@@ -200,11 +200,13 @@ export class MatchRun implements MatchContext {
     const p = { ...searchParams(this.config), window: searchWindow(this.handle, this.config, at) };
     const d = shardVotePass(this.handle.index, prepare(q), p, false);
     const m = p.mirror ? shardVotePass(this.handle.index, prepare(mirrorFeatures(q)), p, true) : undefined;
+    // the reprobe pass's votes too (whether it is verified is known only once every shard's direct and mirror passes are)
+    const r = reprobes(this.handle.index, p) ? shardVotePass(this.handle.index, prepare(q), p, false, undefined, p.reprobe) : undefined;
     const direct = votedEntries(this.handle, d);
     const mirror = m ? votedEntries(this.handle, m) : [];
     const top = direct.slice(0, 3).map((e) => e[2]);
-    const keypoints = { direct: passKeypoints(d), mirror: m && passKeypoints(m) };
-    return { picture, searched: true, sure: false, evidence: null, top, shortlist: direct.map((e) => [e[0], e[2]]), voted: { direct, mirror, keypoints } };
+    const keypoints = { direct: passKeypoints(d), mirror: m && passKeypoints(m), ...(r ? { reprobe: passKeypoints(r) } : {}) };
+    return { picture, searched: true, sure: false, evidence: null, top, shortlist: direct.map((e) => [e[0], e[2]]), voted: { direct, mirror, ...(r ? { reprobe: votedEntries(this.handle, r) } : {}), keypoints } };
   }
 
   /** A batch's candidates in one transaction; a failed source is marked failed (not matched: it waits for a new image

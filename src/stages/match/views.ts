@@ -215,7 +215,8 @@ export async function viewQueries(q: Features, g: GreyImage, vp: ViewParams, sif
  *  views'; no mirror pass (the plain search's ran), and no re-match by voting keypoints (lsh.recollideVoters: the
  *  plain search's did that; the views' gate and CPU were measured without it). */
 export function viewPassParams(p: SearchParams, vp: ViewParams, pass: 'dense' | 'views'): SearchParams {
-  return pass === 'dense' ? { ...p, mirror: false, recollide: Math.max(p.recollide, vp.recollide), recollideVoters: 0 } : { ...p, mirror: false, recollideVoters: 0 };
+  // (neither re-matches by voters nor probes again, lsh.reprobe: the plain search did both)
+  return pass === 'dense' ? { ...p, mirror: false, recollide: Math.max(p.recollide, vp.recollide), recollideVoters: 0, reprobe: 0 } : { ...p, mirror: false, recollideVoters: 0, reprobe: 0 };
 }
 
 /** hits with each image's hit replaced by a verified one of `better` that scores higher; by score, stable. */
