@@ -4,7 +4,8 @@
 //   once and cached outside the repo) up to each scale (--scales, default 10000,100000; past what the cache holds, noisy
 //   copies of the cached photos: bench/padding.ts paddingRefs, reported as noisyCopies). At each scale the index of
 //   before issue 35 (bench/reference/, 8 tables, 72 bytes a keypoint) and today's one-table index are built over the
-//   same targets, one after the other, in this process: index bytes (and per target image), build time (CPU), RSS
+//   same targets, one after the other, in this process (both kept: the reference takes ~8 GB at 100,000), then searched
+//   together, every query by each in turn (round 13: same-time CPU ratios on a machine whose load drifts): index bytes (and per target image), build time (CPU), RSS
 //   growth, and the plain search (votes, shortlist, verification: src/lib/image-index/searcher.ts) of every source with a
 //   counterpart: query CPU p50/p95 (process CPU time, the verification's reads of padding features from the cache
 //   file included) and P@1 per set (the best verified hit is a correct target).
@@ -19,7 +20,7 @@
 //   --skip-reference: today's index only.  --queries N: at most N sources per set.
 //   --probes a,b / --variants "multiprobe=48+shortlist=60,maxBucket=1200": the same build of today's index searched
 //   again with other query-side settings (lsh.multiprobe, lsh.maxBucket, lsh.shortlist, lsh.voteSigma,
-//   lsh.voteHamming, lsh.recollideVoters; no re-encoding, no rebuild).
+//   lsh.voteHamming, lsh.recollideVoters, lsh.reprobe; no re-encoding, no rebuild), query after query with the others.
 //   --bits b: today's index built once more at that bucket width (today-b18), searched with the same variants.
 //   A miss is listed as set:source@rank (the true target's place in the shortlist, -1: not shortlisted)→top hit.
 import fs from 'node:fs';
@@ -194,42 +195,60 @@ async function build(kind: Kind, pads: PaddingRef[]) {
 }
 
 
-async function runQueries(ix: ReturnType<Kind['make']>, pads: PaddingRef[]) {
+/** One searcher of the run: an index at its settings, or the same index at a variant's (--probes, --variants). */
+interface Run {
+  name: string;
+  ix: ReturnType<Kind['make']>;
+  v?: QueryVariant;
+}
+
+/** Every query searched by every run, the runs taken in turn query after query (their order rotated), so that a
+ *  machine's load drifting over the minutes of a run weighs on each alike: the CPU ratios are same-time ratios. */
+async function runQueries(runs: Run[], pads: PaddingRef[]) {
   const load = (slot: number): Prepared | undefined => (slot < real.length ? real[slot]!.p : prepare(readPadding(pads[slot - real.length]!).features));
-  const cpu: number[] = [];
-  const p1: Record<string, number> = Object.fromEntries(SETS.map((n) => [n, 0]));
-  const wrong: string[] = [];
-  for (const q of queries) {
-    const c0 = cpuMs();
-    const r = await ix.search(q.f, load);
-    cpu.push(cpuMs() - c0);
-    // the first hit the match stage would store (candidatesOf: match.minScore, match.minInliers), as the CLI counts P@1
-    // (issue 35 round 9: a hit verified below match.minScore counted here and was no candidate through the CLI)
-    const best = r.hits.find((h) => storable(config, h));
-    if (best && q.truth.has(best.slot)) p1[q.set.name]!++;
-    else wrong.push(`${q.set.name}:${q.id}@${r.shortlist.findIndex((s) => q.truth.has(s))}${best ? `→${best.slot < real.length ? real[best.slot]!.key : `pad:${pads[best.slot - real.length]?.index}~${pads[best.slot - real.length]?.copy}`}` : ''}`);
+  const acc = runs.map(() => ({ cpu: [] as number[], p1: Object.fromEntries(SETS.map((n) => [n, 0])) as Record<string, number>, wrong: [] as string[] }));
+  for (const [qi, q] of queries.entries()) {
+    for (let k = 0; k < runs.length; k++) {
+      const i = (qi + k) % runs.length;
+      const { ix, v } = runs[i]!;
+      const a = acc[i]!;
+      ix.setQuery?.(v ?? {});
+      const c0 = cpuMs();
+      const r = await ix.search(q.f, load);
+      a.cpu.push(cpuMs() - c0);
+      // the first hit the match stage would store (candidatesOf: match.minScore, match.minInliers), as the CLI counts P@1
+      // (issue 35 round 9: a hit verified below match.minScore counted here and was no candidate through the CLI)
+      const best = r.hits.find((h) => storable(config, h));
+      if (best && q.truth.has(best.slot)) a.p1[q.set.name]!++;
+      else a.wrong.push(`${q.set.name}:${q.id}@${r.shortlist.findIndex((s) => q.truth.has(s))}${best ? `→${best.slot < real.length ? real[best.slot]!.key : `pad:${pads[best.slot - real.length]?.index}~${pads[best.slot - real.length]?.copy}`}` : ''}`);
+    }
   }
-  const per = Object.fromEntries(SETS.map((n) => [n, round(p1[n]! / queries.filter((q) => q.set.name === n).length)]));
-  return { queryCpuMs: { p50: round(percentile(cpu, 0.5), 1), p95: round(percentile(cpu, 0.95), 1), mean: round(cpu.reduce((a, b) => a + b, 0) / cpu.length, 1) }, p1: per, misses: wrong };
+  return acc.map(({ cpu, p1, wrong }) => {
+    const per = Object.fromEntries(SETS.map((n) => [n, round(p1[n]! / queries.filter((q) => q.set.name === n).length)]));
+    return { queryCpuMs: { p50: round(percentile(cpu, 0.5), 1), p95: round(percentile(cpu, 0.95), 1), mean: round(cpu.reduce((a, b) => a + b, 0) / cpu.length, 1) }, p1: per, misses: wrong };
+  });
 }
 
 async function atScale(n: number) {
   const pads = paddingRefs(config, shared, Math.max(0, n - real.length), true);
   const copies = pads.filter((r) => r.copy).length;
   const out: Record<string, unknown> = { targets: real.length + pads.length, padding: pads.length, realPadding: pads.length - copies, noisyCopies: copies };
-  // today's index first (its recall is logged early), the reference last
+  // every index built first (today's, then the reference), then searched together, query after query
+  const runs: Run[] = [];
+  const built = new Map<string, { bits: number; keypointsPerImage: number; indexBytes: number; bytesPerImage: number; rssGrowthBytes: number; buildCpuS: number }>();
   for (const kind of [...KINDS.slice(1), KINDS[0]!]) {
     if (kind.name === 'reference' && flag('skip-reference')) continue;
     const { ix, kp, buildCpuS, rssGrowth } = await build(kind, pads);
     const bytes = ix.bytes();
-    const runs: [string, QueryVariant | undefined][] = [[kind.name, undefined], ...(ix.setQuery ? VARIANTS.map((v): [string, QueryVariant] => [`${kind.name}-${variantName(v)}`, v]) : [])];
-    for (const [name, v] of runs) {
-      ix.setQuery?.(v ?? {});
-      const q = await runQueries(ix, pads);
-      out[name] = { bits: ix.bits, ...(v ? { query: v, sameIndexAs: kind.name } : {}), keypointsPerImage: round(kp / (real.length + pads.length), 1), indexBytes: bytes, bytesPerImage: Math.round(bytes / (real.length + pads.length)), rssGrowthBytes: rssGrowth, buildCpuS, ...q };
-      log(`${n} ${name}: ${JSON.stringify(out[name])} (load ${os.loadavg().map((x) => round(x, 1)).join(' ')})`);
-    }
+    built.set(kind.name, { bits: ix.bits, keypointsPerImage: round(kp / (real.length + pads.length), 1), indexBytes: bytes, bytesPerImage: Math.round(bytes / (real.length + pads.length)), rssGrowthBytes: rssGrowth, buildCpuS });
+    runs.push({ name: kind.name, ix }, ...(ix.setQuery ? VARIANTS.map((v): Run => ({ name: `${kind.name}-${variantName(v)}`, ix, v })) : []));
   }
+  const results = await runQueries(runs, pads);
+  runs.forEach((r, i) => {
+    const kindName = r.v ? r.name.slice(0, r.name.length - variantName(r.v).length - 1) : r.name;
+    out[r.name] = { ...built.get(kindName)!, ...(r.v ? { query: r.v, sameIndexAs: kindName } : {}), ...results[i]! };
+    log(`${n} ${r.name}: ${JSON.stringify(out[r.name])} (load ${os.loadavg().map((x) => round(x, 1)).join(' ')})`);
+  });
   const r = out.reference as { queryCpuMs: { p50: number; p95: number } } | undefined;
   if (r)
     for (const name of Object.keys(out).filter((k) => k.startsWith('today'))) {
@@ -290,13 +309,13 @@ async function simulated(n: number) {
   const buildCpuS = round((cpuMs() - c0) / 1000, 1);
   const peakRssBytes = peakRss(); // the build's peak (the queries add their own arrays)
   const knobs = queryKnobs(index);
-  const ix = { codes: () => new Uint32Array(0), addBatch: () => undefined, finish: () => undefined, bytes: () => index.memoryBytes(), bits: index.params.bits, search: (f: Features, load: (slot: number) => Prepared | undefined) => search(index, (s) => (s < real.length ? load(s) : undefined), f, knobs.params()) };
-  const out: Record<string, unknown> = { targets: n, bits: index.params.bits, keypointsPerImage: round(kpTotal / n, 1), indexBytes: index.memoryBytes(), bytesPerImage: Math.round(index.memoryBytes() / n), segments: index.buckets.segments.length, parts: index.buckets.segments.map((s) => s.parts.length), buildCpuS, peakRssBytesBuild: peakRssBytes, ...(await runQueries(ix, [])) };
-  for (const v of VARIANTS) {
-    knobs.set(v);
-    out[variantName(v)] = await runQueries(ix, []);
-    log(`simulated ${n} ${variantName(v)}: ${JSON.stringify(out[variantName(v)])}`);
-  }
+  const ix = { codes: () => new Uint32Array(0), addBatch: () => undefined, finish: () => undefined, bytes: () => index.memoryBytes(), bits: index.params.bits, setQuery: knobs.set, search: (f: Features, load: (slot: number) => Prepared | undefined) => search(index, (s) => (s < real.length ? load(s) : undefined), f, knobs.params()) };
+  const [base, ...others] = await runQueries([{ name: 'today', ix }, ...VARIANTS.map((v): Run => ({ name: variantName(v), ix, v }))], []);
+  const out: Record<string, unknown> = { targets: n, bits: index.params.bits, keypointsPerImage: round(kpTotal / n, 1), indexBytes: index.memoryBytes(), bytesPerImage: Math.round(index.memoryBytes() / n), segments: index.buckets.segments.length, parts: index.buckets.segments.map((s) => s.parts.length), buildCpuS, peakRssBytesBuild: peakRssBytes, ...base! };
+  VARIANTS.forEach((v, i) => {
+    out[variantName(v)] = others[i];
+    log(`simulated ${n} ${variantName(v)}: ${JSON.stringify(others[i])}`);
+  });
   return { ...out, peakRssBytes: peakRss() };
 }
 const MEAN = (await import('../src/lib/image-index/index.js')).MEAN_ROOTSIFT;
