@@ -8,7 +8,7 @@
 //   together, every query by each in turn (round 13: same-time CPU ratios on a machine whose load drifts): index bytes (and per target image), build time (CPU), RSS
 //   growth, and the plain search (votes, shortlist, verification: src/lib/image-index/searcher.ts) of every source with a
 //   counterpart: query CPU p50/p95 (process CPU time, the verification's reads of padding features from the cache
-//   file included) and P@1 per set (the best verified hit is a correct target).
+//   file included, through a cache of lsh.featureCacheMB per index as a worker's: round 13) and P@1 per set (the best verified hit is a correct target).
 //   --simulated N (default 0; 1000000 for the issue's figure, run alone: ~10 GB): N simulated targets, each keypoint
 //   a real keypoint's RootSIFT descriptor (padding and set targets) plus Gaussian noise, projected (the projection is
 //   linear: a real descriptor's projection plus a noise vector's), indexed by today's index with the real set
@@ -30,7 +30,8 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
 import { storable } from '../src/stages/match/index.js';
 import type { Features } from '../src/lib/image-index/index.js';
-import { CODE_BITS, LshIndex, encode, loadBatch, mulberry32, project, prepare, search, lshParams, searchParams } from '../src/lib/image-index/index.js';
+import { LRUCache } from 'lru-cache';
+import { CODE_BITS, LshIndex, encode, featureBytes, loadBatch, mulberry32, project, prepare, search, lshParams, searchParams } from '../src/lib/image-index/index.js';
 import type { Prepared } from '../src/lib/image-index/index.js';
 import * as ref from './reference/searcher.js';
 import { LshIndex as RefIndex } from './reference/lsh.js';
@@ -205,7 +206,18 @@ interface Run {
 /** Every query searched by every run, the runs taken in turn query after query (their order rotated), so that a
  *  machine's load drifting over the minutes of a run weighs on each alike: the CPU ratios are same-time ratios. */
 async function runQueries(runs: Run[], pads: PaddingRef[]) {
-  const load = (slot: number): Prepared | undefined => (slot < real.length ? real[slot]!.p : prepare(readPadding(pads[slot - real.length]!).features));
+  // Each run reads padding features as a match worker reads targets' (IndexHandle.load): through its own cache of
+  // lsh.featureCacheMB of stored features, least recently used dropped, so that a target met again keeps the sketches
+  // a re-match computed beside its features (searcher.ts targetSketches); the set targets stay prepared.
+  const loaders = runs.map(() => {
+    const held = new LRUCache<number, Features>({ maxSize: Math.max(1, config.lsh.featureCacheMB * 2 ** 20), sizeCalculation: featureBytes });
+    return (slot: number): Prepared | undefined => {
+      if (slot < real.length) return real[slot]!.p;
+      let f = held.get(slot);
+      if (!f) held.set(slot, (f = readPadding(pads[slot - real.length]!).features));
+      return prepare(f);
+    };
+  });
   const acc = runs.map(() => ({ cpu: [] as number[], p1: Object.fromEntries(SETS.map((n) => [n, 0])) as Record<string, number>, wrong: [] as string[] }));
   for (const [qi, q] of queries.entries()) {
     for (let k = 0; k < runs.length; k++) {
@@ -214,7 +226,7 @@ async function runQueries(runs: Run[], pads: PaddingRef[]) {
       const a = acc[i]!;
       ix.setQuery?.(v ?? {});
       const c0 = cpuMs();
-      const r = await ix.search(q.f, load);
+      const r = await ix.search(q.f, loaders[i]!);
       a.cpu.push(cpuMs() - c0);
       // the first hit the match stage would store (candidatesOf: match.minScore, match.minInliers), as the CLI counts P@1
       // (issue 35 round 9: a hit verified below match.minScore counted here and was no candidate through the CLI)
