@@ -212,7 +212,8 @@ export class GlobalVerifier {
   /** The direct pass over the global shortlist; the mirror pass (its own global shortlist) when nothing is confident. */
   private async searchOnce(q: Features, voted: PartialVoted[], ranked: RankedPass): Promise<Hit[]> {
     const p = searchParams(this.config);
-    const direct = await this.verifyPass(prepare(q), ranked, false);
+    const v = prepare(q);
+    const direct = await this.verifyPass(v, ranked, false);
     let hits = mergeHits(direct, [], false);
     if (p.mirror && !direct.some((h) => h.score >= p.confidentScore)) {
       const mirror = globalShortlist(voted.map((x) => x.mirror), voted.map((x) => x.keypoints?.mirror), Math.min(p.shortlist, p.mirrorShortlist), p.voteSigma);
@@ -224,7 +225,7 @@ export class GlobalVerifier {
     const seen = new Set(ranked.entries.map((e) => e[0]));
     const keep = again.entries.flatMap((e, i) => (seen.has(e[0]) ? [] : [i]));
     const fresh: RankedPass = { ...again, entries: keep.map((i) => again.entries[i]!), votes: keep.map((i) => again.votes[i]!), ...(again.burst ? { burst: keep.map((i) => again.burst![i]!) } : {}) };
-    return mergeHits(hits, await this.verifyPass(prepare(q), fresh, false, reprobeParams(p)), false);
+    return mergeHits(hits, await this.verifyPass(v, fresh, false, reprobeParams(p)), false);
   }
 
   /** A slot's target item and image. */

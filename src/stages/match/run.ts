@@ -198,10 +198,11 @@ export class MatchRun implements MatchContext {
    *  window's merge verifies them (global.ts); its shortlist and top votes in keypoints, as the merges read them. */
   private voteOnShard(q: Features, picture: string, at: number | undefined): PartialWide {
     const p = { ...searchParams(this.config), window: searchWindow(this.handle, this.config, at) };
-    const d = shardVotePass(this.handle.index, prepare(q), p, false);
+    const v = prepare(q);
+    const d = shardVotePass(this.handle.index, v, p, false);
     const m = p.mirror ? shardVotePass(this.handle.index, prepare(mirrorFeatures(q)), p, true) : undefined;
     // the reprobe pass's votes too (whether it is verified is known only once every shard's direct and mirror passes are)
-    const r = reprobes(this.handle.index, p) ? shardVotePass(this.handle.index, prepare(q), p, false, undefined, p.reprobe) : undefined;
+    const r = reprobes(this.handle.index, p) ? shardVotePass(this.handle.index, v, p, false, undefined, p.reprobe) : undefined;
     const direct = votedEntries(this.handle, d);
     const mirror = m ? votedEntries(this.handle, m) : [];
     const top = direct.slice(0, 3).map((e) => e[2]);
