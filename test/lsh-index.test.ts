@@ -4,9 +4,10 @@ import { expect } from 'chai';
 import { concatFeatures, MIRROR, mirrorFeatures, rootSift } from '../src/lib/image-index/descriptors.js';
 import { fitHomography, frameAgrees, homographyFrom4, ransacHomography, transferError2 } from '../src/lib/geometry/geometry.js';
 import { CODE_BITS, LshIndex, bucketSpan, countBuckets, mulberry32, popcount, probeCodes, STRIDE, type LshParams } from '../src/lib/image-index/lsh.js';
-import { RECOLLIDE_POSE_CHECK, burstCounts, exactVotes, indexSource, prepare, search, shardVotePass, sketchCollisions, targetSketches, topK, verifyShortlist, votePass, type ShardVotedPass } from '../src/lib/image-index/searcher.js';
+import { RECOLLIDE_POSE_CHECK, burstCounts, exactVotes, indexSource, prepare, search, shardVotePass, sketchCollisions, sketchCollisionsJs, targetSketches, topK, verifyShortlist, votePass, type ShardVotedPass } from '../src/lib/image-index/searcher.js';
 import { autoBits } from '../src/lib/image-index/store.js';
-import { homographySane, imageScore, poseSupport, verifyCandidate } from '../src/lib/image-index/verify.js';
+import { wasmNearestTwo, wasmSketchCollisions } from '../src/lib/image-index/wasm.js';
+import { homographySane, imageScore, poseSupport, ratioMatches, ratioMatchesJs, verifyCandidate } from '../src/lib/image-index/verify.js';
 import type { Features } from '../src/lib/image-index/features.js';
 
 const H0 = Float64Array.of(0.9, 0.1, 12, -0.08, 1.05, -7, 0.0002, -0.0001, 1);
@@ -654,6 +655,44 @@ describe('lsh-index: descriptors and index', () => {
         if (popcount(qs[2 * q]! ^ ts[2 * t]!) + popcount(qs[2 * q + 1]! ^ ts[2 * t + 1]!) <= 12) want.push(q, t);
     expect(Array.from(c)).to.deep.equal(want);
     expect(want.length / 2).to.be.at.least(10); // the 10 planted near-copies (2 bits apart) at least
+  });
+  it('sketch collisions by the WebAssembly kernel are the JavaScript loop\'s, also when they outgrow its first buffer', () => {
+    const r = mulberry32(43);
+    const qs = Uint32Array.from({ length: 2 * 700 }, () => Math.floor(r() * 2 ** 32));
+    const ts = Uint32Array.from({ length: 2 * 900 }, (_, i) => (i < 400 ? qs[i]! ^ (1 << (i % 32)) : Math.floor(r() * 2 ** 32)));
+    for (const h of [0, 12, 20, 32, 40, 64]) {
+      const w = wasmSketchCollisions(qs, 700, ts, h);
+      expect(w, 'this Node has WebAssembly').to.not.equal(null);
+      const js = sketchCollisionsJs(qs, 700, ts, h);
+      expect(w!.length).to.equal(js.length);
+      expect(Buffer.from(w!.buffer, w!.byteOffset, w!.byteLength).equals(Buffer.from(js.buffer, js.byteOffset, js.byteLength)), `maxH ${h}`).to.equal(true);
+    }
+    expect(wasmSketchCollisions(qs, 700, ts, 64)!.length).to.equal(2 * 700 * 900); // every pair: past the first buffer
+  });
+  it('the ratio test by the WebAssembly kernel gives the JavaScript loop\'s matches, distances and ratios', () => {
+    const r = mulberry32(44);
+    const unit = (v: Float32Array) => {
+      for (let i = 0; i < v.length; i += 128) {
+        const s = Math.hypot(...v.subarray(i, i + 128));
+        for (let j = i; j < i + 128; j++) v[j] = v[j]! / s;
+      }
+      return v;
+    };
+    // RootSIFT-like (non-negative, skewed) vectors; 300 target keypoints near copies of query keypoints
+    const qv = unit(Float32Array.from({ length: 770 * 128 }, () => r() ** 3));
+    const tv = unit(Float32Array.from({ length: 760 * 128 }, (_, i) => (i < 300 * 128 ? Math.max(0, qv[i]! + 0.05 * (r() - 0.5)) : r() ** 3)));
+    const cand: number[] = [];
+    for (let q = 0; q < 770; q++) for (let t = 0; t < 760; t++) if (r() < 0.05 || (q === t && q < 300)) cand.push(q, t);
+    cand.push(769, 3, 769, 3); // a pair met twice in one run
+    const Q = { f: { count: 770 } as Features, vecs: qv };
+    const T = { f: { count: 760 } as Features, vecs: tv };
+    expect(wasmNearestTwo(qv, 770, tv, 760, cand, 0.6), 'this Node has WebAssembly').to.not.equal(null);
+    for (const far of [0.6, 0.9, 2]) {
+      const js = ratioMatchesJs(Q, T, cand, far, 0.8, 0);
+      const w = ratioMatches(Q, T, cand, far, 0.8, 0);
+      expect(js.length, `far ${far}`).to.be.at.least(250);
+      expect(w, `far ${far}`).to.deep.equal(js);
+    }
   });
   it('topK gives the k largest positive votes, ties by slot, as a full sort would', () => {
     const r = mulberry32(5);

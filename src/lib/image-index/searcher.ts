@@ -1,6 +1,7 @@
 // A query against the index: keypoint votes through the LSH (the query and its mirror image), a shortlist
 // of the most-voted images, then verification of each (ratio test on the pairs the index brought together,
 // RANSAC, image score). The mirror pass finds left-right flipped copies, which SIFT alone does not match.
+import { wasmSketchCollisions } from './wasm.js';
 import type { Features } from './features.js';
 import { concatFeatures, mirrorFeatures, rootSift } from './descriptors.js';
 import { LshIndex, MAX_KP_PER_IMAGE } from './lsh.js';
@@ -720,6 +721,11 @@ export function targetSketches(index: LshIndex, t: Prepared): Uint32Array {
 
 /** (query kp, target kp) pairs whose 64-bit sketches are within maxH, grouped by query keypoint. */
 export function sketchCollisions(qs: Uint32Array, nq: number, ts: Uint32Array, maxH: number): Int32Array {
+  return wasmSketchCollisions(qs, nq, ts, maxH) ?? sketchCollisionsJs(qs, nq, ts, maxH);
+}
+
+/** sketchCollisions in JavaScript: where WebAssembly is missing, and the reference its kernel is tested against. */
+export function sketchCollisionsJs(qs: Uint32Array, nq: number, ts: Uint32Array, maxH: number): Int32Array {
   const nt = ts.length / 2;
   let out = new Int32Array(4096);
   let len = 0;

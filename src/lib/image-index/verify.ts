@@ -7,6 +7,7 @@ import { DESC_SIZE, KP_STRIDE, type Features } from './features.js';
 import { frameAgrees, hullArea, ransacHomography, transferError2, type Mat3 } from '../geometry/index.js';
 import { localPlanes, ransacFundamental, sampson2 } from '../geometry/index.js';
 import { mulberry32 } from '../../util/random.js';
+import { wasmNearestTwo } from './wasm.js';
 
 /** The epipolar (fundamental-matrix) verification (config match.epipolar). */
 export interface EpipolarParams {
@@ -201,7 +202,26 @@ interface Match {
  * than that many pixels from the nearest (the same corner detected at two scales or with two orientations is
  * not a rival; Lowe's test is meant against a different place).
  */
-function ratioMatches(q: Prepared, t: Prepared, cand: Int32Array | number[], farDistance: number, maxRatio: number, regionRadius: number): Match[] {
+export function ratioMatches(q: Prepared, t: Prepared, cand: Int32Array | number[], farDistance: number, maxRatio: number, regionRadius: number): Match[] {
+  const n = cand.length / 2;
+  // many pairs (a re-match's: lsh.recollide) without a rival region: the WebAssembly kernel, same matches (wasm.ts)
+  const near = regionRadius <= 0 && n >= WASM_RATIO_PAIRS ? wasmNearestTwo(q.vecs, q.f.count, t.vecs, t.f.count, cand, farDistance) : null;
+  if (near) {
+    const out: Match[] = [];
+    for (let i = 0; i < near.qi.length; i++) {
+      const r = near.d1[i]! / near.d2[i]!;
+      if (r < maxRatio) out.push({ qi: near.qi[i]!, ti: near.ti[i]!, d: near.d1[i]!, r });
+    }
+    return out;
+  }
+  return ratioMatchesJs(q, t, cand, farDistance, maxRatio, regionRadius);
+}
+
+/** Below this many pairs the JavaScript loop is as fast as copying a target's vectors for the kernel. */
+const WASM_RATIO_PAIRS = 1024;
+
+/** ratioMatches in JavaScript: with a rival region, few pairs, no WebAssembly; the reference the kernel is tested to. */
+export function ratioMatchesJs(q: Prepared, t: Prepared, cand: Int32Array | number[], farDistance: number, maxRatio: number, regionRadius: number): Match[] {
   const n = cand.length / 2;
   const seen = new Int32Array(t.f.count).fill(-1); // target kp -> last query kp that measured it
   const tk = t.f.keypoints;

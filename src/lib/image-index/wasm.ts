@@ -1,0 +1,258 @@
+// WebAssembly kernels for the two loops of a re-match (lsh.recollide, recollideVoters: an unconfident query's
+// shortlisted image matched again against all its keypoints), which were half its CPU (issue 35 round 14 profile):
+// - collide: every query keypoint's 64-bit sketch against every target keypoint's (~0.6M pairs an image; searcher.ts
+//   sketchCollisions). JavaScript has no 64-bit popcount (a SWAR count of two 32-bit halves); i64.popcnt is one
+//   instruction: ~6.7x faster, the same pairs in the same order.
+// - ratio: Lowe's ratio test over those pairs (verify.ts ratioMatches, without a rival region): each query keypoint's
+//   nearest and second nearest target keypoint among its pairs. A pair is dropped early once its squared differences
+//   over the first 32, 64, 96 dimensions pass the second nearest so far (as distBelow), summed four lanes at a time in
+//   float32 (its rounding, ~1e-5 at most, is inside distBelow's 1e-4 margin: a pair dropped is one at or beyond the
+//   bound, which changes nothing); a pair kept gets distBelow's own value, its dot product summed in float64 in the
+//   same order: the same matches as the JavaScript loop.
+// Assembled from their operations by src/util/wasm-asm.ts, as the SIFT kernels are (no toolchain, no binary in the
+// repo). The JavaScript loops stay the fallback (and the reference the tests hold the kernels to).
+import { I32, V128, WebAssembly, assemble, code, forLoop, op, uleb, vec, type WasmMemory } from '../../util/wasm-asm.js';
+
+const I64 = 0x7e;
+const F64 = 0x7c;
+const f64 = {
+  const: (v: number) => {
+    const b = Buffer.alloc(8);
+    b.writeDoubleLE(v);
+    return [0x44, ...b];
+  },
+  promote: [0xbb], // f64.promote_f32
+  add: [0xa0],
+  sub: [0xa1],
+  mul: [0xa2],
+  min: [0xa4],
+  max: [0xa5],
+  sqrt: [0x9f],
+  lt: [0x63],
+  gt: [0x64],
+  store: (offset: number) => [0x39, 3, ...uleb(offset)],
+};
+const i64 = {
+  load: (offset: number) => [0x29, 3, ...uleb(offset)],
+  xor: [0x85],
+  popcnt: [0x7b],
+  wrap: [0xa7], // i32.wrap_i64
+};
+const i32 = {
+  store: (offset: number) => [0x36, 2, ...uleb(offset)],
+  leS: [0x4c],
+  shrU: [0x76],
+  eq: [0x46],
+  ne: [0x47],
+  if: [0x04, 0x40],
+  else: [0x05],
+  shl: [0x74],
+};
+
+// collide(q, nq, t, tend, maxH, out, cap) -> n: for each query sketch i < nq (8 bytes each at q) and each target
+// sketch at t <= tp < tend, when popcount(q[i] ^ *tp) <= maxH the pair (i, (tp - t) / 8) is written at out (two
+// int32s) while fewer than cap pairs were written; returns how many pairs there are (possibly more than cap).
+function collide(): number[] {
+  const [q, nq, t, tend, maxH, out, cap] = [0, 1, 2, 3, 4, 5, 6];
+  const [qi, tp, n, o, qv] = [7, 8, 9, 10, 11];
+  const locals = vec([[4, I32], [1, I64]]);
+  const body = code(
+    op.i32(0), op.set(n),
+    forLoop(qi, op.i32(0), nq, 1, code(
+      op.get(q), op.get(qi), op.i32(8), op.mul, op.add, i64.load(0), op.set(qv),
+      op.get(t), op.set(tp),
+      op.block, op.loop,
+      op.get(tp), op.get(tend), op.geS, op.brIf(1),
+      op.get(qv), op.get(tp), i64.load(0), i64.xor, i64.popcnt, i64.wrap, op.get(maxH), i32.leS,
+      i32.if,
+      op.get(n), op.get(cap), op.ltS,
+      i32.if,
+      op.get(out), op.get(n), op.i32(8), op.mul, op.add, op.set(o),
+      op.get(o), op.get(qi), i32.store(0),
+      op.get(o), op.get(tp), op.get(t), op.sub, op.i32(3), i32.shrU, i32.store(4),
+      op.end,
+      op.get(n), op.i32(1), op.add, op.set(n),
+      op.end,
+      op.get(tp), op.i32(8), op.add, op.set(tp),
+      op.br(0),
+      op.end, op.end,
+    )),
+    op.get(n),
+  );
+  return [...locals, ...body, ...op.end];
+}
+
+// ratio(qv, tv, cand, n, seen, far, out) -> runs: qv, tv the query's and target's RootSIFT (128 float32 each), cand
+// n (query kp, target kp) int32 pairs grouped by query keypoint, seen one int32 per target keypoint (-1 on entry).
+// For each run of pairs of one query keypoint, a target keypoint met again in the run is skipped; d1, t1 the nearest
+// and d2 the second nearest distance (d2 starting at far), each pair measured only below d2 (distBelow); a run with a
+// nearest writes (qi, t1, d1, d2) at out (int32, int32, float64, float64: 24 bytes). Returns how many runs it wrote.
+function ratio(): number[] {
+  const [qv, tv, cand, n, seen, far, out] = [0, 1, 2, 3, 4, 5, 6];
+  const [k, qi, ti, t1, a, b, j, cnt, o] = [7, 8, 9, 10, 11, 12, 13, 14, 15];
+  const [d1, d2, d, lim, s] = [16, 17, 18, 19, 20];
+  const acc = 21;
+  const locals = vec([[9, I32], [5, F64], [1, V128]]);
+  const pairAt = (off: number) => code(op.get(cand), op.get(k), op.i32(3), i32.shl, op.add, op.load32At(off));
+  // 8 lanes-of-4 of (a - b)^2 at byte offset j, summed into acc
+  const sq = (x: number) => code(op.get(a), op.get(j), op.add, op.vloadAt(x), op.get(b), op.get(j), op.add, op.vloadAt(x), op.fsub, op.tee(acc), op.get(acc), op.fmul);
+  const chunk = code(
+    sq(0), sq(16), op.fadd, sq(32), op.fadd, sq(48), op.fadd, sq(64), op.fadd, sq(80), op.fadd, sq(96), op.fadd, sq(112), op.fadd, op.set(acc),
+    op.get(s),
+    op.get(acc), op.f32lane(0), op.get(acc), op.f32lane(1), op.f32add, op.get(acc), op.f32lane(2), op.f32add, op.get(acc), op.f32lane(3), op.f32add,
+    f64.promote, f64.add, op.set(s),
+  );
+  const body = code(
+    op.i32(0), op.set(cnt), op.i32(0), op.set(k),
+    op.block, op.loop, // runs
+    op.get(k), op.get(n), op.geS, op.brIf(1),
+    pairAt(0), op.set(qi),
+    f64.const(Infinity), op.set(d1), op.get(far), op.set(d2), op.i32(-1), op.set(t1),
+    op.get(qv), op.get(qi), op.i32(9), i32.shl, op.add, op.set(a),
+    op.block, op.loop, // the run's pairs
+    op.get(k), op.get(n), op.geS, op.brIf(1),
+    pairAt(0), op.get(qi), i32.ne, op.brIf(1),
+    pairAt(4), op.set(ti),
+    op.get(k), op.i32(1), op.add, op.set(k),
+    op.get(seen), op.get(ti), op.i32(2), i32.shl, op.add, op.load32, op.get(qi), i32.eq, op.brIf(0),
+    op.get(seen), op.get(ti), op.i32(2), i32.shl, op.add, op.get(qi), i32.store(0),
+    op.get(tv), op.get(ti), op.i32(9), i32.shl, op.add, op.set(b),
+    // d = distBelow(a, b, d2)
+    f64.const(Infinity), op.set(d),
+    op.get(d2), op.get(d2), f64.mul, f64.const(1e-4), f64.add, op.set(lim),
+    f64.const(0), op.set(s),
+    op.block, // leaves with d = Infinity when the partial sum passes lim
+    op.i32(0), op.set(j),
+    op.loop,
+    chunk,
+    op.get(s), op.get(lim), f64.gt, op.brIf(1),
+    op.get(j), op.i32(128), op.add, op.tee(j), op.i32(512), op.ltS, op.brIf(0),
+    op.end,
+    f64.const(0), op.set(s),
+    op.i32(0), op.set(j),
+    op.loop,
+    op.get(s), op.get(a), op.get(j), op.add, op.f32load(0), f64.promote, op.get(b), op.get(j), op.add, op.f32load(0), f64.promote, f64.mul, f64.add, op.set(s),
+    op.get(j), op.i32(4), op.add, op.tee(j), op.i32(512), op.ltS, op.brIf(0),
+    op.end,
+    f64.const(2), f64.const(2), op.get(s), f64.mul, f64.sub, f64.const(0), f64.max, f64.sqrt, op.set(d),
+    op.end,
+    // the nearest two
+    op.get(d), op.get(d1), f64.lt,
+    i32.if,
+    op.get(d2), op.get(d1), f64.min, op.set(d2), op.get(d), op.set(d1), op.get(ti), op.set(t1),
+    i32.else,
+    op.get(d), op.get(d2), f64.lt,
+    i32.if, op.get(d), op.set(d2), op.end,
+    op.end,
+    op.br(0),
+    op.end, op.end,
+    // the run's nearest
+    op.get(t1), op.i32(0), op.geS,
+    i32.if,
+    op.get(out), op.get(cnt), op.i32(24), op.mul, op.add, op.set(o),
+    op.get(o), op.get(qi), i32.store(0),
+    op.get(o), op.get(t1), i32.store(4),
+    op.get(o), op.get(d1), f64.store(8),
+    op.get(o), op.get(d2), f64.store(16),
+    op.get(cnt), op.i32(1), op.add, op.set(cnt),
+    op.end,
+    op.br(0),
+    op.end, op.end,
+    op.get(cnt),
+  );
+  return [...locals, ...body, ...op.end];
+}
+
+interface Kernel {
+  memory: WasmMemory;
+  collide(q: number, nq: number, t: number, tend: number, maxH: number, out: number, cap: number): number;
+  ratio(qv: number, tv: number, cand: number, n: number, seen: number, far: number, out: number): number;
+}
+
+let cached: Kernel | null | undefined;
+
+function kernel(): Kernel | null {
+  if (cached !== undefined) return cached;
+  try {
+    const memory = new WebAssembly.Memory({ initial: 16 });
+    const fn = (params: number[]) => [0x60, ...vec(params.map((t) => [t])), ...vec([[I32]])];
+    const inst = new WebAssembly.Instance(new WebAssembly.Module(assemble([
+      ['collide', fn([I32, I32, I32, I32, I32, I32, I32]), collide()],
+      ['ratio', fn([I32, I32, I32, I32, I32, F64, I32]), ratio()],
+    ])), { env: { memory } });
+    cached = { memory, collide: inst.exports.collide as Kernel['collide'], ratio: inst.exports.ratio as Kernel['ratio'] };
+  } catch {
+    cached = null;
+  }
+  return cached;
+}
+
+const PAGE = 65536;
+/** The memory's first bytes hold a query's RootSIFT vectors (up to MAX_KP_PER_IMAGE) for the ratio kernel, kept from
+ *  one call to the next while the query is the same array; everything else follows. */
+const Q_KEYPOINTS = 2048;
+const Q_BYTES = Q_KEYPOINTS * 512;
+let heldQuery: Float32Array | null = null;
+let heldCount = 0;
+
+/** (query kp, target kp) pairs whose 64-bit sketches (two uint32 words each) are within maxH, grouped by query
+ *  keypoint, target keypoints ascending; null when this runtime has no WebAssembly (the caller loops in JS). */
+export function wasmSketchCollisions(qs: Uint32Array, nq: number, ts: Uint32Array, maxH: number): Int32Array | null {
+  const k = kernel();
+  if (!k) return null;
+  const nt = ts.length >>> 1;
+  const qBytes = nq * 8;
+  const tBytes = nt * 8;
+  let cap = Math.max(4096, nq * 8);
+  for (;;) {
+    room(k, Q_BYTES + qBytes + tBytes + cap * 8);
+    const words = new Uint32Array(k.memory.buffer);
+    words.set(qs.subarray(0, 2 * nq), Q_BYTES / 4);
+    words.set(ts.subarray(0, 2 * nt), (Q_BYTES + qBytes) / 4);
+    const out = Q_BYTES + qBytes + tBytes;
+    const n = k.collide(Q_BYTES, nq, Q_BYTES + qBytes, Q_BYTES + qBytes + tBytes, maxH, out, cap);
+    if (n <= cap) return new Int32Array(k.memory.buffer, out, 2 * n).slice();
+    cap = n;
+  }
+}
+
+/** Room for `bytes` in the kernels' memory (grown when short); its words after. */
+function room(k: Kernel, bytes: number): void {
+  const have = k.memory.buffer.byteLength;
+  if (bytes > have) k.memory.grow(Math.ceil((bytes - have) / PAGE));
+}
+
+/** Each query keypoint's nearest and second nearest target keypoint among its pairs (cand: (query kp, target kp)
+ *  grouped by query keypoint), the second starting at farDistance: (qi, ti, d1, d2) per query keypoint with a
+ *  nearest, in cand's order; null when this runtime has no WebAssembly. */
+export function wasmNearestTwo(qv: Float32Array, nq: number, tv: Float32Array, nt: number, cand: Int32Array | number[], farDistance: number): { qi: Int32Array; ti: Int32Array; d1: Float64Array; d2: Float64Array } | null {
+  const k = kernel();
+  if (!k || nq > Q_KEYPOINTS) return null;
+  const n = cand.length >>> 1;
+  const tvAt = Q_BYTES;
+  const candAt = tvAt + nt * 512;
+  const seenAt = candAt + n * 8;
+  const outAt = (seenAt + nt * 4 + 7) & ~7;
+  room(k, outAt + Math.min(nq, n) * 24);
+  const buf = k.memory.buffer;
+  // the query's vectors stay in place from one image's call to the next (a re-match verifies several)
+  if (heldQuery !== qv || heldCount < nq) {
+    new Float32Array(buf, 0, nq * 128).set(qv.subarray(0, nq * 128));
+    heldQuery = qv;
+    heldCount = nq;
+  }
+  new Float32Array(buf, tvAt, nt * 128).set(tv.subarray(0, nt * 128));
+  new Int32Array(buf, candAt, 2 * n).set(cand);
+  new Int32Array(buf, seenAt, nt).fill(-1);
+  const runs = k.ratio(0, tvAt, candAt, n, seenAt, farDistance, outAt);
+  const qi = new Int32Array(runs), ti = new Int32Array(runs), d1 = new Float64Array(runs), d2 = new Float64Array(runs);
+  const w = new Int32Array(buf, outAt, runs * 6);
+  const f = new Float64Array(buf, outAt, runs * 3);
+  for (let r = 0; r < runs; r++) {
+    qi[r] = w[6 * r]!;
+    ti[r] = w[6 * r + 1]!;
+    d1[r] = f[3 * r + 1]!;
+    d2[r] = f[3 * r + 2]!;
+  }
+  return { qi, ti, d1, d2 };
+}
