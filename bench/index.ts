@@ -20,7 +20,9 @@
 //   --skip-reference: today's index only.  --queries N: at most N sources per set.
 //   --probes a,b / --variants "multiprobe=48+shortlist=60,maxBucket=1200": the same build of today's index searched
 //   again with other query-side settings (lsh.multiprobe, lsh.maxBucket, lsh.shortlist, lsh.voteSigma,
-//   lsh.voteHamming, lsh.recollideVoters, lsh.reprobe; no re-encoding, no rebuild), query after query with the others.
+//   lsh.voteHamming, lsh.recollide, lsh.recollideVoters, lsh.reprobe; no re-encoding, no rebuild), query after query
+//   with the others.  --per-query FILE: each query's CPU and verdict under every run, one JSON line a query (where the
+//   tail of the query CPU comes from).
 //   --bits b: today's index built once more at that bucket width (today-b18), searched with the same variants.
 //   A miss is listed as set:source@rank (the true target's place in the shortlist, -1: not shortlisted)→top hit.
 import fs from 'node:fs';
@@ -83,10 +85,11 @@ interface QueryVariant {
   shortlist?: number;
   voteSigma?: number;
   voteHamming?: number;
+  recollide?: number;
   recollideVoters?: number;
   reprobe?: number;
 }
-const VARIANT_KEYS = { multiprobe: 'p', maxBucket: 'mb', shortlist: 's', voteSigma: 'sg', voteHamming: 'vh', recollideVoters: 'rv', reprobe: 'rp' } as const;
+const VARIANT_KEYS = { multiprobe: 'p', maxBucket: 'mb', shortlist: 's', voteSigma: 'sg', voteHamming: 'vh', recollide: 'rc', recollideVoters: 'rv', reprobe: 'rp' } as const;
 const VARIANTS: QueryVariant[] = [
   ...opt('probes', '').split(',').filter(Boolean).map((n): QueryVariant => ({ multiprobe: Number(n) })),
   ...opt('variants', '').split(',').filter(Boolean).map((spec) => {
@@ -164,7 +167,7 @@ function queryKnobs(index: LshIndex) {
     set: (v: QueryVariant) => {
       index.params.probes = v.multiprobe ?? base.probes;
       index.params.maxBucket = v.maxBucket ?? base.maxBucket;
-      p = { ...p0, shortlist: v.shortlist ?? p0.shortlist, voteSigma: v.voteSigma ?? p0.voteSigma, voteHamming: v.voteHamming ?? p0.voteHamming, recollideVoters: v.recollideVoters ?? p0.recollideVoters, reprobe: v.reprobe ?? p0.reprobe };
+      p = { ...p0, shortlist: v.shortlist ?? p0.shortlist, voteSigma: v.voteSigma ?? p0.voteSigma, voteHamming: v.voteHamming ?? p0.voteHamming, recollide: v.recollide ?? p0.recollide, recollideVoters: v.recollideVoters ?? p0.recollideVoters, reprobe: v.reprobe ?? p0.reprobe };
     },
     params: () => p,
   };
@@ -219,7 +222,10 @@ async function runQueries(runs: Run[], pads: PaddingRef[]) {
     };
   });
   const acc = runs.map(() => ({ cpu: [] as number[], p1: Object.fromEntries(SETS.map((n) => [n, 0])) as Record<string, number>, wrong: [] as string[] }));
+  const perQuery = opt('per-query', '');
+  if (perQuery) fs.writeFileSync(perQuery, '');
   for (const [qi, q] of queries.entries()) {
+    const row: Record<string, { cpuMs: number; found: boolean }> = {};
     for (let k = 0; k < runs.length; k++) {
       const i = (qi + k) % runs.length;
       const { ix, v } = runs[i]!;
@@ -231,9 +237,11 @@ async function runQueries(runs: Run[], pads: PaddingRef[]) {
       // the first hit the match stage would store (candidatesOf: match.minScore, match.minInliers), as the CLI counts P@1
       // (issue 35 round 9: a hit verified below match.minScore counted here and was no candidate through the CLI)
       const best = r.hits.find((h) => storable(config, h));
+      row[runs[i]!.name] = { cpuMs: round(a.cpu[a.cpu.length - 1]!, 1), found: !!best && q.truth.has(best.slot) };
       if (best && q.truth.has(best.slot)) a.p1[q.set.name]!++;
       else a.wrong.push(`${q.set.name}:${q.id}@${r.shortlist.findIndex((s) => q.truth.has(s))}${best ? `→${best.slot < real.length ? real[best.slot]!.key : `pad:${pads[best.slot - real.length]?.index}~${pads[best.slot - real.length]?.copy}`}` : ''}`);
     }
+    if (perQuery) fs.appendFileSync(perQuery, JSON.stringify({ set: q.set.name, id: q.id, keypoints: q.f.count, runs: row }) + '\n');
   }
   return acc.map(({ cpu, p1, wrong }) => {
     const per = Object.fromEntries(SETS.map((n) => [n, round(p1[n]! / queries.filter((q) => q.set.name === n).length)]));
