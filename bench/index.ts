@@ -5,7 +5,9 @@
 //   copies of the cached photos: bench/padding.ts paddingRefs, reported as noisyCopies). At each scale the index of
 //   before issue 35 (bench/reference/, 8 tables, 72 bytes a keypoint) and today's one-table index are built over the
 //   same targets, one after the other, in this process (both kept: the reference takes ~8 GB at 100,000), then searched
-//   together, every query by each in turn (round 13: same-time CPU ratios on a machine whose load drifts): index bytes (and per target image), build time (CPU), RSS
+//   together, every query by each in turn (round 13: same-time CPU ratios on a machine whose load drifts; both verify
+//   with today's verifyCandidate and sketch-collision kernel, round 14: the ratio compares the indexes, not two
+//   versions of the code they share): index bytes (and per target image), build time (CPU), RSS
 //   growth, and the plain search (votes, shortlist, verification: src/lib/image-index/searcher.ts) of every source with a
 //   counterpart: query CPU p50/p95 (process CPU time, the verification's reads of padding features from the cache
 //   file included, through a cache of lsh.featureCacheMB per index as a worker's: round 13) and P@1 per set (the best verified hit is a correct target).
