@@ -6,7 +6,7 @@
 import type { Features } from '../../src/lib/image-index/index.js';
 import { concatFeatures, mirrorFeatures, rootSift } from '../../src/lib/image-index/index.js';
 import { LshIndex, MAX_KP_PER_IMAGE, popcount } from './lsh.js';
-import { sketchCollisions as todaysSketchCollisions } from '../../src/lib/image-index/searcher.js';
+import { sketchCollisions as todaysSketchCollisions } from '../../src/lib/image-index/index.js';
 import { unverified, verifyCandidate, type Prepared, type Verification, type VerifyParams } from '../../src/lib/image-index/index.js';
 
 export interface SearchParams extends VerifyParams {
