@@ -118,7 +118,7 @@ interface Kind {
     finish(): void;
     bytes(): number;
     bits: number;
-    search(q: Features, load: (slot: number) => Prepared | undefined): Promise<{ hits: { slot: number; score: number; inliers: number }[]; shortlist: number[] }>;
+    search(q: Features, load: (slot: number) => Prepared | undefined): Promise<{ hits: { slot: number; score: number; inliers: number }[]; shortlist: number[]; timings?: { probeMs: number; voteMs: number; verifyMs: number }; scan?: { scanned: number } }>;
     /** Query-side settings of a one-table index (the reference has none): lsh.multiprobe, lsh.maxBucket, lsh.shortlist. */
     setQuery?(v: QueryVariant): void;
   };
@@ -227,7 +227,7 @@ async function runQueries(runs: Run[], pads: PaddingRef[]) {
   const perQuery = opt('per-query', '');
   if (perQuery) fs.writeFileSync(perQuery, '');
   for (const [qi, q] of queries.entries()) {
-    const row: Record<string, { cpuMs: number; found: boolean }> = {};
+    const row: Record<string, { cpuMs: number; found: boolean; voteMs?: number; verifyMs?: number; scanned?: number }> = {};
     for (let k = 0; k < runs.length; k++) {
       const i = (qi + k) % runs.length;
       const { ix, v } = runs[i]!;
@@ -239,7 +239,8 @@ async function runQueries(runs: Run[], pads: PaddingRef[]) {
       // the first hit the match stage would store (candidatesOf: match.minScore, match.minInliers), as the CLI counts P@1
       // (issue 35 round 9: a hit verified below match.minScore counted here and was no candidate through the CLI)
       const best = r.hits.find((h) => storable(config, h));
-      row[runs[i]!.name] = { cpuMs: round(a.cpu[a.cpu.length - 1]!, 1), found: !!best && q.truth.has(best.slot) };
+      const tm = r.timings;
+      row[runs[i]!.name] = { cpuMs: round(a.cpu[a.cpu.length - 1]!, 1), found: !!best && q.truth.has(best.slot), ...(tm ? { voteMs: round(tm.probeMs + tm.voteMs, 1), verifyMs: round(tm.verifyMs, 1) } : {}), scanned: r.scan?.scanned ?? (runs[i]!.name === 'reference' ? ref.scanStats.scanned : undefined) };
       if (best && q.truth.has(best.slot)) a.p1[q.set.name]!++;
       else a.wrong.push(`${q.set.name}:${q.id}@${r.shortlist.findIndex((s) => q.truth.has(s))}${best ? `→${best.slot < real.length ? real[best.slot]!.key : `pad:${pads[best.slot - real.length]?.index}~${pads[best.slot - real.length]?.copy}`}` : ''}`);
     }
