@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { concatFeatures, MIRROR, mirrorFeatures, rootSift } from '../src/lib/image-index/descriptors.js';
 import { fitHomography, frameAgrees, homographyFrom4, ransacHomography, transferError2 } from '../src/lib/geometry/geometry.js';
 import { CODE_BITS, LshIndex, bucketSpan, countBuckets, mulberry32, popcount, probeCodes, STRIDE, type LshParams } from '../src/lib/image-index/lsh.js';
-import { RECOLLIDE_POSE_CHECK, burstCounts, exactVotes, indexSource, prepare, search, shardVotePass, sketchCollisions, sketchCollisionsJs, targetSketches, topK, verifyShortlist, votePass, type ShardVotedPass } from '../src/lib/image-index/searcher.js';
+import { RECOLLIDE_POSE_CHECK, burstCounts, exactVotes, indexSource, prepare, search, shardVotePass, sketchCollisions, sketchCollisionsJs, targetSketches, topK, verifyShortlist, votePass, type ShardVotedPass, type VotedPass } from '../src/lib/image-index/searcher.js';
 import { autoBits } from '../src/lib/image-index/store.js';
 import { wasmNearestTwo, wasmSketchCollisions } from '../src/lib/image-index/wasm.js';
 import { homographySane, imageScore, poseSupport, ratioMatches, ratioMatchesJs, verifyCandidate } from '../src/lib/image-index/verify.js';
@@ -450,10 +450,10 @@ describe('lsh-index: descriptors and index', () => {
     // reprobe pass, lsh.reprobe)
     const settings = [undefined, 48].flatMap((probes) => [{ ...SP, shortlist: 5, voteSigma: 0 }, { ...SP, shortlist: 5, voteHamming: 10, voteSigma: 4 }].map((sp) => ({ probes, sp })));
     for (const { probes, sp } of settings) {
-      const all = votePass(whole, pq, { ...sp, shortlist: 24 }, false, undefined, false, probes);
+      const all = votePass(whole, pq, { ...sp, shortlist: 24 }, false, { probes });
       expect(all.stats.skippedBuckets, 'some buckets over maxBucket in the whole index').to.be.greaterThan(0);
       const wholeVotes = new Map(all.shortlist.map((s, i) => [s, all.votes[i]!]));
-      const passes = shards.map((s) => shardVotePass(s.idx, pq, sp, false, undefined, probes) as ShardVotedPass);
+      const passes = shards.map((s) => shardVotePass(s.idx, pq, sp, false, { probes }) as ShardVotedPass);
       const images = passes.flatMap((v, k) => v.shortlist.map((slot) => shards[k]!.imageOf[slot]!));
       const merged = exactVotes(passes.map((v) => v.keypointVotes), passes.flatMap((v) => v.voters), sp.voteSigma);
       images.forEach((img, i) => expect(merged[i], `image ${img}, sigma ${sp.voteSigma ?? 0}`).to.equal(wholeVotes.get(img)));
@@ -465,9 +465,28 @@ describe('lsh-index: descriptors and index', () => {
       for (const v of passes) expect(v.copy).to.equal(all.copy);
       // the whole index's shortlist of 5 is the 5 most-voted of the shards' reports, by their exact votes
       const top = images.map((img, i) => ({ img, v: merged[i]! })).sort((a, b) => b.v - a.v || a.img - b.img).slice(0, 5).map((x) => x.img);
-      expect(top).to.deep.equal(votePass(whole, pq, sp, false, undefined, false, probes).shortlist);
+      expect(top).to.deep.equal(votePass(whole, pq, sp, false, { probes }).shortlist);
       if (probes) expect(all.stats.buckets).to.be.greaterThan(votePass(whole, pq, sp, false).stats.buckets);
+      if (!probes) continue;
+      // the reprobe pass resumed from the direct pass's record (ScanRecord) votes exactly as one scanning every bucket
+      const pick = (v: VotedPass) => ({ shortlist: v.shortlist, votes: v.votes, voting: v.voting, burst: v.burst, coll: v.coll, copy: v.copy, ...('voters' in v ? { voters: (v as ShardVotedPass).voters, kv: (v as ShardVotedPass).keypointVotes } : {}) });
+      const rec = votePass(whole, pq, { ...sp, shortlist: 24 }, false, { record: true }).record!;
+      const resumed = votePass(whole, pq, { ...sp, shortlist: 24 }, false, { probes, resume: rec });
+      expect(pick(resumed)).to.deep.equal(pick(all));
+      expect(resumed.stats.buckets, 'only the buckets it adds').to.be.lessThan(all.stats.buckets);
+      shards.forEach((s, k) => {
+        const again = shardVotePass(s.idx, pq, sp, false, { probes, resume: shardVotePass(s.idx, pq, sp, false, { record: true }).record! });
+        expect(pick(again), `shard ${k}`).to.deep.equal(pick(passes[k]!));
+      });
     }
+    // a record of another generation of the index (an image added since) is not resumed: the scan starts over
+    const stale = votePass(whole, pq, { ...SP, shortlist: 24 }, false, { record: true }).record!;
+    whole.add(codes[0]!);
+    const fresh = votePass(whole, pq, { ...SP, shortlist: 24 }, false, { probes: 48 });
+    const fromStale = votePass(whole, pq, { ...SP, shortlist: 24 }, false, { probes: 48, resume: stale });
+    expect(fromStale.shortlist).to.deep.equal(fresh.shortlist);
+    expect(fromStale.votes).to.deep.equal(fresh.votes);
+    expect(fromStale.stats.buckets).to.equal(fresh.stats.buckets);
   });
 
   it("counts a burst of the query's near-identical keypoints as one keypoint in the burst-discounted votes (Jegou et al. 2009)", () => {

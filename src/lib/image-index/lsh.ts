@@ -317,6 +317,7 @@ export class LshIndex {
   private liveImages = 0;
   /** A shard's view of the whole index's buckets (useBucketSizes); null: its own. */
   private wholeSizes: Uint32Array | null = null;
+  private gen = 0;
 
   /** `partEntries`: entries a segment's part is made for (PART_ENTRIES; tests make it small). */
   constructor(params: LshParams, private readonly partEntries = PART_ENTRIES) {
@@ -374,6 +375,7 @@ export class LshIndex {
    * its own entries only. Null: its own sizes.
    */
   useBucketSizes(sizes: Uint32Array | null): void {
+    this.gen++;
     if (sizes && sizes.length !== 1 << this.params.bits) throw new Error(`bucket sizes for ${sizes.length} buckets, the index has ${1 << this.params.bits}`);
     this.wholeSizes = sizes;
   }
@@ -414,6 +416,7 @@ export class LshIndex {
 
   /** Takes a new slot for an image (the output of codes()); its entries are not bucketed yet. */
   private newSlot(packed: Uint32Array): Pending {
+    this.gen++;
     const count = Math.min(packed.length / STRIDE, MAX_KP_PER_IMAGE);
     const slot = this.nSlots++;
     if (slot >= this.alive.length) this.grow();
@@ -424,6 +427,12 @@ export class LshIndex {
     this.liveImages++;
     this.liveEntries += count;
     return { slot, count, codes: packed };
+  }
+
+  /** Changes with every change to what a scan meets (images added or removed, segments rewritten, bucket sizes):
+   *  a scan recorded at one generation can be resumed at the same one only (searcher.ts ScanRecord). */
+  get generation(): number {
+    return this.gen;
   }
 
   /** Adds an image (the output of codes()) under a new slot, which it returns. */
@@ -454,6 +463,7 @@ export class LshIndex {
 
   remove(slot: number): void {
     if (slot >= this.nSlots || !this.alive[slot]) return;
+    this.gen++;
     this.alive[slot] = 0;
     this.liveImages--;
     const n = this.kpCount[slot]!;
@@ -577,6 +587,7 @@ export class LshIndex {
   /** Puts `seg` in the place of segments `from` (indexes; at the end when none), and moves their slots and the
    *  `fresh` images' to it. */
   private replace(from: number[], seg: Segment, fresh: Pending[] = []): void {
+    this.gen++;
     const at = from.length ? Math.min(...from) : this.segs.length;
     const remap = new Int32Array(this.segs.length);
     const segs: Segment[] = [];

@@ -338,11 +338,61 @@ class VoteScan {
 }
 
 /**
+ * What a vote scan met, keypoint by keypoint: each collision it passed to the vote (sketch distance, entry, bucket
+ * weight), in scan order. A scan of the same query over more buckets a keypoint (the reprobe pass, lsh.reprobe) starts
+ * from it: probeCodes lists a keypoint's buckets likeliest first, so its first `per` buckets are the recorded scan's,
+ * and replaying their collisions leaves the vote exactly where scanning them again would (issue 35 round 14: the
+ * reprobe pass of an unconfident query scans only its new buckets). Valid for the index generation, query keypoints,
+ * bucket cap and Hamming bound it was made with (else the scan starts over).
+ */
+export interface ScanRecord {
+  generation: number;
+  n: number;
+  per: number;
+  maxBucket: number;
+  maxH: number;
+  /** Keypoint q's collisions are [at[q], at[q + 1]). */
+  at: Int32Array;
+  h: Uint8Array;
+  e: Int32Array;
+  w: Float64Array;
+  copy: number;
+}
+
+class ScanRecorder {
+  private h = new Uint8Array(16384);
+  private e = new Int32Array(16384);
+  private w = new Float64Array(16384);
+  private len = 0;
+  readonly at: Int32Array;
+  constructor(n: number) {
+    this.at = new Int32Array(n + 1);
+  }
+  push(h: number, e: number, w: number): void {
+    if (this.len === this.h.length) {
+      const grow = <T extends Uint8Array | Int32Array | Float64Array>(a: T, b: T): T => (b.set(a), b);
+      this.h = grow(this.h, new Uint8Array(this.len * 2));
+      this.e = grow(this.e, new Int32Array(this.len * 2));
+      this.w = grow(this.w, new Float64Array(this.len * 2));
+    }
+    this.h[this.len] = h;
+    this.e[this.len] = e;
+    this.w[this.len++] = w;
+  }
+  end(q: number): void {
+    this.at[q + 1] = this.len;
+  }
+  done(base: Omit<ScanRecord, 'at' | 'h' | 'e' | 'w'>): ScanRecord {
+    return { ...base, at: this.at, h: this.h.subarray(0, this.len), e: this.e.subarray(0, this.len), w: this.w.subarray(0, this.len) };
+  }
+}
+
+/**
  * Scans every probed bucket of every query keypoint once, in every segment and the delta: sequential over each
  * bucket's entries with their full sketches beside them; an entry whose sketch is within voteHamming votes for its
  * image, within matchHamming it goes to the ratio test.
  */
-function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, n: number, p: SearchParams, exact = false): Votes {
+function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, n: number, p: SearchParams, exact = false, o: { record?: boolean; resume?: ScanRecord } = {}): Votes & { record?: ScanRecord } {
   const per = probes.length / Math.max(1, n);
   const maxBucket = index.params.maxBucket;
   const { segments, delta } = index.buckets;
@@ -358,11 +408,16 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
   const scan = new VoteScan(scratch.take(index.slots, n), index.aliveFlags, p.voteHamming, p.matchHamming, bursts, p.voteSigma, n, exact);
   const st = scan.stats;
   let copy = 0;
+  const gen = index.generation;
+  const r = o.resume;
+  const resume = r && r.generation === gen && r.n === n && r.per <= per && r.maxBucket === maxBucket && r.maxH === maxH ? r : undefined;
+  const rec = o.record ? new ScanRecorder(n) : null;
   for (let q = 0; q < n; q++) {
     const q0 = sketches[2 * q]!;
     const q1 = sketches[2 * q + 1]!;
     scan.startKeypoint(q);
-    for (let k = 0; k < per; k++) {
+    if (resume) for (let i = resume.at[q]!; i < resume.at[q + 1]!; i++) scan.collide(resume.h[i]!, resume.e[i]!, resume.w[i]!);
+    for (let k = resume ? resume.per : 0; k < per; k++) {
       const code = probes[q * per + k]!;
       if (k && code === probes[q * per + k - 1]) continue; // a repeated probe (fewer buckets than probes)
       let own = 0;
@@ -392,19 +447,28 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
           const x = q0 ^ data[j + 1]!;
           const y = q1 ^ data[j + 2]!;
           const h = popcount2(x, y);
-          if (h <= maxH) scan.collide(h, data[j]!, w);
+          if (h <= maxH) {
+            scan.collide(h, data[j]!, w);
+            rec?.push(h, data[j]!, w);
+          }
         }
       }
       if (d)
         for (let j = 0; j < d.length; j += 3) {
           const h = popcount2(q0 ^ d[j + 1]!, q1 ^ d[j + 2]!);
-          if (h <= maxH) scan.collide(h, d[j]!, w);
+          if (h <= maxH) {
+            scan.collide(h, d[j]!, w);
+            rec?.push(h, d[j]!, w);
+          }
         }
     }
+    rec?.end(q);
     scan.endKeypoint();
   }
+  if (resume) copy = resume.copy;
   const exactOut = scan.kp ? { ...scan.kp, burst: bursts, voters: scan.voters!.view() } : undefined;
-  return { votes: scan.votes, burst: scan.burst, copy, voting: scan.voting, found: scan.found.view(), stats: st, exact: exactOut };
+  const record = rec?.done({ generation: gen, n, per, maxBucket, maxH, copy });
+  return { votes: scan.votes, burst: scan.burst, copy, voting: scan.voting, found: scan.found.view(), stats: st, exact: exactOut, ...(record ? { record } : {}) };
 }
 
 /**
@@ -502,21 +566,35 @@ export interface VotedPass {
   stats: ScanStats;
   probeMs: number;
   voteMs: number;
+  /** What the scan met (VoteOptions.record). */
+  record?: ScanRecord;
 }
 
-/** `probes`: buckets probed a keypoint, when not the index's lsh.multiprobe (the reprobe pass). */
-export function votePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored: boolean, maxQuery = MAX_KP_PER_IMAGE, exact = false, probes?: number): VotedPass | ShardVotedPass {
+/** A vote pass's options: at most `maxQuery` query keypoints; `exact`: a shard's record of every keypoint's votes
+ *  (ShardVotedPass); `probes`: buckets probed a keypoint, when not the index's lsh.multiprobe (the reprobe pass);
+ *  `record`: keep what the scan met (VotedPass.record), so that `resume` (a pass of the same query over more buckets)
+ *  scans only the buckets it adds. */
+export interface VoteOptions {
+  maxQuery?: number;
+  exact?: boolean;
+  probes?: number;
+  record?: boolean;
+  resume?: ScanRecord;
+}
+
+export function votePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored: boolean, o: VoteOptions = {}): VotedPass | ShardVotedPass {
+  const { maxQuery = MAX_KP_PER_IMAGE, exact = false } = o;
   const t0 = performance.now();
   const n = Math.min(v.f.count, maxQuery);
-  const pr = index.probe(v.vecs, n, probes);
+  const pr = index.probe(v.vecs, n, o.probes);
   const t1 = performance.now();
-  let scanned: Omit<Votes, 'votes' | 'voting' | 'burst'>;
+  let scanned: Omit<Votes, 'votes' | 'voting' | 'burst'> & { record?: ScanRecord };
   let shortlist: number[];
   let shortVotes: number[];
   let shortVoting: number[];
   let shortBurst: number[];
   try {
-    const { votes, voting, burst, ...rest } = scanVotes(index, pr.probes, pr.sketches, n, p, exact);
+    const { votes, voting, burst, ...rest } = scanVotes(index, pr.probes, pr.sketches, n, p, exact, o);
     scanned = rest;
     // ranked among the images voted for only (VoteScratch.touched), not every slot
     shortlist = topK(votes, mirrored ? Math.min(p.shortlist, p.mirrorShortlist) : p.shortlist, index.tieKeys, p.window, scratch.touched.subarray(0, scratch.nTouched));
@@ -526,14 +604,14 @@ export function votePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored
   } finally {
     scratch.clear(n);
   }
-  const { copy, found, stats, exact: kv } = scanned;
+  const { copy, found, stats, exact: kv, record } = scanned;
   const pos = new Map(shortlist.map((s, i) => [s, i]));
   const coll: number[][] = shortlist.map(() => []);
   for (let k = 0; k < found.length; k += 3) {
     const i = pos.get(found[k]!);
     if (i !== undefined) coll[i]!.push(found[k + 1]!, found[k + 2]!);
   }
-  const out: VotedPass = { shortlist, votes: shortVotes, voting: shortVoting, burst: shortBurst, coll, sketches: pr.sketches, keypoints: n, copy, stats, probeMs: t1 - t0, voteMs: performance.now() - t1 };
+  const out: VotedPass = { shortlist, votes: shortVotes, voting: shortVoting, burst: shortBurst, coll, sketches: pr.sketches, keypoints: n, copy, stats, probeMs: t1 - t0, voteMs: performance.now() - t1, ...(record ? { record } : {}) };
   if (!kv) return out;
   // each shortlisted image's voting keypoints, ascending (the scan records them keypoint after keypoint)
   const voters: number[][] = shortlist.map(() => []);
@@ -558,9 +636,9 @@ export interface ShardVotedPass extends VotedPass {
   keypointVotes: KeypointVotes;
 }
 
-export function shardVotePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored: boolean, maxQuery = MAX_KP_PER_IMAGE, probes?: number): ShardVotedPass {
+export function shardVotePass(index: LshIndex, v: Prepared, p: SearchParams, mirrored: boolean, o: Omit<VoteOptions, 'exact'> = {}): ShardVotedPass {
   const k = (mirrored ? Math.min(p.shortlist, p.mirrorShortlist) : p.shortlist) * SHARD_REPORT;
-  const voted = votePass(index, v, { ...p, shortlist: k, mirrorShortlist: k }, mirrored, maxQuery, true, probes);
+  const voted = votePass(index, v, { ...p, shortlist: k, mirrorShortlist: k }, mirrored, { ...o, exact: true });
   return voted as ShardVotedPass;
 }
 
@@ -694,15 +772,15 @@ class Recollision {
 }
 
 /** One pass (the query or its mirror image): votes, shortlist, verification of each shortlisted image. */
-async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchParams, mirrored: boolean, t: { probeMs: number; voteMs: number; verifyMs: number }, scanned: ScanStats, maxQuery = MAX_KP_PER_IMAGE) {
-  const voted = votePass(index, v, p, mirrored, maxQuery);
+async function pass(index: LshIndex, load: SlotLoader, v: Prepared, p: SearchParams, mirrored: boolean, t: { probeMs: number; voteMs: number; verifyMs: number }, scanned: ScanStats, o: VoteOptions = {}) {
+  const voted = votePass(index, v, p, mirrored, o);
   Object.assign(scanned, sumScans([{ scan: scanned }, { scan: voted.stats }]));
   const t2 = performance.now();
   const hits = await verifyShortlist(indexSource(index, load), v, voted, p, mirrored);
   t.probeMs += voted.probeMs;
   t.voteMs += voted.voteMs;
   t.verifyMs += performance.now() - t2;
-  return { hits, shortlist: voted.shortlist, votes: { slots: voted.shortlist, votes: voted.votes, burst: voted.burst, keypoints: voted.keypoints, copy: voted.copy } satisfies DirectVotes };
+  return { hits, shortlist: voted.shortlist, record: voted.record, votes: { slots: voted.shortlist, votes: voted.votes, burst: voted.burst, keypoints: voted.keypoints, copy: voted.copy } satisfies DirectVotes };
 }
 
 /** The sketches of a target's keypoints, computed from its features once per features object and index: kept beside
@@ -788,7 +866,7 @@ export async function search(index: LshIndex, load: SlotLoader, query: Features,
   const scan: ScanStats = { scanned: 0, passed: 0, buckets: 0, skippedBuckets: 0 };
   // --- views hook: the view keypoints follow the plain ones (indexes after query.count), no count cap
   const q = prepare(extra?.count ? concatFeatures(query, [query, extra]) : query);
-  const direct = await pass(index, load, q, p, false, timings, scan, extra?.count ? Infinity : MAX_KP_PER_IMAGE);
+  const direct = await pass(index, load, q, p, false, timings, scan, { maxQuery: extra?.count ? Infinity : MAX_KP_PER_IMAGE, record: reprobes(index, p, extra) });
   const confident = direct.hits.some((h) => h.score >= p.confidentScore);
   // The mirror pass finds left-right flipped copies (SIFT descriptors are not mirror-invariant); run only
   // when the direct pass found nothing confident, since a flipped copy matches nothing directly.
@@ -804,7 +882,7 @@ export async function search(index: LshIndex, load: SlotLoader, query: Features,
   // direct pass did not verify are verified. Among 100,000 targets a phone's blurred photo of a small object has 0-2
   // keypoints voting for its true target at 24 probes, more at 48 (issue 35 round 13).
   if (reprobes(index, p, extra) && !hits.some((h) => h.score >= p.confidentScore)) {
-    const voted = votePass(index, q, p, false, MAX_KP_PER_IMAGE, false, p.reprobe);
+    const voted = votePass(index, q, p, false, { probes: p.reprobe, resume: direct.record });
     const fresh = reprobeOf(voted, direct.shortlist);
     Object.assign(scan, sumScans([{ scan }, { scan: voted.stats }]));
     timings.probeMs += voted.probeMs;

@@ -199,10 +199,12 @@ export class MatchRun implements MatchContext {
   private voteOnShard(q: Features, picture: string, at: number | undefined): PartialWide {
     const p = { ...searchParams(this.config), window: searchWindow(this.handle, this.config, at) };
     const v = prepare(q);
-    const d = shardVotePass(this.handle.index, v, p, false);
+    const again = reprobes(this.handle.index, p);
+    const d = shardVotePass(this.handle.index, v, p, false, { record: again });
     const m = p.mirror ? shardVotePass(this.handle.index, prepare(mirrorFeatures(q)), p, true) : undefined;
     // the reprobe pass's votes too (whether it is verified is known only once every shard's direct and mirror passes are)
-    const r = reprobes(this.handle.index, p) ? shardVotePass(this.handle.index, v, p, false, undefined, p.reprobe) : undefined;
+    // (scanning only the buckets it adds to the direct pass's: ScanRecord)
+    const r = again ? shardVotePass(this.handle.index, v, p, false, { probes: p.reprobe, resume: d.record }) : undefined;
     const direct = votedEntries(this.handle, d);
     const mirror = m ? votedEntries(this.handle, m) : [];
     const top = direct.slice(0, 3).map((e) => e[2]);

@@ -30,7 +30,7 @@ export async function denseOnShard(run: MatchContext, sha: string, q: Features, 
   if (!g || g.width !== q.width || g.height !== q.height) return null;
   const qd = await run.dense.query(sha, q, g);
   const p = { ...searchParams(run.config), mirror: false, recollide: 0, window: searchWindow(run.handle, run.config, at) };
-  const v = shardVotePass(run.handle.index, prepare(concatFeatures(q, [q, qd])), p, false, Infinity);
+  const v = shardVotePass(run.handle.index, prepare(concatFeatures(q, [q, qd])), p, false, { maxQuery: Infinity });
   return { entries: votedEntries(run.handle, v, false), keypoints: passKeypoints(v) };
 }
 
@@ -60,7 +60,7 @@ export async function viewsOnShard(run: MatchContext, sha: string, q: Features, 
   const p = { ...searchParams(run.config), window: searchWindow(run.handle, run.config, at) };
   const vp = viewParams(run.config);
   const vote = (f: Features, pass: 'dense' | 'views', max?: number) => {
-    const v = shardVotePass(run.handle.index, prepare(f), viewPassParams(p, vp, pass), false, max);
+    const v = shardVotePass(run.handle.index, prepare(f), viewPassParams(p, vp, pass), false, { maxQuery: max });
     return { entries: votedEntries(run.handle, v), keypoints: passKeypoints(v) };
   };
   return { dense: qs.dense ? vote(qs.dense, 'dense') : undefined, views: qs.views ? vote(qs.views, 'views', Infinity) : undefined };
