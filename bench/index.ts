@@ -235,7 +235,7 @@ async function runQueries(runs: Run[], pads: PaddingRef[]) {
   const perQuery = opt('per-query', '');
   if (perQuery) fs.writeFileSync(perQuery, '');
   for (const [qi, q] of queries.entries()) {
-    const row: Record<string, { cpuMs: number; found: boolean; voteMs?: number; verifyMs?: number; scanned?: number }> = {};
+    const row: Record<string, { cpuMs: number; readMs: number; found: boolean; voteMs?: number; verifyMs?: number; scanned?: number }> = {};
     for (let k = 0; k < runs.length; k++) {
       const i = (qi + k) % runs.length;
       const { ix, v } = runs[i]!;
