@@ -215,8 +215,8 @@ async function runQueries(runs: Run[], pads: PaddingRef[]) {
   // lsh.featureCacheMB of stored features, least recently used dropped, so that a target met again keeps the sketches
   // a re-match computed beside its features (searcher.ts targetSketches); the set targets stay prepared.
   // The CPU of reading a padding image from the cache file is counted apart (readMs): a noisy copy's descriptors are
-  // generated again at each read (~4 ms of Gaussian noise for 770 keypoints, round 14), several times a worker's read
-  // of stored features from the bank, and an index whose shortlists verify more images pays it more.
+  // generated again at each read (~4 ms of Gaussian noise for 770 keypoints), more than a worker's read of stored
+  // features from the bank (round 14: 4.8 ms a query for today's index, 3.4 for the old one).
   let readMs = 0;
   const loaders = runs.map(() => {
     const held = new LRUCache<number, Features>({ maxSize: Math.max(1, config.lsh.featureCacheMB * 2 ** 20), sizeCalculation: featureBytes });
@@ -244,13 +244,15 @@ async function runQueries(runs: Run[], pads: PaddingRef[]) {
       const c0 = cpuMs();
       const read0 = readMs;
       const r = await ix.search(q.f, loaders[i]!);
-      a.cpu.push(cpuMs() - c0);
-      a.lessReads.push(a.cpu[a.cpu.length - 1]! - (readMs - read0));
+      const cpu = cpuMs() - c0;
+      const read = readMs - read0;
+      a.cpu.push(cpu);
+      a.lessReads.push(cpu - read);
       // the first hit the match stage would store (candidatesOf: match.minScore, match.minInliers), as the CLI counts P@1
       // (issue 35 round 9: a hit verified below match.minScore counted here and was no candidate through the CLI)
       const best = r.hits.find((h) => storable(config, h));
       const tm = r.timings;
-      row[runs[i]!.name] = { cpuMs: round(a.cpu[a.cpu.length - 1]!, 1), readMs: round(a.cpu[a.cpu.length - 1]! - a.lessReads[a.lessReads.length - 1]!, 1), found: !!best && q.truth.has(best.slot), ...(tm ? { voteMs: round(tm.probeMs + tm.voteMs, 1), verifyMs: round(tm.verifyMs, 1) } : {}), scanned: r.scan?.scanned ?? (runs[i]!.name === 'reference' ? ref.scanStats.scanned : undefined) };
+      row[runs[i]!.name] = { cpuMs: round(cpu, 1), readMs: round(read, 1), found: !!best && q.truth.has(best.slot), ...(tm ? { voteMs: round(tm.probeMs + tm.voteMs, 1), verifyMs: round(tm.verifyMs, 1) } : {}), scanned: r.scan?.scanned ?? (runs[i]!.name === 'reference' ? ref.scanStats.scanned : undefined) };
       if (best && q.truth.has(best.slot)) a.p1[q.set.name]!++;
       else a.wrong.push(`${q.set.name}:${q.id}@${r.shortlist.findIndex((s) => q.truth.has(s))}${best ? `→${best.slot < real.length ? real[best.slot]!.key : `pad:${pads[best.slot - real.length]?.index}~${pads[best.slot - real.length]?.copy}`}` : ''}`);
     }

@@ -150,6 +150,12 @@ export function forLoop(v: number, from: number[], limitLocal: number, step: num
 }
 
 
+/** A function type: its parameters' and results' value types (I32, V128, 0x7c f64, ...). */
+export const funcType = (params: number[], results: number[] = []): number[] => [0x60, ...vec(params.map((t) => [t])), ...vec(results.map((t) => [t]))];
+
+/** `n` i32 parameters and at most one i32 result: the type of most kernels. */
+export const i32Func = (n: number, result = false): number[] => funcType(Array.from({ length: n }, () => I32), result ? [I32] : []);
+
 /** A module of functions over one imported memory (env.memory): [export name, function type, body]. */
 export function assemble(funcs: Array<[string, number[], number[]]>): Uint8Array {
   const types = section(1, vec(funcs.map((f) => f[1])));

@@ -11,7 +11,7 @@
 //   same order: the same matches as the JavaScript loop.
 // Assembled from their operations by src/util/wasm-asm.ts, as the SIFT kernels are (no toolchain, no binary in the
 // repo). The JavaScript loops stay the fallback (and the reference the tests hold the kernels to).
-import { I32, V128, WebAssembly, assemble, code, forLoop, op, uleb, vec, type WasmMemory } from '../../util/wasm-asm.js';
+import { I32, V128, WebAssembly, assemble, code, forLoop, funcType, i32Func, op, uleb, vec, type WasmMemory } from '../../util/wasm-asm.js';
 
 const I64 = 0x7e;
 const F64 = 0x7c;
@@ -175,10 +175,9 @@ function kernel(): Kernel | null {
   if (cached !== undefined) return cached;
   try {
     const memory = new WebAssembly.Memory({ initial: 16 });
-    const fn = (params: number[]) => [0x60, ...vec(params.map((t) => [t])), ...vec([[I32]])];
     const inst = new WebAssembly.Instance(new WebAssembly.Module(assemble([
-      ['collide', fn([I32, I32, I32, I32, I32, I32, I32]), collide()],
-      ['ratio', fn([I32, I32, I32, I32, I32, F64, I32]), ratio()],
+      ['collide', i32Func(7, true), collide()],
+      ['ratio', funcType([I32, I32, I32, I32, I32, F64, I32], [I32]), ratio()],
     ])), { env: { memory } });
     cached = { memory, collide: inst.exports.collide as Kernel['collide'], ratio: inst.exports.ratio as Kernel['ratio'] };
   } catch {

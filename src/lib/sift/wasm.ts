@@ -6,7 +6,7 @@
 //
 // Memory layout is managed by the caller (sift.ts) with a bump allocator over one growable memory.
 
-import { I32, V128, WebAssembly, assemble, code, forLoop, op, uleb, vec, type WasmMemory } from '../../util/wasm-asm.js';
+import { I32, V128, WebAssembly, assemble, code, forLoop, i32Func, op, uleb, vec, type WasmMemory } from '../../util/wasm-asm.js';
 
 // --- kernels ---------------------------------------------------------------------------------------------------------
 // vconv(src, dst, dstride, xend, h, K, r, ROWS): vertical pass. ROWS[y + r] (int32, bytes) is the byte offset of
@@ -451,10 +451,9 @@ function hconvK(k: Float32Array): number[] {
 }
 
 function buildKernelModule(k: Float32Array): Uint8Array {
-  const fn = (n: number) => [0x60, ...vec(Array.from({ length: n }, () => [I32])), 0x00];
   return assemble([
-    ['vconvK', fn(6), vconvK(k)],
-    ['hconvK', fn(6), hconvK(k)],
+    ['vconvK', i32Func(6), vconvK(k)],
+    ['hconvK', i32Func(6), hconvK(k)],
   ]);
 }
 
@@ -483,17 +482,16 @@ export function blurKernel(k: Float32Array): BlurKernel | null {
 }
 
 function buildModule(): Uint8Array {
-  const fn = (n: number, result = false) => [0x60, ...vec(Array.from({ length: n }, () => [I32])), ...vec(result ? [[I32]] : [])];
   return assemble([
-    ['vconv', fn(8), vconv()],
-    ['hconv', fn(8), hconv()],
-    ['vsub', fn(4), vsub()],
-    ['grad', fn(6), grad()],
-    ['desc', fn(6), desc()],
-    ['descfin', fn(3), descfin()],
-    ['orihist', fn(6), orihist()],
-    ['cands', fn(8, true), cands()],
-    ['up2', fn(5), up2()],
+    ['vconv', i32Func(8), vconv()],
+    ['hconv', i32Func(8), hconv()],
+    ['vsub', i32Func(4), vsub()],
+    ['grad', i32Func(6), grad()],
+    ['desc', i32Func(6), desc()],
+    ['descfin', i32Func(3), descfin()],
+    ['orihist', i32Func(6), orihist()],
+    ['cands', i32Func(8, true), cands()],
+    ['up2', i32Func(5), up2()],
   ]);
 }
 
