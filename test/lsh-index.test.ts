@@ -6,7 +6,7 @@ import { fitHomography, frameAgrees, homographyFrom4, ransacHomography, transfer
 import { CODE_BITS, LshIndex, bucketSpan, countBuckets, mulberry32, popcount, probeCodes, STRIDE, type LshParams } from '../src/lib/image-index/lsh.js';
 import { RECOLLIDE_POSE_CHECK, burstCounts, exactVotes, indexSource, prepare, search, shardVotePass, sketchCollisions, sketchCollisionsJs, targetSketches, topK, verifyShortlist, votePass, type ShardVotedPass, type VotedPass } from '../src/lib/image-index/searcher.js';
 import { autoBits } from '../src/lib/image-index/store.js';
-import { wasmNearestTwo, wasmSketchCollisions } from '../src/lib/image-index/wasm.js';
+import { partScan, partsInWebAssembly, wasmNearestTwo, wasmSketchCollisions } from '../src/lib/image-index/wasm.js';
 import { homographySane, imageScore, poseSupport, ratioMatches, ratioMatchesJs, verifyCandidate } from '../src/lib/image-index/verify.js';
 import type { Features } from '../src/lib/image-index/features.js';
 
@@ -630,6 +630,40 @@ describe('lsh-index: descriptors and index', () => {
     const sizes = two.buckets.segments[0]!.parts.map((d) => d.length / STRIDE);
     expect(sizes.length).to.equal(16); // 24,000 entries in parts made for 2,000: the next power of two
     expect(sizes.reduce((x, y) => x + y, 0)).to.equal(two.keypoints);
+  });
+
+  it('the vote scan in WebAssembly over parts in their own memories meets what the JavaScript loop meets, in order, also over buckets past one call\'s room', () => {
+    // 2 buckets (bits 1) of ~12,000 entries each, none skipped, every entry within the ratio test's bound (matchHamming
+    // 64): each bucket is scanned in several kernel calls, and an entry skipped or met twice at their seams shows
+    const params: LshParams = { bits: 1, probes: 2, maxBucket: 100_000, seed: 1 };
+    const prepared = Array.from({ length: 60 }, (_, i) => prepare(i === 37 ? warped(randomFeatures(40), H0, 41) : randomFeatures(100 + i)));
+    const build = (wasm: boolean) => {
+      partsInWebAssembly(wasm);
+      try {
+        const idx = new LshIndex(params);
+        idx.addBatch(prepared.map((p) => idx.codes(p.vecs, p.f.count)));
+        idx.merge();
+        return idx;
+      } finally {
+        partsInWebAssembly(true);
+      }
+    };
+    const inWasm = build(true);
+    const inJs = build(false);
+    const parts = (idx: LshIndex) => idx.buckets.segments.flatMap((s) => s.parts);
+    expect(parts(inWasm).every((d) => partScan(d) !== undefined)).to.equal(true);
+    expect(parts(inJs).some((d) => partScan(d) !== undefined)).to.equal(false);
+    expect(parts(inWasm).map((d) => Array.from(d).join())).to.deep.equal(parts(inJs).map((d) => Array.from(d).join()));
+    const largest = Math.max(...inWasm.buckets.segments.flatMap((s) => Array.from(s.offsets.subarray(1), (o, b) => o - s.offsets[b]!)));
+    expect(largest).to.be.above(2 * partScan(parts(inWasm)[0]!)!.cap);
+    const sp = { ...SP, voteSigma: 4, voteHamming: 10, matchHamming: 64 };
+    const q = prepare(randomFeatures(40));
+    const a = votePass(inWasm, q, sp, false, { record: true });
+    const b = votePass(inJs, q, sp, false, { record: true });
+    expect(a.shortlist[0]).to.equal(37);
+    expect(a.record!.e.length).to.equal(a.stats.scanned);
+    for (const k of ['shortlist', 'votes', 'voting', 'burst', 'coll', 'copy'] as const) expect(a[k], k).to.deep.equal(b[k]);
+    expect([a.stats, Array.from(a.record!.h), Array.from(a.record!.e), Array.from(a.record!.at)]).to.deep.equal([b.stats, Array.from(b.record!.h), Array.from(b.record!.e), Array.from(b.record!.at)]);
   });
 
   it('growing by many additions keeps few segments, and removing images drops their entries', () => {

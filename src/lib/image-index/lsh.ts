@@ -18,6 +18,7 @@
 import { DESC_SIZE } from './features.js';
 import { mulberry32 } from '../../util/random.js';
 import { MEAN_ROOTSIFT } from './mean-rootsift.js';
+import { allocPart, partBytes } from './wasm.js';
 
 export interface LshParams {
   /** Bucket width: the table has 2^bits buckets (a prefix of the stored CODE_BITS). */
@@ -526,7 +527,7 @@ export class LshIndex {
     const counts = new Uint32Array(nb + 1);
     for (const x of fresh) for (let i = 0; i < x.count; i++) counts[(x.codes[i * STRIDE]! & mask) + 1]!++;
     const seg = segmentFrame(counts, this.params.bits, this.partEntries);
-    for (let p = 0; p < seg.parts.length; p++) seg.parts[p] = new Uint32Array((seg.base[p + 1]! - seg.base[p]!) * STRIDE);
+    for (let p = 0; p < seg.parts.length; p++) seg.parts[p] = allocPart((seg.base[p + 1]! - seg.base[p]!) * STRIDE);
     const pos = counts.slice(0, nb);
     for (const x of fresh)
       for (let i = 0; i < x.count; i++) {
@@ -560,7 +561,7 @@ export class LshIndex {
     const seg = segmentFrame(counts, bits, this.partEntries);
     const freed = olds.map(() => 0); // per source: its parts let go so far
     for (let p = 0; p < seg.parts.length; p++) {
-      const out = (seg.parts[p] = new Uint32Array((seg.base[p + 1]! - seg.base[p]!) * STRIDE));
+      const out = (seg.parts[p] = allocPart((seg.base[p + 1]! - seg.base[p]!) * STRIDE));
       const end = Math.min(nb, (p + 1) << seg.shift);
       let o = 0;
       for (let b = p << seg.shift; b < end; b++)
@@ -609,7 +610,7 @@ export class LshIndex {
   /** Bytes held by the index (segments, the delta at ~40 bytes an entry, the per-slot arrays). */
   memoryBytes(): number {
     let b = this.alive.byteLength + this.kpCount.byteLength + this.segOf.byteLength + this.tie.byteLength;
-    for (const s of this.segs) b += s.offsets.byteLength + s.base.byteLength + s.parts.reduce((a, d) => a + d.byteLength, 0);
+    for (const s of this.segs) b += s.offsets.byteLength + s.base.byteLength + s.parts.reduce((a, d) => a + partBytes(d), 0);
     return b + this.deltaCount * 40 + this.delta.size * 64;
   }
 }

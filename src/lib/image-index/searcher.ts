@@ -1,7 +1,7 @@
 // A query against the index: keypoint votes through the LSH (the query and its mirror image), a shortlist
 // of the most-voted images, then verification of each (ratio test on the pairs the index brought together,
 // RANSAC, image score). The mirror pass finds left-right flipped copies, which SIFT alone does not match.
-import { wasmSketchCollisions } from './wasm.js';
+import { partScan, wasmSketchCollisions } from './wasm.js';
 import type { Features } from './features.js';
 import { concatFeatures, mirrorFeatures, rootSift } from './descriptors.js';
 import { LshIndex, MAX_KP_PER_IMAGE } from './lsh.js';
@@ -40,7 +40,7 @@ export interface SearchParams extends VerifyParams {
   recollidePoseCheck?: VerifyParams['poseCheck'];
   /** lsh.reprobe: when neither the direct nor the mirror pass found anything confident, the query votes again with
    *  this many probed buckets a keypoint (more than the index's lsh.multiprobe; absent or not more: no such pass), and
-   *  the images of that shortlist not in the direct pass's are verified, re-matched by voters only (reprobeOf). */
+   *  the images of that shortlist not in the direct pass's are verified, re-matched by voters only (dropSeen). */
   reprobe?: number;
   /** lsh.window: only images whose time (`at`, per slot, epoch ms) is within [lo, hi] are shortlisted; the rest
    *  take no place in the shortlist (they could not be candidates). Absent: every image. */
@@ -398,6 +398,7 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
   const { segments, delta } = index.buckets;
   const offs = segments.map((s) => s.offsets);
   const parts = segments.map((s) => s.parts);
+  const kernels = parts.map((ps) => ps.map(partScan));
   const shifts = segments.map((s) => s.shift);
   const bases = segments.map((s) => s.base);
   const S = segments.length;
@@ -443,15 +444,29 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
         const data = parts[s]![part]!;
         const o0 = bases[s]![part]!;
         const end = (to - o0) * 3;
-        for (let j = (from - o0) * 3; j < end; j += 3) {
-          const x = q0 ^ data[j + 1]!;
-          const y = q1 ^ data[j + 2]!;
-          const h = popcount2(x, y);
-          if (h <= maxH) {
-            scan.collide(h, data[j]!, w);
-            rec?.push(h, data[j]!, w);
+        const k = kernels[s]![part];
+        if (k)
+          // the same loop in WebAssembly over the part's own memory (wasm.ts scan: i64.popcnt), the same hits in order
+          for (let a = (from - o0) * 12; a < end * 4; a += k.cap * 12) {
+            const nh = k.scan(a, Math.min(end * 4, a + k.cap * 12), q0, q1, maxH, k.out);
+            const hits = k.hits;
+            for (let i = 0; i < nh; i++) {
+              const j = hits[2 * i]! >>> 2;
+              const h = hits[2 * i + 1]!;
+              scan.collide(h, data[j]!, w);
+              rec?.push(h, data[j]!, w);
+            }
           }
-        }
+        else
+          for (let j = (from - o0) * 3; j < end; j += 3) {
+            const x = q0 ^ data[j + 1]!;
+            const y = q1 ^ data[j + 2]!;
+            const h = popcount2(x, y);
+            if (h <= maxH) {
+              scan.collide(h, data[j]!, w);
+              rec?.push(h, data[j]!, w);
+            }
+          }
       }
       if (d)
         for (let j = 0; j < d.length; j += 3) {
@@ -850,11 +865,20 @@ export const reprobes = (index: LshIndex, p: Pick<SearchParams, 'reprobe'>, extr
  *  there already). */
 export const reprobeParams = (p: SearchParams): SearchParams => ({ ...p, recollide: 0 });
 
-/** A reprobe pass's shortlist without the images the direct pass verified (`seen`): what is left to verify. */
-export function reprobeOf<T extends Pick<VotedPass, 'shortlist' | 'votes' | 'coll' | 'voting' | 'sketches' | 'keypoints'>>(voted: T, seen: readonly number[]): Pick<VotedPass, 'shortlist' | 'votes' | 'coll' | 'voting' | 'sketches' | 'keypoints'> {
+/**
+ * A reprobe pass's shortlist without the images the direct pass verified: the rows of its parallel arrays (`keys`)
+ * whose image (ids[i]) is not in `seen`, the other fields as they are. One index's search (its slots) and the shards'
+ * merge (global.ts, its item ids) drop them the same way.
+ */
+export function dropSeen<T extends object>(o: T, ids: readonly number[], seen: Iterable<number>, keys: readonly (keyof T)[]): T {
   const had = new Set(seen);
-  const keep = voted.shortlist.flatMap((s, i) => (had.has(s) ? [] : [i]));
-  return { shortlist: keep.map((i) => voted.shortlist[i]!), votes: keep.map((i) => voted.votes[i]!), coll: keep.map((i) => voted.coll[i]!), voting: keep.map((i) => voted.voting[i]!), sketches: voted.sketches, keypoints: voted.keypoints };
+  const keep = ids.flatMap((s, i) => (had.has(s) ? [] : [i]));
+  const out = { ...o };
+  for (const k of keys) {
+    const a = o[k];
+    if (Array.isArray(a)) out[k] = keep.map((i) => a[i]) as T[typeof k];
+  }
+  return out;
 }
 
 /**
@@ -883,7 +907,7 @@ export async function search(index: LshIndex, load: SlotLoader, query: Features,
   // keypoints voting for its true target at 24 probes, more at 48 (issue 35 round 13).
   if (reprobes(index, p, extra) && !hits.some((h) => h.score >= p.confidentScore)) {
     const voted = votePass(index, q, p, false, { probes: p.reprobe, resume: direct.record });
-    const fresh = reprobeOf(voted, direct.shortlist);
+    const fresh = dropSeen(voted, voted.shortlist, direct.shortlist, ['shortlist', 'votes', 'coll', 'voting']);
     Object.assign(scan, sumScans([{ scan }, { scan: voted.stats }]));
     timings.probeMs += voted.probeMs;
     timings.voteMs += voted.voteMs;

@@ -9,9 +9,14 @@
 //   float32 (its rounding, ~1e-5 at most, is inside distBelow's 1e-4 margin: a pair dropped is one at or beyond the
 //   bound, which changes nothing); a pair kept gets distBelow's own value, its dot product summed in float64 in the
 //   same order: the same matches as the JavaScript loop.
+// - scan: the vote scan's loop over a probed bucket's entries (searcher.ts scanVotes: ~5 M entries a query at 100,000
+//   targets, most of a query's vote), each entry's sketch against the query keypoint's: the entries whose sketch is
+//   within the Hamming bound, in order. It runs in the memory the entries live in: each part of a segment (lsh.ts
+//   PART_ENTRIES) is allocated in a WebAssembly memory of its own, with room for the hits after the entries, and
+//   the JavaScript that reads them elsewhere reads the same Uint32Array view.
 // Assembled from their operations by src/util/wasm-asm.ts, as the SIFT kernels are (no toolchain, no binary in the
 // repo). The JavaScript loops stay the fallback (and the reference the tests hold the kernels to).
-import { I32, V128, WebAssembly, assemble, code, forLoop, funcType, i32Func, op, uleb, vec, type WasmMemory } from '../../util/wasm-asm.js';
+import { I32, V128, WebAssembly, assemble, code, forLoop, funcType, i32Func, op, sleb, uleb, vec, type WasmMemory } from '../../util/wasm-asm.js';
 
 const I64 = 0x7e;
 const F64 = 0x7c;
@@ -34,6 +39,11 @@ const f64 = {
 };
 const i64 = {
   load: (offset: number) => [0x29, 3, ...uleb(offset)],
+  load4: (offset: number) => [0x29, 2, ...uleb(offset)], // 4-byte aligned (an entry's sketch follows its id)
+  extendU: [0xad], // i64.extend_i32_u
+  shl: [0x86],
+  or: [0x84],
+  const: (v: number) => [0x42, ...sleb(v)],
   xor: [0x85],
   popcnt: [0x7b],
   wrap: [0xa7], // i32.wrap_i64
@@ -47,7 +57,36 @@ const i32 = {
   if: [0x04, 0x40],
   else: [0x05],
   shl: [0x74],
+  ltU: [0x49],
+  eqz: [0x45],
 };
+
+// scan(from, end, q0, q1, maxH, out) -> n: for each entry at byte offset from <= p < end, step 12 (a uint32 entry,
+// then its sketch's low and high words), when popcount(sketch ^ (q1 << 32 | q0)) <= maxH the pair (p, distance) is
+// written at out (two int32s); returns how many (at most (end - from) / 12: the caller's room).
+function scan(): number[] {
+  const [from, end, q0, q1, maxH, out] = [0, 1, 2, 3, 4, 5];
+  const [p, n, h, o] = [6, 7, 8, 9];
+  const q = 10;
+  const locals = vec([[4, I32], [1, I64]]);
+  const body = code(
+    op.get(q0), i64.extendU, op.get(q1), i64.extendU, i64.const(32), i64.shl, i64.or, op.set(q),
+    op.i32(0), op.set(n), op.get(from), op.set(p),
+    op.block, op.loop,
+    op.get(p), op.get(end), i32.ltU, i32.eqz, op.brIf(1),
+    op.get(p), i64.load4(4), op.get(q), i64.xor, i64.popcnt, i64.wrap, op.tee(h), op.get(maxH), i32.leS,
+    i32.if,
+    op.get(out), op.get(n), op.i32(3), i32.shl, op.add, op.tee(o), op.get(p), i32.store(0),
+    op.get(o), op.get(h), i32.store(4),
+    op.get(n), op.i32(1), op.add, op.set(n),
+    op.end,
+    op.get(p), op.i32(12), op.add, op.set(p),
+    op.br(0),
+    op.end, op.end,
+    op.get(n),
+  );
+  return [...locals, ...body, ...op.end];
+}
 
 // collide(q, nq, t, tend, maxH, out, cap) -> n: for each query sketch i < nq (8 bytes each at q) and each target
 // sketch at t <= tp < tend, when popcount(q[i] ^ *tp) <= maxH the pair (i, (tp - t) / 8) is written at out (two
@@ -254,4 +293,57 @@ export function wasmNearestTwo(qv: Float32Array, nq: number, tv: Float32Array, n
     d2[r] = f[3 * r + 2]!;
   }
   return { qi, ti, d1, d2 };
+}
+
+/** A segment part's scan kernel: its instance over the part's memory, and the room for hits after the entries. */
+export interface PartScan {
+  scan(from: number, end: number, q0: number, q1: number, maxH: number, out: number): number;
+  /** Byte offset of the hits' room, and how many entries one call may scan (each can be a hit). */
+  out: number;
+  cap: number;
+  /** The hits: (byte offset of the entry, sketch distance) pairs. */
+  hits: Int32Array;
+}
+
+/** Hits one call of the scan kernel has room for (a bucket is scanned in calls of at most this many entries). */
+const PART_HITS = 4096;
+let partModule: object | null | undefined;
+const partScans = new WeakMap<ArrayBuffer, PartScan>();
+let partsInWasm = true;
+
+/** Tests: parts allocated from now on in plain memory (false; scanned by the JavaScript loop) or in WebAssembly. */
+export function partsInWebAssembly(on: boolean): void {
+  partsInWasm = on;
+}
+
+/** A segment part of `words` uint32 words (zeroed), in a WebAssembly memory of its own with the scan kernel over it
+ *  (partScan), or a plain array when this runtime has no WebAssembly or no more memories can be made (the vote scan
+ *  then loops in JavaScript: the same hits). Its memory is freed with it: each part is its own. */
+export function allocPart(words: number): Uint32Array {
+  if (partsInWasm && words > 0) {
+    try {
+      if (partModule === undefined) partModule = new WebAssembly.Module(assemble([['scan', i32Func(6, true), scan()]]));
+      if (partModule) {
+        const out = (words * 4 + 7) & ~7;
+        const memory = new WebAssembly.Memory({ initial: Math.ceil((out + PART_HITS * 8) / PAGE) });
+        const inst = new WebAssembly.Instance(partModule, { env: { memory } });
+        const cap = Math.floor((memory.buffer.byteLength - out) / 8);
+        partScans.set(memory.buffer, { scan: inst.exports.scan as PartScan['scan'], out, cap, hits: new Int32Array(memory.buffer, out, 2 * cap) });
+        return new Uint32Array(memory.buffer, 0, words);
+      }
+    } catch {
+      partModule ??= null; // no WebAssembly; a memory that could not be made leaves the module for the next part
+    }
+  }
+  return new Uint32Array(words);
+}
+
+/** The scan kernel of a part allocPart placed in WebAssembly (undefined: a plain array). */
+export function partScan(part: Uint32Array): PartScan | undefined {
+  return partScans.get(part.buffer as ArrayBuffer);
+}
+
+/** Bytes a part holds (its whole memory when in WebAssembly: the pages' rounding and the hits' room included). */
+export function partBytes(part: Uint32Array): number {
+  return partScans.has(part.buffer as ArrayBuffer) ? part.buffer.byteLength : part.byteLength;
 }

@@ -8,7 +8,7 @@
 import type { BankScope, CandidateInput, MatchPartial, PartialVoted, PassKeypoints, VotedEntry } from '../../bank/index.js';
 import { FeaturesRepo } from '../../bank/index.js';
 import type { Config } from '../../config/schema.js';
-import { LshIndex, exactVotes, mergeHits, mirrorFeatures, prepare, reprobeParams, tooFewCollisions, verifyShortlist, type Features, type Hit, type IndexHandle, type KeypointVotes, type Prepared, type SearchParams, type ShardVotedPass, type VotedPass } from '../../lib/image-index/index.js';
+import { LshIndex, dropSeen, exactVotes, mergeHits, mirrorFeatures, prepare, reprobeParams, tooFewCollisions, verifyShortlist, type Features, type Hit, type IndexHandle, type KeypointVotes, type Prepared, type SearchParams, type ShardVotedPass, type VotedPass } from '../../lib/image-index/index.js';
 import { lshParams, searchParams } from '../../lib/image-index/index.js';
 import { candidatesOf, rescaleCandidate, unconfident, type HitTargets } from './rank.js';
 import { viewEvidence, viewParams } from './views.js';
@@ -222,9 +222,7 @@ export class GlobalVerifier {
     // the reprobe pass (lsh.reprobe), as one index's search runs it: its shortlist less the direct pass's images
     if (!voted.every((x) => x.reprobe) || hits.some((h) => h.score >= p.confidentScore)) return hits;
     const again = globalShortlist(voted.map((x) => x.reprobe!), voted.map((x) => x.keypoints?.reprobe), p.shortlist, p.voteSigma);
-    const seen = new Set(ranked.entries.map((e) => e[0]));
-    const keep = again.entries.flatMap((e, i) => (seen.has(e[0]) ? [] : [i]));
-    const fresh: RankedPass = { ...again, entries: keep.map((i) => again.entries[i]!), votes: keep.map((i) => again.votes[i]!), ...(again.burst ? { burst: keep.map((i) => again.burst![i]!) } : {}) };
+    const fresh = dropSeen(again, again.entries.map((e) => e[0]), ranked.entries.map((e) => e[0]), ['entries', 'votes', 'burst']);
     return mergeHits(hits, await this.verifyPass(v, fresh, false, reprobeParams(p)), false);
   }
 
