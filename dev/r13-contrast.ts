@@ -3,7 +3,8 @@
 // the targets stay as stored; only the query's features change. Reads a bench:index --cli bank (dev/r9-cli.ts)
 // read-only: every retrieval-smvs source with its true targets, and mining-flickr8k's sources without counterpart
 // (from the set's files) as the null: storable hits, confident ones, query CPU. ONE JSON line on stdout.
-// Search variants (joined to a features variant by '+'): rp=N (lsh.reprobe), rv=N (lsh.recollideVoters).
+// Search variants (joined to a features variant by '+'): rp=N (lsh.reprobe), rv=N (lsh.recollideVoters),
+// mh=N (lsh.matchHamming).
 // Usage: npx tsx dev/r13-contrast.ts --dir /work/tmp-35/bank11 [--variants ct=0.02,min=600:0.02,rp=0]
 import fs from 'node:fs';
 import os from 'node:os';
@@ -60,6 +61,7 @@ const paramsOf = (spec: string) => {
     const [k, v] = t.split('=');
     if (k === 'rp') o = { ...o, reprobe: Number(v) };
     if (k === 'rv') o = { ...o, recollideVoters: Number(v) };
+    if (k === 'mh') o = { ...o, matchHamming: Number(v) };
   }
   return o;
 };

@@ -3,10 +3,11 @@
 import { expect } from 'chai';
 import { concatFeatures, MIRROR, mirrorFeatures, rootSift } from '../src/lib/image-index/descriptors.js';
 import { fitHomography, frameAgrees, homographyFrom4, ransacHomography, transferError2 } from '../src/lib/geometry/geometry.js';
-import { CODE_BITS, LshIndex, bucketSpan, countBuckets, mulberry32, popcount, probeCodes, STRIDE, type LshParams } from '../src/lib/image-index/lsh.js';
+import { CODE_BITS, LshIndex, bucketSpan, countBuckets, makeProjections, mulberry32, popcount, probeCodes, project, projectJs, STRIDE, type LshParams } from '../src/lib/image-index/lsh.js';
 import { RECOLLIDE_POSE_CHECK, burstCounts, exactVotes, indexSource, prepare, search, shardVotePass, sketchCollisions, sketchCollisionsJs, targetSketches, topK, verifyShortlist, votePass, type ShardVotedPass, type VotedPass } from '../src/lib/image-index/searcher.js';
 import { autoBits } from '../src/lib/image-index/store.js';
-import { partScan, partsInWebAssembly, wasmNearestTwo, wasmSketchCollisions } from '../src/lib/image-index/wasm.js';
+import { partScan, partsInWebAssembly, wasmNearestTwo, wasmProject, wasmSketchCollisions } from '../src/lib/image-index/wasm.js';
+import { MEAN_ROOTSIFT } from '../src/lib/image-index/mean-rootsift.js';
 import { homographySane, imageScore, poseSupport, ratioMatches, ratioMatchesJs, verifyCandidate } from '../src/lib/image-index/verify.js';
 import type { Features } from '../src/lib/image-index/features.js';
 
@@ -630,6 +631,18 @@ describe('lsh-index: descriptors and index', () => {
     const sizes = two.buckets.segments[0]!.parts.map((d) => d.length / STRIDE);
     expect(sizes.length).to.equal(16); // 24,000 entries in parts made for 2,000: the next power of two
     expect(sizes.reduce((x, y) => x + y, 0)).to.equal(two.keypoints);
+  });
+
+  it('the projections by the WebAssembly kernel are the JavaScript loop\'s bit for bit (one round and several)', () => {
+    const vecs = concatFeatures(randomFeatures(7), [randomFeatures(7), randomFeatures(8, 300)]);
+    const p = prepare(vecs);
+    for (const signs of [makeProjections(1), Float32Array.from({ length: 3 * 128 }, (_, i) => (mulberry32(i + 9)() < 0.5 ? -1 : 1))]) {
+      const js = projectJs(p.vecs, p.f.count, signs);
+      const w = wasmProject(p.vecs, p.f.count, signs, MEAN_ROOTSIFT)!;
+      expect(w.length).to.equal(p.f.count * signs.length);
+      expect(Buffer.from(w.buffer, w.byteOffset, w.byteLength).equals(Buffer.from(js.buffer, js.byteOffset, js.byteLength))).to.equal(true);
+      expect(project(p.vecs, 5, signs)).to.deep.equal(js.subarray(0, 5 * signs.length));
+    }
   });
 
   it('the vote scan in WebAssembly over parts in their own memories meets what the JavaScript loop meets, in order, also over buckets past one call\'s room', () => {

@@ -14,11 +14,12 @@
 // lookup per probed bucket). A segment's entries are held in parts by bucket range, and a merge frees each source
 // part once it is copied, so growing the index never holds two copies of what it merges (a million images hold
 // ~9 GB; a whole-index merge held at once would need twice that). Removed images are tombstoned and dropped when
-// their segment is rewritten.
+// their segment is rewritten. Each part is allocated in a WebAssembly memory of its own (wasm.ts allocPart: the vote
+// scan's kernel runs over it in place; plain memory where WebAssembly is missing), freed with the part.
 import { DESC_SIZE } from './features.js';
 import { mulberry32 } from '../../util/random.js';
 import { MEAN_ROOTSIFT } from './mean-rootsift.js';
-import { allocPart, partBytes } from './wasm.js';
+import { allocPart, partBytes, wasmProject } from './wasm.js';
 
 export interface LshParams {
   /** Bucket width: the table has 2^bits buckets (a prefix of the stored CODE_BITS). */
@@ -73,6 +74,11 @@ function fwht(a: Float32Array, o: number): void {
 /** Projects every vector, centred on the mean RootSIFT descriptor of natural photos (balanced bits: see
  *  mean-rootsift.ts): count * (rounds*128) floats. */
 export function project(vecs: Float32Array, count: number, signs: Float32Array): Float32Array {
+  return wasmProject(vecs, count, signs, MEAN_ROOTSIFT) ?? projectJs(vecs, count, signs);
+}
+
+/** project in JavaScript: where WebAssembly is missing, and the reference its kernel (wasm.ts) is tested against. */
+export function projectJs(vecs: Float32Array, count: number, signs: Float32Array): Float32Array {
   const rounds = signs.length / DESC_SIZE;
   const nproj = rounds * DESC_SIZE;
   const out = new Float32Array(count * nproj);

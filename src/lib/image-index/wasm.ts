@@ -61,6 +61,67 @@ const i32 = {
   eqz: [0x45],
 };
 
+// project(v, n, mean, signs, rounds, out): lsh.ts project's structured random projections: for each of n RootSIFT
+// vectors (128 float32 at v) and each round r, (vector - mean) * signs[r] and then its Walsh-Hadamard transform, 128
+// float32 at out + (i * rounds + r) * 512. Each value is the same float32 operation on the same operands as the
+// JavaScript loop's (its sums in float64 rounded to float32 are float32 sums: a double rounding that changes nothing for
+// +, - and *), stage by stage: the same projections bit for bit. The first two stages (pairs and quads) stay inside
+// one four-lane vector (shuffles); from the third a stage is whole vectors.
+function projectKernel(): number[] {
+  const [v, n, mean, signs, rounds, out] = [0, 1, 2, 3, 4, 5];
+  const [i, r, o, src, sg, j, hb, blk, end] = [6, 7, 8, 9, 10, 11, 12, 13, 14];
+  const [x, y, sum, dif] = [15, 16, 17, 18];
+  const locals = vec([[9, I32], [4, V128]]);
+  const at = (base: number, off: number) => code(op.get(base), op.get(off), op.add);
+  // sum and difference of lanes picked from x by two shuffles, joined by a third
+  const stage = (a: number[], b: number[], join: number[]) => code(
+    op.get(x), op.get(x), op.shuffle32(a), op.get(x), op.get(x), op.shuffle32(b), op.fadd, op.set(sum),
+    op.get(x), op.get(x), op.shuffle32(a), op.get(x), op.get(x), op.shuffle32(b), op.fsub, op.set(dif),
+    op.get(sum), op.get(dif), op.shuffle32(join), op.set(x),
+  );
+  const body = code(
+    forLoop(i, op.i32(0), n, 1, code(
+      op.get(v), op.get(i), op.i32(512), op.mul, op.add, op.set(src),
+      forLoop(r, op.i32(0), rounds, 1, code(
+        op.get(out), op.get(i), op.get(rounds), op.mul, op.get(r), op.add, op.i32(512), op.mul, op.add, op.set(o),
+        op.get(signs), op.get(r), op.i32(512), op.mul, op.add, op.set(sg),
+        op.i32(512), op.set(end),
+        forLoop(j, op.i32(0), end, 16, code(
+          at(o, j),
+          at(src, j), op.vload, at(mean, j), op.vload, op.fsub, at(sg, j), op.vload, op.fmul,
+          op.vstore,
+        )),
+        forLoop(j, op.i32(0), end, 16, code(
+          at(o, j), op.vload, op.set(x),
+          stage([0, 0, 2, 2], [1, 1, 3, 3], [0, 5, 2, 7]),
+          stage([0, 1, 0, 1], [2, 3, 2, 3], [0, 1, 6, 7]),
+          at(o, j), op.get(x), op.vstore,
+        )),
+        op.i32(16), op.set(hb),
+        op.block, op.loop,
+        op.get(hb), op.i32(512), op.geS, op.brIf(1),
+        op.i32(0), op.set(blk),
+        op.block, op.loop,
+        op.get(blk), op.i32(512), op.geS, op.brIf(1),
+        op.get(blk), op.get(hb), op.add, op.set(end),
+        forLoop(j, op.get(blk), end, 16, code(
+          at(o, j), op.vload, op.set(x),
+          at(o, j), op.get(hb), op.add, op.vload, op.set(y),
+          at(o, j), op.get(x), op.get(y), op.fadd, op.vstore,
+          at(o, j), op.get(hb), op.add, op.get(x), op.get(y), op.fsub, op.vstore,
+        )),
+        op.get(blk), op.get(hb), op.i32(1), i32.shl, op.add, op.set(blk),
+        op.br(0),
+        op.end, op.end,
+        op.get(hb), op.i32(1), i32.shl, op.set(hb),
+        op.br(0),
+        op.end, op.end,
+      )),
+    )),
+  );
+  return [...locals, ...body, ...op.end];
+}
+
 // scan(from, end, q0, q1, maxH, out) -> n: for each entry at byte offset from <= p < end, step 12 (a uint32 entry,
 // then its sketch's low and high words), when popcount(sketch ^ (q1 << 32 | q0)) <= maxH the pair (p, distance) is
 // written at out (two int32s); returns how many (at most (end - from) / 12: the caller's room).
@@ -206,6 +267,7 @@ interface Kernel {
   memory: WasmMemory;
   collide(q: number, nq: number, t: number, tend: number, maxH: number, out: number, cap: number): number;
   ratio(qv: number, tv: number, cand: number, n: number, seen: number, far: number, out: number): number;
+  project(v: number, n: number, mean: number, signs: number, rounds: number, out: number): void;
 }
 
 let cached: Kernel | null | undefined;
@@ -217,8 +279,9 @@ function kernel(): Kernel | null {
     const inst = new WebAssembly.Instance(new WebAssembly.Module(assemble([
       ['collide', i32Func(7, true), collide()],
       ['ratio', funcType([I32, I32, I32, I32, I32, F64, I32], [I32]), ratio()],
+      ['project', i32Func(6), projectKernel()],
     ])), { env: { memory } });
-    cached = { memory, collide: inst.exports.collide as Kernel['collide'], ratio: inst.exports.ratio as Kernel['ratio'] };
+    cached = { memory, collide: inst.exports.collide as Kernel['collide'], ratio: inst.exports.ratio as Kernel['ratio'], project: inst.exports.project as Kernel['project'] };
   } catch {
     cached = null;
   }
@@ -293,6 +356,26 @@ export function wasmNearestTwo(qv: Float32Array, nq: number, tv: Float32Array, n
     d2[r] = f[3 * r + 2]!;
   }
   return { qi, ti, d1, d2 };
+}
+
+/** lsh.ts project by the kernel: count vectors (128 float32 each) centred on `mean`, times each round's signs, through
+ *  the Walsh-Hadamard transform (count * rounds * 128 float32); null when this runtime has no WebAssembly. Placed after
+ *  the query vectors the ratio kernel keeps. */
+export function wasmProject(vecs: Float32Array, count: number, signs: Float32Array, mean: Float32Array): Float32Array | null {
+  const k = kernel();
+  if (!k) return null;
+  const rounds = signs.length / 128;
+  const meanAt = Q_BYTES;
+  const signsAt = meanAt + 512;
+  const vAt = signsAt + rounds * 512;
+  const outAt = vAt + count * 512;
+  room(k, outAt + count * rounds * 512);
+  const buf = k.memory.buffer;
+  new Float32Array(buf, meanAt, 128).set(mean);
+  new Float32Array(buf, signsAt, rounds * 128).set(signs);
+  new Float32Array(buf, vAt, count * 128).set(vecs.subarray(0, count * 128));
+  k.project(vAt, count, meanAt, signsAt, rounds, outAt);
+  return new Float32Array(buf, outAt, count * rounds * 128).slice();
 }
 
 /** A segment part's scan kernel: its instance over the part's memory, and the room for hits after the entries. */
