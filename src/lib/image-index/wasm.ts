@@ -1,5 +1,6 @@
-// WebAssembly kernels for the two loops of a re-match (lsh.recollide, recollideVoters: an unconfident query's
-// shortlisted image matched again against all its keypoints), which were half its CPU (issue 35 round 14 profile):
+// WebAssembly kernels for the index's inner loops. The two loops of a re-match (lsh.recollide, recollideVoters: an
+// unconfident query's shortlisted image matched again against all its keypoints), which were half its CPU (issue 35
+// round 14 profile):
 // - collide: every query keypoint's 64-bit sketch against every target keypoint's (~0.6M pairs an image; searcher.ts
 //   sketchCollisions). JavaScript has no 64-bit popcount (a SWAR count of two 32-bit halves); i64.popcnt is one
 //   instruction: ~6.7x faster, the same pairs in the same order.
@@ -9,11 +10,15 @@
 //   float32 (its rounding, ~1e-5 at most, is inside distBelow's 1e-4 margin: a pair dropped is one at or beyond the
 //   bound, which changes nothing); a pair kept gets distBelow's own value, its dot product summed in float64 in the
 //   same order: the same matches as the JavaScript loop.
+// - project: the structured random projections of RootSIFT vectors (lsh.ts project: a query's bucket codes and
+//   probes, a re-matched target's sketches, indexing), 7.5x, the same float32 values bit for bit.
 // - scan: the vote scan's loop over a probed bucket's entries (searcher.ts scanVotes: ~5 M entries a query at 100,000
 //   targets, most of a query's vote), each entry's sketch against the query keypoint's: the entries whose sketch is
 //   within the Hamming bound, in order. It runs in the memory the entries live in: each part of a segment (lsh.ts
 //   PART_ENTRIES) is allocated in a WebAssembly memory of its own, with room for the hits after the entries, and
-//   the JavaScript that reads them elsewhere reads the same Uint32Array view.
+//   the JavaScript that reads them elsewhere reads the same Uint32Array view. ~1.9x the JavaScript loop; bound by
+//   memory (issue 35 round 15: 0.6 ns an entry in cache, 3.4 out of it, 12 bytes an entry read): a layout with the
+//   sketches apart from the entries would read 8.
 // Assembled from their operations by src/util/wasm-asm.ts, as the SIFT kernels are (no toolchain, no binary in the
 // repo). The JavaScript loops stay the fallback (and the reference the tests hold the kernels to).
 import { I32, V128, WebAssembly, assemble, code, forLoop, funcType, i32Func, op, sleb, uleb, vec, type WasmMemory } from '../../util/wasm-asm.js';
