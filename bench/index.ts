@@ -150,7 +150,7 @@ const KINDS: Kind[] = [
       return {
         codes: (pr: Prepared) => index.codes(pr.vecs, pr.f.count),
         addBatch: (l: Uint32Array[]) => void index.addBatch(l),
-        finish: () => index.merge(),
+        finish: () => index.compact(), // as a bank's load ends (IndexHandle.refresh)
         bytes: () => index.memoryBytes(),
         bits: index.params.bits,
         setQuery: knobs.set,
@@ -344,7 +344,7 @@ async function simulated(n: number) {
       log(`simulated: ${index.size} targets indexed, rss ${(process.memoryUsage().rss / 2 ** 30).toFixed(2)} GB`);
     }
   }
-  index.merge();
+  index.compact(); // as a bank's load ends (IndexHandle.refresh)
   const buildCpuS = round((cpuMs() - c0) / 1000, 1);
   const peakRssBytes = peakRss(); // the build's peak (the queries add their own arrays)
   const knobs = queryKnobs(index);

@@ -79,10 +79,10 @@ function reached(probes: Uint32Array, at: number, per: number, qs: Uint32Array, 
     const c = probes[at + k]!;
     if (bucketSize(c) > index.params.maxBucket) continue;
     for (const s of segments) {
-      const { data, from, to } = bucketSpan(s, c);
-      for (let j = from; j < to; j += 3) {
-        const d = popc(qs[2 * q]! ^ data[j + 1]!) + popc(qs[2 * q + 1]! ^ data[j + 2]!);
-        if (d <= p.voteHamming) seen.add(data[j]! >>> 11);
+      const { data, from, to, ids } = bucketSpan(s, c);
+      for (let j = from; j < to; j++) {
+        const d = popc(qs[2 * q]! ^ data[2 * j]!) + popc(qs[2 * q + 1]! ^ data[2 * j + 1]!);
+        if (d <= p.voteHamming) seen.add(data[ids + j]! >>> 11);
       }
     }
   }

@@ -544,8 +544,8 @@ describe('lsh-index: descriptors and index', () => {
       const { segments, delta } = idx.buckets;
       for (const sg of segments)
         for (let c = 0; c < sg.offsets.length - 1; c++) {
-          const { data, from, to } = bucketSpan(sg, c);
-          for (let k = from; k < to; k += 3) if (idx.isAlive(data[k]! >>> 11)) out.push(`${c}:${data[k]}:${data[k + 1]}:${data[k + 2]}`);
+          const { data, from, to, ids } = bucketSpan(sg, c);
+          for (let k = from; k < to; k++) if (idx.isAlive(data[ids + k]! >>> 11)) out.push(`${c}:${data[ids + k]}:${data[2 * k]}:${data[2 * k + 1]}`);
         }
       for (const [c, arr] of delta ?? []) for (let k = 0; k < arr.length; k += 3) if (idx.isAlive(arr[k]! >>> 11)) out.push(`${c}:${arr[k]}:${arr[k + 1]}:${arr[k + 2]}`);
       return out.sort();
@@ -601,8 +601,8 @@ describe('lsh-index: descriptors and index', () => {
     expect(Math.max(...parted.buckets.segments.map((s) => s.parts.length))).to.be.at.least(8);
     const entries = (idx: LshIndex) =>
       idx.buckets.segments.flatMap((sg) => Array.from({ length: sg.offsets.length - 1 }, (_, c) => {
-        const { data, from, to } = bucketSpan(sg, c);
-        return Array.from(data.subarray(from, to)).join(',');
+        const { data, from, to, ids } = bucketSpan(sg, c);
+        return [...Array.from(data.subarray(ids + from, ids + to)), ...Array.from(data.subarray(2 * from, 2 * to))].join(',');
       }));
     expect(entries(parted)).to.deep.equal(entries(whole));
     const run = (idx: LshIndex, q: Features) => search(idx, (s) => prepared[s], q, { ...SP, voteSigma: 4 });
@@ -679,6 +679,39 @@ describe('lsh-index: descriptors and index', () => {
     expect([a.stats, Array.from(a.record!.h), Array.from(a.record!.e), Array.from(a.record!.at)]).to.deep.equal([b.stats, Array.from(b.record!.h), Array.from(b.record!.e), Array.from(b.record!.at)]);
   });
 
+  it('compact merges every segment and the delta into one, and a scan then meets the same entries in the same order', async () => {
+    const prepared = Array.from({ length: 60 }, (_, i) => prepare(i === 37 ? warped(randomFeatures(40), H0, 41) : randomFeatures(100 + i)));
+    const idx = new LshIndex(PARAMS, 2000);
+    idx.addBatch(prepared.slice(0, 40).map((p) => idx.codes(p.vecs, p.f.count)));
+    idx.merge(); // a segment of 16,000 entries
+    idx.addBatch(prepared.slice(40, 55).map((p) => idx.codes(p.vecs, p.f.count)));
+    idx.merge(); // 6,000: kept apart (under half the one before)
+    for (const p of prepared.slice(55)) idx.add(idx.codes(p.vecs, p.f.count)); // the delta
+    expect(idx.buckets.segments.length).to.equal(2);
+    expect(idx.buckets.delta).to.not.equal(null);
+    const sp = { ...SP, voteSigma: 4, voteHamming: 10 };
+    const q = prepare(randomFeatures(40));
+    const before = votePass(idx, q, sp, false, { record: true });
+    const hitsBefore = (await search(idx, (s) => prepared[s], randomFeatures(40), sp)).hits;
+    const gen = idx.generation;
+    const olds = idx.buckets.segments;
+    idx.compact();
+    expect(idx.buckets.segments.length).to.equal(1);
+    expect(idx.buckets.delta).to.equal(null);
+    expect(idx.generation).to.be.above(gen);
+    expect(olds.every((sg) => sg.parts.every((d) => d.length === 0))).to.equal(true); // freed as copied
+    expect(idx.buckets.segments[0]!.offsets.at(-1)).to.equal(60 * 400);
+    const after = votePass(idx, q, sp, false, { record: true });
+    expect(before.shortlist[0]).to.equal(37);
+    for (const k of ['shortlist', 'votes', 'voting', 'burst', 'coll', 'copy'] as const) expect(after[k], k).to.deep.equal(before[k]);
+    expect([Array.from(after.record!.h), Array.from(after.record!.e)]).to.deep.equal([Array.from(before.record!.h), Array.from(before.record!.e)]);
+    expect((await search(idx, (s) => prepared[s], randomFeatures(40), sp)).hits).to.deep.equal(hitsBefore);
+    // (removed images' entries are dropped by it, and the buckets' weights then count the live entries alone)
+    idx.remove(3);
+    idx.compact();
+    expect(idx.buckets.segments[0]!.offsets.at(-1)).to.equal(59 * 400);
+  });
+
   it('growing by many additions keeps few segments, and removing images drops their entries', () => {
     const r = mulberry32(33);
     const idx = new LshIndex(PARAMS);
@@ -696,7 +729,7 @@ describe('lsh-index: descriptors and index', () => {
     // log-structured: segments hold sizes that at least halve from the first (few of them)
     expect(segments.length).to.be.at.most(Math.ceil(Math.log2((600 * 300) / 50_000)) + 2);
     let held = 0;
-    for (const sg of segments) for (const data of sg.parts) for (let k = 0; k < data.length; k += 3) if (idx.isAlive(data[k]! >>> 11)) held++;
+    for (const sg of segments) for (const data of sg.parts) for (let k = (data.length / 3) * 2; k < data.length; k++) if (idx.isAlive(data[k]! >>> 11)) held++;
     expect(held).to.equal(live.size * 300);
     expect(idx.size).to.equal(live.size);
     expect(idx.keypoints).to.equal(live.size * 300);

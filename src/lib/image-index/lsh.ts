@@ -4,11 +4,10 @@
 // bits, in order of how likely the flip is). Written by hand because no maintained npm package offers a persistent,
 // incremental LSH over binary-packed codes.
 //
-// Memory: 12 bytes per indexed keypoint (a uint32 entry: slot * 2048 + keypoint, then the keypoint's 64-bit
-// sketch), about 9 KB per image at SIFT's ~750 keypoints. The index before issue 35 kept 8 tables of entries and
+// Memory: 12 bytes per indexed keypoint (the keypoint's 64-bit sketch and a uint32 entry: slot * 2048 + keypoint), about 9 KB per image at SIFT's ~750 keypoints. The index before issue 35 kept 8 tables of entries and
 // sketch halves and the sketches once more (72 bytes per keypoint, ~55 KB an image); one table probed at 24
 // buckets, with the full sketch read in the same sequential pass, shortlists as well (bench/RESULTS.md, issue 35).
-// The entries sit in segments (sorted by bucket: offsets by bucket + interleaved entry/sketch words) plus a small
+// The entries sit in segments (sorted by bucket: offsets by bucket + the sketches, then the entries) plus a small
 // delta of recent additions; the delta becomes a segment when it grows, and segments of similar size merge
 // (log-structured, as Lucene's segments: about log2(entries / a batch's) segments, each with 2^bits offsets and one
 // lookup per probed bucket). A segment's entries are held in parts by bucket range, and a merge frees each source
@@ -257,8 +256,11 @@ export function countBuckets(sizes: Uint32Array, codes: Uint32Array, bits: numbe
 }
 
 /** Entries of some images, sorted by bucket: bucket c holds entries offsets[c] .. offsets[c+1] (exclusive), kept in
- *  parts by bucket range (bucket c's part is c >>> shift), each part's words STRIDE per entry (entry, sketch lo,
- *  sketch hi) from its first bucket's entry `base[part]` on. Parts let a merge free each source part as soon as it is
+ *  parts by bucket range (bucket c's part is c >>> shift), from its first bucket's entry `base[part]` on. A part of n
+ *  entries holds STRIDE words each: first every entry's sketch (two words, low then high: entry k's at 2k), then every
+ *  entry (slot * MAX_KP_PER_IMAGE + keypoint: entry k's at 2n + k). The vote scan reads the sketches in sequence, 8
+ *  bytes an entry, and an entry only when its sketch passes (issue 35 round 15: interleaved, the scan read 12 bytes an
+ *  entry, and it is bound by memory). Parts let a merge free each source part as soon as it is
  *  copied (no second copy of a whole segment held) and keep each allocation within PART_ENTRIES. */
 export interface Segment {
   offsets: Uint32Array;
@@ -272,10 +274,15 @@ export interface Segment {
 /** Entries a segment's part is made for (48 MB): what a merge holds at most beyond its sources and its result. */
 export const PART_ENTRIES = 1 << 22;
 
-/** Bucket c's entries in a segment: the part holding them and their words [from, to) in it (STRIDE per entry). */
-export function bucketSpan(s: Segment, c: number): { data: Uint32Array; from: number; to: number } {
+/** The word at which a part's entries start, after its sketches (Segment). */
+export const entriesAt = (part: Uint32Array): number => (part.length / STRIDE) * 2;
+
+/** Bucket c's entries in a segment: the part holding them and their indexes [from, to) in it (entry k's sketch at
+ *  words 2k and 2k + 1, the entry at ids + k). */
+export function bucketSpan(s: Segment, c: number): { data: Uint32Array; from: number; to: number; ids: number } {
   const p = c >>> s.shift;
-  return { data: s.parts[p]!, from: (s.offsets[c]! - s.base[p]!) * STRIDE, to: (s.offsets[c + 1]! - s.base[p]!) * STRIDE };
+  const data = s.parts[p]!;
+  return { data, from: s.offsets[c]! - s.base[p]!, to: s.offsets[c + 1]! - s.base[p]!, ids: entriesAt(data) };
 }
 
 /** Entries of a segment (removed images' included). */
@@ -506,6 +513,22 @@ export class LshIndex {
     }
   }
 
+  /**
+   * Merges every segment and the delta into one segment, removed images' entries dropped (a force-merge, as
+   * Lucene's): each probed bucket is then one run of entries in one place instead of one per segment. The
+   * log-structured merges leave an index loaded in batches with ~log2 of its batches' segments (3 at 100,000
+   * targets), and the vote scan is bound by memory: every probe starts a read in each (issue 35 round 15: ~250 ns a
+   * start; a run of 36 entries costs twice a run of 146 per entry). A scan meets the same entries in the same order
+   * after (segments in order, each bucket's entries in segment order, the delta last), so every vote and collision is
+   * the same (when no image was removed: the buckets' weights then count live entries alone). Done when a load ends
+   * (IndexHandle.refresh: a load that at least doubled the index); copies the index once, freeing each source part as
+   * it is copied.
+   */
+  compact(): void {
+    this.merge();
+    if (this.segs.length > 1 || this.segs[0]?.dead) this.replace(this.segs.map((_, i) => i), this.mergeSegments([...this.segs]));
+  }
+
   /** The delta's images as pending entries (emptying the delta). */
   private deltaPending(): Pending[] {
     if (!this.deltaCount) return [];
@@ -539,11 +562,11 @@ export class LshIndex {
       for (let i = 0; i < x.count; i++) {
         const b = x.codes[i * STRIDE]! & mask;
         const part = b >>> seg.shift;
-        const o = (pos[b]!++ - seg.base[part]!) * STRIDE;
+        const k = pos[b]!++ - seg.base[part]!;
         const data = seg.parts[part]!;
-        data[o] = x.slot * MAX_KP_PER_IMAGE + i;
-        data[o + 1] = x.codes[i * STRIDE + 1]!;
-        data[o + 2] = x.codes[i * STRIDE + 2]!;
+        data[entriesAt(data) + k] = x.slot * MAX_KP_PER_IMAGE + i;
+        data[2 * k] = x.codes[i * STRIDE + 1]!;
+        data[2 * k + 1] = x.codes[i * STRIDE + 2]!;
       }
     return seg;
   }
@@ -561,27 +584,35 @@ export class LshIndex {
         else {
           const data = s.parts[b >>> s.shift]!;
           const o0 = s.base[b >>> s.shift]!;
-          for (let j = (s.offsets[b]! - o0) * STRIDE; j < (s.offsets[b + 1]! - o0) * STRIDE; j += STRIDE) if (alive[data[j]! >>> 11]) counts[b + 1]!++;
+          const ids = entriesAt(data);
+          for (let k = s.offsets[b]! - o0; k < s.offsets[b + 1]! - o0; k++) if (alive[data[ids + k]! >>> 11]) counts[b + 1]!++;
         }
       }
     const seg = segmentFrame(counts, bits, this.partEntries);
     const freed = olds.map(() => 0); // per source: its parts let go so far
     for (let p = 0; p < seg.parts.length; p++) {
       const out = (seg.parts[p] = allocPart((seg.base[p + 1]! - seg.base[p]!) * STRIDE));
+      const outIds = entriesAt(out);
       const end = Math.min(nb, (p + 1) << seg.shift);
       let o = 0;
       for (let b = p << seg.shift; b < end; b++)
         for (const s of olds) {
           const data = s.parts[b >>> s.shift]!;
           const o0 = s.base[b >>> s.shift]!;
-          const to = (s.offsets[b + 1]! - o0) * STRIDE;
-          if (!s.dead) for (let j = (s.offsets[b]! - o0) * STRIDE; j < to; j++) out[o++] = data[j]!;
-          else
-            for (let j = (s.offsets[b]! - o0) * STRIDE; j < to; j += STRIDE)
-              if (alive[data[j]! >>> 11]) {
-                out[o++] = data[j]!;
-                out[o++] = data[j + 1]!;
-                out[o++] = data[j + 2]!;
+          const ids = entriesAt(data);
+          const from = s.offsets[b]! - o0;
+          const to = s.offsets[b + 1]! - o0;
+          if (!s.dead) {
+            out.set(data.subarray(2 * from, 2 * to), 2 * o);
+            out.set(data.subarray(ids + from, ids + to), outIds + o);
+            o += to - from;
+          } else
+            for (let k = from; k < to; k++)
+              if (alive[data[ids + k]! >>> 11]) {
+                out[outIds + o] = data[ids + k]!;
+                out[2 * o] = data[2 * k]!;
+                out[2 * o + 1] = data[2 * k + 1]!;
+                o++;
               }
         }
       olds.forEach((s, i) => {

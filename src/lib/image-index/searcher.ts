@@ -4,7 +4,7 @@
 import { partScan, wasmSketchCollisions } from './wasm.js';
 import type { Features } from './features.js';
 import { concatFeatures, mirrorFeatures, rootSift } from './descriptors.js';
-import { LshIndex, MAX_KP_PER_IMAGE } from './lsh.js';
+import { LshIndex, MAX_KP_PER_IMAGE, entriesAt } from './lsh.js';
 import { unverified, verifyCandidate, type Prepared, type Verification, type VerifyParams } from './verify.js';
 
 export interface SearchParams extends VerifyParams {
@@ -389,7 +389,7 @@ class ScanRecorder {
 
 /**
  * Scans every probed bucket of every query keypoint once, in every segment and the delta: sequential over each
- * bucket's entries with their full sketches beside them; an entry whose sketch is within voteHamming votes for its
+ * bucket's sketches (the entry read only for those that pass); an entry whose sketch is within voteHamming votes for its
  * image, within matchHamming it goes to the ratio test.
  */
 function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, n: number, p: SearchParams, exact = false, o: { record?: boolean; resume?: ScanRecord } = {}): Votes & { record?: ScanRecord } {
@@ -443,28 +443,26 @@ function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, 
         const part = code >>> shifts[s]!;
         const data = parts[s]![part]!;
         const o0 = bases[s]![part]!;
-        const end = (to - o0) * 3;
+        const ids = entriesAt(data);
         const k = kernels[s]![part];
         if (k)
           // the same loop in WebAssembly over the part's own memory (wasm.ts scan: i64.popcnt), the same hits in order
-          for (let a = (from - o0) * 12; a < end * 4; a += k.cap * 12) {
-            const nh = k.scan(a, Math.min(end * 4, a + k.cap * 12), q0, q1, maxH, k.out);
+          for (let a = (from - o0) * 8; a < (to - o0) * 8; a += k.cap * 8) {
+            const nh = k.scan(a, Math.min((to - o0) * 8, a + k.cap * 8), q0, q1, maxH, k.out);
             const hits = k.hits;
             for (let i = 0; i < nh; i++) {
-              const j = hits[2 * i]! >>> 2;
+              const e = data[ids + (hits[2 * i]! >>> 3)]!;
               const h = hits[2 * i + 1]!;
-              scan.collide(h, data[j]!, w);
-              rec?.push(h, data[j]!, w);
+              scan.collide(h, e, w);
+              rec?.push(h, e, w);
             }
           }
         else
-          for (let j = (from - o0) * 3; j < end; j += 3) {
-            const x = q0 ^ data[j + 1]!;
-            const y = q1 ^ data[j + 2]!;
-            const h = popcount2(x, y);
+          for (let j = from - o0; j < to - o0; j++) {
+            const h = popcount2(q0 ^ data[2 * j]!, q1 ^ data[2 * j + 1]!);
             if (h <= maxH) {
-              scan.collide(h, data[j]!, w);
-              rec?.push(h, data[j]!, w);
+              scan.collide(h, data[ids + j]!, w);
+              rec?.push(h, data[ids + j]!, w);
             }
           }
       }

@@ -207,6 +207,7 @@ export class IndexHandle {
       this.held += batch.length;
       batch = [];
     };
+    const before = this.index.keypoints;
     for await (const row of repo.rowsAfter(this.loadedUpTo, this.range, this.key)) {
       if (row.harvestedAt && Date.parse(row.harvestedAt) < this.floor) {
         this.skippedRows.add(row.id);
@@ -216,6 +217,8 @@ export class IndexHandle {
       if (batch.push(row) >= loadBatch(this.index.size)) flush();
     }
     flush();
+    // a load that at least doubled the index (a bank opened, a shard loaded): one segment (LshIndex.compact)
+    if (this.index.keypoints >= 2 * before && this.index.keypoints > 0) this.index.compact();
     if (this.held + this.skippedRows.size !== sig.count) await this.dropGone();
     // rows of these codes that were not loaded (a re-encoding in place finished them after this handle's load)
     if (this.held + this.skippedRows.size < sig.count) this.stale = true;

@@ -16,9 +16,9 @@
 //   targets, most of a query's vote), each entry's sketch against the query keypoint's: the entries whose sketch is
 //   within the Hamming bound, in order. It runs in the memory the entries live in: each part of a segment (lsh.ts
 //   PART_ENTRIES) is allocated in a WebAssembly memory of its own, with room for the hits after the entries, and
-//   the JavaScript that reads them elsewhere reads the same Uint32Array view. ~1.9x the JavaScript loop; bound by
-//   memory (issue 35 round 15: 0.6 ns an entry in cache, 3.4 out of it, 12 bytes an entry read): a layout with the
-//   sketches apart from the entries would read 8.
+//   the JavaScript that reads them elsewhere reads the same Uint32Array view. Bound by memory (issue 35 round 15:
+//   0.6 ns an entry in cache, 3.4 out of it with the entries and sketches interleaved, 12 bytes an entry): a part holds
+//   its sketches apart from its entries, 8 bytes an entry read.
 // Assembled from their operations by src/util/wasm-asm.ts, as the SIFT kernels are (no toolchain, no binary in the
 // repo). The JavaScript loops stay the fallback (and the reference the tests hold the kernels to).
 import { I32, V128, WebAssembly, assemble, code, forLoop, funcType, i32Func, op, sleb, uleb, vec, type WasmMemory } from '../../util/wasm-asm.js';
@@ -44,7 +44,6 @@ const f64 = {
 };
 const i64 = {
   load: (offset: number) => [0x29, 3, ...uleb(offset)],
-  load4: (offset: number) => [0x29, 2, ...uleb(offset)], // 4-byte aligned (an entry's sketch follows its id)
   extendU: [0xad], // i64.extend_i32_u
   shl: [0x86],
   or: [0x84],
@@ -127,9 +126,9 @@ function projectKernel(): number[] {
   return [...locals, ...body, ...op.end];
 }
 
-// scan(from, end, q0, q1, maxH, out) -> n: for each entry at byte offset from <= p < end, step 12 (a uint32 entry,
-// then its sketch's low and high words), when popcount(sketch ^ (q1 << 32 | q0)) <= maxH the pair (p, distance) is
-// written at out (two int32s); returns how many (at most (end - from) / 12: the caller's room).
+// scan(from, end, q0, q1, maxH, out) -> n: for each sketch at byte offset from <= p < end, step 8 (a part's sketches:
+// low then high word, lsh.ts Segment), when popcount(sketch ^ (q1 << 32 | q0)) <= maxH the pair (p, distance) is
+// written at out (two int32s); returns how many (at most (end - from) / 8: the caller's room).
 function scan(): number[] {
   const [from, end, q0, q1, maxH, out] = [0, 1, 2, 3, 4, 5];
   const [p, n, h, o] = [6, 7, 8, 9];
@@ -140,13 +139,13 @@ function scan(): number[] {
     op.i32(0), op.set(n), op.get(from), op.set(p),
     op.block, op.loop,
     op.get(p), op.get(end), i32.ltU, i32.eqz, op.brIf(1),
-    op.get(p), i64.load4(4), op.get(q), i64.xor, i64.popcnt, i64.wrap, op.tee(h), op.get(maxH), i32.leS,
+    op.get(p), i64.load(0), op.get(q), i64.xor, i64.popcnt, i64.wrap, op.tee(h), op.get(maxH), i32.leS,
     i32.if,
     op.get(out), op.get(n), op.i32(3), i32.shl, op.add, op.tee(o), op.get(p), i32.store(0),
     op.get(o), op.get(h), i32.store(4),
     op.get(n), op.i32(1), op.add, op.set(n),
     op.end,
-    op.get(p), op.i32(12), op.add, op.set(p),
+    op.get(p), op.i32(8), op.add, op.set(p),
     op.br(0),
     op.end, op.end,
     op.get(n),
@@ -383,13 +382,13 @@ export function wasmProject(vecs: Float32Array, count: number, signs: Float32Arr
   return new Float32Array(buf, outAt, count * rounds * 128).slice();
 }
 
-/** A segment part's scan kernel: its instance over the part's memory, and the room for hits after the entries. */
+/** A segment part's scan kernel: its instance over the part's memory, and the room for hits after the part. */
 export interface PartScan {
   scan(from: number, end: number, q0: number, q1: number, maxH: number, out: number): number;
   /** Byte offset of the hits' room, and how many entries one call may scan (each can be a hit). */
   out: number;
   cap: number;
-  /** The hits: (byte offset of the entry, sketch distance) pairs. */
+  /** The hits: (byte offset of the sketch, sketch distance) pairs. */
   hits: Int32Array;
 }
 
