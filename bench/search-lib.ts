@@ -11,7 +11,7 @@ import { prepare } from '../src/lib/image-index/index.js';
 import type { Config } from '../src/config/schema.js';
 import { SiftPool } from '../src/lib/sift/index.js';
 import { decodeGrey } from '../src/lib/sift/index.js';
-import { siftParams } from '../src/lib/sift/index.js';
+import { detectAndDescribe, siftParams } from '../src/lib/sift/index.js';
 import type { ViewSpec } from '../src/lib/sift/index.js';
 import { withOwnViews, type ViewRunner } from '../src/stages/match/index.js';
 
@@ -210,6 +210,15 @@ export function percentile(xs: number[], q: number): number {
   if (!xs.length) return 0;
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+}
+
+/** An image file's plain features as `match` describes a source (config.sift's decoding and SIFT, in this thread). */
+export async function plainFeatures(file: string, config: Config): Promise<Features> {
+  const c = config.sift;
+  const g = await decodeGrey(fs.readFileSync(file), { maxSide: c.maxSide, maxPixels: c.maxPixels, minSide: c.minSide });
+  const f = detectAndDescribe(g.grey, g.width, g.height, siftParams(c));
+  f.scale = g.scale;
+  return f;
 }
 
 /** An image file's plain features with its own views appended (the pooled features of two-sided views). */

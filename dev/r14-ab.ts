@@ -3,13 +3,12 @@
 // alternated): their CPU per query, and whether both give the same hits (slot, score, inliers, votes). Queries:
 // retrieval-smvs's sources and mining-flickr8k's sources without counterpart. ONE JSON line on stdout.
 // Usage: npx tsx dev/r14-ab.ts --dir /work/tmp-35/bank11 --base /path/to/other/tree
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Bank } from '../src/bank/index.js';
 import { search, searchParams, syncIndex } from '../src/lib/image-index/index.js';
-import { decodeGrey, detectAndDescribe, siftParams, type Features } from '../src/lib/sift/index.js';
-import { readSet, scaleScript } from '../bench/search-lib.js';
+import type { Features } from '../src/lib/sift/index.js';
+import { plainFeatures, readSet, scaleScript } from '../bench/search-lib.js';
 
 const { shared, opt, config, log } = scaleScript(import.meta.url);
 const dir = opt('dir', '/work/tmp-35/bank11');
@@ -21,14 +20,7 @@ const loadavgAtStart = os.loadavg().map((x) => Math.round(x * 10) / 10);
 const bank = await Bank.open(dir);
 const { handle } = await syncIndex(bank, config);
 const p = searchParams(config);
-const sp = siftParams(config.sift);
-async function featuresOf(file: string): Promise<Features> {
-  const c = config.sift;
-  const g = await decodeGrey(fs.readFileSync(file), { maxSide: c.maxSide, maxPixels: c.maxPixels, minSide: c.minSide });
-  const f = detectAndDescribe(g.grey, g.width, g.height, sp);
-  f.scale = g.scale;
-  return f;
-}
+const featuresOf = (file: string): Promise<Features> => plainFeatures(file, config);
 const queries: { id: string; f: Features }[] = [];
 for (const s of smvs.sources) if (smvs.truth.has(s.id)) queries.push({ id: `smvs:${s.id}`, f: await featuresOf(path.join(smvs.dir, s.image)) });
 for (const s of f8k.sources) if (!f8k.truth.has(s.id)) queries.push({ id: `null:${s.id}`, f: await featuresOf(path.join(f8k.dir, s.image)) });

@@ -2,25 +2,17 @@
 // two trees whose index layouts differ (dev/r14-ab.ts needs one layout) can be compared by a diff of their hits:
 // retrieval-smvs's sources and mining-flickr8k's sources without counterpart, each searched twice (the second timed).
 // Usage: npx tsx dev/r15-hits.ts --dir /work/tmp-35/bank11 > hits.jsonl
-import fs from 'node:fs';
 import path from 'node:path';
 import { Bank } from '../src/bank/index.js';
 import { search, searchParams, syncIndex } from '../src/lib/image-index/index.js';
-import { decodeGrey, detectAndDescribe, siftParams, type Features } from '../src/lib/sift/index.js';
-import { readSet, scaleScript } from '../bench/search-lib.js';
+import type { Features } from '../src/lib/sift/index.js';
+import { plainFeatures, readSet, scaleScript } from '../bench/search-lib.js';
 
 const { shared, opt, config, log } = scaleScript(import.meta.url);
 const bank = await Bank.open(opt('dir', '/work/tmp-35/bank11'));
 const { handle } = await syncIndex(bank, config);
 const p = searchParams(config);
-const sp = siftParams(config.sift);
-async function featuresOf(file: string): Promise<Features> {
-  const c = config.sift;
-  const g = await decodeGrey(fs.readFileSync(file), { maxSide: c.maxSide, maxPixels: c.maxPixels, minSide: c.minSide });
-  const f = detectAndDescribe(g.grey, g.width, g.height, sp);
-  f.scale = g.scale;
-  return f;
-}
+const featuresOf = (file: string): Promise<Features> => plainFeatures(file, config);
 const smvs = readSet(path.join(shared, 'retrieval-smvs'));
 const f8k = readSet(path.join(shared, 'mining-flickr8k'));
 const queries: { id: string; f: Features }[] = [];

@@ -4,14 +4,13 @@
 // alternated per query): CPU per query, whether the true target is the first storable hit (smvs), confident or
 // storable hits (the null), the hits' ratio-test matches. ONE JSON line on stdout.
 // Usage: npx tsx dev/r15-match-hamming.ts --dir /work/tmp-35/bank11 [--bounds 12,13,14]
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Bank } from '../src/bank/index.js';
 import { search, searchParams, syncIndex } from '../src/lib/image-index/index.js';
-import { decodeGrey, detectAndDescribe, siftParams, type Features } from '../src/lib/sift/index.js';
+import type { Features } from '../src/lib/sift/index.js';
 import { storable } from '../src/stages/match/index.js';
-import { readSet, scaleScript } from '../bench/search-lib.js';
+import { plainFeatures, readSet, scaleScript } from '../bench/search-lib.js';
 
 const { shared, opt, config, log } = scaleScript(import.meta.url);
 const dir = opt('dir', '/work/tmp-35/bank11');
@@ -22,7 +21,6 @@ const f8k = readSet(path.join(shared, 'mining-flickr8k'));
 const bank = await Bank.open(dir);
 const { handle } = await syncIndex(bank, config);
 const p = searchParams(config);
-const sp = siftParams(config.sift);
 const slotOfItem = new Map<number, number>();
 for (let s = 0; s < handle.index.slots; s++) {
   const info = handle.slot(s);
@@ -37,13 +35,7 @@ async function slotsOf(ids: Set<string>): Promise<Set<number>> {
   }
   return out;
 }
-async function featuresOf(file: string): Promise<Features> {
-  const c = config.sift;
-  const g = await decodeGrey(fs.readFileSync(file), { maxSide: c.maxSide, maxPixels: c.maxPixels, minSide: c.minSide });
-  const f = detectAndDescribe(g.grey, g.width, g.height, sp);
-  f.scale = g.scale;
-  return f;
-}
+const featuresOf = (file: string): Promise<Features> => plainFeatures(file, config);
 const queries: { set: 'smvs' | 'null'; id: string; f: Features; truth?: Set<number> }[] = [];
 for (const s of smvs.sources) {
   const rel = smvs.truth.get(s.id);

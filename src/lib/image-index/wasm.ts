@@ -61,8 +61,6 @@ const i32 = {
   if: [0x04, 0x40],
   else: [0x05],
   shl: [0x74],
-  ltU: [0x49],
-  eqz: [0x45],
 };
 
 // project(v, n, mean, signs, rounds, out): lsh.ts project's structured random projections: for each of n RootSIFT
@@ -126,6 +124,20 @@ function projectKernel(): number[] {
   return [...locals, ...body, ...op.end];
 }
 
+/** `for (; p < end; p += 8) if (popcount(i64 at p ^ q) <= maxH) hit` over locals: the loop of the sketch kernels (the
+ *  distance also in local h when given). */
+function sketchLoop(p: number, end: number, q: number, maxH: number, hit: number[], h?: number): number[] {
+  return code(
+    op.block, op.loop,
+    op.get(p), op.get(end), op.geS, op.brIf(1),
+    op.get(p), i64.load(0), op.get(q), i64.xor, i64.popcnt, i64.wrap, h === undefined ? [] : op.tee(h), op.get(maxH), i32.leS,
+    i32.if, hit, op.end,
+    op.get(p), op.i32(8), op.add, op.set(p),
+    op.br(0),
+    op.end, op.end,
+  );
+}
+
 // scan(from, end, q0, q1, maxH, out) -> n: for each sketch at byte offset from <= p < end, step 8 (a part's sketches:
 // low then high word, lsh.ts Segment), when popcount(sketch ^ (q1 << 32 | q0)) <= maxH the pair (p, distance) is
 // written at out (two int32s); returns how many (at most (end - from) / 8: the caller's room).
@@ -137,17 +149,11 @@ function scan(): number[] {
   const body = code(
     op.get(q0), i64.extendU, op.get(q1), i64.extendU, i64.const(32), i64.shl, i64.or, op.set(q),
     op.i32(0), op.set(n), op.get(from), op.set(p),
-    op.block, op.loop,
-    op.get(p), op.get(end), i32.ltU, i32.eqz, op.brIf(1),
-    op.get(p), i64.load(0), op.get(q), i64.xor, i64.popcnt, i64.wrap, op.tee(h), op.get(maxH), i32.leS,
-    i32.if,
-    op.get(out), op.get(n), op.i32(3), i32.shl, op.add, op.tee(o), op.get(p), i32.store(0),
-    op.get(o), op.get(h), i32.store(4),
-    op.get(n), op.i32(1), op.add, op.set(n),
-    op.end,
-    op.get(p), op.i32(8), op.add, op.set(p),
-    op.br(0),
-    op.end, op.end,
+    sketchLoop(p, end, q, maxH, code(
+      op.get(out), op.get(n), op.i32(3), i32.shl, op.add, op.tee(o), op.get(p), i32.store(0),
+      op.get(o), op.get(h), i32.store(4),
+      op.get(n), op.i32(1), op.add, op.set(n),
+    ), h),
     op.get(n),
   );
   return [...locals, ...body, ...op.end];
@@ -165,21 +171,15 @@ function collide(): number[] {
     forLoop(qi, op.i32(0), nq, 1, code(
       op.get(q), op.get(qi), op.i32(8), op.mul, op.add, i64.load(0), op.set(qv),
       op.get(t), op.set(tp),
-      op.block, op.loop,
-      op.get(tp), op.get(tend), op.geS, op.brIf(1),
-      op.get(qv), op.get(tp), i64.load(0), i64.xor, i64.popcnt, i64.wrap, op.get(maxH), i32.leS,
-      i32.if,
-      op.get(n), op.get(cap), op.ltS,
-      i32.if,
-      op.get(out), op.get(n), op.i32(8), op.mul, op.add, op.set(o),
-      op.get(o), op.get(qi), i32.store(0),
-      op.get(o), op.get(tp), op.get(t), op.sub, op.i32(3), i32.shrU, i32.store(4),
-      op.end,
-      op.get(n), op.i32(1), op.add, op.set(n),
-      op.end,
-      op.get(tp), op.i32(8), op.add, op.set(tp),
-      op.br(0),
-      op.end, op.end,
+      sketchLoop(tp, tend, qv, maxH, code(
+        op.get(n), op.get(cap), op.ltS,
+        i32.if,
+        op.get(out), op.get(n), op.i32(8), op.mul, op.add, op.set(o),
+        op.get(o), op.get(qi), i32.store(0),
+        op.get(o), op.get(tp), op.get(t), op.sub, op.i32(3), i32.shrU, i32.store(4),
+        op.end,
+        op.get(n), op.i32(1), op.add, op.set(n),
+      )),
     )),
     op.get(n),
   );
