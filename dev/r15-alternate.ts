@@ -1,9 +1,11 @@
-// Issue 35 round 15: lsh.matchHamming (the sketch distance within which a colliding entry goes to the ratio test) at
-// 12 and at looser bounds, on a bench:index --cli bank (dev/r9-cli.ts): retrieval-smvs's sources and mining-flickr8k's
-// sources without counterpart, each query searched once to warm the caches, then with every bound in turn (order
-// alternated per query): CPU per query, whether the true target is the first storable hit (smvs), confident or
-// storable hits (the null), the hits' ratio-test matches. ONE JSON line on stdout.
-// Usage: npx tsx dev/r15-match-hamming.ts --dir /work/tmp-35/bank11 [--bounds 12,13,14]
+// Issue 35 round 15: one search setting at several values (--param, default lsh.matchHamming: the sketch distance
+// within which a colliding entry goes to the ratio test; or reprobe, recollideVoters, ...) on a bench:index --cli bank
+// (dev/r9-cli.ts): retrieval-smvs's sources and mining-flickr8k's sources without counterpart, each query searched once
+// to warm the caches (features read from the bank, compiled code), then at every value in turn (order alternated per
+// query): CPU per query, whether the true target is the first storable hit (smvs), confident or storable hits (the
+// null), the hits' ratio-test matches. ONE JSON line on stdout. (dev/r13-contrast.ts searched its variants one after
+// another, the first cold: a warm-up it counted as the first variant's cost.)
+// Usage: npx tsx dev/r15-alternate.ts --dir /work/tmp-35/bank11 [--param matchHamming --values 12,13,14]
 import os from 'node:os';
 import path from 'node:path';
 import { Bank } from '../src/bank/index.js';
@@ -14,7 +16,8 @@ import { plainFeatures, readSet, scaleScript } from '../bench/search-lib.js';
 
 const { shared, opt, config, log } = scaleScript(import.meta.url);
 const dir = opt('dir', '/work/tmp-35/bank11');
-const bounds = opt('bounds', '12,13,14').split(',').map(Number);
+const param = opt('param', 'matchHamming') as keyof typeof p;
+const bounds = opt('values', '12,13,14').split(',').map(Number);
 const loadavgAtStart = os.loadavg().map((x) => Math.round(x * 10) / 10);
 const smvs = readSet(path.join(shared, 'retrieval-smvs'));
 const f8k = readSet(path.join(shared, 'mining-flickr8k'));
@@ -42,7 +45,7 @@ for (const s of smvs.sources) {
   if (rel) queries.push({ set: 'smvs', id: s.id, f: await featuresOf(path.join(smvs.dir, s.image)), truth: await slotsOf(rel) });
 }
 for (const s of f8k.sources) if (!f8k.truth.has(s.id)) queries.push({ set: 'null', id: s.id, f: await featuresOf(path.join(f8k.dir, s.image)) });
-log(`${queries.length} queries, bounds ${bounds.join(', ')}`);
+log(`${queries.length} queries, ${String(param)} ${bounds.join(', ')}`);
 type Acc = { cpu: number[]; found: number; confident: number; storable: number; matches: number; hits: number; differ: string[] };
 const acc = new Map<string, Acc>();
 const at = (set: string, b: number) => {
@@ -56,7 +59,7 @@ for (const [qi, q] of queries.entries()) {
   const first = new Map<number, number | undefined>();
   for (const b of order) {
     const c0 = process.cpuUsage();
-    const r = await search(handle.index, (s) => handle.load(s), q.f, { ...p, matchHamming: b });
+    const r = await search(handle.index, (s) => handle.load(s), q.f, { ...p, [param]: b });
     const c = process.cpuUsage(c0);
     const a = at(q.set, b);
     a.cpu.push((c.user + c.system) / 1000);
@@ -76,5 +79,5 @@ const pct = (xs: number[], f: number) => [...xs].sort((x, y) => x - y)[Math.min(
 const r1 = (x: number) => Math.round(x * 10) / 10;
 const out: Record<string, unknown> = {};
 for (const [k, a] of acc) out[k] = { queries: a.cpu.length, cpuMs: { p50: r1(pct(a.cpu, 0.5)), p95: r1(pct(a.cpu, 0.95)), mean: r1(a.cpu.reduce((x, y) => x + y, 0) / a.cpu.length) }, found: a.found, confident: a.confident, storable: a.storable, matchesPerHit: r1(a.matches / a.hits), firstStorableDiffers: a.differ };
-process.stdout.write(JSON.stringify({ bench: 'r15-match-hamming', date: new Date().toISOString(), machine: { nproc: os.cpus().length, loadavgAtStart, loadavg: os.loadavg().map((x) => Math.round(x * 10) / 10) }, dir, indexed: handle.index.size, bounds, out }) + '\n');
+process.stdout.write(JSON.stringify({ bench: 'r15-alternate', param, date: new Date().toISOString(), machine: { nproc: os.cpus().length, loadavgAtStart, loadavg: os.loadavg().map((x) => Math.round(x * 10) / 10) }, dir, indexed: handle.index.size, values: bounds, out }) + '\n');
 process.exit(0);
