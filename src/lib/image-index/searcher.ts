@@ -389,8 +389,8 @@ class ScanRecorder {
 
 /**
  * Scans every probed bucket of every query keypoint once, in every segment and the delta: sequential over each
- * bucket's sketches (the entry read only for those that pass); an entry whose sketch is within voteHamming votes for its
- * image, within matchHamming it goes to the ratio test.
+ * bucket's sketches (an entry read only when its sketch passes); an entry whose sketch is within voteHamming votes
+ * for its image, within matchHamming it goes to the ratio test.
  */
 function scanVotes(index: LshIndex, probes: Uint32Array, sketches: Uint32Array, n: number, p: SearchParams, exact = false, o: { record?: boolean; resume?: ScanRecord } = {}): Votes & { record?: ScanRecord } {
   const per = probes.length / Math.max(1, n);
